@@ -1,0 +1,125 @@
+/**
+ * The table service: parse configuration, open the store, build the app, serve.
+ *
+ * @module
+ */
+
+import { createApp } from "./src/app.ts";
+import { createVerifier, mintToken, SCOPES } from "./src/auth/jwt.ts";
+import { ensureSecret } from "./src/auth/secret.ts";
+import { ConfigError, flagsToEnv, parseConfig } from "./src/config.ts";
+import { createLogger } from "./src/log.ts";
+import { openStore } from "./src/store/duckdb_store.ts";
+
+/** Lifetime of the token printed when a development secret is created. */
+const FIRST_TOKEN_TTL_SECONDS = 24 * 60 * 60;
+
+async function main(): Promise<void> {
+  const config = parseConfig({ ...Deno.env.toObject(), ...flagsToEnv(Deno.args) });
+  const logger = createLogger(config.logLevel);
+
+  await ensureDirectory(config.dataDir, "DATA_DIR");
+  await Deno.mkdir(config.spoolDir, { recursive: true });
+  await Deno.mkdir(`${config.dataDir}/tmp`, { recursive: true });
+  const spoolDir = await Deno.realPath(config.spoolDir);
+  for await (const entry of Deno.readDir(spoolDir)) {
+    await Deno.remove(`${spoolDir}/${entry.name}`, { recursive: true });
+  }
+
+  let firstToken: string | undefined;
+  if (config.auth.key.kind === "generated") {
+    const { secret, created } = await ensureSecret(config.auth.key.secretPath);
+    if (created) {
+      firstToken = await mintToken(secret, {
+        subject: "admin",
+        scopes: [...SCOPES],
+        ttlSeconds: FIRST_TOKEN_TTL_SECONDS,
+        issuer: config.auth.issuer,
+        audience: config.auth.audience,
+      });
+    }
+  }
+  const verifier = await createVerifier(config.auth);
+
+  let store;
+  try {
+    store = await openStore({
+      path: config.databasePath,
+      spoolDir,
+      tempDir: await Deno.realPath(`${config.dataDir}/tmp`),
+    });
+  } catch (error) {
+    throw new StartupError(`Cannot open database "${config.databasePath}": ${firstLine(error)}`);
+  }
+
+  const app = createApp({ store, verifier, logger, maxJsonBytes: config.maxJsonBytes });
+  let server: Deno.HttpServer;
+  try {
+    server = Deno.serve({
+      hostname: config.host,
+      port: config.port,
+      onListen: ({ hostname, port }) => {
+        console.log(
+          `Listening on http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}/`,
+        );
+        if (firstToken) {
+          console.log(
+            `Created a signing secret in ${
+              config.auth.key.kind === "generated" ? config.auth.key.secretPath : ""
+            }.` +
+              ` A token with every scope, valid for 24 hours:\n${firstToken}`,
+          );
+        }
+      },
+    }, app.fetch);
+  } catch (error) {
+    await store.close();
+    throw new StartupError(`Cannot listen on ${config.host}:${config.port}: ${firstLine(error)}`);
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log("info", "shutting down", { signal });
+    // Stop accepting, let requests in flight finish, then checkpoint and close the file.
+    await server.shutdown();
+    await store.close();
+    logger.log("info", "stopped");
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
+  Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
+}
+
+/** A start-up failure worth one line and a non-zero exit, without a stack trace. */
+class StartupError extends Error {}
+
+async function ensureDirectory(path: string, variable: string): Promise<void> {
+  try {
+    await Deno.mkdir(path, { recursive: true });
+    const probe = `${path}/.write-probe-${crypto.randomUUID()}`;
+    await Deno.writeTextFile(probe, "");
+    await Deno.remove(probe);
+  } catch (error) {
+    throw new StartupError(
+      `${variable} "${path}" is not a writable directory: ${firstLine(error)}`,
+    );
+  }
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+}
+
+if (import.meta.main) {
+  try {
+    await main();
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof StartupError) {
+      console.error(error.message);
+      Deno.exit(1);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The HTTP application: middleware, routes, and the one place errors become responses.
+ *
+ * @module
+ */
+
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import type { TokenVerifier } from "./auth/jwt.ts";
+import { type AuthVariables, bearerAuth } from "./auth/middleware.ts";
+import { ApiError } from "./errors.ts";
+import type { Logger } from "./log.ts";
+import { schemaRoutes } from "./routes/schemas.ts";
+import { tableRoutes } from "./routes/tables.ts";
+import type { Store } from "./store/store.ts";
+
+/** Every API path starts with this. */
+export const API_PREFIX = "/api/v1";
+
+/** What the application needs; it opens nothing itself. */
+export interface AppDeps {
+  readonly store: Store;
+  readonly verifier: TokenVerifier;
+  readonly logger: Logger;
+  readonly maxJsonBytes: number;
+}
+
+type Env = { Variables: AuthVariables & { requestId: string } };
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the application. */
+export function createApp(deps: AppDeps): OpenAPIHono<Env> {
+  const app = new OpenAPIHono<Env>({ strict: false });
+
+  app.use("*", async function requestLog(c, next) {
+    const started = performance.now();
+    const given = c.req.header("x-request-id");
+    const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    c.set("requestId", requestId);
+    await next();
+    c.res.headers.set("x-request-id", requestId);
+    deps.logger.log("info", "request", {
+      request_id: requestId,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      subject: c.get("principal")?.subject,
+    });
+  });
+
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/readyz", async (c) => {
+    if (await deps.store.ready()) return c.json({ status: "ready" });
+    throw ApiError.unavailable("The database is not writable");
+  });
+
+  app.use(`${API_PREFIX}/*`, bearerAuth(deps.verifier));
+  app.use(
+    `${API_PREFIX}/*`,
+    bodyLimit({
+      maxSize: deps.maxJsonBytes,
+      onError: () => {
+        throw ApiError.tooLarge(deps.maxJsonBytes);
+      },
+    }),
+  );
+  app.route(API_PREFIX, tableRoutes(deps.store));
+  app.route(API_PREFIX, schemaRoutes(deps.store));
+
+  app.notFound((c) => {
+    const allowed = allowedMethods(app.routes, c.req.path);
+    if (allowed.length > 0) throw ApiError.methodNotAllowed(c.req.method, c.req.path, allowed);
+    throw ApiError.notFound(`No route for ${c.req.method} "${c.req.path}"`);
+  });
+
+  app.onError((error, c) => errorResponse(error, c, deps.logger));
+  return app;
+}
+
+function errorResponse(error: unknown, c: Context<Env>, logger: Logger): Response {
+  if (error instanceof ApiError) return error.toResponse();
+  if (error instanceof HTTPException) {
+    if (error.status === 400) {
+      return ApiError.badRequest("The request body is not valid JSON").toResponse();
+    }
+    if (error.status === 415) {
+      return ApiError.unsupportedMediaType("The request body must be application/json")
+        .toResponse();
+    }
+    if (error.status === 413) {
+      return new ApiError(413, "payload_too_large", error.message).toResponse();
+    }
+  }
+  const requestId = c.get("requestId") ?? "unknown";
+  logger.log("error", "unexpected failure", {
+    request_id: requestId,
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+    stack: error instanceof Error ? error.stack : undefined,
+  });
+  return ApiError.internal(requestId).toResponse();
+}
+
+/** The methods some route accepts on `path`, for a 405's `Allow` header. */
+function allowedMethods(
+  routes: readonly { method: string; path: string }[],
+  path: string,
+): string[] {
+  const methods = new Set<string>();
+  for (const route of routes) {
+    if (route.method === "ALL" || route.path.includes("*")) continue;
+    const pattern = route.path.replace(/\/+$/, "").split("/").map((part) =>
+      part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+    ).join("/");
+    if (new RegExp(`^${pattern}/?$`).test(path)) methods.add(route.method);
+  }
+  if (methods.has("GET")) methods.add("HEAD");
+  return [...methods].sort();
+}

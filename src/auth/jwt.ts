@@ -1,0 +1,274 @@
+/**
+ * Bearer tokens: verification with pinned algorithms, and minting with an HMAC secret.
+ *
+ * The algorithm is never taken from the token: it must be one the configured key allows,
+ * so `alg: none` and an HMAC token signed with a public key's text both fail.
+ *
+ * @module
+ */
+
+import {
+  createLocalJWKSet,
+  type CryptoKey,
+  errors,
+  importSPKI,
+  importX509,
+  type JSONWebKeySet,
+  type JWTPayload,
+  jwtVerify,
+  SignJWT,
+} from "jose";
+import { type AuthConfig, ConfigError } from "../config.ts";
+import { ApiError } from "../errors.ts";
+
+/** Every scope the service knows. */
+export const SCOPES = ["tables:read", "tables:write", "templates:read", "templates:write"] as const;
+/** One of {@link SCOPES}. */
+export type Scope = typeof SCOPES[number];
+
+/** Who is calling and what they may do. */
+export interface Principal {
+  readonly subject: string;
+  readonly scopes: ReadonlySet<Scope>;
+  /** Schemas the token is confined to (lower case); undefined when unconfined. */
+  readonly schemas?: readonly string[];
+}
+
+/** Checks a bearer token and says who holds it. */
+export interface TokenVerifier {
+  verify(token: string): Promise<Principal>;
+}
+
+/** Clock skew tolerated on `exp`, `nbf` and `iat`. */
+const SKEW_SECONDS = 30;
+const HMAC_ALGORITHMS = ["HS256", "HS384", "HS512"];
+const ASYMMETRIC_ALGORITHMS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+];
+
+type KeyInput = Parameters<typeof jwtVerify>[1];
+
+/**
+ * Builds the verifier for the configured key. A PEM value may be the key text or a path to
+ * it; problems with the key become a {@link ConfigError} naming the variable.
+ */
+export async function createVerifier(
+  auth: AuthConfig,
+  readTextFile: (path: string) => Promise<string> = Deno.readTextFile,
+): Promise<TokenVerifier> {
+  const { key, algorithms } = await loadKey(auth, readTextFile);
+  return {
+    async verify(token: string): Promise<Principal> {
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, key, {
+          algorithms,
+          issuer: auth.issuer,
+          audience: auth.audience,
+          requiredClaims: ["exp"],
+          clockTolerance: SKEW_SECONDS,
+        }));
+      } catch (error) {
+        throw ApiError.unauthorized(describeJoseError(error));
+      }
+      if (typeof payload.iat === "number" && payload.iat > Date.now() / 1000 + SKEW_SECONDS) {
+        throw ApiError.unauthorized("Token is issued in the future");
+      }
+      return principalOf(payload);
+    },
+  };
+}
+
+async function loadKey(
+  auth: AuthConfig,
+  readTextFile: (path: string) => Promise<string>,
+): Promise<{ key: KeyInput; algorithms: string[] }> {
+  const source = auth.key;
+  switch (source.kind) {
+    case "hmac":
+      return { key: new TextEncoder().encode(source.secret), algorithms: HMAC_ALGORITHMS };
+    case "generated":
+      return {
+        key: new TextEncoder().encode((await readTextFile(source.secretPath)).trim()),
+        algorithms: HMAC_ALGORITHMS,
+      };
+    case "pem":
+      return await loadPem(source.value, readTextFile);
+    case "jwks":
+      return await loadJwks(source.path, readTextFile);
+  }
+}
+
+async function loadPem(
+  value: string,
+  readTextFile: (path: string) => Promise<string>,
+): Promise<{ key: KeyInput; algorithms: string[] }> {
+  let pem = value;
+  if (!value.startsWith("-----BEGIN")) {
+    try {
+      pem = await readTextFile(value);
+    } catch (error) {
+      throw new ConfigError([
+        `AUTH_JWT_PUBLIC_KEY file "${value}" cannot be read: ${(error as Error).message}`,
+      ]);
+    }
+  }
+  pem = pem.replaceAll("\\n", "\n").trim();
+  const certificate = pem.includes("BEGIN CERTIFICATE");
+  const keys = new Map<string, CryptoKey>();
+  for (const alg of ASYMMETRIC_ALGORITHMS) {
+    try {
+      keys.set(alg, certificate ? await importX509(pem, alg) : await importSPKI(pem, alg));
+    } catch {
+      // Not a key of this algorithm's family; the next one may fit.
+    }
+  }
+  if (keys.size === 0) {
+    throw new ConfigError([
+      "AUTH_JWT_PUBLIC_KEY is not a PEM public key or certificate (RSA, EC P-256/384/521 or Ed25519)",
+    ]);
+  }
+  return {
+    key: (header: { alg?: string }) => {
+      const key = header.alg ? keys.get(header.alg) : undefined;
+      if (!key) {
+        throw new errors.JOSEAlgNotAllowed(`"alg" (Algorithm) Header Parameter value not allowed`);
+      }
+      return key;
+    },
+    algorithms: [...keys.keys()],
+  };
+}
+
+async function loadJwks(
+  path: string,
+  readTextFile: (path: string) => Promise<string>,
+): Promise<{ key: KeyInput; algorithms: string[] }> {
+  let jwks: JSONWebKeySet;
+  try {
+    jwks = JSON.parse(await readTextFile(path));
+    if (!Array.isArray(jwks?.keys) || jwks.keys.length === 0) throw new Error("it has no keys");
+  } catch (error) {
+    throw new ConfigError([
+      `AUTH_JWKS_FILE "${path}" is not a usable JWKS file: ${(error as Error).message}`,
+    ]);
+  }
+  const algorithms = new Set<string>();
+  for (const jwk of jwks.keys) {
+    for (const alg of algorithmsOfJwk(jwk)) algorithms.add(alg);
+  }
+  if (algorithms.size === 0) {
+    throw new ConfigError([`AUTH_JWKS_FILE "${path}" has no key of a supported type`]);
+  }
+  return { key: createLocalJWKSet(jwks), algorithms: [...algorithms] };
+}
+
+function algorithmsOfJwk(jwk: { kty?: string; alg?: string; crv?: string }): string[] {
+  if (jwk.alg) return [jwk.alg];
+  switch (jwk.kty) {
+    case "RSA":
+      return ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512"];
+    case "EC":
+      return ({ "P-256": ["ES256"], "P-384": ["ES384"], "P-521": ["ES512"] } as Record<
+        string,
+        string[]
+      >)[
+        jwk.crv ?? ""
+      ] ?? [];
+    case "OKP":
+      return jwk.crv === "Ed25519" ? ["EdDSA", "Ed25519"] : [];
+    case "oct":
+      return HMAC_ALGORITHMS;
+    default:
+      return [];
+  }
+}
+
+function describeJoseError(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return "Token has expired";
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === "nbf") return "Token is not valid yet";
+    if (error.claim === "iat") return "Token is issued in the future";
+    if (error.claim === "exp") return "Token has no expiry (exp)";
+    return `Token claim "${error.claim}" is not accepted`;
+  }
+  if (error instanceof errors.JOSEAlgNotAllowed) return "Token algorithm is not accepted";
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "Token signature is invalid";
+  if (error instanceof errors.JWKSNoMatchingKey) return "Token key is not known";
+  return "Token is malformed";
+}
+
+function principalOf(payload: JWTPayload): Principal {
+  const scopes = new Set<Scope>();
+  const granted = [
+    ...(typeof payload.scope === "string" ? payload.scope.split(/\s+/) : []),
+    ...(Array.isArray(payload.scopes) ? payload.scopes.filter((s) => typeof s === "string") : []),
+  ];
+  for (const scope of granted) {
+    if ((SCOPES as readonly string[]).includes(scope)) scopes.add(scope as Scope);
+  }
+  let schemas: string[] | undefined;
+  if (payload.schemas !== undefined && payload.schemas !== null) {
+    if (!Array.isArray(payload.schemas) || !payload.schemas.every((s) => typeof s === "string")) {
+      throw ApiError.unauthorized('Token claim "schemas" must be an array of schema names');
+    }
+    schemas = payload.schemas.map((s: string) => s.toLowerCase());
+  }
+  return { subject: typeof payload.sub === "string" ? payload.sub : "", scopes, schemas };
+}
+
+/** What a minted token says. */
+export interface TokenClaims {
+  readonly subject: string;
+  readonly scopes: readonly string[];
+  readonly schemas?: readonly string[];
+  readonly ttlSeconds: number;
+  readonly issuer?: string;
+  readonly audience?: string;
+}
+
+/**
+ * Mints an HS256 token with the given HMAC secret.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createVerifier, mintToken } from "./jwt.ts";
+ *
+ * const secret = "a-secret-of-at-least-thirty-two-characters";
+ * const token = await mintToken(secret, { subject: "ada", scopes: ["tables:read"], ttlSeconds: 60 });
+ * const verifier = await createVerifier({ key: { kind: "hmac", secret } });
+ * const principal = await verifier.verify(token);
+ * assert.equal(principal.subject, "ada");
+ * assert.ok(principal.scopes.has("tables:read"));
+ * ```
+ */
+export async function mintToken(secret: string, claims: TokenClaims): Promise<string> {
+  const jwt = new SignJWT({
+    scope: claims.scopes.join(" "),
+    ...(claims.schemas ? { schemas: [...claims.schemas] } : {}),
+  })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(claims.subject)
+    .setIssuedAt()
+    .setExpirationTime(Math.floor(Date.now() / 1000) + claims.ttlSeconds);
+  if (claims.issuer) jwt.setIssuer(claims.issuer);
+  if (claims.audience) jwt.setAudience(claims.audience);
+  return await jwt.sign(new TextEncoder().encode(secret));
+}
+
+/** Does the principal hold `scope`? A `:write` scope implies its `:read`. */
+export function hasScope(principal: Principal, scope: Scope): boolean {
+  if (principal.scopes.has(scope)) return true;
+  return scope.endsWith(":read") && principal.scopes.has(scope.replace(":read", ":write") as Scope);
+}

@@ -1,0 +1,261 @@
+/**
+ * Table definitions: from a request's definition to a checked plan the store can build.
+ *
+ * @module
+ */
+
+import { ApiError, type ErrorDetail } from "../errors.ts";
+import type { TableDefinition, TableRef } from "./model.ts";
+import {
+  DEFAULT_SCHEMA,
+  labelProblem,
+  MAX_NAME_LENGTH,
+  nameKey,
+  printable,
+  RESERVED_SCHEMAS,
+  sqlNameProblem,
+} from "./names.ts";
+import { type ParsedType, parseType, TypeSyntaxError } from "./types.ts";
+
+/** Most columns a table may have. */
+export const MAX_COLUMNS = 2000;
+/** Longest default expression accepted. */
+export const MAX_DEFAULT_LENGTH = 4096;
+
+/** A column ready to be built. */
+export interface PlannedColumn {
+  readonly name: string;
+  /** The type as requested, for messages. */
+  readonly typeText: string;
+  readonly type: ParsedType;
+  /** Default expression text as requested; the store checks it is one scalar expression. */
+  readonly default: string | null;
+  readonly nullable: boolean;
+}
+
+/** A primary key or unique constraint with its final name. */
+export interface PlannedKey {
+  readonly name: string;
+  readonly columns: readonly string[];
+}
+
+/** A foreign key with its final name and resolved reference schema. */
+export interface PlannedForeignKey {
+  readonly name: string;
+  readonly column: string;
+  readonly reference: TableRef;
+  readonly referenceColumn: string;
+}
+
+/** A checked table definition. */
+export interface TablePlan {
+  readonly ref: TableRef;
+  readonly columns: readonly PlannedColumn[];
+  readonly primaryKey: PlannedKey | null;
+  readonly unique: readonly PlannedKey[];
+  readonly foreignKeys: readonly PlannedForeignKey[];
+}
+
+/**
+ * Checks a table definition against the contract's rules and gives the plan to build it,
+ * or throws a 422 listing every problem found.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { planTable } from "./definition.ts";
+ *
+ * const plan = planTable({ schema: "public", name: "users" }, {
+ *   columns: [{ name: "id", type: "serial" }, { name: "email", type: "varchar" }],
+ *   constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["email"] }] },
+ * });
+ * assert.equal(plan.primaryKey?.name, "users_pkey");
+ * assert.equal(plan.unique[0]?.name, "users_email_key");
+ * assert.equal(plan.columns[0]?.nullable, false);
+ * ```
+ */
+export function planTable(ref: TableRef, definition: TableDefinition): TablePlan {
+  const problems: ErrorDetail[] = [];
+  const specs = definition.columns ?? [];
+  if (specs.length > MAX_COLUMNS) {
+    throw ApiError.unprocessable(
+      `Table "${ref.name}" has ${specs.length} columns; at most ${MAX_COLUMNS} are allowed`,
+    );
+  }
+
+  const columns: PlannedColumn[] = [];
+  const byKey = new Map<string, PlannedColumn>();
+  specs.forEach((spec, index) => {
+    const field = `columns[${index}]`;
+    const nameProblem = labelProblem(spec.name);
+    if (nameProblem) {
+      problems.push({ field, message: `Column name "${printable(spec.name)}" ${nameProblem}` });
+      return;
+    }
+    if (byKey.has(nameKey(spec.name))) {
+      problems.push({
+        field,
+        column: spec.name,
+        message: `Column "${spec.name}" appears more than once (names are case-insensitive)`,
+      });
+      return;
+    }
+    let type: ParsedType;
+    try {
+      type = parseType(spec.type.trim());
+    } catch (error) {
+      if (!(error instanceof TypeSyntaxError)) throw error;
+      problems.push({
+        field: `${field}.type`,
+        column: spec.name,
+        message: `Type "${printable(spec.type)}" of column "${spec.name}" ${error.message}`,
+      });
+      return;
+    }
+    const defaultText = spec.default ?? null;
+    if (defaultText !== null) {
+      const problem = defaultText.trim() === ""
+        ? "is empty"
+        : defaultText.length > MAX_DEFAULT_LENGTH
+        ? `is longer than ${MAX_DEFAULT_LENGTH} characters`
+        : type.serial
+        ? "cannot be combined with a serial type, which has its own default"
+        : undefined;
+      if (problem) {
+        problems.push({
+          field: `${field}.default`,
+          column: spec.name,
+          message: `Default of column "${spec.name}" ${problem}`,
+        });
+        return;
+      }
+    }
+    // PostgreSQL makes serial columns NOT NULL; an explicit is_nullable still wins.
+    const nullable = spec.is_nullable ?? !type.serial;
+    const column = { name: spec.name, typeText: spec.type, type, default: defaultText, nullable };
+    columns.push(column);
+    byKey.set(nameKey(spec.name), column);
+  });
+
+  const constraintNames = new Map<string, string>();
+  const claimName = (given: string | null | undefined, generated: string, field: string) => {
+    const name = given ?? truncate(generated);
+    const problem = labelProblem(name);
+    if (problem) {
+      problems.push({ field, message: `Constraint name "${printable(name)}" ${problem}` });
+    } else if (constraintNames.has(nameKey(name))) {
+      problems.push({ field, message: `Constraint name "${name}" is used more than once` });
+    } else constraintNames.set(nameKey(name), field);
+    return name;
+  };
+  const resolveColumns = (names: readonly string[], field: string): string[] | undefined => {
+    if (names.length === 0) {
+      problems.push({ field, message: "A key constraint needs at least one column" });
+      return undefined;
+    }
+    const resolved: string[] = [];
+    for (const name of names) {
+      const column = byKey.get(nameKey(name));
+      if (!column) {
+        problems.push({
+          field,
+          column: name,
+          message: `Constraint names unknown column "${printable(name)}"`,
+        });
+        return undefined;
+      }
+      if (resolved.some((r) => nameKey(r) === nameKey(name))) {
+        problems.push({ field, column: name, message: `Column "${name}" is listed twice` });
+        return undefined;
+      }
+      resolved.push(column.name);
+    }
+    return resolved;
+  };
+
+  const constraints = definition.constraints ?? {};
+  let primaryKey: PlannedKey | null = null;
+  if (constraints.primary_key) {
+    const field = "constraints.primary_key";
+    const keyColumns = resolveColumns(constraints.primary_key.columns, field);
+    const name = claimName(constraints.primary_key.name, `${ref.name}_pkey`, field);
+    if (keyColumns) primaryKey = { name, columns: keyColumns };
+  }
+
+  const unique: PlannedKey[] = [];
+  const keySets = new Set(primaryKey ? [keySet(primaryKey.columns)] : []);
+  (constraints.unique ?? []).forEach((spec, index) => {
+    const field = `constraints.unique[${index}]`;
+    const keyColumns = resolveColumns(spec.columns, field);
+    const generated = `${ref.name}_${(keyColumns ?? spec.columns).join("_")}_key`;
+    const name = claimName(spec.name, generated, field);
+    if (!keyColumns) return;
+    if (keySets.has(keySet(keyColumns))) {
+      problems.push({ field, message: `Columns (${keyColumns.join(", ")}) already form a key` });
+      return;
+    }
+    keySets.add(keySet(keyColumns));
+    unique.push({ name, columns: keyColumns });
+  });
+
+  const foreignKeys: PlannedForeignKey[] = [];
+  (constraints.foreign_keys ?? []).forEach((spec, index) => {
+    const field = `constraints.foreign_keys[${index}]`;
+    const column = byKey.get(nameKey(spec.column));
+    const name = claimName(spec.name, `${ref.name}_${spec.column}_fkey`, field);
+    if (!column) {
+      problems.push({
+        field,
+        column: spec.column,
+        message: `Foreign key "${name}" names unknown column "${printable(spec.column)}"`,
+      });
+      return;
+    }
+    const schema = spec.reference_schema ?? DEFAULT_SCHEMA;
+    const badName = sqlNameProblem(schema) ??
+      (RESERVED_SCHEMAS.has(nameKey(schema)) ? "is reserved" : undefined);
+    if (badName) {
+      problems.push({ field, message: `Reference schema "${printable(schema)}" ${badName}` });
+      return;
+    }
+    const tableProblem = sqlNameProblem(spec.reference_table);
+    if (tableProblem) {
+      problems.push({
+        field,
+        message: `Reference table "${printable(spec.reference_table)}" ${tableProblem}`,
+      });
+      return;
+    }
+    const columnProblem = labelProblem(spec.reference_column);
+    if (columnProblem) {
+      problems.push({
+        field,
+        message: `Reference column "${printable(spec.reference_column)}" ${columnProblem}`,
+      });
+      return;
+    }
+    foreignKeys.push({
+      name,
+      column: column.name,
+      reference: { schema, name: spec.reference_table },
+      referenceColumn: spec.reference_column,
+    });
+  });
+
+  if (problems.length > 0) {
+    throw ApiError.unprocessable(
+      `The definition of table "${ref.name}" is invalid: ${problems[0]!.message}` +
+        (problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : ""),
+      problems,
+    );
+  }
+  return { ref, columns, primaryKey, unique, foreignKeys };
+}
+
+function keySet(columns: readonly string[]): string {
+  return columns.map(nameKey).sort().join("\u0000");
+}
+
+function truncate(name: string): string {
+  return [...name].slice(0, MAX_NAME_LENGTH).join("");
+}

@@ -1,0 +1,156 @@
+/**
+ * The one error type of the API and the only place HTTP statuses are chosen.
+ *
+ * @module
+ */
+
+/** The statuses the contract uses for failures. */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 500 | 503;
+
+/** One entry of `error.details`: where a problem is and what it is. */
+export interface ErrorDetail {
+  readonly message: string;
+  readonly row?: number;
+  readonly column?: string;
+  readonly field?: string;
+  readonly [key: string]: unknown;
+}
+
+/** The body of every failure response. */
+export interface ErrorBody {
+  readonly error: {
+    readonly code: ErrorStatus;
+    readonly type: string;
+    readonly message: string;
+    readonly details?: readonly ErrorDetail[];
+  };
+}
+
+/** The contract caps `details` at this many entries. */
+export const MAX_DETAILS = 100;
+
+/**
+ * A failure with its ready response: status, a snake_case kind, one human sentence and
+ * optional details.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ApiError } from "./errors.ts";
+ *
+ * const error = ApiError.notFound(`Table "public.users" does not exist`);
+ * assert.equal(error.status, 404);
+ * assert.equal(error.toBody().error.type, "not_found");
+ * ```
+ */
+export class ApiError extends Error {
+  readonly details?: readonly ErrorDetail[];
+  /** Extra response headers, e.g. `WWW-Authenticate` on 401 or `Allow` on 405. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    readonly status: ErrorStatus,
+    readonly type: string,
+    message: string,
+    options: { details?: readonly ErrorDetail[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.name = "ApiError";
+    this.details = options.details?.slice(0, MAX_DETAILS);
+    this.headers = options.headers ?? {};
+  }
+
+  /** The JSON body the contract prescribes. */
+  toBody(): ErrorBody {
+    return {
+      error: {
+        code: this.status,
+        type: this.type,
+        message: this.message,
+        ...(this.details && this.details.length > 0 ? { details: this.details } : {}),
+      },
+    };
+  }
+
+  /** The complete response. */
+  toResponse(): Response {
+    return new Response(JSON.stringify(this.toBody()), {
+      status: this.status,
+      headers: { "content-type": "application/json; charset=utf-8", ...this.headers },
+    });
+  }
+
+  /** 400: malformed request, wrong JSON shape, unknown query value. */
+  static badRequest(message: string, details?: readonly ErrorDetail[]): ApiError {
+    return new ApiError(400, "bad_request", message, { details });
+  }
+
+  /** 400: a schema, table or template name that breaks the naming rule. */
+  static invalidName(message: string): ApiError {
+    return new ApiError(400, "invalid_name", message);
+  }
+
+  /** 401 with the RFC 6750 challenge. */
+  static unauthorized(message: string): ApiError {
+    const description = message.replaceAll(/["\\]/g, "'");
+    return new ApiError(401, "unauthorized", message, {
+      headers: {
+        "www-authenticate": `Bearer error="invalid_token", error_description="${description}"`,
+      },
+    });
+  }
+
+  /** 403: valid token without the right scope or schema. */
+  static forbidden(message: string): ApiError {
+    return new ApiError(403, "forbidden", message);
+  }
+
+  /** 404: schema, table, template or route does not exist. */
+  static notFound(message: string): ApiError {
+    return new ApiError(404, "not_found", message);
+  }
+
+  /** 405 with the methods the path does accept. */
+  static methodNotAllowed(method: string, path: string, allowed: readonly string[]): ApiError {
+    return new ApiError(
+      405,
+      "method_not_allowed",
+      `Method ${method} is not allowed on "${path}"; use ${allowed.join(", ")}`,
+      { headers: { allow: allowed.join(", ") } },
+    );
+  }
+
+  /** 409: exists already, key conflict, blocked by a dependency. */
+  static conflict(message: string, details?: readonly ErrorDetail[]): ApiError {
+    return new ApiError(409, "conflict", message, { details });
+  }
+
+  /** 413: body or file over its limit. */
+  static tooLarge(limit: number): ApiError {
+    return new ApiError(413, "payload_too_large", `Request body is larger than ${limit} bytes`);
+  }
+
+  /** 415: content type or file format not accepted here. */
+  static unsupportedMediaType(message: string): ApiError {
+    return new ApiError(415, "unsupported_media_type", message);
+  }
+
+  /** 422: well-formed but invalid definition or data. */
+  static unprocessable(message: string, details?: readonly ErrorDetail[]): ApiError {
+    return new ApiError(422, "invalid_definition", message, { details });
+  }
+
+  /** 500: never carries internals, only the request id to find them in the log. */
+  static internal(requestId: string): ApiError {
+    return new ApiError(
+      500,
+      "internal_error",
+      `Internal error; the server log has the details under request id ${requestId}`,
+    );
+  }
+
+  /** 503: the service is shutting down. */
+  static unavailable(message: string): ApiError {
+    return new ApiError(503, "unavailable", message);
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Routes of the table resource: create, get, list, delete.
+ *
+ * @module
+ */
+
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
+import { planTable } from "../catalog/definition.ts";
+import { checkSchemaName, checkTableName, DEFAULT_SCHEMA } from "../catalog/names.ts";
+import type { Store } from "../store/store.ts";
+import {
+  BooleanQuery,
+  CountQuery,
+  errorResponses,
+  parseBoolean,
+  parseCount,
+  SchemaQuery,
+  TableDefinitionShape,
+  TableParams,
+  TableResponseShape,
+  TableShape,
+} from "./shapes.ts";
+import { validationHook } from "./validation.ts";
+
+/** Largest page of a table listing. */
+export const MAX_TABLE_PAGE = 1000;
+
+type Env = { Variables: AuthVariables };
+
+const createTable = createRoute({
+  method: "post",
+  path: "/table/{table_name}",
+  summary: "Create a table, empty or from a definition",
+  tags: ["tables"],
+  middleware: [requireScope("tables:write")] as const,
+  request: {
+    params: TableParams,
+    query: z.object({ schema: SchemaQuery, if_not_exists: BooleanQuery }),
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z.object({ table: TableDefinitionShape.nullish() }),
+          example: {
+            table: {
+              columns: [
+                { name: "id", type: "bigserial" },
+                { name: "email", type: "varchar", is_nullable: false },
+              ],
+              constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["email"] }] },
+            },
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "The table",
+      content: { "application/json": { schema: TableResponseShape } },
+    },
+    ...errorResponses(404, 409, 413, 415, 422),
+  },
+});
+
+const getTable = createRoute({
+  method: "get",
+  path: "/table/{table_name}",
+  summary: "Get a table's definition",
+  tags: ["tables"],
+  middleware: [requireScope("tables:read")] as const,
+  request: { params: TableParams, query: z.object({ schema: SchemaQuery }) },
+  responses: {
+    200: {
+      description: "The table",
+      content: { "application/json": { schema: TableResponseShape } },
+    },
+    ...errorResponses(404),
+  },
+});
+
+const listTables = createRoute({
+  method: "get",
+  path: "/table",
+  summary: "List tables",
+  tags: ["tables"],
+  middleware: [requireScope("tables:read")] as const,
+  request: {
+    query: z.object({
+      schema: SchemaQuery,
+      verbose: BooleanQuery,
+      offset: CountQuery,
+      limit: CountQuery,
+    }),
+  },
+  responses: {
+    200: {
+      description: "A page of tables, with the number of all matches",
+      content: {
+        "application/json": {
+          schema: z.object({
+            tables: z.array(
+              z.union([TableShape, z.object({ name: z.string(), schema: z.string() })]),
+            ),
+            total: z.number().int(),
+          }),
+        },
+      },
+    },
+    ...errorResponses(404),
+  },
+});
+
+const deleteTable = createRoute({
+  method: "delete",
+  path: "/table/{table_name}",
+  summary: "Delete a table",
+  tags: ["tables"],
+  middleware: [requireScope("tables:write")] as const,
+  request: { params: TableParams, query: z.object({ schema: SchemaQuery }) },
+  responses: {
+    200: {
+      description: "The table is gone",
+      content: {
+        "application/json": {
+          schema: z.object({ message: z.string(), table_name: z.string(), schema: z.string() }),
+        },
+      },
+    },
+    ...errorResponses(404, 409),
+  },
+});
+
+/** The schema a request addresses: `schema` when given and valid, else `public`. */
+export function schemaOf(value: string | undefined): string {
+  return value === undefined || value === "" ? DEFAULT_SCHEMA : checkSchemaName(value);
+}
+
+/** Table routes over `store`. */
+export function tableRoutes(store: Store): OpenAPIHono<Env> {
+  const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
+
+  app.openapi(createTable, async (c) => {
+    const name = checkTableName(c.req.valid("param").table_name);
+    const query = c.req.valid("query");
+    const schema = schemaOf(query.schema);
+    const ifNotExists = parseBoolean("if_not_exists", query.if_not_exists);
+    checkSchemaAccess(c, schema);
+    const plan = planTable({ schema, name }, c.req.valid("json").table ?? {});
+    const { table } = await store.createTable(plan, { ifNotExists });
+    return c.json({ table }, 200);
+  });
+
+  app.openapi(getTable, async (c) => {
+    const name = checkTableName(c.req.valid("param").table_name);
+    const schema = schemaOf(c.req.valid("query").schema);
+    checkSchemaAccess(c, schema);
+    return c.json({ table: await store.getTable({ schema, name }) }, 200);
+  });
+
+  app.openapi(listTables, async (c) => {
+    const query = c.req.valid("query");
+    const schema = query.schema ? checkSchemaName(query.schema) : undefined;
+    const verbose = parseBoolean("verbose", query.verbose);
+    const offset = parseCount("offset", query.offset, 0, Number.MAX_SAFE_INTEGER);
+    const limit = parseCount("limit", query.limit, 100, MAX_TABLE_PAGE);
+    if (schema !== undefined) checkSchemaAccess(c, schema);
+    const listing = await store.listTables({
+      schema,
+      visibleSchemas: c.get("principal").schemas,
+      offset,
+      limit,
+      verbose,
+    });
+    return c.json({ tables: [...listing.tables], total: listing.total }, 200);
+  });
+
+  app.openapi(deleteTable, async (c) => {
+    const name = checkTableName(c.req.valid("param").table_name);
+    const schema = schemaOf(c.req.valid("query").schema);
+    checkSchemaAccess(c, schema);
+    const dropped = await store.dropTable({ schema, name });
+    return c.json({
+      message: `Table "${dropped.schema}.${dropped.name}" deleted`,
+      table_name: dropped.name,
+      schema: dropped.schema,
+    }, 200);
+  });
+
+  return app;
+}

@@ -1,0 +1,128 @@
+/**
+ * Column defaults: exactly one scalar expression, checked by DuckDB's own parser.
+ *
+ * The expression text is handed to `json_serialize_sql` as a bound value, so it is parsed
+ * but never run; only an expression whose parse tree is a single plain value passes, and
+ * what reaches the table's DDL is DuckDB's own re-rendering of that tree (no comments, no
+ * trailing text), never the request's characters.
+ *
+ * @module
+ */
+
+import type { Session } from "./database.ts";
+import { quoteLiteral } from "./sql.ts";
+
+/** Expression classes a default may not contain. */
+// Column references are left to DuckDB: `current_date` parses as one and is fine.
+const FORBIDDEN_CLASSES = new Set(["SUBQUERY", "STAR", "PARAMETER", "WINDOW", "DEFAULT"]);
+/** Functions with side effects: such a default is not evaluated when checking its type. */
+const SIDE_EFFECTS = new Set(["nextval", "currval", "setval"]);
+
+/** A default that failed, with the reason in words. */
+export interface DefaultProblem {
+  readonly problem: string;
+}
+
+/**
+ * Checks a default expression for a column of the given type. Returns the expression as
+ * DuckDB renders it, or the problem.
+ */
+export async function checkDefault(
+  session: Session,
+  text: string,
+  typeSql: string,
+): Promise<string | DefaultProblem> {
+  // Tabs and line breaks are fine in an expression; other control characters are not.
+  if (/[\p{Cc}]/u.test(text.replaceAll(/[\t\n\r]/g, ""))) {
+    return { problem: "contains a control character" };
+  }
+  // json_serialize_sql only takes a constant, so the text travels as an escaped literal;
+  // it is parsed, never run.
+  const literal = quoteLiteral(`SELECT ${text}`);
+  const [row] = await session.rows(`SELECT json_serialize_sql(${literal})::VARCHAR AS tree`);
+  const tree = JSON.parse(row!.tree as string);
+  if (tree.error) {
+    const reason = String(tree.error_message).split("\n")[0]!;
+    return {
+      problem: /Only SELECT/.test(reason)
+        ? `"${text}" must be exactly one scalar expression`
+        : `"${text}" is not an expression: ${reason.replace(/^[A-Za-z ]*Error: /, "")}`,
+    };
+  }
+  const shapeProblem = singleExpressionProblem(tree);
+  if (shapeProblem) return { problem: `"${text}" ${shapeProblem}` };
+
+  const [rendered] = await session.rows(
+    `SELECT json_deserialize_sql(json_serialize_sql(${literal})) AS sql`,
+  );
+  const expression = String(rendered!.sql).replace(/^SELECT /, "");
+  if (!hasSideEffects(tree.statements[0].node.select_list[0])) {
+    try {
+      await session.rows(`SELECT CAST((${expression}) AS ${typeSql}) AS probe`);
+    } catch (error) {
+      const message = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+      return {
+        problem: `"${text}" does not fit type ${typeSql}: ${
+          message.replace(/^[A-Za-z ]*Error: /, "")
+        }`,
+      };
+    }
+  }
+  return expression;
+}
+
+// deno-lint-ignore no-explicit-any
+type Node = any;
+
+function singleExpressionProblem(tree: Node): string | undefined {
+  const statements = tree.statements as Node[];
+  if (statements.length !== 1) return "must be exactly one expression";
+  const node = statements[0].node;
+  const plain = node.type === "SELECT_NODE" &&
+    node.modifiers.length === 0 &&
+    node.cte_map.map.length === 0 &&
+    node.from_table.type === "EMPTY" &&
+    node.where_clause === null &&
+    node.group_expressions.length === 0 &&
+    node.group_sets.length === 0 &&
+    node.having === null &&
+    node.sample === null &&
+    node.qualify === null &&
+    node.select_list.length === 1 &&
+    node.select_list[0].alias === "" &&
+    (statements[0].named_param_map ?? []).length === 0;
+  if (!plain) return "must be exactly one scalar expression, without clauses or aliases";
+  const forbidden = findClass(node.select_list[0]);
+  if (forbidden) {
+    return `must be a scalar expression; it contains ${forbidden.toLowerCase().replace("_", " ")}`;
+  }
+  return undefined;
+}
+
+/** The first forbidden expression class anywhere in the tree, if any. */
+function findClass(node: Node): string | undefined {
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      const found = findClass(item);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (node === null || typeof node !== "object") return undefined;
+  if (typeof node.class === "string" && FORBIDDEN_CLASSES.has(node.class)) return node.class;
+  if (node.type === "SELECT_NODE" || node.type === "SET_OPERATION_NODE") return "SUBQUERY";
+  for (const value of Object.values(node)) {
+    const found = findClass(value);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function hasSideEffects(node: Node): boolean {
+  if (Array.isArray(node)) return node.some(hasSideEffects);
+  if (node === null || typeof node !== "object") return false;
+  if (node.class === "FUNCTION" && SIDE_EFFECTS.has(String(node.function_name).toLowerCase())) {
+    return true;
+  }
+  return Object.values(node).some(hasSideEffects);
+}

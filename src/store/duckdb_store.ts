@@ -1,0 +1,516 @@
+/**
+ * The DuckDB implementation of {@link Store}.
+ *
+ * @module
+ */
+
+import type { PlannedColumn, TablePlan } from "../catalog/definition.ts";
+import type { Table, TableRef } from "../catalog/model.ts";
+import { DEFAULT_SCHEMA, nameKey } from "../catalog/names.ts";
+import { ApiError, type ErrorDetail } from "../errors.ts";
+import { Database, type Session } from "./database.ts";
+import { checkDefault } from "./defaults.ts";
+import { type LockRequest, LockSet } from "./locks.ts";
+import {
+  allSchemas,
+  bootstrap,
+  type ConstraintRecord,
+  describeTables,
+  findSchema,
+  findTable,
+  forgetTables,
+  pageOfTables,
+  PLACEHOLDER_COLUMN,
+  recordConstraints,
+  recordSequence,
+  recordTable,
+  referencedTableIds,
+  referencingTables,
+  sequenceExists,
+  sequencesOf,
+  type TableRow,
+  tablesInSchema,
+} from "./metadata.ts";
+import { qualified, quoteIdent } from "./sql.ts";
+import type { ListTablesOptions, Store, TableListing } from "./store.ts";
+
+/** Where the store keeps its files. */
+export interface StoreOptions {
+  /** The database file. */
+  readonly path: string;
+  /** Absolute directory request bodies are spooled to; the only one DuckDB may read. */
+  readonly spoolDir: string;
+  /** Absolute directory for DuckDB's spill files. */
+  readonly tempDir: string;
+}
+
+/**
+ * Opens the DuckDB store: the hardened database, its metadata, and `public`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { openStore } from "./duckdb_store.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const store = await openStore({ path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir });
+ * assert.deepEqual(await store.listSchemas(), ["public"]);
+ * await store.close();
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
+  const database = await Database.open(options);
+  try {
+    await database.withSession(bootstrap);
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+  return new DuckDBStore(database);
+}
+
+/** Tables, schemas and their metadata in one DuckDB file. */
+export class DuckDBStore implements Store {
+  readonly #locks = new LockSet();
+
+  constructor(readonly database: Database) {}
+
+  listSchemas(visible?: readonly string[]): Promise<string[]> {
+    const allowed = visible && new Set(visible.map(nameKey));
+    return this.database.withSession(async (session) =>
+      (await allSchemas(session)).filter((s) => !allowed || allowed.has(nameKey(s)))
+    );
+  }
+
+  resolveSchema(name: string): Promise<string> {
+    return this.database.withSession((session) => existingSchema(session, name));
+  }
+
+  createSchema(name: string): Promise<string> {
+    return this.#locks.run(
+      [schemaLock(name, "exclusive")],
+      () =>
+        this.database.transaction(async (session) => {
+          const existing = await findSchema(session, name);
+          if (existing !== undefined) {
+            throw ApiError.conflict(`Schema "${existing}" already exists`);
+          }
+          await session.run(`CREATE SCHEMA ${quoteIdent(name)}`);
+          return name;
+        }),
+    );
+  }
+
+  dropSchema(name: string, cascade: boolean): Promise<string> {
+    if (nameKey(name) === DEFAULT_SCHEMA) {
+      throw ApiError.conflict(`Schema "${DEFAULT_SCHEMA}" cannot be dropped`);
+    }
+    return this.#locks.run(
+      [schemaLock(name, "exclusive")],
+      () =>
+        this.database.transaction(async (session) => {
+          const schema = await existingSchema(session, name);
+          const tables = await tablesInSchema(session, schema);
+          if (tables.length > 0 && !cascade) {
+            throw ApiError.conflict(
+              `Cannot drop schema "${schema}": it holds ${tables.length} table(s); use cascade=true`,
+            );
+          }
+          const outside = await referencingTables(session, tables.map((t) => t.id));
+          if (outside.length > 0) {
+            const first = outside[0]!;
+            throw ApiError.conflict(
+              `Cannot drop schema "${schema}": foreign key "${first.constraint}" of table ` +
+                `"${first.schema}.${first.name}" references one of its tables`,
+            );
+          }
+          await forgetTables(session, tables.map((t) => t.id));
+          await session.run(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
+          return schema;
+        }),
+    );
+  }
+
+  async createTable(
+    plan: TablePlan,
+    options: { readonly ifNotExists: boolean },
+  ): Promise<{ table: Table; created: boolean }> {
+    const locks: LockRequest[] = [
+      schemaLock(plan.ref.schema, "shared"),
+      tableLock(plan.ref, "exclusive"),
+      // DuckDB records a foreign key on the referenced table's catalog entry too.
+      ...plan.foreignKeys.map((fk) => tableLock(fk.reference, "exclusive")),
+    ];
+    const defaults = await this.database.withSession((session) => checkColumns(session, plan));
+    return await this.#locks.run(locks, () =>
+      this.database.transaction(async (session) => {
+        const schema = await existingSchema(session, plan.ref.schema);
+        const existing = await findTable(session, { schema, name: plan.ref.name });
+        if (existing) {
+          if (!options.ifNotExists) {
+            throw ApiError.conflict(`Table "${existing.schema}.${existing.name}" already exists`);
+          }
+          return { table: (await describeTables(session, [existing]))[0]!, created: false };
+        }
+        const table = await buildTable(session, { schema, name: plan.ref.name }, plan, defaults);
+        return { table, created: true };
+      }));
+  }
+
+  getTable(ref: TableRef): Promise<Table> {
+    return this.database.withSession(async (session) => {
+      const row = await existingTable(session, ref);
+      return (await describeTables(session, [row]))[0]!;
+    });
+  }
+
+  listTables(options: ListTablesOptions): Promise<TableListing> {
+    return this.database.withSession(async (session) => {
+      const schema = options.schema === undefined
+        ? undefined
+        : await existingSchema(session, options.schema);
+      const page = await pageOfTables(
+        session,
+        { schema, visibleSchemas: options.visibleSchemas },
+        options.offset,
+        options.limit,
+      );
+      const tables = options.verbose
+        ? await describeTables(session, page.rows)
+        : page.rows.map((r) => ({ name: r.name, schema: r.schema }));
+      return { tables, total: page.total };
+    });
+  }
+
+  async dropTable(ref: TableRef): Promise<TableRef> {
+    // The tables this one references change too (DuckDB keeps the link on both sides), so
+    // they are locked as well; which they are is known only after a look, hence the retry.
+    for (let attempt = 0;; attempt++) {
+      const before = await this.database.withSession(async (session) => {
+        const row = await existingTable(session, ref);
+        return { row, referenced: await referencedTableIds(session, row.id) };
+      });
+      const referencedRows = await this.database.withSession((session) =>
+        tableRowsById(session, before.referenced)
+      );
+      const locks = [
+        schemaLock(ref.schema, "shared"),
+        tableLock(ref, "exclusive"),
+        ...referencedRows.map((r) => tableLock(r, "exclusive")),
+      ];
+      const result = await this.#locks.run(
+        locks,
+        () =>
+          this.database.transaction(async (session) => {
+            const row = await existingTable(session, ref);
+            const referenced = await referencedTableIds(session, row.id);
+            if (
+              row.id !== before.row.id || !sameIds(referenced, before.referenced)
+            ) return undefined;
+            const blockers = await referencingTables(session, [row.id]);
+            if (blockers.length > 0) {
+              const first = blockers[0]!;
+              throw ApiError.conflict(
+                `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
+                  `of table "${first.schema}.${first.name}" references it`,
+              );
+            }
+            const sequences = await sequencesOf(session, row.id);
+            await forgetTables(session, [row.id]);
+            await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
+            for (const s of sequences) {
+              await session.run(`DROP SEQUENCE ${qualified(s.schema, s.name)}`);
+            }
+            return { schema: row.schema, name: row.name };
+          }),
+      );
+      if (result) return result;
+      if (attempt >= 3) throw ApiError.conflict(`Table "${ref.name}" is changing; try again`);
+    }
+  }
+
+  async ready(): Promise<boolean> {
+    try {
+      await this.database.transaction((session) =>
+        session.run("CREATE TEMP TABLE ready_probe AS SELECT 1 AS x")
+      );
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.database.close();
+  }
+}
+
+function schemaLock(schema: string, mode: LockRequest["mode"]): LockRequest {
+  return { key: `schema:${nameKey(schema)}`, mode };
+}
+
+function tableLock(ref: TableRef, mode: LockRequest["mode"]): LockRequest {
+  // Table keys sort after schema keys ("s" < "t"), so schemas are always taken first.
+  return { key: `table:${nameKey(ref.schema)}.${nameKey(ref.name)}`, mode };
+}
+
+async function existingSchema(session: Session, name: string): Promise<string> {
+  const schema = await findSchema(session, name);
+  if (schema === undefined) throw ApiError.notFound(`Schema "${name}" does not exist`);
+  return schema;
+}
+
+async function existingTable(session: Session, ref: TableRef): Promise<TableRow> {
+  const schema = await existingSchema(session, ref.schema);
+  const row = await findTable(session, { schema, name: ref.name });
+  if (!row) throw ApiError.notFound(`Table "${schema}.${ref.name}" does not exist`);
+  return row;
+}
+
+async function tableRowsById(session: Session, ids: readonly number[]): Promise<TableRow[]> {
+  const rows: TableRow[] = [];
+  for (const id of ids) {
+    const found = await session.rows(
+      `SELECT schema_name, table_name FROM _table_service.tables WHERE table_id = $1`,
+      [id],
+    );
+    if (found[0]) {
+      rows.push({
+        id,
+        schema: found[0].schema_name as string,
+        name: found[0].table_name as string,
+      });
+    }
+  }
+  return rows;
+}
+
+function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}
+
+/**
+ * Checks every column's type and default with DuckDB and gives the defaults as DuckDB
+ * renders them, or throws 422 with every problem. Probes that fail abort a transaction in
+ * DuckDB, so this runs on a session of its own, outside the one that builds the table.
+ */
+async function checkColumns(
+  session: Session,
+  plan: TablePlan,
+): Promise<Map<PlannedColumn, string>> {
+  const problems: ErrorDetail[] = [];
+  const defaults = new Map<PlannedColumn, string>();
+  for (const column of plan.columns) {
+    const typeProblem = await checkType(session, column.type.sql);
+    if (typeProblem) {
+      problems.push({
+        column: column.name,
+        message: `Column "${column.name}" has unknown type "${column.typeText}"`,
+      });
+      continue;
+    }
+    if (column.default === null) continue;
+    const checked = await checkDefault(session, column.default, column.type.sql);
+    if (typeof checked === "string") defaults.set(column, checked);
+    else {problems.push({
+        column: column.name,
+        message: `Default of column "${column.name}" ${checked.problem}`,
+      });}
+  }
+  if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
+  return defaults;
+}
+
+function invalidDefinition(table: string, problems: readonly ErrorDetail[]): ApiError {
+  return ApiError.unprocessable(
+    `The definition of table "${table}" is invalid: ${problems[0]!.message}` +
+      (problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : ""),
+    problems,
+  );
+}
+
+/** Creates the table, its sequences and its metadata; `defaults` come from {@link checkColumns}. */
+async function buildTable(
+  session: Session,
+  ref: TableRef,
+  plan: TablePlan,
+  checkedDefaults: ReadonlyMap<PlannedColumn, string>,
+): Promise<Table> {
+  const problems: ErrorDetail[] = [];
+  const defaults = new Map(checkedDefaults);
+  const references = await resolveForeignKeys(session, ref, plan, problems);
+  if (problems.length > 0) throw invalidDefinition(ref.name, problems);
+
+  const sequences = new Map<PlannedColumn, string>();
+  for (const column of plan.columns) {
+    if (!column.type.serial) continue;
+    const sequence = await freeSequenceName(session, ref.schema, `${ref.name}_${column.name}_seq`);
+    await session.run(`CREATE SEQUENCE ${qualified(ref.schema, sequence)}`);
+    sequences.set(column, sequence);
+    defaults.set(column, `nextval('${ref.schema}.${sequence}')`);
+  }
+
+  const parts = plan.columns.map((column) => {
+    const def = defaults.get(column);
+    return `${quoteIdent(column.name)} ${column.type.sql}` +
+      (def === undefined ? "" : ` DEFAULT (${def})`) +
+      (column.nullable ? "" : " NOT NULL");
+  });
+  if (plan.columns.length === 0) parts.push(`${quoteIdent(PLACEHOLDER_COLUMN)} BOOLEAN`);
+  const keyList = (columns: readonly string[]) => columns.map(quoteIdent).join(", ");
+  if (plan.primaryKey) parts.push(`PRIMARY KEY (${keyList(plan.primaryKey.columns)})`);
+  for (const key of plan.unique) parts.push(`UNIQUE (${keyList(key.columns)})`);
+  for (const fk of references) {
+    parts.push(
+      `FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${
+        qualified(fk.table.schema, fk.table.name)
+      } ` +
+        `(${quoteIdent(fk.refColumn)})`,
+    );
+  }
+  try {
+    await session.run(`CREATE TABLE ${qualified(ref.schema, ref.name)} (${parts.join(", ")})`);
+  } catch (error) {
+    throw ApiError.unprocessable(`Cannot create table "${ref.name}": ${engineMessage(error)}`);
+  }
+
+  const columnNames = plan.columns.map((c) => c.name);
+  const tableId = await recordTable(session, ref, columnNames);
+  const idOf = (name: string) => columnNames.findIndex((n) => nameKey(n) === nameKey(name)) + 1;
+  const records: ConstraintRecord[] = [];
+  if (plan.primaryKey) {
+    records.push({
+      kind: "PRIMARY KEY",
+      name: plan.primaryKey.name,
+      columnIds: plan.primaryKey.columns.map(idOf),
+    });
+  }
+  for (const key of plan.unique) {
+    records.push({ kind: "UNIQUE", name: key.name, columnIds: key.columns.map(idOf) });
+  }
+  for (const fk of references) {
+    records.push({
+      kind: "FOREIGN KEY",
+      name: fk.name,
+      columnIds: [idOf(fk.column)],
+      refTableId: fk.table.id ?? tableId,
+      refColumnId: fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId,
+    });
+  }
+  await recordConstraints(session, tableId, records);
+  for (const [column, sequence] of sequences) {
+    await recordSequence(session, tableId, idOf(column.name), ref.schema, sequence);
+  }
+  return (await describeTables(session, [{ id: tableId, ...ref }]))[0]!;
+}
+
+interface ResolvedForeignKey {
+  readonly name: string;
+  readonly column: string;
+  /** The referenced table; `id` is undefined when a table references itself. */
+  readonly table: { readonly id?: number; readonly schema: string; readonly name: string };
+  readonly refColumn: string;
+  readonly refColumnId?: number;
+}
+
+/** Finds each foreign key's target and checks it is a single-column key there. */
+async function resolveForeignKeys(
+  session: Session,
+  ref: TableRef,
+  plan: TablePlan,
+  problems: ErrorDetail[],
+): Promise<ResolvedForeignKey[]> {
+  const resolved: ResolvedForeignKey[] = [];
+  for (const fk of plan.foreignKeys) {
+    const where = `foreign key "${fk.name}"`;
+    if (nameKey(fk.reference.schema) !== nameKey(ref.schema)) {
+      problems.push({
+        column: fk.column,
+        message: `The ${where} references schema "${fk.reference.schema}", but foreign keys ` +
+          `must stay within the table's own schema "${ref.schema}"`,
+      });
+      continue;
+    }
+    if (nameKey(fk.reference.name) === nameKey(ref.name)) {
+      const keys = [...(plan.primaryKey ? [plan.primaryKey] : []), ...plan.unique];
+      const target = plan.columns.find((c) => nameKey(c.name) === nameKey(fk.referenceColumn));
+      if (
+        !target ||
+        !keys.some((k) => k.columns.length === 1 && nameKey(k.columns[0]!) === nameKey(target.name))
+      ) {
+        problems.push({
+          column: fk.column,
+          message:
+            `The ${where} must reference a column that is by itself the primary key or unique`,
+        });
+        continue;
+      }
+      resolved.push({ name: fk.name, column: fk.column, table: ref, refColumn: target.name });
+      continue;
+    }
+    const target = await findTable(session, fk.reference);
+    if (!target) {
+      problems.push({
+        column: fk.column,
+        message:
+          `The ${where} references table "${fk.reference.schema}.${fk.reference.name}", which does not exist`,
+      });
+      continue;
+    }
+    const [described] = await describeTables(session, [target]);
+    const refColumn = described!.columns.find((c) =>
+      nameKey(c.name) === nameKey(fk.referenceColumn)
+    );
+    const keys = [
+      ...(described!.constraints.primary_key ? [described!.constraints.primary_key] : []),
+      ...described!.constraints.unique,
+    ];
+    if (
+      !refColumn || !keys.some((k) => k.columns.length === 1 && k.columns[0] === refColumn.name)
+    ) {
+      problems.push({
+        column: fk.column,
+        message: `The ${where} must reference a column of "${target.name}" that is by itself its ` +
+          `primary key or unique; "${fk.referenceColumn}" is not`,
+      });
+      continue;
+    }
+    resolved.push({
+      name: fk.name,
+      column: fk.column,
+      table: target,
+      refColumn: refColumn.name,
+      refColumnId: refColumn.id,
+    });
+  }
+  return resolved;
+}
+
+/** Undefined when DuckDB knows the type, else its complaint. */
+async function checkType(session: Session, typeSql: string): Promise<string | undefined> {
+  try {
+    await session.rows(`SELECT CAST(NULL AS ${typeSql}) AS probe`);
+    return undefined;
+  } catch (error) {
+    return engineMessage(error);
+  }
+}
+
+async function freeSequenceName(session: Session, schema: string, wanted: string): Promise<string> {
+  const base = wanted.replaceAll(/[^A-Za-z0-9_]/g, "_").slice(0, 58);
+  for (let n = 1;; n++) {
+    const candidate = n === 1 ? base : `${base}_${n}`;
+    if (!(await sequenceExists(session, schema, candidate))) return candidate;
+  }
+}
+
+/**
+ * The first line of a DuckDB error without its category prefix: what the engine objects
+ * to, without the SQL text that follows.
+ */
+export function engineMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const first = text.split("\n")[0] ?? "";
+  return first.replace(/^[A-Za-z ]*Error: /, "").trim();
+}

@@ -1,0 +1,52 @@
+/**
+ * What the service asks of its storage, independent of the engine behind it.
+ *
+ * @module
+ */
+
+import type { TablePlan } from "../catalog/definition.ts";
+import type { Table, TableRef } from "../catalog/model.ts";
+
+/** Options of a table listing. */
+export interface ListTablesOptions {
+  /** Only this schema; absent for all. */
+  readonly schema?: string;
+  /** When set, only these schemas are visible (the token's `schemas` claim). */
+  readonly visibleSchemas?: readonly string[];
+  readonly offset: number;
+  readonly limit: number;
+  readonly verbose: boolean;
+}
+
+/** One page of a table listing, with the count of all matches. */
+export interface TableListing {
+  readonly tables: readonly (TableRef | Table)[];
+  readonly total: number;
+}
+
+/** The storage operations the routes use; the only place data lives. */
+export interface Store {
+  /** Schema names in order, without internal ones, filtered to `visible` when given. */
+  listSchemas(visible?: readonly string[]): Promise<string[]>;
+  /** Creates a schema; 409 when it exists. Returns the stored name. */
+  createSchema(name: string): Promise<string>;
+  /** Drops a schema; 409 when it holds tables and `cascade` is false. */
+  dropSchema(name: string, cascade: boolean): Promise<string>;
+  /** The stored spelling of an existing schema's name; 404 when there is none. */
+  resolveSchema(name: string): Promise<string>;
+  /** Creates a table from a checked plan; with `ifNotExists` an existing table is returned. */
+  createTable(
+    plan: TablePlan,
+    options: { readonly ifNotExists: boolean },
+  ): Promise<{ readonly table: Table; readonly created: boolean }>;
+  /** One table; 404 when the schema or the table does not exist. */
+  getTable(ref: TableRef): Promise<Table>;
+  /** A page of tables in schema, then name, order. */
+  listTables(options: ListTablesOptions): Promise<TableListing>;
+  /** Drops a table; 409 when another table's foreign key references it. */
+  dropTable(ref: TableRef): Promise<TableRef>;
+  /** Is the database open and writable? */
+  ready(): Promise<boolean>;
+  /** Checkpoints and closes; waits for nothing, so stop taking requests first. */
+  close(): Promise<void>;
+}

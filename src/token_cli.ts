@@ -1,0 +1,92 @@
+/**
+ * `deno task token`: mints a bearer token with the configured HMAC secret.
+ *
+ * ```sh
+ * deno task token -- --sub ada --scope "tables:read tables:write" --schemas public,sales --ttl 1h
+ * ```
+ *
+ * @module
+ */
+
+import { parseArgs } from "node:util";
+import { mintToken, SCOPES } from "./auth/jwt.ts";
+import { ensureSecret } from "./auth/secret.ts";
+import { ConfigError, parseConfig } from "./config.ts";
+
+const TTL_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+/**
+ * Parses a lifetime such as `90s`, `15m`, `1h`, `7d` or a number of seconds.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseTtl } from "./token_cli.ts";
+ *
+ * assert.equal(parseTtl("1h"), 3600);
+ * assert.equal(parseTtl("45"), 45);
+ * assert.equal(parseTtl("soon"), undefined);
+ * ```
+ */
+export function parseTtl(text: string): number | undefined {
+  const match = /^(\d+)([smhd]?)$/.exec(text.trim());
+  if (!match) return undefined;
+  const seconds = Number(match[1]) * TTL_UNITS[match[2] || "s"]!;
+  return seconds > 0 ? seconds : undefined;
+}
+
+async function main(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args: args.filter((a) => a !== "--"),
+    options: {
+      sub: { type: "string", default: "admin" },
+      scope: { type: "string", default: SCOPES.join(" ") },
+      schemas: { type: "string" },
+      ttl: { type: "string", default: "1h" },
+    },
+    strict: true,
+  });
+  const ttlSeconds = parseTtl(values.ttl);
+  if (ttlSeconds === undefined) {
+    throw new ConfigError([`--ttl "${values.ttl}" is not a lifetime like 30m, 1h or 7d`]);
+  }
+  const scopes = values.scope.split(/[\s,]+/).filter(Boolean);
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0) {
+    throw new ConfigError([`unknown scope ${unknown.join(", ")}; known: ${SCOPES.join(", ")}`]);
+  }
+  const schemas = values.schemas?.split(",").map((s) => s.trim()).filter(Boolean);
+
+  const config = parseConfig(Deno.env.toObject());
+  const key = config.auth.key;
+  if (key.kind === "pem" || key.kind === "jwks") {
+    throw new ConfigError([
+      "the service verifies tokens with a public key; mint tokens where the private key lives",
+    ]);
+  }
+  let secret: string;
+  if (key.kind === "hmac") secret = key.secret;
+  else {
+    await Deno.mkdir(config.dataDir, { recursive: true });
+    secret = (await ensureSecret(key.secretPath)).secret;
+  }
+  console.log(
+    await mintToken(secret, {
+      subject: values.sub,
+      scopes,
+      schemas,
+      ttlSeconds,
+      issuer: config.auth.issuer,
+      audience: config.auth.audience,
+    }),
+  );
+}
+
+if (import.meta.main) {
+  try {
+    await main(Deno.args);
+  } catch (error) {
+    console.error(`Cannot mint a token: ${error instanceof Error ? error.message : String(error)}`);
+    Deno.exit(1);
+  }
+}

@@ -1,0 +1,291 @@
+/**
+ * Test support: the real service in a child process on an ephemeral port with its own
+ * temporary data directory, and a small HTTP client for it.
+ *
+ * @module
+ */
+
+import { SignJWT } from "jose";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+
+/** The HMAC secret test servers use unless a test configures another key. */
+export const TEST_SECRET = "test-secret-that-is-long-enough-for-hs256-0123456789";
+
+/** Every scope. */
+export const ALL_SCOPES = "tables:read tables:write templates:read templates:write";
+
+/** An answer from the service. */
+export interface Answer {
+  readonly status: number;
+  readonly headers: Headers;
+  // deno-lint-ignore no-explicit-any
+  readonly body: any;
+  readonly text: string;
+}
+
+/** Options of a request. */
+export interface RequestOptions {
+  /** JSON-encoded unless it is a string or bytes, which are sent as they are. */
+  readonly body?: unknown;
+  /** Bearer token; the server's default all-scope token when absent, none when null. */
+  readonly token?: string | null;
+  readonly headers?: Record<string, string>;
+}
+
+/** A running service. */
+export class TestServer {
+  #process: Deno.ChildProcess;
+  #stdout = "";
+  #stderr = "";
+  #readers: Promise<void>[] = [];
+
+  private constructor(
+    process: Deno.ChildProcess,
+    readonly dataDir: string,
+    readonly env: Record<string, string>,
+    public port: number,
+    public token: string,
+  ) {
+    this.#process = process;
+  }
+
+  /** Starts the service; `env` adds to or overrides the test defaults. */
+  static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
+    const dir = dataDir ?? await Deno.makeTempDir({ prefix: "table-service-test-" });
+    const fullEnv = {
+      PORT: "0",
+      DATA_DIR: dir,
+      AUTH_JWT_SECRET: TEST_SECRET,
+      LOG_LEVEL: "warn",
+      ...env,
+    };
+    const server = new TestServer(spawn(fullEnv), dir, fullEnv, 0, "");
+    await server.#waitForListening();
+    server.token = fullEnv.AUTH_JWT_SECRET
+      ? await mint({ scope: ALL_SCOPES })
+      : server.printedToken() ?? "";
+    return server;
+  }
+
+  /** Everything the service printed on standard output so far. */
+  get stdout(): string {
+    return this.#stdout;
+  }
+
+  /** Everything the service printed on standard error so far. */
+  get stderr(): string {
+    return this.#stderr;
+  }
+
+  /** The token printed at first start, if any. */
+  printedToken(): string | undefined {
+    return /^(eyJ[A-Za-z0-9_.-]+)$/m.exec(this.#stdout)?.[1];
+  }
+
+  /** Base URL of the API. */
+  get base(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Sends a request to `path` (under /api/v1 unless it starts with "/"). */
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<Answer> {
+    const url = `${this.base}${path.startsWith("/") ? path : `/api/v1/${path}`}`;
+    const headers: Record<string, string> = { ...options.headers };
+    const token = options.token === undefined ? this.token : options.token;
+    if (token !== null) headers.authorization ??= `Bearer ${token}`;
+    let body: BodyInit | undefined;
+    if (options.body !== undefined) {
+      if (typeof options.body === "string" || options.body instanceof Uint8Array) {
+        body = options.body as BodyInit;
+      } else {
+        body = JSON.stringify(options.body);
+        headers["content-type"] ??= "application/json";
+      }
+    }
+    const response = await fetch(url, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON: tests look at `text`.
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  }
+
+  /** Stops the service with a signal and waits for it to exit; returns the exit code. */
+  async stop(signal: Deno.Signal = "SIGTERM"): Promise<number> {
+    try {
+      this.#process.kill(signal);
+    } catch {
+      // Already gone.
+    }
+    const status = await this.#process.status;
+    await Promise.all(this.#readers);
+    return status.code;
+  }
+
+  /** Stops and starts again on the same data directory (a new port). */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.#stdout = "";
+    this.#stderr = "";
+    this.#process = spawn(this.env);
+    await this.#waitForListening();
+  }
+
+  /** Stops the service and removes its data directory. */
+  async dispose(): Promise<void> {
+    await this.stop();
+    await Deno.remove(this.dataDir, { recursive: true }).catch(() => {});
+  }
+
+  async #waitForListening(): Promise<void> {
+    const decoder = new TextDecoder();
+    let listening: (port: number) => void;
+    const ready = new Promise<number>((resolve) => listening = resolve);
+    const pump = async (stream: ReadableStream<Uint8Array>, sink: "out" | "err") => {
+      for await (const chunk of stream) {
+        const text = decoder.decode(chunk, { stream: true });
+        if (sink === "out") this.#stdout += text;
+        else this.#stderr += text;
+        const match = /Listening on http:\/\/[^:]+:(\d+)\//.exec(this.#stdout);
+        if (match) listening(Number(match[1]));
+      }
+    };
+    this.#readers = [pump(this.#process.stdout, "out"), pump(this.#process.stderr, "err")];
+    const exited = this.#process.status.then((s) => {
+      throw new Error(
+        `The service exited with ${s.code} before listening:\n${this.#stderr}${this.#stdout}`,
+      );
+    });
+    this.port = await Promise.race([ready, exited]);
+    // The token line follows the listening line; give it the moment it needs.
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Runs the service's main module with `env` and piped output. */
+export function spawn(env: Record<string, string>, args: string[] = []): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-env",
+      "--allow-net",
+      "--allow-read",
+      "--allow-write",
+      "--allow-ffi",
+      "--allow-sys=homedir,osRelease",
+      `${ROOT}main.ts`,
+      ...args,
+    ],
+    cwd: ROOT,
+    env,
+    clearEnv: true,
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+}
+
+/** Runs the service to completion (for start-up failures): exit code and output. */
+export async function runToExit(
+  env: Record<string, string>,
+  args: string[] = [],
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-env",
+      "--allow-net",
+      "--allow-read",
+      "--allow-write",
+      "--allow-ffi",
+      "--allow-sys=homedir,osRelease",
+      `${ROOT}main.ts`,
+      ...args,
+    ],
+    cwd: ROOT,
+    env,
+    clearEnv: true,
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
+/** Claims and header tweaks for {@link mint}. */
+export interface MintOptions {
+  readonly scope?: string;
+  readonly scopes?: unknown;
+  readonly schemas?: unknown;
+  readonly sub?: string;
+  /** Seconds from now; null leaves `exp` out. */
+  readonly expiresIn?: number | null;
+  readonly notBefore?: number;
+  readonly issuedAt?: number;
+  readonly issuer?: string;
+  readonly audience?: string;
+  readonly secret?: string | Uint8Array;
+  readonly alg?: string;
+}
+
+/** Mints an HMAC token for tests (the test secret unless another is given). */
+export async function mint(options: MintOptions = {}): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const claims: Record<string, unknown> = {};
+  if (options.scope !== undefined) claims.scope = options.scope;
+  if (options.scopes !== undefined) claims.scopes = options.scopes;
+  if (options.schemas !== undefined) claims.schemas = options.schemas;
+  const jwt = new SignJWT(claims)
+    .setProtectedHeader({ alg: options.alg ?? "HS256", typ: "JWT" })
+    .setSubject(options.sub ?? "tester")
+    .setIssuedAt(options.issuedAt ?? now);
+  if (options.expiresIn !== null) jwt.setExpirationTime(now + (options.expiresIn ?? 600));
+  if (options.notBefore !== undefined) jwt.setNotBefore(now + options.notBefore);
+  if (options.issuer) jwt.setIssuer(options.issuer);
+  if (options.audience) jwt.setAudience(options.audience);
+  const secret = options.secret ?? TEST_SECRET;
+  return await jwt.sign(typeof secret === "string" ? new TextEncoder().encode(secret) : secret);
+}
+
+/** Asserts the contract's error shape and returns the error object. */
+export function errorOf(
+  answer: Answer,
+  status: number,
+): { code: number; type: string; message: string; details?: unknown[] } {
+  if (answer.status !== status) {
+    throw new Error(`Expected status ${status}, got ${answer.status}: ${answer.text}`);
+  }
+  const error = answer.body?.error;
+  if (
+    !error || error.code !== status || typeof error.message !== "string" ||
+    typeof error.type !== "string"
+  ) {
+    throw new Error(`Not the contract's error shape: ${answer.text}`);
+  }
+  if (Object.keys(answer.body).length !== 1) {
+    throw new Error(`Extra top-level keys: ${answer.text}`);
+  }
+  return error;
+}
+
+/** Asserts a success and returns its body. */
+// deno-lint-ignore no-explicit-any
+export function ok(answer: Answer): any {
+  if (answer.status !== 200) throw new Error(`Expected 200, got ${answer.status}: ${answer.text}`);
+  if (answer.body && typeof answer.body === "object" && "error" in answer.body) {
+    throw new Error(`A success must not carry "error": ${answer.text}`);
+  }
+  return answer.body;
+}
+
+/** A fingerprint of everything visible: schemas and every table's full definition. */
+export async function snapshot(server: TestServer): Promise<string> {
+  const schemas = ok(await server.request("GET", "schema"));
+  const tables = ok(await server.request("GET", "table?verbose=true&limit=1000"));
+  return JSON.stringify({ schemas, tables });
+}
