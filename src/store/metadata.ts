@@ -151,6 +151,7 @@ export async function pageOfTables(
   offset: number,
   limit: number,
 ): Promise<{ rows: TableRow[]; total: number }> {
+  if (filter.visibleSchemas?.length === 0) return { rows: [], total: 0 };
   const where = `($1::VARCHAR IS NULL OR lower(schema_name) = lower($1))
     AND ($2::VARCHAR[] IS NULL OR list_contains($2, lower(schema_name)))`;
   const visible = filter.visibleSchemas
@@ -261,6 +262,8 @@ export async function referencingTables(
   session: Session,
   tableIds: readonly number[],
 ): Promise<{ schema: string; name: string; constraint: string }[]> {
+  // An empty list has no element type DuckDB could bind.
+  if (tableIds.length === 0) return [];
   const rows = await session.rows(
     `SELECT t.schema_name, t.table_name, k.constraint_name
      FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id

@@ -57,7 +57,7 @@ export class TestServer {
       PORT: "0",
       DATA_DIR: dir,
       AUTH_JWT_SECRET: TEST_SECRET,
-      LOG_LEVEL: "warn",
+      LOG_LEVEL: Deno.env.get("TEST_LOG_LEVEL") ?? "warn",
       ...env,
     };
     const server = new TestServer(spawn(fullEnv), dir, fullEnv, 0, "");
@@ -138,6 +138,9 @@ export class TestServer {
   /** Stops the service and removes its data directory. */
   async dispose(): Promise<void> {
     await this.stop();
+    // Unexpected failures are logged at error level: show them, they explain a failing test.
+    const errors = this.#stderr.split("\n").filter((line) => line.includes('"level":"error"'));
+    if (errors.length > 0) console.error(errors.join("\n"));
     await Deno.remove(this.dataDir, { recursive: true }).catch(() => {});
   }
 

@@ -1,0 +1,98 @@
+import assert from "node:assert/strict";
+import { createApp } from "../src/app.ts";
+import { createVerifier } from "../src/auth/jwt.ts";
+import { createLogger } from "../src/log.ts";
+import type { Store } from "../src/store/store.ts";
+import { errorOf, mint, ok, TestServer, TEST_SECRET } from "./helpers/server.ts";
+
+Deno.test("errors: every failure has the contract's shape", async (t) => {
+  const server = await TestServer.start({ MAX_JSON_BYTES: "4096" });
+  try {
+    await t.step("an unknown route is 404, with or without the API prefix", async () => {
+      errorOf(await server.request("GET", "nothing/here"), 404);
+      errorOf(await server.request("GET", "/nothing"), 404);
+      errorOf(await server.request("GET", "table/a/b/c/d"), 404);
+    });
+
+    await t.step("a wrong method on a known path is 405 with Allow", async () => {
+      const answer = await server.request("PATCH", "table/users");
+      errorOf(answer, 405);
+      assert.equal(answer.headers.get("allow"), "DELETE, GET, HEAD, POST");
+      const schema = await server.request("PUT", "schema");
+      errorOf(schema, 405);
+      assert.equal(schema.headers.get("allow"), "GET, HEAD");
+    });
+
+    await t.step("malformed or truncated JSON is 400", async () => {
+      for (const body of ['{"table":', "{table: 1}", "[1,", "nul", '{"a":1}}', "\u0000"]) {
+        errorOf(
+          await server.request("POST", "table/t", { body, headers: { "content-type": "application/json" } }),
+          400,
+        );
+      }
+    });
+
+    await t.step("a body that is not JSON by content type is 415", async () => {
+      for (const type of ["text/plain", "application/xml", "multipart/form-data; boundary=x"]) {
+        errorOf(await server.request("POST", "table/t", { body: "{}", headers: { "content-type": type } }), 415);
+      }
+    });
+
+    await t.step("a body over MAX_JSON_BYTES is 413, declared or streamed", async () => {
+      const big = JSON.stringify({ table: { columns: [{ name: "a", type: "int", default: "x".repeat(5000) }] } });
+      errorOf(await server.request("POST", "table/t", { body: big, headers: { "content-type": "application/json" } }), 413);
+      const stream = new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(big));
+          controller.close();
+        },
+      });
+      const response = await fetch(`${server.base}/api/v1/table/t`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+        body: stream,
+      });
+      assert.equal(response.status, 413);
+      assert.equal((await response.json()).error.code, 413);
+      errorOf(await server.request("GET", "table/t"), 404);
+    });
+
+    await t.step("X-Request-Id is echoed when given and generated otherwise", async () => {
+      const echoed = await server.request("GET", "table", { headers: { "x-request-id": "abc-123" } });
+      assert.equal(echoed.headers.get("x-request-id"), "abc-123");
+      const generated = await server.request("GET", "table/missing");
+      assert.match(generated.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
+    });
+
+    await t.step("health endpoints are public", async () => {
+      assert.deepEqual(ok(await server.request("GET", "/healthz", { token: null })), { status: "ok" });
+      assert.deepEqual(ok(await server.request("GET", "/readyz", { token: null })), { status: "ready" });
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("createApp() answers an unexpected failure with 500, a request id and no internals", async () => {
+  const failing = new Proxy({}, {
+    get: () => () => Promise.reject(new Error('Catalog Error: SELECT * FROM "_table_service".tables at /srv/data')),
+  }) as Store;
+  const logged: string[] = [];
+  const app = createApp({
+    store: failing,
+    verifier: await createVerifier({ key: { kind: "hmac", secret: TEST_SECRET } }),
+    logger: createLogger("error", (line) => logged.push(line)),
+    maxJsonBytes: 1024,
+  });
+  const response = await app.request("/api/v1/table/x", {
+    headers: { authorization: `Bearer ${await mint({ scope: "tables:read" })}`, "x-request-id": "req-42" },
+  });
+  assert.equal(response.status, 500);
+  const body = await response.json();
+  assert.equal(body.error.code, 500);
+  assert.match(body.error.message, /req-42/);
+  assert.doesNotMatch(JSON.stringify(body), /SELECT|_table_service|\/srv/);
+  assert.equal(logged.length, 1);
+  assert.match(logged[0]!, /req-42/);
+  assert.match(logged[0]!, /Catalog Error/);
+});
