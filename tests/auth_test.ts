@@ -1,9 +1,18 @@
 import assert from "node:assert/strict";
-import { base64url, exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, SignJWT } from "jose";
+import {
+  base64url,
+  exportJWK,
+  exportPKCS8,
+  exportSPKI,
+  generateKeyPair,
+  importPKCS8,
+  SignJWT,
+} from "jose";
 import { errorOf, mint, ok, TestServer } from "./helpers/server.ts";
 
 function unsignedToken(payload: Record<string, unknown>): string {
-  const encode = (value: unknown) => base64url.encode(new TextEncoder().encode(JSON.stringify(value)));
+  const encode = (value: unknown) =>
+    base64url.encode(new TextEncoder().encode(JSON.stringify(value)));
   return `${encode({ alg: "none", typ: "JWT" })}.${encode(payload)}.`;
 }
 
@@ -25,29 +34,53 @@ Deno.test("auth: HMAC tokens, scopes and the schemas claim", async (t) => {
         ["three garbage parts", { authorization: "Bearer a.b.c" }],
       ];
       for (const [why, headers] of cases) {
-        assertInvalidToken(await server.request("GET", "table", { token: null, headers: headers ?? {} }), why);
+        assertInvalidToken(
+          await server.request("GET", "table", { token: null, headers: headers ?? {} }),
+          why,
+        );
       }
     });
 
-    await t.step("bad signature, expiry, not-before, future iat, missing exp and alg none are 401", async () => {
-      const tokens: [string, string][] = [
-        ["bad signature", await mint({ scope: "tables:read", secret: "another-secret-another-secret-another" })],
-        ["expired", await mint({ scope: "tables:read", expiresIn: -120 })],
-        ["not yet valid", await mint({ scope: "tables:read", notBefore: 120 })],
-        ["issued in the future", await mint({ scope: "tables:read", issuedAt: now + 600 })],
-        ["no exp", await mint({ scope: "tables:read", expiresIn: null })],
-        ["alg none", unsignedToken({ scope: "tables:read", exp: now + 600, sub: "x" })],
-        ["HS512 with a wrong key", await mint({ scope: "tables:read", alg: "HS512", secret: "x".repeat(64) })],
-      ];
-      for (const [why, token] of tokens) {
-        assertInvalidToken(await server.request("GET", "table", { token }), why);
-      }
-    });
+    await t.step(
+      "bad signature, expiry, not-before, future iat, missing exp and alg none are 401",
+      async () => {
+        const tokens: [string, string][] = [
+          [
+            "bad signature",
+            await mint({ scope: "tables:read", secret: "another-secret-another-secret-another" }),
+          ],
+          ["expired", await mint({ scope: "tables:read", expiresIn: -120 })],
+          ["not yet valid", await mint({ scope: "tables:read", notBefore: 120 })],
+          ["issued in the future", await mint({ scope: "tables:read", issuedAt: now + 600 })],
+          ["no exp", await mint({ scope: "tables:read", expiresIn: null })],
+          ["alg none", unsignedToken({ scope: "tables:read", exp: now + 600, sub: "x" })],
+          [
+            "HS512 with a wrong key",
+            await mint({ scope: "tables:read", alg: "HS512", secret: "x".repeat(64) }),
+          ],
+        ];
+        for (const [why, token] of tokens) {
+          assertInvalidToken(await server.request("GET", "table", { token }), why);
+        }
+      },
+    );
 
     await t.step("expiry and not-before are honoured with 30 s of skew", async () => {
-      ok(await server.request("GET", "table", { token: await mint({ scope: "tables:read", expiresIn: -10 }) }));
-      ok(await server.request("GET", "table", { token: await mint({ scope: "tables:read", notBefore: 10 }) }));
-      ok(await server.request("GET", "table", { token: await mint({ scope: "tables:read", alg: "HS384" }) }));
+      ok(
+        await server.request("GET", "table", {
+          token: await mint({ scope: "tables:read", expiresIn: -10 }),
+        }),
+      );
+      ok(
+        await server.request("GET", "table", {
+          token: await mint({ scope: "tables:read", notBefore: 10 }),
+        }),
+      );
+      ok(
+        await server.request("GET", "table", {
+          token: await mint({ scope: "tables:read", alg: "HS384" }),
+        }),
+      );
     });
 
     await t.step("a read scope reads but cannot write (403); write implies read", async () => {
@@ -87,7 +120,9 @@ Deno.test("auth: HMAC tokens, scopes and the schemas claim", async (t) => {
 
     await t.step("a schemas claim that is not a list of names is 401", async () => {
       assertInvalidToken(
-        await server.request("GET", "table", { token: await mint({ scope: "tables:read", schemas: "sales" }) }),
+        await server.request("GET", "table", {
+          token: await mint({ scope: "tables:read", schemas: "sales" }),
+        }),
         "schemas as a string",
       );
     });
@@ -97,17 +132,32 @@ Deno.test("auth: HMAC tokens, scopes and the schemas claim", async (t) => {
 });
 
 Deno.test("auth: issuer and audience are checked when configured", async () => {
-  const server = await TestServer.start({ AUTH_ISSUER: "https://issuer.example", AUTH_AUDIENCE: "tables" });
+  const server = await TestServer.start({
+    AUTH_ISSUER: "https://issuer.example",
+    AUTH_AUDIENCE: "tables",
+  });
   try {
-    const good = await mint({ scope: "tables:read", issuer: "https://issuer.example", audience: "tables" });
+    const good = await mint({
+      scope: "tables:read",
+      issuer: "https://issuer.example",
+      audience: "tables",
+    });
     ok(await server.request("GET", "table", { token: good }));
     const tokens: [string, string][] = [
-      ["wrong issuer", await mint({ scope: "tables:read", issuer: "https://evil.example", audience: "tables" })],
-      ["wrong audience", await mint({ scope: "tables:read", issuer: "https://issuer.example", audience: "other" })],
+      [
+        "wrong issuer",
+        await mint({ scope: "tables:read", issuer: "https://evil.example", audience: "tables" }),
+      ],
+      [
+        "wrong audience",
+        await mint({ scope: "tables:read", issuer: "https://issuer.example", audience: "other" }),
+      ],
       ["no issuer", await mint({ scope: "tables:read", audience: "tables" })],
       ["no audience", await mint({ scope: "tables:read", issuer: "https://issuer.example" })],
     ];
-    for (const [why, token] of tokens) assertInvalidToken(await server.request("GET", "table", { token }), why);
+    for (const [why, token] of tokens) {
+      assertInvalidToken(await server.request("GET", "table", { token }), why);
+    }
   } finally {
     await server.dispose();
   }
@@ -122,7 +172,8 @@ Deno.test("auth: a PEM public key pins asymmetric algorithms", async (t) => {
   const pkcs8 = await exportPKCS8(privateKey);
   const rsa = async (alg: string) => await importPKCS8(pkcs8, alg);
   const sign = (alg: string, key: CryptoKey | Uint8Array) =>
-    new SignJWT({ scope: "tables:read" }).setProtectedHeader({ alg }).setSubject("rsa").setExpirationTime(now + 600)
+    new SignJWT({ scope: "tables:read" }).setProtectedHeader({ alg }).setSubject("rsa")
+      .setExpirationTime(now + 600)
       .sign(key);
   const sources: [string, string][] = [["PEM text", pem], ["PEM path", `${dir}/key.pem`]];
   for (const [label, value] of sources) {
@@ -130,22 +181,33 @@ Deno.test("auth: a PEM public key pins asymmetric algorithms", async (t) => {
       const server = await TestServer.start({ AUTH_JWT_SECRET: "", AUTH_JWT_PUBLIC_KEY: value });
       try {
         ok(await server.request("GET", "table", { token: await sign("RS256", privateKey) }));
-        ok(await server.request("GET", "table", { token: await sign("RS512", await rsa("RS512")) }));
-        ok(await server.request("GET", "table", { token: await sign("PS256", await rsa("PS256")) }));
+        ok(
+          await server.request("GET", "table", { token: await sign("RS512", await rsa("RS512")) }),
+        );
+        ok(
+          await server.request("GET", "table", { token: await sign("PS256", await rsa("PS256")) }),
+        );
         const other = await generateKeyPair("RS256");
         assertInvalidToken(
           await server.request("GET", "table", { token: await sign("RS256", other.privateKey) }),
           "other RSA key",
         );
         assertInvalidToken(
-          await server.request("GET", "table", { token: await sign("HS256", new TextEncoder().encode(pem)) }),
+          await server.request("GET", "table", {
+            token: await sign("HS256", new TextEncoder().encode(pem)),
+          }),
           "HS256 signed with the public key text",
         );
         assertInvalidToken(
-          await server.request("GET", "table", { token: unsignedToken({ scope: "tables:read", exp: now + 600 }) }),
+          await server.request("GET", "table", {
+            token: unsignedToken({ scope: "tables:read", exp: now + 600 }),
+          }),
           "alg none",
         );
-        assertInvalidToken(await server.request("GET", "table", { token: await mint({ scope: "tables:read" }) }), "HMAC");
+        assertInvalidToken(
+          await server.request("GET", "table", { token: await mint({ scope: "tables:read" }) }),
+          "HMAC",
+        );
       } finally {
         await server.dispose();
       }
@@ -159,17 +221,32 @@ Deno.test("auth: a JWKS file selects keys by kid", async () => {
   const jwk = { ...(await exportJWK(publicKey)), kid: "k1", use: "sig" };
   const dir = await Deno.makeTempDir();
   await Deno.writeTextFile(`${dir}/jwks.json`, JSON.stringify({ keys: [jwk] }));
-  const server = await TestServer.start({ AUTH_JWT_SECRET: "", AUTH_JWKS_FILE: `${dir}/jwks.json` });
+  const server = await TestServer.start({
+    AUTH_JWT_SECRET: "",
+    AUTH_JWKS_FILE: `${dir}/jwks.json`,
+  });
   const now = Math.floor(Date.now() / 1000);
   try {
-    const token = await new SignJWT({ scope: "tables:read" }).setProtectedHeader({ alg: "ES256", kid: "k1" })
+    const token = await new SignJWT({ scope: "tables:read" }).setProtectedHeader({
+      alg: "ES256",
+      kid: "k1",
+    })
       .setExpirationTime(now + 600).sign(privateKey);
     ok(await server.request("GET", "table", { token }));
     const other = await generateKeyPair("ES256");
-    const forged = await new SignJWT({ scope: "tables:read" }).setProtectedHeader({ alg: "ES256", kid: "k1" })
+    const forged = await new SignJWT({ scope: "tables:read" }).setProtectedHeader({
+      alg: "ES256",
+      kid: "k1",
+    })
       .setExpirationTime(now + 600).sign(other.privateKey);
-    assertInvalidToken(await server.request("GET", "table", { token: forged }), "forged with another key");
-    assertInvalidToken(await server.request("GET", "table", { token: await mint({ scope: "tables:read" }) }), "HS256");
+    assertInvalidToken(
+      await server.request("GET", "table", { token: forged }),
+      "forged with another key",
+    );
+    assertInvalidToken(
+      await server.request("GET", "table", { token: await mint({ scope: "tables:read" }) }),
+      "HS256",
+    );
   } finally {
     await server.dispose();
     await Deno.remove(dir, { recursive: true });

@@ -3,7 +3,7 @@ import { createApp } from "../src/app.ts";
 import { createVerifier } from "../src/auth/jwt.ts";
 import { createLogger } from "../src/log.ts";
 import type { Store } from "../src/store/store.ts";
-import { errorOf, mint, ok, TestServer, TEST_SECRET } from "./helpers/server.ts";
+import { errorOf, mint, ok, TEST_SECRET, TestServer } from "./helpers/server.ts";
 
 Deno.test("errors: every failure has the contract's shape", async (t) => {
   const server = await TestServer.start({ MAX_JSON_BYTES: "4096" });
@@ -26,7 +26,10 @@ Deno.test("errors: every failure has the contract's shape", async (t) => {
     await t.step("malformed or truncated JSON is 400", async () => {
       for (const body of ['{"table":', "{table: 1}", "[1,", "nul", '{"a":1}}', "\u0000"]) {
         errorOf(
-          await server.request("POST", "table/t", { body, headers: { "content-type": "application/json" } }),
+          await server.request("POST", "table/t", {
+            body,
+            headers: { "content-type": "application/json" },
+          }),
           400,
         );
       }
@@ -34,13 +37,27 @@ Deno.test("errors: every failure has the contract's shape", async (t) => {
 
     await t.step("a body that is not JSON by content type is 415", async () => {
       for (const type of ["text/plain", "application/xml", "multipart/form-data; boundary=x"]) {
-        errorOf(await server.request("POST", "table/t", { body: "{}", headers: { "content-type": type } }), 415);
+        errorOf(
+          await server.request("POST", "table/t", {
+            body: "{}",
+            headers: { "content-type": type },
+          }),
+          415,
+        );
       }
     });
 
     await t.step("a body over MAX_JSON_BYTES is 413, declared or streamed", async () => {
-      const big = JSON.stringify({ table: { columns: [{ name: "a", type: "int", default: "x".repeat(5000) }] } });
-      errorOf(await server.request("POST", "table/t", { body: big, headers: { "content-type": "application/json" } }), 413);
+      const big = JSON.stringify({
+        table: { columns: [{ name: "a", type: "int", default: "x".repeat(5000) }] },
+      });
+      errorOf(
+        await server.request("POST", "table/t", {
+          body: big,
+          headers: { "content-type": "application/json" },
+        }),
+        413,
+      );
       const stream = new ReadableStream({
         start(controller) {
           controller.enqueue(new TextEncoder().encode(big));
@@ -58,15 +75,21 @@ Deno.test("errors: every failure has the contract's shape", async (t) => {
     });
 
     await t.step("X-Request-Id is echoed when given and generated otherwise", async () => {
-      const echoed = await server.request("GET", "table", { headers: { "x-request-id": "abc-123" } });
+      const echoed = await server.request("GET", "table", {
+        headers: { "x-request-id": "abc-123" },
+      });
       assert.equal(echoed.headers.get("x-request-id"), "abc-123");
       const generated = await server.request("GET", "table/missing");
       assert.match(generated.headers.get("x-request-id") ?? "", /^[0-9a-f-]{36}$/);
     });
 
     await t.step("health endpoints are public", async () => {
-      assert.deepEqual(ok(await server.request("GET", "/healthz", { token: null })), { status: "ok" });
-      assert.deepEqual(ok(await server.request("GET", "/readyz", { token: null })), { status: "ready" });
+      assert.deepEqual(ok(await server.request("GET", "/healthz", { token: null })), {
+        status: "ok",
+      });
+      assert.deepEqual(ok(await server.request("GET", "/readyz", { token: null })), {
+        status: "ready",
+      });
     });
   } finally {
     await server.dispose();
@@ -75,7 +98,10 @@ Deno.test("errors: every failure has the contract's shape", async (t) => {
 
 Deno.test("createApp() answers an unexpected failure with 500, a request id and no internals", async () => {
   const failing = new Proxy({}, {
-    get: () => () => Promise.reject(new Error('Catalog Error: SELECT * FROM "_table_service".tables at /srv/data')),
+    get: () => () =>
+      Promise.reject(
+        new Error('Catalog Error: SELECT * FROM "_table_service".tables at /srv/data'),
+      ),
   }) as Store;
   const logged: string[] = [];
   const app = createApp({
@@ -85,7 +111,10 @@ Deno.test("createApp() answers an unexpected failure with 500, a request id and 
     maxJsonBytes: 1024,
   });
   const response = await app.request("/api/v1/table/x", {
-    headers: { authorization: `Bearer ${await mint({ scope: "tables:read" })}`, "x-request-id": "req-42" },
+    headers: {
+      authorization: `Bearer ${await mint({ scope: "tables:read" })}`,
+      "x-request-id": "req-42",
+    },
   });
   assert.equal(response.status, 500);
   const body = await response.json();

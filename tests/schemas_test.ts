@@ -5,7 +5,9 @@ Deno.test("schemas: list, create, delete with and without cascade", async (t) =>
   const server = await TestServer.start();
   try {
     await t.step("public exists from the start; internal schemas never show", async () => {
-      assert.deepEqual(ok(await server.request("GET", "schema")), { schemas: [{ name: "public" }] });
+      assert.deepEqual(ok(await server.request("GET", "schema")), {
+        schemas: [{ name: "public" }],
+      });
     });
 
     await t.step("POST /schema/{name} creates; an existing name (any case) is 409", async () => {
@@ -25,35 +27,51 @@ Deno.test("schemas: list, create, delete with and without cascade", async (t) =>
       errorOf(await server.request("DELETE", "schema/nowhere"), 404);
     });
 
-    await t.step("a schema with tables is 409 unless cascade=true, which drops them too", async () => {
-      ok(await server.request("POST", "table/a?schema=sales", {
-        body: {
-          table: {
-            columns: [{ name: "id", type: "serial" }, { name: "b", type: "int" }],
-            constraints: { primary_key: { columns: ["id"] } },
-          },
-        },
-      }));
-      ok(await server.request("POST", "table/b?schema=sales", {
-        body: {
-          table: {
-            columns: [{ name: "a_id", type: "int" }],
-            constraints: { foreign_keys: [{ column: "a_id", reference_table: "a", reference_column: "id", reference_schema: "sales" }] },
-          },
-        },
-      }));
-      const error = errorOf(await server.request("DELETE", "schema/sales"), 409);
-      assert.match(error.message, /cascade/);
-      errorOf(await server.request("DELETE", "schema/sales?cascade=nope"), 400);
-      assert.equal(ok(await server.request("GET", "table?schema=sales")).total, 2);
-      assert.deepEqual(ok(await server.request("DELETE", "schema/sales?cascade=True")), {
-        schema: "Sales",
-        message: 'Schema "Sales" deleted',
-      });
-      assert.deepEqual(ok(await server.request("GET", "schema")), { schemas: [{ name: "public" }] });
-      errorOf(await server.request("GET", "table/a?schema=sales"), 404);
-      assert.equal(ok(await server.request("GET", "table")).total, 0);
-    });
+    await t.step(
+      "a schema with tables is 409 unless cascade=true, which drops them too",
+      async () => {
+        ok(
+          await server.request("POST", "table/a?schema=sales", {
+            body: {
+              table: {
+                columns: [{ name: "id", type: "serial" }, { name: "b", type: "int" }],
+                constraints: { primary_key: { columns: ["id"] } },
+              },
+            },
+          }),
+        );
+        ok(
+          await server.request("POST", "table/b?schema=sales", {
+            body: {
+              table: {
+                columns: [{ name: "a_id", type: "int" }],
+                constraints: {
+                  foreign_keys: [{
+                    column: "a_id",
+                    reference_table: "a",
+                    reference_column: "id",
+                    reference_schema: "sales",
+                  }],
+                },
+              },
+            },
+          }),
+        );
+        const error = errorOf(await server.request("DELETE", "schema/sales"), 409);
+        assert.match(error.message, /cascade/);
+        errorOf(await server.request("DELETE", "schema/sales?cascade=nope"), 400);
+        assert.equal(ok(await server.request("GET", "table?schema=sales")).total, 2);
+        assert.deepEqual(ok(await server.request("DELETE", "schema/sales?cascade=True")), {
+          schema: "Sales",
+          message: 'Schema "Sales" deleted',
+        });
+        assert.deepEqual(ok(await server.request("GET", "schema")), {
+          schemas: [{ name: "public" }],
+        });
+        errorOf(await server.request("GET", "table/a?schema=sales"), 404);
+        assert.equal(ok(await server.request("GET", "table")).total, 0);
+      },
+    );
 
     await t.step("a schema dropped with its tables can be created again, empty", async () => {
       ok(await server.request("POST", "schema/sales"));
