@@ -262,10 +262,11 @@ async function existingSchema(session: Session, name: string): Promise<string> {
 }
 
 async function existingTable(session: Session, ref: TableRef): Promise<TableRow> {
+  const row = await findTable(session, ref);
+  if (row) return row;
+  // Say which of the two is missing.
   const schema = await existingSchema(session, ref.schema);
-  const row = await findTable(session, { schema, name: ref.name });
-  if (!row) throw ApiError.notFound(`Table "${schema}.${ref.name}" does not exist`);
-  return row;
+  throw ApiError.notFound(`Table "${schema}.${ref.name}" does not exist`);
 }
 
 async function tableRowsById(session: Session, ids: readonly number[]): Promise<TableRow[]> {

@@ -19,6 +19,7 @@ import type {
 } from "../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../catalog/names.ts";
 import type { Session } from "./database.ts";
+import { quoteIdent } from "./sql.ts";
 
 /** The internal schema; never listed, never addressable through the API. */
 export const META = "_table_service";
@@ -308,16 +309,18 @@ export async function describeTables(
 ): Promise<Table[]> {
   if (tables.length === 0) return [];
   const ids = listValue(tables.map((t) => t.id));
+  // pragma_table_info per table beats scanning duckdb_columns() for every table in the file.
+  const info = tables.map((t, i) =>
+    `SELECT ${Number(t.id)}::INTEGER AS table_id, cid, name, type, "notnull", dflt_value
+     FROM pragma_table_info($${i + 1})`
+  ).join(" UNION ALL ");
   const columnRows = await session.rows(
-    `SELECT m.table_id, m.column_id, c.column_name, c.data_type, c.column_default, c.is_nullable
-     FROM ${META}.tables t
-     JOIN ${META}.columns m ON m.table_id = t.table_id
-     JOIN duckdb_columns() c ON c.database_name = current_database()
-       AND c.schema_name = t.schema_name AND c.table_name = t.table_name
-       AND c.column_name = m.column_name
-     WHERE list_contains($1, t.table_id)
-     ORDER BY t.table_id, c.column_index`,
-    [ids],
+    `SELECT m.table_id, m.column_id, c.name AS column_name, c.type AS data_type,
+       c.dflt_value AS column_default, NOT c."notnull" AS is_nullable
+     FROM (${info}) c
+     JOIN ${META}.columns m ON m.table_id = c.table_id AND m.column_name = c.name
+     ORDER BY c.table_id, c.cid`,
+    tables.map((t) => `${quoteIdent(t.schema)}.${quoteIdent(t.name)}`),
   );
   const constraintRows = await session.rows(
     `SELECT k.table_id, k.kind, k.constraint_name, k.column_ids,

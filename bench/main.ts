@@ -1,0 +1,84 @@
+/**
+ * `deno task bench`: measures the service against baselines taken in the same run.
+ *
+ * These machines are shared and noisy, so every number is printed next to a baseline
+ * measured moments before on the same machine, and the ratio is what to compare.
+ *
+ * @module
+ */
+
+import { TestServer } from "../tests/helpers/server.ts";
+
+/** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
+async function time(count: number, work: (i: number) => Promise<void>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    await work(i);
+    samples.push(performance.now() - started);
+  }
+  return samples.sort((a, b) => a - b);
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
+}
+
+async function expectOk(answer: Promise<{ status: number; text: string }>): Promise<void> {
+  const { status, text } = await answer;
+  if (status !== 200) throw new Error(`Benchmark request failed with ${status}: ${text}`);
+}
+
+async function definitions(): Promise<void> {
+  const server = await TestServer.start({ LOG_LEVEL: "error" });
+  try {
+    const count = 300;
+    const definition = {
+      table: {
+        columns: [
+          { name: "id", type: "bigserial" },
+          { name: "email", type: "varchar", is_nullable: false },
+          { name: "price", type: "numeric(10,2)", default: "0" },
+          { name: "created", type: "timestamptz", default: "now()" },
+        ],
+        constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["email"] }] },
+      },
+    };
+    // Warm up connections and code paths before measuring.
+    for (let i = 0; i < 20; i++) await expectOk(server.request("GET", "/healthz", { token: null }));
+    const baseline = await time(
+      count,
+      () => expectOk(server.request("GET", "/healthz", { token: null })),
+    );
+    const create = await time(
+      count,
+      (i) => expectOk(server.request("POST", `table/t${i}`, { body: definition })),
+    );
+    const get = await time(count, (i) => expectOk(server.request("GET", `table/t${i}`)));
+    const drop = await time(count, (i) => expectOk(server.request("DELETE", `table/t${i}`)));
+    const rows = [
+      ["GET /healthz (baseline)", baseline],
+      ["POST /table/{name}", create],
+      ["GET /table/{name}", get],
+      ["DELETE /table/{name}", drop],
+    ] as const;
+    const base = percentile(baseline, 0.5);
+    console.log(`\nTable definitions: ${count} sequential requests each, one client, loopback`);
+    console.log("operation                 p50 ms   p99 ms   p50 / baseline p50");
+    for (const [label, samples] of rows) {
+      const p50 = percentile(samples, 0.5);
+      console.log(
+        `${label.padEnd(24)} ${p50.toFixed(2).padStart(7)} ${
+          percentile(samples, 0.99).toFixed(2).padStart(8)
+        }` +
+          `   ${(p50 / base).toFixed(1).padStart(8)}×`,
+      );
+    }
+  } finally {
+    await server.dispose();
+  }
+}
+
+if (import.meta.main) {
+  await definitions();
+}
