@@ -52,7 +52,14 @@ async function main(): Promise<void> {
     throw new StartupError(`Cannot open database "${config.databasePath}": ${firstLine(error)}`);
   }
 
-  const app = createApp({ store, verifier, logger, maxJsonBytes: config.maxJsonBytes });
+  const app = createApp({
+    store,
+    verifier,
+    logger,
+    maxJsonBytes: config.maxJsonBytes,
+    maxUploadBytes: config.maxUploadBytes,
+    spoolDir,
+  });
   let server: Deno.HttpServer;
   try {
     server = Deno.serve({

@@ -13,6 +13,7 @@ import { type AuthVariables, bearerAuth } from "./auth/middleware.ts";
 import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
+import { rowRoutes } from "./routes/rows.ts";
 import { tableRoutes } from "./routes/tables.ts";
 import type { Store } from "./store/store.ts";
 
@@ -25,7 +26,13 @@ export interface AppDeps {
   readonly verifier: TokenVerifier;
   readonly logger: Logger;
   readonly maxJsonBytes: number;
+  readonly maxUploadBytes: number;
+  /** Where request bodies of rows are streamed to. */
+  readonly spoolDir: string;
 }
+
+/** Routes whose bodies are streamed to disk under their own, larger limit. */
+const STREAMED_BODY = /\/(records|upload\/[a-z]+)\/?$/;
 
 type Env = { Variables: AuthVariables & { requestId: string } };
 
@@ -59,16 +66,17 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
 
   app.use(`${API_PREFIX}/*`, bearerAuth(deps.verifier));
-  app.use(
-    `${API_PREFIX}/*`,
-    bodyLimit({
-      maxSize: deps.maxJsonBytes,
-      onError: () => {
-        throw ApiError.tooLarge(deps.maxJsonBytes);
-      },
-    }),
-  );
+  const jsonLimit = bodyLimit({
+    maxSize: deps.maxJsonBytes,
+    onError: () => {
+      throw ApiError.tooLarge(deps.maxJsonBytes);
+    },
+  });
+  app.use(`${API_PREFIX}/*`, function jsonBodyLimit(c, next) {
+    return STREAMED_BODY.test(c.req.path) ? next() : jsonLimit(c, next);
+  });
   app.route(API_PREFIX, tableRoutes(deps.store));
+  app.route(API_PREFIX, rowRoutes(deps));
   app.route(API_PREFIX, schemaRoutes(deps.store));
 
   app.notFound((c) => {

@@ -140,6 +140,11 @@ export class ApiError extends Error {
     return new ApiError(422, "invalid_definition", message, { details });
   }
 
+  /** 422: data that does not fit its table (unknown column, bad value, NOT NULL). */
+  static invalidData(message: string, details?: readonly ErrorDetail[]): ApiError {
+    return new ApiError(422, "invalid_data", message, { details });
+  }
+
   /** 500: never carries internals, only the request id to find them in the log. */
   static internal(requestId: string): ApiError {
     return new ApiError(

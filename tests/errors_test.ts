@@ -109,6 +109,8 @@ Deno.test("createApp() answers an unexpected failure with 500, a request id and 
     verifier: await createVerifier({ key: { kind: "hmac", secret: TEST_SECRET } }),
     logger: createLogger("error", (line) => logged.push(line)),
     maxJsonBytes: 1024,
+    maxUploadBytes: 1024,
+    spoolDir: "/nonexistent",
   });
   const response = await app.request("/api/v1/table/x", {
     headers: {

@@ -78,6 +78,7 @@ export class Database {
     await database.withSession(async (session) => {
       // Order matters: each SET below would be refused after the next one.
       await session.run(`SET allowed_directories=[${quoteLiteral(`${options.spoolDir}/`)}]`);
+      await session.run("SET TimeZone='UTC'");
       await session.run("SET enable_external_access=false");
       await session.run("SET lock_configuration=true");
     });
@@ -103,6 +104,56 @@ export class Database {
         connection.closeSync();
       }
     }
+  }
+
+  /**
+   * Streams the text of the first column of each result row, one line each, after `first`.
+   * The connection is held until the stream ends or is cancelled, so a slow client holds a
+   * connection, not the result.
+   */
+  streamLines(first: string, sql: string, values: DuckDBValue[] = []): ReadableStream<Uint8Array> {
+    const encoder = new TextEncoder();
+    let connection: DuckDBConnection | undefined;
+    let result: Awaited<ReturnType<DuckDBConnection["stream"]>> | undefined;
+    const release = () => {
+      if (!connection) return;
+      this.#active--;
+      connection.closeSync();
+      connection = undefined;
+    };
+    return new ReadableStream<Uint8Array>({
+      start: async (controller) => {
+        if (this.#closed) throw new Error("The database is closed");
+        connection = await this.instance.connect();
+        this.#active++;
+        try {
+          // A snapshot: the export is consistent even while writers go on.
+          await connection.run("BEGIN TRANSACTION");
+          result = await connection.stream(sql, values);
+        } catch (error) {
+          release();
+          throw error;
+        }
+        controller.enqueue(encoder.encode(`${first}\n`));
+      },
+      pull: async (controller) => {
+        try {
+          const chunk = await result!.fetchChunk();
+          if (!chunk || chunk.rowCount === 0) {
+            await connection?.run("COMMIT").catch(() => {});
+            release();
+            controller.close();
+            return;
+          }
+          const lines = chunk.getColumnValues(0) as string[];
+          controller.enqueue(encoder.encode(`${lines.join("\n")}\n`));
+        } catch (error) {
+          release();
+          controller.error(error);
+        }
+      },
+      cancel: () => release(),
+    }, { highWaterMark: 1 });
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 
 import type { PlannedColumn, TablePlan } from "../catalog/definition.ts";
+import type { TableDefinition } from "../catalog/model.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import { DEFAULT_SCHEMA, nameKey } from "../catalog/names.ts";
 import { ApiError, type ErrorDetail } from "../errors.ts";
@@ -32,7 +33,19 @@ import {
   tablesInSchema,
 } from "./metadata.ts";
 import { qualified, quoteIdent } from "./sql.ts";
-import type { ListTablesOptions, Store, TableListing } from "./store.ts";
+import type { IfExists, ListTablesOptions, RowsFile, Store, TableListing } from "./store.ts";
+import {
+  conflictKey,
+  csvHeader,
+  csvQuery,
+  explainLoadFailure,
+  type LoadCounts,
+  loadRows,
+  type OnConflict,
+  readRecords,
+} from "./rows.ts";
+import { type KeyColumn, mapRowKeys } from "../catalog/rows.ts";
+import { planTable } from "../catalog/definition.ts";
 
 /** Where the store keeps its files. */
 export interface StoreOptions {
@@ -230,6 +243,140 @@ export class DuckDBStore implements Store {
     }
   }
 
+  insertRecords(
+    ref: TableRef,
+    file: RowsFile,
+    onConflict: OnConflict,
+  ): Promise<{ table: Table } & LoadCounts> {
+    // Shared: many loads may append at once; DDL on the table waits for them.
+    return this.#locks.run(
+      [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")],
+      async () => {
+        const table = await this.getTable(ref);
+        if (onConflict !== "fail" && !conflictKey(table)) {
+          throw ApiError.invalidData(
+            `on_conflict=${onConflict} needs a primary key or exactly one unique constraint; ` +
+              `table "${table.name}" has neither`,
+          );
+        }
+        const mapping = await mapRowKeys(table, file, (key) => this.#firstRowOfKey(file, key));
+        try {
+          const counts = await this.database.transaction((session) =>
+            loadRows(session, table, file, mapping, onConflict)
+          );
+          return { table, ...counts };
+        } catch (error) {
+          throw await this.database.withSession((session) =>
+            explainLoadFailure(session, table, file, mapping, error)
+          );
+        }
+      },
+    );
+  }
+
+  async uploadTable(
+    ref: TableRef,
+    file: RowsFile,
+    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+  ): Promise<{ table: Table; inserted: number }> {
+    try {
+      return await this.#upload(ref, file, options, false);
+    } catch (error) {
+      // Types inferred from a sample can miss a later row; infer from every row and retry.
+      if (
+        options.plan || !(error instanceof ApiError) || error.status !== 422 ||
+        error.type !== "invalid_data"
+      ) {
+        throw error;
+      }
+      return await this.#upload(ref, file, options, true);
+    }
+  }
+
+  #upload(
+    ref: TableRef,
+    file: RowsFile,
+    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+    inferFromAll: boolean,
+  ): Promise<{ table: Table; inserted: number }> {
+    return this.#locks.run(
+      [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")],
+      async () => {
+        const existing = await this.database.withSession(async (session) => {
+          const schema = await existingSchema(session, ref.schema);
+          return { schema, row: await findTable(session, { schema, name: ref.name }) };
+        });
+        const at = { schema: existing.schema, name: existing.row?.name ?? ref.name };
+        if (existing.row && options.ifExists === "fail") {
+          throw ApiError.conflict(
+            `Table "${at.schema}.${at.name}" already exists; use if_exists=replace or append`,
+          );
+        }
+        const appending = existing.row !== undefined && options.ifExists === "append";
+        let plan = options.plan;
+        let defaults = new Map<PlannedColumn, string>();
+        if (!appending) {
+          plan ??= await this.database.withSession((session) =>
+            inferPlan(session, at, file, inferFromAll)
+          );
+          const checked = plan;
+          defaults = await this.database.withSession((session) => checkColumns(session, checked));
+        }
+        let table: Table | undefined;
+        let mapping: readonly KeyColumn[] = [];
+        try {
+          return await this.database.transaction(async (session) => {
+            if (appending) {
+              table = (await describeTables(session, [existing.row!]))[0]!;
+              if (plan) await checkSameColumns(session, table, plan);
+            } else {
+              if (existing.row) await dropTableIn(session, existing.row);
+              table = await buildTable(session, at, plan!, defaults);
+            }
+            mapping = await mapRowKeys(table, file, (key) => this.#firstRowOfKey(file, key));
+            const { inserted } = await loadRows(session, table, file, mapping, "fail");
+            return { table, inserted };
+          });
+        } catch (error) {
+          if (!table) throw error;
+          const described = table;
+          throw await this.database.withSession((session) =>
+            explainLoadFailure(session, described, file, mapping, error)
+          );
+        }
+      },
+    );
+  }
+
+  readRecords(
+    ref: TableRef,
+    offset: number,
+    limit: number,
+  ): Promise<{ json: string; total: number }> {
+    return this.database.transaction(async (session) => {
+      const row = await existingTable(session, ref);
+      const [table] = await describeTables(session, [row]);
+      return await readRecords(session, table!, offset, limit);
+    });
+  }
+
+  async exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
+    const table = await this.getTable(ref);
+    return { table, stream: this.database.streamLines(csvHeader(table.columns), csvQuery(table)) };
+  }
+
+  /** The first row (0-based) whose object has `key`; for messages about that key. */
+  #firstRowOfKey(file: RowsFile, key: string): Promise<number | undefined> {
+    return this.database.withSession(async (session) => {
+      const rows = await session.rows(
+        `SELECT o - 1 AS row FROM read_json_objects($1, format='array') WITH ORDINALITY AS s(j, o)
+         WHERE list_contains(json_keys(j), $2) LIMIT 1`,
+        [file.path, key],
+      );
+      return rows[0] ? Number(rows[0].row) : undefined;
+    });
+  }
+
   async ready(): Promise<boolean> {
     try {
       await this.database.transaction((session) =>
@@ -267,6 +414,101 @@ async function existingTable(session: Session, ref: TableRef): Promise<TableRow>
   // Say which of the two is missing.
   const schema = await existingSchema(session, ref.schema);
   throw ApiError.notFound(`Table "${schema}.${ref.name}" does not exist`);
+}
+
+/** Drops a table with its sequences and metadata; 409 when another table references it. */
+async function dropTableIn(session: Session, row: TableRow): Promise<void> {
+  const blockers = await referencingTables(session, [row.id]);
+  if (blockers.length > 0) {
+    const first = blockers[0]!;
+    throw ApiError.conflict(
+      `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
+        `of table "${first.schema}.${first.name}" references it`,
+    );
+  }
+  const sequences = await sequencesOf(session, row.id);
+  await forgetTables(session, [row.id]);
+  await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
+  for (const s of sequences) await session.run(`DROP SEQUENCE ${qualified(s.schema, s.name)}`);
+}
+
+/**
+ * A plan for a table made from rows alone: the keys name the columns, in order of first
+ * appearance, and DuckDB's JSON reader infers their types (from a sample, or every row).
+ */
+async function inferPlan(
+  session: Session,
+  ref: TableRef,
+  file: RowsFile,
+  fromAll: boolean,
+): Promise<TablePlan> {
+  if (file.form === "arrays") {
+    throw ApiError.unprocessable(
+      `Rows given as arrays need a table definition to name their columns; send "table" or use objects`,
+    );
+  }
+  if (file.rows === 0 || file.keys.length === 0) return planTable(ref, { columns: [] });
+  const sample = fromAll ? ", sample_size=-1" : "";
+  let described;
+  try {
+    described = await session.rows(
+      `DESCRIBE SELECT * FROM read_json($1, format='array', records=true${sample}, maximum_object_size=268435456)`,
+      [file.path],
+    );
+  } catch (error) {
+    const line = engineMessage(error);
+    if (/malformed|unexpected/i.test(line)) {
+      throw ApiError.badRequest("The request body is not valid JSON");
+    }
+    throw ApiError.invalidData(
+      `Cannot infer column types from the rows: ${line.replace(/ in file "[^"]*"/g, "")}`,
+    );
+  }
+  const types = new Map(described.map((r) => [r.column_name as string, r.column_type as string]));
+  if (!fromAll && file.keys.some((k) => !types.has(k))) return inferPlan(session, ref, file, true);
+  const definition: TableDefinition = {
+    columns: file.keys.map((key) => {
+      const type = types.get(key) ?? "JSON";
+      return { name: key, type: type === "NULL" ? "JSON" : type };
+    }),
+  };
+  return planTable(ref, definition);
+}
+
+/** 422 unless `plan` has the same columns (names and types) as the existing table. */
+async function checkSameColumns(session: Session, table: Table, plan: TablePlan): Promise<void> {
+  const problems: ErrorDetail[] = [];
+  const existing = new Map(table.columns.map((c) => [nameKey(c.name), c]));
+  for (const column of plan.columns) {
+    const match = existing.get(nameKey(column.name));
+    if (!match) {
+      problems.push({
+        column: column.name,
+        message: `Column "${column.name}" is not in table "${table.name}"`,
+      });
+      continue;
+    }
+    existing.delete(nameKey(column.name));
+    const [row] = await session.rows(`SELECT typeof(CAST(NULL AS ${column.type.sql})) AS t`);
+    if (row!.t !== match.type) {
+      problems.push({
+        column: column.name,
+        message: `Column "${column.name}" is ${match.type} in table "${table.name}", not ${row!.t}`,
+      });
+    }
+  }
+  for (const missing of existing.values()) {
+    problems.push({
+      column: missing.name,
+      message: `Column "${missing.name}" of table "${table.name}" is not in the definition`,
+    });
+  }
+  if (problems.length > 0) {
+    throw ApiError.unprocessable(
+      `The definition does not match the existing table "${table.name}": ${problems[0]!.message}`,
+      problems,
+    );
+  }
 }
 
 async function tableRowsById(session: Session, ids: readonly number[]): Promise<TableRow[]> {

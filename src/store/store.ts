@@ -6,6 +6,16 @@
 
 import type { TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
+import type { RowsSummary } from "../ingest/json_rows.ts";
+import type { LoadCounts, OnConflict } from "./rows.ts";
+
+export type { LoadCounts, OnConflict };
+
+/** A spooled file of rows (a JSON array of objects) and what is known about it. */
+export type RowsFile = RowsSummary & { readonly path: string };
+
+/** What an upload does when the table exists already. */
+export type IfExists = "fail" | "replace" | "append";
 
 /** Options of a table listing. */
 export interface ListTablesOptions {
@@ -45,6 +55,29 @@ export interface Store {
   listTables(options: ListTablesOptions): Promise<TableListing>;
   /** Drops a table; 409 when another table's foreign key references it. */
   dropTable(ref: TableRef): Promise<TableRef>;
+  /** Inserts the rows of `file` into an existing table, in one transaction. */
+  insertRecords(
+    ref: TableRef,
+    file: RowsFile,
+    onConflict: OnConflict,
+  ): Promise<{ table: Table } & LoadCounts>;
+  /**
+   * Creates (or replaces, or appends to) a table from `file`, in one transaction; without a
+   * plan the columns are inferred from the rows.
+   */
+  uploadTable(
+    ref: TableRef,
+    file: RowsFile,
+    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+  ): Promise<{ table: Table; inserted: number }>;
+  /** One page of records as JSON array text, and the count of all records. */
+  readRecords(
+    ref: TableRef,
+    offset: number,
+    limit: number,
+  ): Promise<{ json: string; total: number }>;
+  /** The table's records as CSV, header first, streamed from a consistent snapshot. */
+  exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }>;
   /** Is the database open and writable? */
   ready(): Promise<boolean>;
   /** Checkpoints and closes; waits for nothing, so stop taking requests first. */

@@ -1,0 +1,533 @@
+/**
+ * A streaming pass over a JSON body of rows that copies the rows array out for DuckDB's
+ * `read_json` and learns what it needs on the way, without parsing values in JavaScript.
+ *
+ * It tracks only strings, nesting and the structure around rows: which keys rows use,
+ * how many rows there are, whether rows are objects or positional arrays (rewritten to
+ * objects keyed "0", "1", … so one reader handles both), and, for an upload envelope
+ * `{"table": …, "data": [ … ]}`, the small `table` member, captured and parsed. Whether each
+ * value is valid JSON is left to DuckDB, which reads the copy.
+ *
+ * @module
+ */
+
+import { ApiError } from "../errors.ts";
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const SPACE = 0x20;
+
+/** Deepest nesting accepted; DuckDB and clients choke long before 10,000 levels. */
+export const MAX_DEPTH = 512;
+
+/** How rows are written: objects keyed by column, or arrays in column order. */
+export type RowForm = "objects" | "arrays";
+
+/** What the pass learned. */
+export interface RowsSummary {
+  /** Number of rows. */
+  readonly rows: number;
+  /** The form of the rows; null when there are none. */
+  readonly form: RowForm | null;
+  /** Distinct keys in order of first appearance ("0", "1", … for positional rows). */
+  readonly keys: readonly string[];
+  /** For positional rows: the first row (0-based) of each length seen. */
+  readonly firstRowOfLength: ReadonlyMap<number, number>;
+  /** The envelope's `table` member, parsed; undefined when absent or null. */
+  readonly table?: unknown;
+  /** Whether the envelope had a `data` array (always true for a bare array). */
+  readonly hasData: boolean;
+}
+
+/** Options of a pass. */
+export interface RowsOptions {
+  /** True for `{"table": …, "data": [ … ]}`; false for a bare array of rows. */
+  readonly envelope: boolean;
+  /** Whether positional (array) rows are allowed. */
+  readonly allowArrays: boolean;
+  /** Most bytes of envelope members other than `data` (the definition). */
+  readonly maxEnvelopeBytes: number;
+}
+
+// Where the pass is, outside strings. Plain numbers: an enum object costs a property load
+// per byte in the hot loop.
+/** Before the top-level value. */
+const START = 0;
+/** Inside the envelope object, expecting a key or its end. */
+const ENVELOPE_KEY = 1;
+/** After an envelope key, expecting ':'. */
+const ENVELOPE_COLON = 2;
+/** Expecting an envelope member's value. */
+const ENVELOPE_VALUE = 3;
+/** Inside a member value we skip or capture, until depth returns to the envelope. */
+const ENVELOPE_MEMBER = 4;
+/** After an envelope member, expecting ',' or '}'. */
+const ENVELOPE_NEXT = 5;
+/** Inside the rows array, expecting a row or ']'. */
+const ROW_START = 6;
+/** Inside a row or between rows. */
+const ROWS = 7;
+/** After the top-level value. */
+const END = 8;
+
+/**
+ * The pass itself: feed chunks to {@link JsonRows.push}, which hands the rows array (as
+ * JSON objects) to `emit`, then call {@link JsonRows.finish}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { JsonRows } from "./json_rows.ts";
+ *
+ * const out: string[] = [];
+ * const pass = new JsonRows({ envelope: true, allowArrays: true, maxEnvelopeBytes: 1024 }, (b) => {
+ *   out.push(new TextDecoder().decode(b));
+ * });
+ * pass.push(new TextEncoder().encode('{"table": {"columns": []}, "data": [[1, "a"], [2, "b"]]}'));
+ * const summary = pass.finish();
+ * assert.equal(out.join(""), '[{"0":1, "1":"a"}, {"0":2, "1":"b"}]');
+ * assert.deepEqual(summary.keys, ["0", "1"]);
+ * assert.deepEqual(summary.table, { columns: [] });
+ * ```
+ */
+export class JsonRows {
+  #place: number = START;
+  #depth = 0;
+  #inString = false;
+  #escaped = false;
+  /** Depth of the rows array itself (1 bare, 2 in an envelope). */
+  #arrayDepth = 0;
+  #rows = 0;
+  #form: RowForm | null = null;
+  /** Current row is positional. */
+  #positional = false;
+  /** Positional row: index of the next value; object row: index of the next key. */
+  #position = 0;
+  /** Positional row: the next non-space byte at row depth starts a value (or ends the row). */
+  #valueDue = false;
+  /** Object row: the next string at row depth is a key. */
+  #keyDue = false;
+  /** Inside an object row's key string. */
+  #inKey = false;
+  #keyEscaped = false;
+  #keyParts: Uint8Array[] = [];
+  #keyStart = -1;
+  /** The keys of the previous row by position, as bytes, to recognise repeats cheaply. */
+  readonly #recent: Uint8Array[] = [];
+  readonly #keys = new Map<string, number>();
+  readonly #firstRowOfLength = new Map<number, number>();
+  // Envelope state.
+  #memberName = "";
+  #memberKey: Uint8Array[] = [];
+  #memberStart = -1;
+  #memberCapture: Uint8Array[] | null = null;
+  #memberBytes = 0;
+  /** Open brackets of the member value being skipped or captured, to catch mismatches. */
+  #memberBrackets: number[] = [];
+  #table: unknown = undefined;
+  #hasData = false;
+  #seen = new Set<string>();
+
+  constructor(
+    private readonly options: RowsOptions,
+    private readonly emit: (bytes: Uint8Array) => void,
+  ) {}
+
+  /** Consumes one chunk of the body. */
+  push(chunk: Uint8Array): void {
+    let segment = this.#place === ROWS || this.#place === ROW_START ? 0 : -1;
+    // Partial tokens carried over from the previous chunk continue at this chunk's start.
+    if (this.#memberCapture || (this.#place === ENVELOPE_KEY && this.#inString)) {
+      this.#memberStart = 0;
+    }
+    if (this.#inKey) this.#keyStart = 0;
+    // The per-byte state lives in locals: fields in the hot loop cost several times more.
+    let place = this.#place;
+    let depth = this.#depth;
+    let inString = this.#inString;
+    let escaped = this.#escaped;
+    let inKey = this.#inKey;
+    let valueDue = this.#valueDue;
+    let keyDue = this.#keyDue;
+    let rowDepth = this.#arrayDepth + 1;
+    const n = chunk.length;
+    for (let i = 0; i < n; i++) {
+      const c = chunk[i]!;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === BACKSLASH) {
+          escaped = true;
+          if (inKey) this.#keyEscaped = true;
+        } else if (c === QUOTE) {
+          inString = false;
+          if (inKey) {
+            inKey = false;
+            this.#endKey(chunk, i);
+          } else if (place === ENVELOPE_KEY) {
+            this.#endMemberName(chunk, i);
+            place = this.#place;
+          }
+        }
+        continue;
+      }
+      if (c <= SPACE) {
+        if (c === SPACE || c === 0x0a || c === 0x0d || c === 0x09) continue;
+        throw malformed("a control character outside a string");
+      }
+      if (place === ROWS) {
+        // The hot path: inside rows, only strings and brackets matter.
+        if (valueDue && depth === rowDepth) {
+          valueDue = false;
+          if (c !== RBRACKET) {
+            this.emit(chunk.subarray(segment, i));
+            this.emit(positionKey(this.#position++));
+            segment = i;
+          }
+        }
+        if (c === QUOTE) {
+          inString = true;
+          if (keyDue && depth === rowDepth) {
+            keyDue = false;
+            inKey = true;
+            this.#keyEscaped = false;
+            this.#keyStart = i + 1;
+          }
+        } else if (c === LBRACE || c === LBRACKET) {
+          if (++depth > MAX_DEPTH) throw tooDeep();
+        } else if (c === RBRACE || c === RBRACKET) {
+          depth--;
+          if (depth === rowDepth - 1) {
+            // A row ends.
+            if (this.#positional) {
+              this.emit(chunk.subarray(segment, i));
+              this.emit(CLOSE_OBJECT);
+              segment = i + 1;
+              this.#notePositionalLength();
+            }
+          } else if (depth === rowDepth - 2) {
+            // The rows array ends.
+            this.emit(chunk.subarray(segment, i + 1));
+            segment = -1;
+            place = this.options.envelope ? ENVELOPE_NEXT : END;
+          }
+        } else if (c === COMMA) {
+          if (depth === rowDepth) {
+            if (this.#positional) valueDue = true;
+            else keyDue = true;
+          } else if (depth === rowDepth - 1) {
+            place = ROW_START;
+          }
+        }
+        continue;
+      }
+      if (place === ROW_START) {
+        if (c === RBRACKET && depth === rowDepth - 1) {
+          if (this.#rows > 0) throw malformed("a trailing comma ends the rows array");
+          depth--;
+          this.emit(chunk.subarray(segment, i + 1));
+          segment = -1;
+          place = this.options.envelope ? ENVELOPE_NEXT : END;
+          continue;
+        }
+        this.#startRow(c);
+        valueDue = this.#positional;
+        keyDue = !this.#positional;
+        depth++;
+        if (this.#positional) {
+          this.emit(chunk.subarray(segment, i));
+          this.emit(OPEN_OBJECT);
+          segment = i + 1;
+        }
+        place = ROWS;
+        continue;
+      }
+      // Outside the rows: the envelope or the top level, one byte at a time.
+      this.#place = place;
+      this.#inString = inString;
+      depth = this.#structure(c, chunk, i, depth);
+      place = this.#place;
+      inString = this.#inString;
+      if (place === ROW_START) {
+        // The rows array starts here, with its '['; its depth is known only now.
+        segment = i;
+        rowDepth = this.#arrayDepth + 1;
+      }
+    }
+    this.#place = place;
+    this.#depth = depth;
+    this.#inString = inString;
+    this.#escaped = escaped;
+    this.#inKey = inKey;
+    this.#valueDue = valueDue;
+    this.#keyDue = keyDue;
+    if (segment >= 0 && segment < n) this.emit(chunk.subarray(segment));
+    if (inKey && this.#keyStart >= 0 && this.#keyStart < n) {
+      this.#keyParts.push(chunk.slice(this.#keyStart));
+    }
+    if (this.#memberCapture && this.#memberStart >= 0) {
+      this.#capture(chunk.subarray(this.#memberStart));
+    }
+    if (place === ENVELOPE_KEY && inString && this.#memberStart >= 0) {
+      this.#memberKey.push(chunk.slice(this.#memberStart));
+      if (this.#memberKey.reduce((s, p) => s + p.length, 0) > 256) {
+        throw badShape("an envelope key is too long");
+      }
+    }
+  }
+
+  /** Ends the pass; throws 400 when the body was not a complete array of rows. */
+  finish(): RowsSummary {
+    if (this.#inString || this.#place !== END) throw malformed("the body ends early");
+    return {
+      rows: this.#rows,
+      form: this.#form,
+      keys: [...this.#keys.keys()],
+      firstRowOfLength: this.#firstRowOfLength,
+      table: this.#table,
+      hasData: this.#hasData,
+    };
+  }
+
+  #startRow(c: number): void {
+    const form: RowForm = c === LBRACE ? "objects" : c === LBRACKET ? "arrays" : (() => {
+      throw new ApiError(
+        400,
+        "bad_request",
+        `Row ${this.#rows} is not a JSON object${this.options.allowArrays ? " or array" : ""}`,
+        {
+          details: [{
+            row: this.#rows,
+            message: "Each row must be a JSON object" +
+              (this.options.allowArrays ? " or an array of values in column order" : ""),
+          }],
+        },
+      );
+    })();
+    if (form === "arrays" && !this.options.allowArrays) {
+      throw new ApiError(400, "bad_request", `Row ${this.#rows} is not a JSON object`, {
+        details: [{ row: this.#rows, message: "Each record must be a JSON object" }],
+      });
+    }
+    if (this.#form !== null && this.#form !== form) {
+      throw new ApiError(
+        400,
+        "bad_request",
+        `Row ${this.#rows} mixes objects and arrays; use one form per request`,
+        {
+          details: [{ row: this.#rows, message: "All rows must be objects, or all arrays" }],
+        },
+      );
+    }
+    this.#form = form;
+    this.#positional = form === "arrays";
+    this.#position = 0;
+    this.#valueDue = this.#positional;
+    this.#keyDue = !this.#positional;
+    this.#rows++;
+  }
+
+  #notePositionalLength(): void {
+    const length = this.#position;
+    if (!this.#firstRowOfLength.has(length)) this.#firstRowOfLength.set(length, this.#rows - 1);
+    for (let k = this.#keys.size; k < length; k++) this.#keys.set(String(k), k);
+  }
+
+  #endKey(chunk: Uint8Array, end: number): void {
+    const position = this.#position++;
+    let bytes: Uint8Array;
+    if (this.#keyParts.length === 0) {
+      // Rows nearly always repeat the previous row's keys: compare in place, allocate nothing.
+      const recent = this.#recent[position];
+      if (recent && !this.#keyEscaped && equalAt(recent, chunk, this.#keyStart, end)) return;
+      bytes = chunk.slice(this.#keyStart, end);
+    } else {
+      this.#keyParts.push(chunk.subarray(0, end));
+      bytes = concat(this.#keyParts);
+      this.#keyParts = [];
+    }
+    const key = this.#keyEscaped
+      ? JSON.parse(`"${DECODER.decode(bytes)}"`) as string
+      : DECODER.decode(bytes);
+    if (!this.#keyEscaped) this.#recent[position] = bytes;
+    if (!this.#keys.has(key)) this.#keys.set(key, this.#keys.size);
+  }
+
+  #endMemberName(chunk: Uint8Array, end: number): void {
+    this.#memberKey.push(chunk.subarray(this.#memberStart, end));
+    this.#memberName = JSON.parse(`"${DECODER.decode(concat(this.#memberKey))}"`);
+    this.#memberKey = [];
+    this.#memberStart = -1;
+    if (this.#seen.has(this.#memberName)) {
+      throw badShape(`the member "${this.#memberName}" appears twice`);
+    }
+    this.#seen.add(this.#memberName);
+    this.#place = ENVELOPE_COLON;
+  }
+
+  /** One structural byte outside the rows; returns the new depth. */
+  #structure(c: number, chunk: Uint8Array, i: number, depth: number): number {
+    switch (this.#place) {
+      case START:
+        if (this.options.envelope) {
+          if (c !== LBRACE) throw badShape('the body must be a JSON object with "data"');
+          this.#place = ENVELOPE_KEY;
+          return 1;
+        }
+        if (c !== LBRACKET) throw badShape("the body must be a JSON array of records");
+        this.#arrayDepth = 1;
+        this.#hasData = true;
+        this.#place = ROW_START;
+        return 1;
+      case ENVELOPE_KEY:
+        if (c === RBRACE && this.#seen.size === 0) {
+          this.#place = END;
+          return 0;
+        }
+        if (c !== QUOTE) throw malformed("expected a member name");
+        this.#inString = true;
+        this.#memberStart = i + 1;
+        return depth;
+      case ENVELOPE_COLON:
+        if (c !== COLON) throw malformed("expected ':'");
+        this.#place = ENVELOPE_VALUE;
+        return depth;
+      case ENVELOPE_VALUE:
+        if (this.#memberName === "data" && c === LBRACKET) {
+          this.#arrayDepth = 2;
+          this.#hasData = true;
+          this.#place = ROW_START;
+          return 2;
+        }
+        if (this.#memberName === "data" && c !== 0x6e /* n of null */) {
+          throw badShape('"data" must be an array of rows');
+        }
+        this.#memberCapture = this.#memberName === "table" ? [] : null;
+        this.#memberBytes = 0;
+        this.#memberBrackets = [];
+        this.#memberStart = i;
+        this.#place = ENVELOPE_MEMBER;
+        return this.#member(c, chunk, i, depth);
+      case ENVELOPE_MEMBER:
+        return this.#member(c, chunk, i, depth);
+      case ENVELOPE_NEXT:
+        if (c === COMMA) {
+          this.#place = ENVELOPE_KEY;
+          return depth;
+        }
+        if (c === RBRACE && depth === 1) {
+          this.#place = END;
+          return 0;
+        }
+        throw malformed("expected ',' or '}' after a member");
+      case END:
+        throw malformed("unexpected content after the end of the body");
+      default:
+        throw malformed("unexpected character");
+    }
+  }
+
+  /** Inside a skipped or captured envelope member value. */
+  #member(c: number, chunk: Uint8Array, i: number, depth: number): number {
+    if (c === QUOTE) {
+      this.#inString = true;
+      return depth;
+    }
+    let next = depth;
+    if (c === LBRACE || c === LBRACKET) {
+      if (++next > MAX_DEPTH) throw tooDeep();
+      this.#memberBrackets.push(c === LBRACE ? RBRACE : RBRACKET);
+      return next;
+    }
+    if ((c === RBRACE || c === RBRACKET) && depth > 1) {
+      if (this.#memberBrackets.pop() !== c) throw malformed("mismatched brackets");
+    }
+    if (c === RBRACE || c === RBRACKET) next--;
+    const ends = next === 1 && (c === RBRACE || c === RBRACKET || c === COMMA);
+    const closesEnvelope = next === 0 && c === RBRACE;
+    if (c === COMMA && depth === 1 || closesEnvelope) {
+      // A scalar member ends at the ',' or '}' after it.
+      this.#finishMember(chunk, i);
+      if (closesEnvelope) {
+        this.#place = END;
+        return 0;
+      }
+      this.#place = ENVELOPE_KEY;
+      return depth;
+    }
+    if (ends) {
+      this.#finishMember(chunk, i + 1);
+      this.#place = ENVELOPE_NEXT;
+    }
+    return next;
+  }
+
+  #finishMember(chunk: Uint8Array, end: number): void {
+    if (this.#memberCapture) {
+      this.#capture(chunk.subarray(this.#memberStart, end));
+      const text = DECODER.decode(concat(this.#memberCapture)).trim();
+      try {
+        this.#table = JSON.parse(text) ?? undefined;
+      } catch {
+        throw malformed('the "table" member is not valid JSON');
+      }
+    }
+    this.#memberCapture = null;
+    this.#memberStart = -1;
+  }
+
+  #capture(bytes: Uint8Array): void {
+    this.#memberBytes += bytes.length;
+    if (this.#memberBytes > this.options.maxEnvelopeBytes) {
+      throw new ApiError(
+        413,
+        "payload_too_large",
+        `The "table" member is larger than ${this.options.maxEnvelopeBytes} bytes`,
+      );
+    }
+    this.#memberCapture!.push(bytes.slice());
+  }
+}
+
+const DECODER = new TextDecoder("utf-8", { fatal: false });
+const ENCODER = new TextEncoder();
+const OPEN_OBJECT = ENCODER.encode("{");
+const CLOSE_OBJECT = ENCODER.encode("}");
+const POSITION_KEYS: Uint8Array[] = [];
+
+function positionKey(position: number): Uint8Array {
+  return POSITION_KEYS[position] ??= ENCODER.encode(`"${position}":`);
+}
+
+function equalAt(a: Uint8Array, chunk: Uint8Array, start: number, end: number): boolean {
+  if (a.length !== end - start) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== chunk[start + i]) return false;
+  return true;
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+function malformed(why: string): ApiError {
+  return ApiError.badRequest(`The request body is not valid JSON: ${why}`);
+}
+
+function badShape(why: string): ApiError {
+  return ApiError.badRequest(`Wrong request body: ${why}`);
+}
+
+function tooDeep(): ApiError {
+  return ApiError.badRequest(`The request body is nested deeper than ${MAX_DEPTH} levels`);
+}

@@ -1,0 +1,144 @@
+import assert from "node:assert/strict";
+import { ApiError } from "../errors.ts";
+import { JsonRows, type RowsOptions, type RowsSummary } from "./json_rows.ts";
+
+const RECORDS: RowsOptions = { envelope: false, allowArrays: false, maxEnvelopeBytes: 1 << 20 };
+const UPLOAD: RowsOptions = { envelope: true, allowArrays: true, maxEnvelopeBytes: 1 << 20 };
+
+function run(
+  options: RowsOptions,
+  text: string,
+  cuts: number[] = [],
+): { out: string; summary: RowsSummary } {
+  const bytes = new TextEncoder().encode(text);
+  const parts: Uint8Array[] = [];
+  const pass = new JsonRows(options, (b) => parts.push(b.slice()));
+  let at = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    pass.push(bytes.slice(at, cut));
+    at = cut;
+  }
+  const summary = pass.finish();
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    all.set(p, o);
+    o += p.length;
+  }
+  return { out: new TextDecoder().decode(all), summary };
+}
+
+/** Runs `text` whole and split at every byte, and once split at every byte at once. */
+function runEverySplit(options: RowsOptions, text: string): { out: string; summary: RowsSummary } {
+  const whole = run(options, text);
+  const length = new TextEncoder().encode(text).length;
+  for (let cut = 0; cut <= length; cut++) {
+    const split = run(options, text, [cut]);
+    assert.equal(split.out, whole.out, `split at ${cut}`);
+    assert.deepEqual(split.summary, whole.summary, `split at ${cut}`);
+  }
+  const bytewise = run(options, text, Array.from({ length }, (_, i) => i));
+  assert.equal(bytewise.out, whole.out);
+  assert.deepEqual(bytewise.summary, whole.summary);
+  return whole;
+}
+
+Deno.test("JsonRows copies a records array unchanged and learns its keys and row count", () => {
+  const text =
+    '[{"id": 1, "name": "a \\" [x]", "nested": {"k": [1, {"z": 2}]}}, {"name": "b", "id": 2, "extra": null}]';
+  const { out, summary } = runEverySplit(RECORDS, text);
+  assert.equal(out, text);
+  assert.equal(summary.rows, 2);
+  assert.equal(summary.form, "objects");
+  assert.deepEqual(summary.keys, ["id", "name", "nested", "extra"]);
+});
+
+Deno.test("JsonRows decodes escaped and unicode keys", () => {
+  const { summary } = runEverySplit(
+    RECORDS,
+    '[{"pr\\u00efce": 1, "Unit Price": 2, "单价": 3, "a\\"b": 4}]',
+  );
+  assert.deepEqual(summary.keys, ["prïce", "Unit Price", "单价", 'a"b']);
+});
+
+Deno.test("JsonRows takes rows from an upload envelope, in either member order", () => {
+  for (
+    const text of [
+      '{"table": {"columns": [{"name": "a", "type": "int"}]}, "data": [{"a": 1}, {"a": 2}]}',
+      '{"data": [{"a": 1}, {"a": 2}], "table": {"columns": [{"name": "a", "type": "int"}]}}',
+      ' { "other" : [1, {"x": "]"}], "data" : [ {"a": 1} , {"a": 2} ] , "table" : {"columns": [{"name": "a", "type": "int"}]} } ',
+    ]
+  ) {
+    const { out, summary } = runEverySplit(UPLOAD, text);
+    assert.deepEqual(JSON.parse(out), [{ a: 1 }, { a: 2 }]);
+    assert.deepEqual(summary.table, { columns: [{ name: "a", type: "int" }] });
+    assert.equal(summary.rows, 2);
+    assert.equal(summary.hasData, true);
+  }
+});
+
+Deno.test("JsonRows rewrites positional rows to objects keyed by position", () => {
+  const { out, summary } = runEverySplit(
+    UPLOAD,
+    '{"data": [[1, "a,]"], [], [3, [4, 5], {"k": 6}], [ 7 ]]}',
+  );
+  assert.deepEqual(JSON.parse(out), [{ 0: 1, 1: "a,]" }, {}, { 0: 3, 1: [4, 5], 2: { k: 6 } }, {
+    0: 7,
+  }]);
+  assert.equal(summary.form, "arrays");
+  assert.deepEqual(summary.keys, ["0", "1", "2"]);
+  assert.deepEqual([...summary.firstRowOfLength], [[2, 0], [0, 1], [3, 2], [1, 3]]);
+});
+
+Deno.test("JsonRows accepts empty data, null data and a missing table", () => {
+  assert.equal(runEverySplit(RECORDS, "[]").summary.rows, 0);
+  assert.equal(runEverySplit(UPLOAD, '{"data": []}').out, "[]");
+  const none = runEverySplit(UPLOAD, '{"table": null, "data": null}');
+  assert.equal(none.summary.hasData, false);
+  assert.equal(none.summary.table, undefined);
+  assert.equal(runEverySplit(UPLOAD, "{}").summary.hasData, false);
+});
+
+Deno.test("JsonRows refuses bodies that are not arrays of rows with a 400", () => {
+  const cases: [RowsOptions, string][] = [
+    [RECORDS, '{"a": 1}'],
+    [RECORDS, "[1, 2]"],
+    [RECORDS, '[{"a": 1}, 5]'],
+    [RECORDS, '[["positional"]]'],
+    [RECORDS, '[{"a": 1},]'],
+    [RECORDS, '[{"a": 1}'],
+    [RECORDS, '[{"a": "unterminated}]'],
+    [RECORDS, '[{"a": 1}] trailing'],
+    [RECORDS, '[{"a": 1}] []'],
+    [RECORDS, ""],
+    [RECORDS, "\u0000[]"],
+    [UPLOAD, "[]"],
+    [UPLOAD, '{"data": 5}'],
+    [UPLOAD, '{"data": {"a": 1}}'],
+    [UPLOAD, '{"data": [{"a": 1}, [1]]}'],
+    [UPLOAD, '{"data": [], "data": []}'],
+    [UPLOAD, '{"table": {"columns": [}, "data": []}'],
+    [UPLOAD, '{"x": [1}, "data": []}'],
+    [UPLOAD, '{"data": [],}'],
+    [UPLOAD, '{"data" [] }'],
+    [RECORDS, "[".repeat(10000) + "]".repeat(10000)],
+    [RECORDS, `[{"a": ${"[".repeat(10000)}${"]".repeat(10000)}}]`],
+  ];
+  for (const [options, text] of cases) {
+    assert.throws(() => run(options, text), (error: unknown) => {
+      assert.ok(error instanceof ApiError, `${text.slice(0, 40)}: ${error}`);
+      assert.equal(error.status, 400, text.slice(0, 40));
+      return true;
+    }, text.slice(0, 40));
+  }
+});
+
+Deno.test("JsonRows refuses a table member over the envelope limit with 413", () => {
+  const big = `{"table": {"columns": [${
+    '{"name": "a", "type": "int"},'.repeat(100)
+  }{"name": "b", "type": "int"}]}, "data": []}`;
+  assert.throws(
+    () => run({ ...UPLOAD, maxEnvelopeBytes: 500 }, big),
+    (e: unknown) => e instanceof ApiError && e.status === 413,
+  );
+});

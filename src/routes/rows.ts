@@ -1,0 +1,290 @@
+/**
+ * Routes that move rows: JSON upload, record insert, record reads and CSV export.
+ *
+ * Their bodies are streamed to the spool directory, never validated as one JSON value,
+ * so the routes are documented with their body schema but registered without its validator.
+ *
+ * @module
+ */
+
+import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
+import { planTable } from "../catalog/definition.ts";
+import { checkTableName } from "../catalog/names.ts";
+import { ApiError } from "../errors.ts";
+import { discard, spoolJsonRows } from "../ingest/spool.ts";
+import type { IfExists, OnConflict, RowsFile, Store } from "../store/store.ts";
+import {
+  CountQuery,
+  errorResponses,
+  parseCount,
+  SchemaQuery,
+  TableDefinitionShape,
+  TableParams,
+  TableShape,
+} from "./shapes.ts";
+import { schemaOf } from "./tables.ts";
+import { validationHook } from "./validation.ts";
+
+/** Largest page of records. */
+export const MAX_RECORDS_PAGE = 10_000;
+
+type Env = { Variables: AuthVariables };
+
+/** What the row routes need besides the store. */
+export interface RowsDeps {
+  readonly store: Store;
+  readonly spoolDir: string;
+  readonly maxUploadBytes: number;
+  readonly maxJsonBytes: number;
+}
+
+const IF_EXISTS: readonly IfExists[] = ["fail", "replace", "append"];
+const ON_CONFLICT: readonly OnConflict[] = ["fail", "skip", "update"];
+
+const uploadJson = createRoute({
+  method: "post",
+  path: "/table/{table_name}/upload/json",
+  summary: "Create, replace or append to a table from JSON rows",
+  tags: ["rows"],
+  middleware: [requireScope("tables:write")] as const,
+  request: {
+    params: TableParams,
+    query: z.object({
+      schema: SchemaQuery,
+      if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
+    }),
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z.object({
+            table: TableDefinitionShape.nullish(),
+            data: z.array(z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]))
+              .nullish(),
+          }),
+          example: { data: [{ id: 1, name: "Ada" }, { id: 2, name: "Grace" }] },
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "The table and the number of rows inserted",
+      content: {
+        "application/json": { schema: z.object({ table: TableShape, inserted: z.number().int() }) },
+      },
+    },
+    ...errorResponses(404, 409, 413, 415, 422),
+  },
+});
+
+const insertRecords = createRoute({
+  method: "post",
+  path: "/table/{table_name}/records",
+  summary: "Insert records, failing, skipping or updating on key conflicts",
+  tags: ["rows"],
+  middleware: [requireScope("tables:write")] as const,
+  request: {
+    params: TableParams,
+    query: z.object({
+      schema: SchemaQuery,
+      on_conflict: z.string().optional().openapi({ enum: [...ON_CONFLICT] }),
+    }),
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z.array(z.record(z.string(), z.unknown())),
+          example: [{ id: 1, name: "Ada" }],
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "The table and the counts",
+      content: {
+        "application/json": {
+          schema: z.object({
+            table: TableShape,
+            inserted: z.number().int(),
+            skipped: z.number().int().optional(),
+            updated: z.number().int().optional(),
+          }),
+        },
+      },
+    },
+    ...errorResponses(404, 409, 413, 415, 422),
+  },
+});
+
+const readRecords = createRoute({
+  method: "get",
+  path: "/table/{table_name}/records",
+  summary: "Read a page of records",
+  tags: ["rows"],
+  middleware: [requireScope("tables:read")] as const,
+  request: {
+    params: TableParams,
+    query: z.object({ schema: SchemaQuery, offset: CountQuery, limit: CountQuery }),
+  },
+  responses: {
+    200: {
+      description: "Records in table order (primary key order when there is one)",
+      content: {
+        "application/json": {
+          schema: z.object({
+            records: z.array(z.record(z.string(), z.unknown())),
+            total: z.number().int(),
+          }),
+        },
+      },
+    },
+    ...errorResponses(404),
+  },
+});
+
+const exportCsv = createRoute({
+  method: "get",
+  path: "/table/{table_name}/records/csv",
+  summary: "Export every record as CSV",
+  tags: ["rows"],
+  middleware: [requireScope("tables:read")] as const,
+  request: { params: TableParams, query: z.object({ schema: SchemaQuery }) },
+  responses: {
+    200: { description: "CSV, header row first", content: { "text/csv": { schema: z.string() } } },
+    ...errorResponses(404),
+  },
+});
+
+/** Row routes over `deps.store`. */
+export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
+  const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
+
+  streaming(app, uploadJson, async (c) => {
+    const { name, schema } = address(c);
+    const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const file = await spool(c, deps, true);
+    try {
+      const plan = file.table === undefined
+        ? undefined
+        : planTable({ schema, name }, parseDefinition(file.table));
+      const result = await deps.store.uploadTable({ schema, name }, file, { plan, ifExists });
+      return c.json({ table: result.table, inserted: result.inserted }, 200);
+    } finally {
+      await discard(file);
+    }
+  });
+
+  streaming(app, insertRecords, async (c) => {
+    const { name, schema } = address(c);
+    const onConflict = choice("on_conflict", c.req.query("on_conflict"), ON_CONFLICT, "fail");
+    const file = await spool(c, deps, false);
+    try {
+      const result = await deps.store.insertRecords({ schema, name }, file, onConflict);
+      return c.json(result, 200);
+    } finally {
+      await discard(file);
+    }
+  });
+
+  app.openapi(readRecords, async (c) => {
+    const name = checkTableName(c.req.valid("param").table_name);
+    const query = c.req.valid("query");
+    const schema = schemaOf(query.schema);
+    checkSchemaAccess(c, schema);
+    const offset = parseCount("offset", query.offset, 0, Number.MAX_SAFE_INTEGER);
+    const limit = parseCount("limit", query.limit, 100, MAX_RECORDS_PAGE);
+    const { json, total } = await deps.store.readRecords({ schema, name }, offset, limit);
+    // The records arrive as JSON text from the database; they are not parsed again here.
+    // Typed as the documented JSON, which it is, though assembled as text.
+    return c.body(`{"records":${json},"total":${total}}`, 200, {
+      "content-type": "application/json; charset=utf-8",
+    }) as never;
+  });
+
+  app.openapi(exportCsv, async (c) => {
+    const name = checkTableName(c.req.valid("param").table_name);
+    const schema = schemaOf(c.req.valid("query").schema);
+    checkSchemaAccess(c, schema);
+    const { table, stream } = await deps.store.exportCsv({ schema, name });
+    return c.body(stream, 200, {
+      "content-type": "text/csv; charset=utf-8",
+      "content-disposition": `attachment; filename="${table.name}.csv"`,
+    }) as never;
+  });
+
+  return app;
+}
+
+/**
+ * Registers a route whose body is streamed by its handler: the OpenAPI document gets the
+ * full route, the router gets it without the body validator (which would read the body).
+ */
+function streaming(
+  app: OpenAPIHono<Env>,
+  route: RouteConfig,
+  handler: (c: Context<Env>) => Promise<Response>,
+): void {
+  app.openAPIRegistry.registerPath(route);
+  app.openapi(
+    { ...route, request: { ...route.request, body: undefined }, hide: true },
+    handler as never,
+  );
+}
+
+function address(c: Context<Env>): { name: string; schema: string } {
+  const name = checkTableName(c.req.param("table_name") ?? "");
+  const schemas = c.req.queries("schema");
+  if (schemas && schemas.length > 1) {
+    throw ApiError.badRequest("Query parameter schema is given more than once");
+  }
+  const schema = schemaOf(schemas?.[0]);
+  checkSchemaAccess(c, schema);
+  return { name, schema };
+}
+
+function choice<T extends string>(
+  name: string,
+  value: string | undefined,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  if (value === undefined || value === "") return fallback;
+  const lower = value.toLowerCase() as T;
+  if (!allowed.includes(lower)) {
+    throw ApiError.badRequest(
+      `Query parameter ${name} must be one of ${allowed.join(", ")}, not "${value}"`,
+    );
+  }
+  return lower;
+}
+
+async function spool(c: Context<Env>, deps: RowsDeps, envelope: boolean): Promise<RowsFile> {
+  const type = c.req.header("content-type") ?? "";
+  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
+    throw ApiError.unsupportedMediaType("The request body must be application/json");
+  }
+  return await spoolJsonRows(c.req.raw.body, c.req.header("content-length"), {
+    spoolDir: deps.spoolDir,
+    maxBytes: deps.maxUploadBytes,
+    envelope,
+    allowArrays: envelope,
+    maxEnvelopeBytes: deps.maxJsonBytes,
+  });
+}
+
+/** The envelope's `table` member, checked against the definition shape (400 when wrong). */
+function parseDefinition(value: unknown): z.infer<typeof TableDefinitionShape> {
+  const result = TableDefinitionShape.safeParse(value);
+  if (!result.success) {
+    validationHook({
+      success: false,
+      error: result.error,
+      target: "json",
+    });
+  }
+  return result.data!;
+}

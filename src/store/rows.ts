@@ -1,0 +1,348 @@
+/**
+ * Rows in and out of DuckDB tables: bulk loads from spooled JSON with `read_json`, the
+ * diagnosis of a load that failed, and reads as JSON or CSV.
+ *
+ * @module
+ */
+
+import type { Column, Table } from "../catalog/model.ts";
+import type { KeyColumn } from "../catalog/rows.ts";
+import { ApiError, type ErrorDetail, MAX_DETAILS } from "../errors.ts";
+import type { Session } from "./database.ts";
+import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { csvLine, jsonObject, readAs } from "./values.ts";
+
+/** What to do with rows whose key already exists. */
+export type OnConflict = "fail" | "skip" | "update";
+
+/** Counts of a load. */
+export interface LoadCounts {
+  readonly inserted: number;
+  readonly skipped?: number;
+  readonly updated?: number;
+}
+
+/** A spooled rows file as the loader needs it. */
+export interface RowsFile {
+  readonly path: string;
+  readonly rows: number;
+}
+
+/** Largest single row `read_json` accepts (its default, 16 MB, is too small for wide rows). */
+const MAX_ROW_BYTES = 256 * 1024 * 1024;
+
+/** The `read_json` call over a rows file, its keys read as the mapped columns' types. */
+function source(mapping: readonly KeyColumn[], typeOf: (m: KeyColumn) => string): string {
+  const columns = mapping.map((m) => `${quoteLiteral(m.key)}: ${quoteLiteral(typeOf(m))}`).join(
+    ", ",
+  );
+  return `read_json($1, format='array', records=true, maximum_object_size=${MAX_ROW_BYTES}, columns={${columns}})`;
+}
+
+/** Aliases for the source's columns, so later clauses never quote a request's key. */
+function aliases(mapping: readonly KeyColumn[]): string[] {
+  return mapping.map((_, i) => `k${i}`);
+}
+
+/** The key `update` and `skip` resolve conflicts on: the primary key, else the only unique one. */
+export function conflictKey(table: Table): readonly string[] | undefined {
+  if (table.constraints.primary_key) return table.constraints.primary_key.columns;
+  if (table.constraints.unique.length === 1) return table.constraints.unique[0]!.columns;
+  return undefined;
+}
+
+/**
+ * Inserts the rows of a spooled file into `table` inside the caller's transaction. DuckDB
+ * errors propagate unchanged; {@link explainLoadFailure} turns them into answers.
+ */
+export async function loadRows(
+  session: Session,
+  table: Table,
+  file: RowsFile,
+  mapping: readonly KeyColumn[],
+  onConflict: OnConflict,
+): Promise<LoadCounts> {
+  if (file.rows === 0) {
+    return onConflict === "fail"
+      ? { inserted: 0 }
+      : { inserted: 0, [onConflict === "skip" ? "skipped" : "updated"]: 0 };
+  }
+  const target = qualified(table.schema, table.name);
+  const before = await count(session, target);
+  if (mapping.length === 0) {
+    // Rows without keys: every column takes its default.
+    for (let i = 0; i < file.rows; i++) {
+      await session.run(
+        `INSERT INTO ${target} DEFAULT VALUES ${
+          onConflict === "fail" ? "" : "ON CONFLICT DO NOTHING"
+        }`,
+      );
+    }
+  } else {
+    const names = aliases(mapping);
+    const columnList = mapping.map((m) => quoteIdent(m.column.name)).join(", ");
+    const values = mapping.map((m, i) => readAs(m.column.type).expression(names[i]!)).join(", ");
+    let from = `${source(mapping, (m) => readAs(m.column.type).type)} AS src(${names.join(", ")})`;
+    let conflict = "";
+    const key = conflictKey(table);
+    if (onConflict === "skip") conflict = "ON CONFLICT DO NOTHING";
+    if (onConflict === "update") {
+      if (!key) throw noConflictKey(table);
+      const keyAliases = key.map((k) => names[mapping.findIndex((m) => m.column.name === k)]);
+      const rest = mapping.filter((m) => !key.includes(m.column.name));
+      if (keyAliases.every((a) => a !== undefined)) {
+        // Within one batch the last row of a key wins, as if the rows were sent one by one.
+        from = `${
+          source(mapping, (m) => readAs(m.column.type).type)
+        } WITH ORDINALITY AS src(${names.join(", ")}, row_number_) ` +
+          `QUALIFY ${
+            keyAliases.map((a) => `${a} IS NULL`).join(" OR ")
+          } OR ` +
+          `row_number() OVER (PARTITION BY ${keyAliases.join(", ")} ORDER BY row_number_ DESC) = 1`;
+      }
+      conflict = rest.length === 0
+        ? "ON CONFLICT DO NOTHING"
+        : `ON CONFLICT (${key.map(quoteIdent).join(", ")}) DO UPDATE SET ` +
+          rest.map((m) => `${quoteIdent(m.column.name)} = excluded.${quoteIdent(m.column.name)}`)
+            .join(", ");
+    }
+    await session.run(
+      `INSERT INTO ${target} (${columnList}) SELECT ${values} FROM ${from} ${conflict}`,
+      [file.path],
+    );
+  }
+  const inserted = (await count(session, target)) - before;
+  if (onConflict === "skip") return { inserted, skipped: file.rows - inserted };
+  if (onConflict === "update") return { inserted, updated: file.rows - inserted };
+  return { inserted };
+}
+
+function noConflictKey(table: Table): ApiError {
+  return ApiError.invalidData(
+    `Table "${table.name}" has no primary key and not exactly one unique constraint, ` +
+      `so rows cannot be matched for on_conflict`,
+  );
+}
+
+async function count(session: Session, target: string): Promise<number> {
+  const rows = await session.rows(`SELECT count(*) AS n FROM ${target}`);
+  return Number(rows[0]!.n);
+}
+
+/**
+ * Explains why {@link loadRows} failed, as the answer the client gets: which rows and
+ * columns, up to the contract's 100 details. Runs outside the failed transaction.
+ */
+export async function explainLoadFailure(
+  session: Session,
+  table: Table,
+  file: RowsFile,
+  mapping: readonly KeyColumn[],
+  error: unknown,
+): Promise<ApiError> {
+  if (error instanceof ApiError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const firstLine = message.split("\n")[0] ?? "";
+  const record = /record\/value (\d+)/.exec(firstLine);
+  const row = record ? Number(record[1]) - 1 : undefined;
+  if (
+    /Malformed JSON|unexpected (character|end|content)|invalid (literal|number|string)/i.test(
+      firstLine,
+    )
+  ) {
+    return ApiError.badRequest(
+      `The request body is not valid JSON${row === undefined ? "" : ` in row ${row}`}`,
+      row === undefined ? undefined : [{ row, message: "Malformed JSON" }],
+    );
+  }
+  if (/maximum_object_size|exceeds the maximum/i.test(firstLine)) {
+    return ApiError.badRequest(`A row is larger than ${MAX_ROW_BYTES} bytes`);
+  }
+  if (/PRIMARY KEY or UNIQUE constraint|duplicate key/i.test(firstLine)) {
+    const details = await conflictingRows(session, table, file, mapping);
+    return ApiError.conflict(
+      `Rows conflict with a primary key or unique constraint of table "${table.name}"` +
+        (details[0] ? `: ${details[0].message}` : ""),
+      details,
+    );
+  }
+  if (/foreign key/i.test(firstLine)) {
+    return ApiError.invalidData(
+      `Rows violate a foreign key of table "${table.name}": ${clean(firstLine)}`,
+    );
+  }
+  const details = await badValues(session, table, file, mapping);
+  if (details.length > 0) {
+    return ApiError.invalidData(
+      `Rows do not fit table "${table.name}": ${details[0]!.message}` +
+        (details.length > 1 ? ` (and ${details.length - 1} more)` : ""),
+      details,
+    );
+  }
+  if (
+    /Constraint Error|Conversion Error|Invalid Input Error|transform error|Could not convert/i.test(
+      firstLine,
+    )
+  ) {
+    return ApiError.invalidData(
+      `Rows do not fit table "${table.name}": ${clean(firstLine)}`,
+      row === undefined ? undefined : [{ row, message: clean(firstLine) }],
+    );
+  }
+  throw error;
+}
+
+/** DuckDB's complaint without its category or the spool file's path. */
+function clean(line: string): string {
+  return line.replace(/^[A-Za-z ]*Error: /, "").replace(/ in file "[^"]*"/g, "").replace(
+    /"\/[^"]*"/g,
+    "the rows",
+  );
+}
+
+/** Rows whose values cannot be cast to their column, or are null in a NOT NULL column. */
+async function badValues(
+  session: Session,
+  table: Table,
+  file: RowsFile,
+  mapping: readonly KeyColumn[],
+): Promise<ErrorDetail[]> {
+  if (mapping.length === 0) return [];
+  const names = aliases(mapping);
+  const checks: string[] = [];
+  mapping.forEach((m, i) => {
+    const a = names[i]!;
+    const column = quoteLiteral(m.column.name);
+    const failed = castFails(a, m.column);
+    if (failed) {
+      checks.push(
+        `SELECT row_number_ - 1 AS row, ${column} AS col, 'Value ' || left(${a}::VARCHAR, 80) || ' is not a valid ${
+          m.column.type.replaceAll("'", "")
+        }' AS msg FROM src WHERE ${a} IS NOT NULL AND ${failed}`,
+      );
+    }
+    if (!m.column.is_nullable) {
+      checks.push(
+        `SELECT row_number_ - 1, ${column}, 'Column is NOT NULL but the value is null or missing' FROM src WHERE ${a} IS NULL`,
+      );
+    }
+  });
+  if (checks.length === 0) return [];
+  const rows = await session.rows(
+    `WITH src AS (SELECT * FROM ${source(mapping, () => "JSON")} WITH ORDINALITY AS s(${
+      names.join(", ")
+    }, row_number_))
+     SELECT row, col, msg FROM (${
+      checks.join(" UNION ALL ")
+    }) ORDER BY row, col LIMIT ${MAX_DETAILS}`,
+    [file.path],
+  );
+  return rows.map((r) => ({
+    row: Number(r.row),
+    column: r.col as string,
+    message: r.msg as string,
+  }));
+}
+
+/** A SQL condition true when the JSON value in `alias` does not fit `column`. */
+function castFails(alias: string, column: Column): string | undefined {
+  if (column.type === "VARCHAR" || column.type === "JSON") return undefined;
+  if (column.type === "BLOB") return `try(from_base64(json_extract_string(${alias}, '$'))) IS NULL`;
+  return `TRY_CAST(${alias} AS ${column.type}) IS NULL`;
+}
+
+/** Rows whose key repeats within the batch or already exists in the table. */
+async function conflictingRows(
+  session: Session,
+  table: Table,
+  file: RowsFile,
+  mapping: readonly KeyColumn[],
+): Promise<ErrorDetail[]> {
+  const keys = [
+    ...(table.constraints.primary_key ? [table.constraints.primary_key] : []),
+    ...table.constraints.unique,
+  ];
+  const names = aliases(mapping);
+  const details: ErrorDetail[] = [];
+  for (const key of keys) {
+    const keyAliases = key.columns.map((k) => names[mapping.findIndex((m) => m.column.name === k)]);
+    if (keyAliases.some((a) => a === undefined)) continue;
+    const typed = `${source(mapping, (m) => readAs(m.column.type).type)} WITH ORDINALITY AS s(${
+      names.join(", ")
+    }, row_number_)`;
+    const join = key.columns.map((k, i) => `t.${quoteIdent(k)} = src.${keyAliases[i]}`).join(
+      " AND ",
+    );
+    const rows = await session.rows(
+      `WITH src AS (SELECT * FROM ${typed})
+       SELECT row_number_ - 1 AS row, 'exists' AS why FROM src
+         WHERE EXISTS (SELECT 1 FROM ${qualified(table.schema, table.name)} t WHERE ${join})
+       UNION ALL
+       SELECT row_number_ - 1, 'repeats' FROM src
+         QUALIFY row_number() OVER (PARTITION BY ${keyAliases.join(", ")} ORDER BY row_number_) > 1
+       ORDER BY 1 LIMIT ${MAX_DETAILS}`,
+      [file.path],
+    );
+    for (const r of rows) {
+      details.push({
+        row: Number(r.row),
+        column: key.columns.join(", "),
+        message: r.why === "exists"
+          ? `Key (${key.columns.join(", ")}) already exists (constraint "${key.name}")`
+          : `Key (${
+            key.columns.join(", ")
+          }) repeats an earlier row of the batch (constraint "${key.name}")`,
+      });
+    }
+  }
+  return details.sort((a, b) => (a.row ?? 0) - (b.row ?? 0)).slice(0, MAX_DETAILS);
+}
+
+/** The order records are read in: primary key order, else insertion order. */
+function order(table: Table): string {
+  const pk = table.constraints.primary_key;
+  return pk ? pk.columns.map(quoteIdent).join(", ") : "rowid";
+}
+
+/** One page of records as a JSON array text, and the number of all records. */
+export async function readRecords(
+  session: Session,
+  table: Table,
+  offset: number,
+  limit: number,
+): Promise<{ json: string; total: number }> {
+  const target = qualified(table.schema, table.name);
+  const total = await count(session, target);
+  const rows = limit === 0 ? [] : await session.rows(
+    `SELECT ${jsonObject(table.columns)} AS r FROM ${target} ORDER BY ${
+      order(table)
+    } LIMIT $1 OFFSET $2`,
+    [limit, offset],
+  );
+  return { json: `[${rows.map((r) => r.r as string).join(",")}]`, total };
+}
+
+/** The query giving one CSV line per record, in record order. */
+export function csvQuery(table: Table): string {
+  return `SELECT ${csvLine(table.columns)} AS line FROM ${
+    qualified(table.schema, table.name)
+  } ORDER BY ${order(table)}`;
+}
+
+/**
+ * The CSV header line for `table`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { csvHeader } from "./rows.ts";
+ *
+ * const columns = [{ name: "id" }, { name: 'say "hi"' }, { name: "a,b" }];
+ * assert.equal(csvHeader(columns), 'id,"say ""hi""","a,b"');
+ * ```
+ */
+export function csvHeader(columns: readonly { name: string }[]): string {
+  return columns.map((c) =>
+    /[",\r\n]|^\s|\s$/.test(c.name) ? `"${c.name.replaceAll('"', '""')}"` : c.name
+  ).join(",");
+}
