@@ -73,6 +73,32 @@ Deno.test("schemas: list, create, delete with and without cascade", async (t) =>
       },
     );
 
+    await t.step("cascade drops only the schema's own tables", async () => {
+      ok(await server.request("POST", "schema/s2"));
+      ok(
+        await server.request("POST", "table/t?schema=s2", {
+          body: { table: { columns: [{ name: "id", type: "bigserial" }] } },
+        }),
+      );
+      ok(
+        await server.request("POST", "table/keep", {
+          body: { table: { columns: [{ name: "id", type: "bigserial" }] } },
+        }),
+      );
+      errorOf(
+        await server.request("POST", "table/thief", {
+          body: {
+            table: { columns: [{ name: "x", type: "bigint", default: "nextval('s2.t_id_seq')" }] },
+          },
+        }),
+        422,
+      );
+      const before = ok(await server.request("GET", "table/keep"));
+      ok(await server.request("DELETE", "schema/s2?cascade=true"));
+      assert.deepEqual(ok(await server.request("GET", "table/keep")), before);
+      ok(await server.request("DELETE", "table/keep"));
+    });
+
     await t.step("a schema dropped with its tables can be created again, empty", async () => {
       ok(await server.request("POST", "schema/sales"));
       assert.equal(ok(await server.request("GET", "table?schema=sales")).total, 0);

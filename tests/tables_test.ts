@@ -279,7 +279,17 @@ Deno.test("tables: create, get, list, delete over HTTP", async (t) => {
       assert.ok(Array.isArray(verbose.tables[0].columns));
       const beyond = ok(await server.request("GET", "table?offset=1000"));
       assert.deepEqual(beyond, { tables: [], total: all.total });
-      for (const bad of ["limit=-1", "limit=abc", "offset=1.5", "limit=1001", "verbose=yes"]) {
+      ok(await server.request("GET", "table?offset=1000000000000000"));
+      for (
+        const bad of [
+          "limit=-1",
+          "limit=abc",
+          "offset=1.5",
+          "limit=1001",
+          "verbose=yes",
+          "offset=99999999999999999",
+        ]
+      ) {
         errorOf(await server.request("GET", `table?${bad}`), 400);
       }
     });
@@ -341,6 +351,13 @@ Deno.test("tables: create, get, list, delete over HTTP", async (t) => {
         ["nextval('no_such_sequence')", "bigint"],
         ["1 -- \n, evil integer", "integer"],
         ["'unterminated", "varchar"],
+        ["nextval('public.users_id_seq')", "bigint"],
+        ["nextval('_table_service.table_ids')", "bigint"],
+        ["currval('public.users_id_seq')", "bigint"],
+        ["current_setting('temp_directory')", "varchar"],
+        ["length(repeat('x', 200000000))", "bigint"],
+        ["main.now()", "timestamp"],
+        ["list_transform([1], x -> x)", "integer[]"],
       ];
       for (const [expression, type] of bad) {
         const answer = await server.request("POST", "table/bad_default", {
@@ -348,8 +365,32 @@ Deno.test("tables: create, get, list, delete over HTTP", async (t) => {
         });
         const error = errorOf(answer, 422);
         assert.ok(error.message.length > 0, `default ${expression}`);
+        assert.doesNotMatch(answer.text, /\/tmp\/|table-service-test/, "no file paths in errors");
       }
       assert.equal(await snapshot(server), before);
+    });
+
+    await t.step("generated constraint names that collide get a number", async () => {
+      const long = "t".repeat(50);
+      const { table } = ok(
+        await server.request("POST", `table/${long}`, {
+          body: {
+            table: {
+              columns: [{ name: "customer_code_1", type: "int" }, {
+                name: "customer_code_2",
+                type: "int",
+              }],
+              constraints: {
+                unique: [{ columns: ["customer_code_1"] }, { columns: ["customer_code_2"] }],
+              },
+            },
+          },
+        }),
+      );
+      const names = table.constraints.unique.map((u: { name: string }) => u.name);
+      assert.equal(new Set(names.map((n: string) => n.toLowerCase())).size, 2);
+      assert.ok(names.every((n: string) => [...n].length <= 63));
+      ok(await server.request("DELETE", `table/${long}`));
     });
 
     await t.step("a comment in a default cannot swallow the rest of the definition", async () => {
@@ -499,7 +540,16 @@ Deno.test("tables: wrong JSON shapes and invalid names are 400 and change nothin
       errorOf(await server.request("GET", `table/ok?schema=${name}`), 400);
       errorOf(await server.request("POST", `schema/${name}`), 400);
     }
-    for (const reserved of ["main", "_table_service", "information_schema", "pg_catalog", "MAIN"]) {
+    for (
+      const reserved of [
+        "main",
+        "_table_service",
+        "information_schema",
+        "pg_catalog",
+        "MAIN",
+        "tables",
+      ]
+    ) {
       errorOf(await server.request("GET", `table/tables?schema=${reserved}`), 400);
       errorOf(await server.request("POST", `table/x?schema=${reserved}`, { body: {} }), 400);
       errorOf(await server.request("GET", `table?schema=${reserved}`), 400);

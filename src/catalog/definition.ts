@@ -139,7 +139,14 @@ export function planTable(ref: TableRef, definition: TableDefinition): TablePlan
 
   const constraintNames = new Map<string, string>();
   const claimName = (given: string | null | undefined, generated: string, field: string) => {
-    const name = given ?? truncate(generated);
+    let name = given ?? truncate(generated);
+    // A generated name that collides gets a number, as PostgreSQL does; a chosen one is kept.
+    for (let n = 1; given == null && constraintNames.has(nameKey(name)); n++) {
+      const suffix = String(n);
+      name = `${
+        [...truncate(generated)].slice(0, MAX_NAME_LENGTH - suffix.length).join("")
+      }${suffix}`;
+    }
     const problem = labelProblem(name);
     if (problem) {
       problems.push({ field, message: `Constraint name "${printable(name)}" ${problem}` });

@@ -18,6 +18,9 @@ export const DEFAULT_SCHEMA = "public";
  */
 export const RESERVED_SCHEMAS: ReadonlySet<string> = new Set([
   "_table_service",
+  // The database file is tables.duckdb, so DuckDB's catalog is "tables"; a schema of that
+  // name would make every qualified name ambiguous.
+  "tables",
   "main",
   "information_schema",
   "pg_catalog",

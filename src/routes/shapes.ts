@@ -160,7 +160,7 @@ export function parseCount(
   max: number,
 ): number {
   if (value === undefined || value === "") return fallback;
-  if (!/^\d{1,15}$/.test(value) || Number(value) > max) {
+  if (!/^\d{1,16}$/.test(value) || Number(value) > max) {
     throw ApiError.badRequest(
       `Query parameter ${name} must be an integer from 0 to ${max}, not "${value}"`,
     );

@@ -10,13 +10,64 @@
  */
 
 import type { Session } from "./database.ts";
-import { quoteLiteral } from "./sql.ts";
+import { engineMessage, quoteLiteral } from "./sql.ts";
 
 /** Expression classes a default may not contain. */
 // Column references are left to DuckDB: `current_date` parses as one and is fine.
-const FORBIDDEN_CLASSES = new Set(["SUBQUERY", "STAR", "PARAMETER", "WINDOW", "DEFAULT"]);
-/** Functions with side effects: such a default is not evaluated when checking its type. */
-const SIDE_EFFECTS = new Set(["nextval", "currval", "setval"]);
+const FORBIDDEN_CLASSES = new Set(["SUBQUERY", "STAR", "PARAMETER", "WINDOW", "DEFAULT", "LAMBDA"]);
+
+/**
+ * The functions a default may call: cheap, pure or clock- and randomness-based, and unable
+ * to reach other objects. Sequences are off the list (a serial type makes a column's own),
+ * as are settings (they would reveal paths) and anything that builds large values.
+ */
+const ALLOWED_FUNCTIONS = new Set([
+  "now",
+  "current_timestamp",
+  "get_current_timestamp",
+  "transaction_timestamp",
+  "current_date",
+  "today",
+  "current_time",
+  "get_current_time",
+  "localtimestamp",
+  "localtime",
+  "gen_random_uuid",
+  "uuid",
+  "uuidv4",
+  "uuidv7",
+  "random",
+  "make_date",
+  "make_time",
+  "make_timestamp",
+  "make_timestamptz",
+  "to_timestamp",
+  "epoch_ms",
+  "date_trunc",
+  "date_part",
+  "strftime",
+  "strptime",
+  "lower",
+  "upper",
+  "concat",
+  "trim",
+  "ltrim",
+  "rtrim",
+  "abs",
+  "round",
+  "floor",
+  "ceil",
+  "greatest",
+  "least",
+  "list_value",
+  "struct_pack",
+  "row",
+  "map",
+  "json_object",
+  "json_array",
+  "to_json",
+  "json",
+]);
 
 /** A default that failed, with the reason in words. */
 export interface DefaultProblem {
@@ -56,17 +107,11 @@ export async function checkDefault(
     `SELECT json_deserialize_sql(json_serialize_sql(${literal})) AS sql`,
   );
   const expression = String(rendered!.sql).replace(/^SELECT /, "");
-  if (!hasSideEffects(tree.statements[0].node.select_list[0])) {
-    try {
-      await session.rows(`SELECT CAST((${expression}) AS ${typeSql}) AS probe`);
-    } catch (error) {
-      const message = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
-      return {
-        problem: `"${text}" does not fit type ${typeSql}: ${
-          message.replace(/^[A-Za-z ]*Error: /, "")
-        }`,
-      };
-    }
+  // Only allowed functions remain, so evaluating once is cheap and touches nothing.
+  try {
+    await session.rows(`SELECT CAST((${expression}) AS ${typeSql}) AS probe`);
+  } catch (error) {
+    return { problem: `"${text}" does not fit type ${typeSql}: ${engineMessage(error)}` };
   }
   return expression;
 }
@@ -96,6 +141,12 @@ function singleExpressionProblem(tree: Node): string | undefined {
   if (forbidden) {
     return `must be a scalar expression; it contains ${forbidden.toLowerCase().replace("_", " ")}`;
   }
+  const called = disallowedFunction(node.select_list[0]);
+  if (called !== undefined) {
+    return called.startsWith("nextval") || called === "currval" || called === "setval"
+      ? `may not call ${called}(); use the type serial or bigserial for a column drawing from a sequence`
+      : `may not call ${called}(); defaults may use literals, operators, casts and simple functions such as now()`;
+  }
   return undefined;
 }
 
@@ -118,11 +169,23 @@ function findClass(node: Node): string | undefined {
   return undefined;
 }
 
-function hasSideEffects(node: Node): boolean {
-  if (Array.isArray(node)) return node.some(hasSideEffects);
-  if (node === null || typeof node !== "object") return false;
-  if (node.class === "FUNCTION" && SIDE_EFFECTS.has(String(node.function_name).toLowerCase())) {
-    return true;
+/** The first function call that is neither an operator nor on the allowed list. */
+function disallowedFunction(node: Node): string | undefined {
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      const found = disallowedFunction(item);
+      if (found !== undefined) return found;
+    }
+    return undefined;
   }
-  return Object.values(node).some(hasSideEffects);
+  if (node === null || typeof node !== "object") return undefined;
+  if (node.class === "FUNCTION" && !node.is_operator) {
+    const name = String(node.function_name).toLowerCase();
+    if (node.schema || node.catalog || !ALLOWED_FUNCTIONS.has(name)) return name;
+  }
+  for (const value of Object.values(node)) {
+    const found = disallowedFunction(value);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

@@ -20,6 +20,7 @@ import {
   findSchema,
   findTable,
   forgetTables,
+  META,
   pageOfTables,
   PLACEHOLDER_COLUMN,
   recordConstraints,
@@ -32,7 +33,7 @@ import {
   type TableRow,
   tablesInSchema,
 } from "./metadata.ts";
-import { qualified, quoteIdent } from "./sql.ts";
+import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import type { IfExists, ListTablesOptions, RowsFile, Store, TableListing } from "./store.ts";
 import {
   conflictKey,
@@ -172,14 +173,15 @@ export class DuckDBStore implements Store {
   }
 
   getTable(ref: TableRef): Promise<Table> {
-    return this.database.withSession(async (session) => {
+    // One snapshot for the metadata and DuckDB's catalog: a concurrent drop cannot fall between.
+    return this.database.transaction(async (session) => {
       const row = await existingTable(session, ref);
       return (await describeTables(session, [row]))[0]!;
     });
   }
 
   listTables(options: ListTablesOptions): Promise<TableListing> {
-    return this.database.withSession(async (session) => {
+    return this.database.transaction(async (session) => {
       const schema = options.schema === undefined
         ? undefined
         : await existingSchema(session, options.schema);
@@ -746,14 +748,4 @@ async function freeSequenceName(session: Session, schema: string, wanted: string
     const candidate = n === 1 ? base : `${base}_${n}`;
     if (!(await sequenceExists(session, schema, candidate))) return candidate;
   }
-}
-
-/**
- * The first line of a DuckDB error without its category prefix: what the engine objects
- * to, without the SQL text that follows.
- */
-export function engineMessage(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  const first = text.split("\n")[0] ?? "";
-  return first.replace(/^[A-Za-z ]*Error: /, "").trim();
 }

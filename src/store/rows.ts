@@ -9,7 +9,7 @@ import type { Column, Table } from "../catalog/model.ts";
 import type { KeyColumn } from "../catalog/rows.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS } from "../errors.ts";
 import type { Session } from "./database.ts";
-import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, readAs } from "./values.ts";
 
 /** What to do with rows whose key already exists. */
@@ -171,7 +171,7 @@ export async function explainLoadFailure(
       `Rows violate a foreign key of table "${table.name}": ${clean(firstLine)}`,
     );
   }
-  const details = await badValues(session, table, file, mapping);
+  const details = await badValues(session, file, mapping);
   if (details.length > 0) {
     return ApiError.invalidData(
       `Rows do not fit table "${table.name}": ${details[0]!.message}` +
@@ -203,7 +203,6 @@ function clean(line: string): string {
 /** Rows whose values cannot be cast to their column, or are null in a NOT NULL column. */
 async function badValues(
   session: Session,
-  table: Table,
   file: RowsFile,
   mapping: readonly KeyColumn[],
 ): Promise<ErrorDetail[]> {
