@@ -381,9 +381,12 @@ export class DuckDBStore implements Store {
 
   async ready(): Promise<boolean> {
     try {
-      await this.database.transaction((session) =>
-        session.run("CREATE TEMP TABLE ready_probe AS SELECT 1 AS x")
-      );
+      // A real write to the file's metadata, rolled back: proves the database takes writes.
+      await this.database.withSession(async (session) => {
+        await session.run("BEGIN TRANSACTION");
+        await session.run(`UPDATE ${META}.info SET value = value WHERE key = 'format'`);
+        await session.run("ROLLBACK");
+      });
       return true;
     } catch {
       return false;

@@ -194,10 +194,7 @@ export async function explainLoadFailure(
 
 /** DuckDB's complaint without its category or the spool file's path. */
 function clean(line: string): string {
-  return line.replace(/^[A-Za-z ]*Error: /, "").replace(/ in file "[^"]*"/g, "").replace(
-    /"\/[^"]*"/g,
-    "the rows",
-  );
+  return engineMessage(new Error(line));
 }
 
 /** Rows whose values cannot be cast to their column, or are null in a NOT NULL column. */
