@@ -47,6 +47,7 @@ async function main(): Promise<void> {
       path: config.databasePath,
       spoolDir,
       tempDir: await Deno.realPath(`${config.dataDir}/tmp`),
+      memoryBytes: config.duckdbMemoryBytes,
     });
   } catch (error) {
     throw new StartupError(`Cannot open database "${config.databasePath}": ${firstLine(error)}`);

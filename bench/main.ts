@@ -8,6 +8,7 @@
  */
 
 import { TestServer } from "../tests/helpers/server.ts";
+import { loading } from "./loading.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
 async function time(count: number, work: (i: number) => Promise<void>): Promise<number[]> {
@@ -80,5 +81,7 @@ async function definitions(): Promise<void> {
 }
 
 if (import.meta.main) {
-  await definitions();
+  const only = Deno.args[0];
+  if (!only || only === "definitions") await definitions();
+  if (!only || only === "loading") await loading(Number(Deno.args[1] ?? 1_000_000));
 }

@@ -36,6 +36,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly maxUploadBytes: number;
   readonly maxJsonBytes: number;
+  /** DuckDB's memory limit in bytes; past it, DuckDB spills to `DATA_DIR/tmp`. */
+  readonly duckdbMemoryBytes: number;
 }
 
 /** A configuration that cannot be used; the message names every bad variable on one line. */
@@ -59,6 +61,7 @@ export const VARIABLES: readonly string[] = [
   "LOG_LEVEL",
   "MAX_UPLOAD_BYTES",
   "MAX_JSON_BYTES",
+  "DUCKDB_MEMORY_LIMIT",
 ];
 
 /** Shortest HMAC secret accepted: HS256 needs at least 256 bits to be worth its name. */
@@ -127,6 +130,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   };
   const maxUploadBytes = size("MAX_UPLOAD_BYTES", 1024 ** 3);
   const maxJsonBytes = size("MAX_JSON_BYTES", 10 * 1024 ** 2);
+  const duckdbMemoryBytes = size("DUCKDB_MEMORY_LIMIT", 256 * 1024 ** 2);
 
   const secret = value("AUTH_JWT_SECRET");
   const publicKey = value("AUTH_JWT_PUBLIC_KEY");
@@ -163,6 +167,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     logLevel: logLevel as LogLevel,
     maxUploadBytes,
     maxJsonBytes,
+    duckdbMemoryBytes,
   });
 }
 

@@ -37,7 +37,14 @@ export type FirstRowOfKey = (key: string) => Promise<number | undefined>;
  *   ],
  *   constraints: { primary_key: null, unique: [], foreign_keys: [] },
  * };
- * const summary = { rows: 1, form: "objects" as const, keys: ["id", "name"], firstRowOfLength: new Map(), hasData: true };
+ * const summary = {
+ *   rows: 1,
+ *   form: "objects" as const,
+ *   keys: ["id", "name"],
+ *   keysComplete: true,
+ *   firstRowOfLength: new Map(),
+ *   hasData: true,
+ * };
  * const mapping = await mapRowKeys(table, summary, () => Promise.resolve(0));
  * assert.deepEqual(mapping.map((m) => [m.key, m.column.name]), [["id", "id"], ["name", "Name"]]);
  * ```

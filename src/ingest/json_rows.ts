@@ -1,6 +1,11 @@
 /**
- * A streaming pass over a JSON body of rows that copies the rows array out for DuckDB's
+ * A streaming pass over a JSON body of rows that copies the rows out for DuckDB's
  * `read_json` and learns what it needs on the way, without parsing values in JavaScript.
+ *
+ * The copy is newline-delimited JSON, one row per line: DuckDB reads that format in
+ * parallel, about a quarter faster than one array. The rewrite costs nothing: the array's
+ * brackets become spaces, the commas between rows line breaks, and line breaks inside rows
+ * spaces, all in the chunk's own bytes (which the pass owns).
  *
  * It tracks only strings, nesting and the structure around rows: which keys rows use,
  * how many rows there are, whether rows are objects or positional arrays (rewritten to
@@ -22,6 +27,9 @@ const RBRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 const SPACE = 0x20;
+const TAB = 0x09;
+const LF = 0x0a;
+const CR = 0x0d;
 
 /** Deepest nesting accepted; DuckDB and clients choke long before 10,000 levels. */
 export const MAX_DEPTH = 512;
@@ -35,8 +43,14 @@ export interface RowsSummary {
   readonly rows: number;
   /** The form of the rows; null when there are none. */
   readonly form: RowForm | null;
-  /** Distinct keys in order of first appearance ("0", "1", … for positional rows). */
+  /**
+   * Distinct keys in order of first appearance ("0", "1", … for positional rows). For object
+   * rows only the first {@link RowsOptions.keySampleRows} rows are looked at; see
+   * {@link RowsSummary.keysComplete}.
+   */
   readonly keys: readonly string[];
+  /** Whether {@link RowsSummary.keys} covers every row (always so for positional rows). */
+  readonly keysComplete: boolean;
   /** For positional rows: the first row (0-based) of each length seen. */
   readonly firstRowOfLength: ReadonlyMap<number, number>;
   /** The envelope's `table` member, parsed; undefined when absent or null. */
@@ -53,6 +67,11 @@ export interface RowsOptions {
   readonly allowArrays: boolean;
   /** Most bytes of envelope members other than `data` (the definition). */
   readonly maxEnvelopeBytes: number;
+  /**
+   * Object rows whose keys are collected. Past it the pass only follows structure, which is
+   * what keeps it near memory speed; the caller checks the rest of the keys another way.
+   */
+  readonly keySampleRows?: number;
 }
 
 // Where the pass is, outside strings. Plain numbers: an enum object costs a property load
@@ -91,7 +110,7 @@ const END = 8;
  * });
  * pass.push(new TextEncoder().encode('{"table": {"columns": []}, "data": [[1, "a"], [2, "b"]]}'));
  * const summary = pass.finish();
- * assert.equal(out.join(""), '[{"0":1, "1":"a"}, {"0":2, "1":"b"}]');
+ * assert.equal(out.join(""), ' {"0":1, "1":"a"}\n {"0":2, "1":"b"} ');
  * assert.deepEqual(summary.keys, ["0", "1"]);
  * assert.deepEqual(summary.table, { columns: [] });
  * ```
@@ -155,9 +174,51 @@ export class JsonRows {
     let inKey = this.#inKey;
     let valueDue = this.#valueDue;
     let keyDue = this.#keyDue;
+    const keySampleRows = this.options.keySampleRows ?? Infinity;
+    let sampling = this.#rows <= keySampleRows;
     let rowDepth = this.#arrayDepth + 1;
     const n = chunk.length;
     for (let i = 0; i < n; i++) {
+      if (place === ROWS && !sampling && !this.#positional && !inKey) {
+        // The fast path for the bulk of object rows: only strings, nesting and row starts.
+        // It stops at anything else (a row that is not an object, the end of the rows) and
+        // leaves that byte to the general loop below.
+        let rows = this.#rows;
+        const arrayDepth = rowDepth - 1;
+        let rowDue = false;
+        for (; i < n; i++) {
+          const c = chunk[i]!;
+          if (inString) {
+            if (escaped) escaped = false;
+            else if (c === BACKSLASH) escaped = true;
+            else if (c === QUOTE) inString = false;
+          } else if (c === QUOTE) inString = true;
+          else if (c <= SPACE) {
+            if (c === LF || c === CR) chunk[i] = SPACE;
+            else if (c !== SPACE && c !== TAB) break;
+          } else if (rowDue) {
+            if (c !== LBRACE) break;
+            rowDue = false;
+            rows++;
+            depth++;
+          } else if (c === LBRACE || c === LBRACKET) {
+            if (++depth > MAX_DEPTH) throw tooDeep();
+          } else if (c === RBRACE || c === RBRACKET) {
+            // The end of the rows array itself is for the general loop.
+            if (depth === arrayDepth) break;
+            depth--;
+          } else if (c === COMMA && depth === arrayDepth) {
+            rowDue = true;
+            chunk[i] = LF;
+          }
+        }
+        this.#rows = rows;
+        if (rowDue) {
+          // The byte at i (if any) starts a row the general loop must look at.
+          place = ROW_START;
+        }
+        if (i >= n) break;
+      }
       const c = chunk[i]!;
       if (inString) {
         if (escaped) escaped = false;
@@ -177,7 +238,11 @@ export class JsonRows {
         continue;
       }
       if (c <= SPACE) {
-        if (c === SPACE || c === 0x0a || c === 0x0d || c === 0x09) continue;
+        if (c === LF || c === CR) {
+          chunk[i] = SPACE;
+          continue;
+        }
+        if (c === SPACE || c === TAB) continue;
         throw malformed("a control character outside a string");
       }
       if (place === ROWS) {
@@ -212,6 +277,7 @@ export class JsonRows {
             }
           } else if (depth === rowDepth - 2) {
             // The rows array ends.
+            chunk[i] = SPACE;
             this.emit(chunk.subarray(segment, i + 1));
             segment = -1;
             place = this.options.envelope ? ENVELOPE_NEXT : END;
@@ -219,8 +285,9 @@ export class JsonRows {
         } else if (c === COMMA) {
           if (depth === rowDepth) {
             if (this.#positional) valueDue = true;
-            else keyDue = true;
+            else keyDue = sampling;
           } else if (depth === rowDepth - 1) {
+            chunk[i] = LF;
             place = ROW_START;
           }
         }
@@ -230,6 +297,7 @@ export class JsonRows {
         if (c === RBRACKET && depth === rowDepth - 1) {
           if (this.#rows > 0) throw malformed("a trailing comma ends the rows array");
           depth--;
+          chunk[i] = SPACE;
           this.emit(chunk.subarray(segment, i + 1));
           segment = -1;
           place = this.options.envelope ? ENVELOPE_NEXT : END;
@@ -237,7 +305,8 @@ export class JsonRows {
         }
         this.#startRow(c);
         valueDue = this.#positional;
-        keyDue = !this.#positional;
+        sampling = this.#rows <= keySampleRows;
+        keyDue = !this.#positional && sampling;
         depth++;
         if (this.#positional) {
           this.emit(chunk.subarray(segment, i));
@@ -254,7 +323,8 @@ export class JsonRows {
       place = this.#place;
       inString = this.#inString;
       if (place === ROW_START) {
-        // The rows array starts here, with its '['; its depth is known only now.
+        // The rows array starts here; its depth is known only now.
+        chunk[i] = SPACE;
         segment = i;
         rowDepth = this.#arrayDepth + 1;
       }
@@ -288,6 +358,8 @@ export class JsonRows {
       rows: this.#rows,
       form: this.#form,
       keys: [...this.#keys.keys()],
+      keysComplete: this.#form === "arrays" ||
+        this.#rows <= (this.options.keySampleRows ?? Infinity),
       firstRowOfLength: this.#firstRowOfLength,
       table: this.#table,
       hasData: this.#hasData,

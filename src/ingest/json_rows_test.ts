@@ -5,6 +5,11 @@ import { JsonRows, type RowsOptions, type RowsSummary } from "./json_rows.ts";
 const RECORDS: RowsOptions = { envelope: false, allowArrays: false, maxEnvelopeBytes: 1 << 20 };
 const UPLOAD: RowsOptions = { envelope: true, allowArrays: true, maxEnvelopeBytes: 1 << 20 };
 
+/** The rows of a newline-delimited copy. */
+function lines(out: string): unknown[] {
+  return out.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line));
+}
+
 function run(
   options: RowsOptions,
   text: string,
@@ -40,6 +45,15 @@ function runEverySplit(options: RowsOptions, text: string): { out: string; summa
   const bytewise = run(options, text, Array.from({ length }, (_, i) => i));
   assert.equal(bytewise.out, whole.out);
   assert.deepEqual(bytewise.summary, whole.summary);
+  // The same without key sampling past the first row: the fast path must agree on the rest.
+  const unsampled = { ...options, keySampleRows: 1 };
+  for (let cut = 0; cut <= length; cut++) {
+    const fast = run(unsampled, text, [cut]);
+    assert.equal(fast.out, whole.out, `fast path, split at ${cut}`);
+    assert.equal(fast.summary.rows, whole.summary.rows, `fast path rows, split at ${cut}`);
+    assert.equal(fast.summary.form, whole.summary.form);
+    assert.deepEqual(fast.summary.table, whole.summary.table);
+  }
   return whole;
 }
 
@@ -47,7 +61,8 @@ Deno.test("JsonRows copies a records array unchanged and learns its keys and row
   const text =
     '[{"id": 1, "name": "a \\" [x]", "nested": {"k": [1, {"z": 2}]}}, {"name": "b", "id": 2, "extra": null}]';
   const { out, summary } = runEverySplit(RECORDS, text);
-  assert.equal(out, text);
+  assert.deepEqual(lines(out), JSON.parse(text));
+  assert.equal(out.split("\n").length, 2, "one line per row");
   assert.equal(summary.rows, 2);
   assert.equal(summary.form, "objects");
   assert.deepEqual(summary.keys, ["id", "name", "nested", "extra"]);
@@ -70,7 +85,7 @@ Deno.test("JsonRows takes rows from an upload envelope, in either member order",
     ]
   ) {
     const { out, summary } = runEverySplit(UPLOAD, text);
-    assert.deepEqual(JSON.parse(out), [{ a: 1 }, { a: 2 }]);
+    assert.deepEqual(lines(out), [{ a: 1 }, { a: 2 }]);
     assert.deepEqual(summary.table, { columns: [{ name: "a", type: "int" }] });
     assert.equal(summary.rows, 2);
     assert.equal(summary.hasData, true);
@@ -82,7 +97,7 @@ Deno.test("JsonRows rewrites positional rows to objects keyed by position", () =
     UPLOAD,
     '{"data": [[1, "a,]"], [], [3, [4, 5], {"k": 6}], [ 7 ]]}',
   );
-  assert.deepEqual(JSON.parse(out), [{ 0: 1, 1: "a,]" }, {}, { 0: 3, 1: [4, 5], 2: { k: 6 } }, {
+  assert.deepEqual(lines(out), [{ 0: 1, 1: "a,]" }, {}, { 0: 3, 1: [4, 5], 2: { k: 6 } }, {
     0: 7,
   }]);
   assert.equal(summary.form, "arrays");
@@ -92,7 +107,7 @@ Deno.test("JsonRows rewrites positional rows to objects keyed by position", () =
 
 Deno.test("JsonRows accepts empty data, null data and a missing table", () => {
   assert.equal(runEverySplit(RECORDS, "[]").summary.rows, 0);
-  assert.equal(runEverySplit(UPLOAD, '{"data": []}').out, "[]");
+  assert.equal(runEverySplit(UPLOAD, '{"data": []}').out.trim(), "");
   const none = runEverySplit(UPLOAD, '{"table": null, "data": null}');
   assert.equal(none.summary.hasData, false);
   assert.equal(none.summary.table, undefined);
@@ -112,6 +127,10 @@ Deno.test("JsonRows refuses bodies that are not arrays of rows with a 400", () =
     [RECORDS, '[{"a": 1}] []'],
     [RECORDS, ""],
     [RECORDS, "\u0000[]"],
+    [RECORDS, '[{"a": 1}, {"b": 2}, 3]'],
+    [RECORDS, '[{"a": 1}, {"b": 2},]'],
+    [RECORDS, '[{"a": 1}, {"b": 2}\u0001]'],
+    [RECORDS, '[{"a": 1}, {"b": 2}, [3]]'],
     [UPLOAD, "[]"],
     [UPLOAD, '{"data": 5}'],
     [UPLOAD, '{"data": {"a": 1}}'],
@@ -124,7 +143,12 @@ Deno.test("JsonRows refuses bodies that are not arrays of rows with a 400", () =
     [RECORDS, "[".repeat(10000) + "]".repeat(10000)],
     [RECORDS, `[{"a": ${"[".repeat(10000)}${"]".repeat(10000)}}]`],
   ];
-  for (const [options, text] of cases) {
+  for (
+    const [options, text] of [
+      ...cases,
+      ...cases.map(([o, t]) => [{ ...o, keySampleRows: 0 }, t] as const),
+    ]
+  ) {
     assert.throws(() => run(options, text), (error: unknown) => {
       assert.ok(error instanceof ApiError, `${text.slice(0, 40)}: ${error}`);
       assert.equal(error.status, 400, text.slice(0, 40));
@@ -141,4 +165,26 @@ Deno.test("JsonRows refuses a table member over the envelope limit with 413", ()
     () => run({ ...UPLOAD, maxEnvelopeBytes: 500 }, big),
     (e: unknown) => e instanceof ApiError && e.status === 413,
   );
+});
+
+Deno.test("JsonRows counts many object rows the same on the fast path", () => {
+  const rows = Array.from(
+    { length: 50 },
+    (_, i) => ({ i, s: `x"]}{[,${i}`, n: { a: [i, { b: "}" }] } }),
+  );
+  const text = JSON.stringify(rows, null, 1);
+  const { out, summary } = runEverySplit({ ...RECORDS, keySampleRows: 1 }, text);
+  assert.deepEqual(lines(out), rows);
+  assert.equal(out.split("\n").length, 50, "one line per row, even pretty-printed");
+  assert.equal(summary.rows, 50);
+});
+
+Deno.test("JsonRows collects keys from the sample rows only, and says so", () => {
+  const text = '[{"a": 1}, {"b": 2}, {"c": 3}]';
+  const sampled = runEverySplit({ ...RECORDS, keySampleRows: 2 }, text).summary;
+  assert.deepEqual(sampled.keys, ["a", "b"]);
+  assert.equal(sampled.keysComplete, false);
+  const all = runEverySplit({ ...RECORDS, keySampleRows: 3 }, text).summary;
+  assert.deepEqual(all.keys, ["a", "b", "c"]);
+  assert.equal(all.keysComplete, true);
 });

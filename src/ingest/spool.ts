@@ -12,7 +12,7 @@ const WRITE_BUFFER_BYTES = 1 << 20;
 
 /** A spooled rows array and what the pass learned about it. */
 export interface SpooledRows extends RowsSummary {
-  /** Absolute path of the file: a JSON array of objects. */
+  /** Absolute path of the file: newline-delimited JSON objects, one row per line. */
   readonly path: string;
 }
 

@@ -27,6 +27,9 @@ import {
 import { schemaOf } from "./tables.ts";
 import { validationHook } from "./validation.ts";
 
+/** Rows whose keys the spool pass collects itself. */
+const KEY_SAMPLE_ROWS = 1000;
+
 /** Largest page of records. */
 export const MAX_RECORDS_PAGE = 10_000;
 
@@ -273,6 +276,8 @@ async function spool(c: Context<Env>, deps: RowsDeps, envelope: boolean): Promis
     envelope,
     allowArrays: envelope,
     maxEnvelopeBytes: deps.maxJsonBytes,
+    // Past the sample the store reads the remaining keys with DuckDB, alongside the load.
+    keySampleRows: KEY_SAMPLE_ROWS,
   });
 }
 

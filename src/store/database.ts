@@ -20,6 +20,8 @@ export interface DatabaseOptions {
   readonly spoolDir: string;
   /** Absolute directory for DuckDB's spill files. */
   readonly tempDir: string;
+  /** DuckDB's memory limit in bytes (DuckDB's own default, 80% of RAM, when absent). */
+  readonly memoryBytes?: number;
 }
 
 /**
@@ -73,6 +75,9 @@ export class Database {
       autoload_known_extensions: "false",
       allow_community_extensions: "false",
       temp_directory: options.tempDir,
+      ...(options.memoryBytes
+        ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }
+        : {}),
     });
     const database = new Database(instance);
     await database.withSession(async (session) => {

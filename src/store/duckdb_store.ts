@@ -9,6 +9,7 @@ import type { TableDefinition } from "../catalog/model.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import { DEFAULT_SCHEMA, nameKey } from "../catalog/names.ts";
 import { ApiError, type ErrorDetail } from "../errors.ts";
+import { listValue } from "@duckdb/node-api";
 import { Database, type Session } from "./database.ts";
 import { checkDefault } from "./defaults.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
@@ -56,6 +57,8 @@ export interface StoreOptions {
   readonly spoolDir: string;
   /** Absolute directory for DuckDB's spill files. */
   readonly tempDir: string;
+  /** DuckDB's memory limit in bytes. */
+  readonly memoryBytes?: number;
 }
 
 /**
@@ -245,7 +248,20 @@ export class DuckDBStore implements Store {
     }
   }
 
-  insertRecords(
+  async insertRecords(
+    ref: TableRef,
+    file: RowsFile,
+    onConflict: OnConflict,
+  ): Promise<{ table: Table } & LoadCounts> {
+    try {
+      return await this.#insertRecords(ref, file, onConflict);
+    } catch (error) {
+      if (!(error instanceof MoreKeys)) throw error;
+      return await this.#insertRecords(ref, error.complete(file), onConflict);
+    }
+  }
+
+  #insertRecords(
     ref: TableRef,
     file: RowsFile,
     onConflict: OnConflict,
@@ -264,10 +280,11 @@ export class DuckDBStore implements Store {
         const mapping = await mapRowKeys(table, file, (key) => this.#firstRowOfKey(file, key));
         try {
           const counts = await this.database.transaction((session) =>
-            loadRows(session, table, file, mapping, onConflict)
+            this.#loadChecked(session, table, file, mapping, onConflict)
           );
           return { table, ...counts };
         } catch (error) {
+          if (error instanceof MoreKeys) throw error;
           throw await this.database.withSession((session) =>
             explainLoadFailure(session, table, file, mapping, error)
           );
@@ -282,7 +299,13 @@ export class DuckDBStore implements Store {
     options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
   ): Promise<{ table: Table; inserted: number }> {
     try {
-      return await this.#upload(ref, file, options, false);
+      try {
+        return await this.#upload(ref, file, options, false);
+      } catch (error) {
+        if (!(error instanceof MoreKeys)) throw error;
+        file = error.complete(file);
+        return await this.#upload(ref, file, options, false);
+      }
     } catch (error) {
       // Types inferred from a sample can miss a later row; infer from every row and retry.
       if (
@@ -336,11 +359,11 @@ export class DuckDBStore implements Store {
               table = await buildTable(session, at, plan!, defaults);
             }
             mapping = await mapRowKeys(table, file, (key) => this.#firstRowOfKey(file, key));
-            const { inserted } = await loadRows(session, table, file, mapping, "fail");
+            const { inserted } = await this.#loadChecked(session, table, file, mapping, "fail");
             return { table, inserted };
           });
         } catch (error) {
-          if (!table) throw error;
+          if (!table || error instanceof MoreKeys) throw error;
           const described = table;
           throw await this.database.withSession((session) =>
             explainLoadFailure(session, described, file, mapping, error)
@@ -367,11 +390,46 @@ export class DuckDBStore implements Store {
     return { table, stream: this.database.streamLines(csvHeader(table.columns), csvQuery(table)) };
   }
 
+  /**
+   * Loads rows inside the caller's transaction while a second connection reads every key
+   * the rows use, when the spool pass only sampled them; rows with keys outside the sample
+   * abort the load with {@link MoreKeys}, before anything commits.
+   */
+  async #loadChecked(
+    session: Session,
+    table: Table,
+    file: RowsFile,
+    mapping: readonly KeyColumn[],
+    onConflict: OnConflict,
+  ): Promise<LoadCounts> {
+    const otherKeys = file.keysComplete ? Promise.resolve([]) : this.#keysOutside(file);
+    otherKeys.catch(() => {});
+    const counts = await loadRows(session, table, file, mapping, onConflict);
+    const found = await otherKeys;
+    if (found.length > 0) throw new MoreKeys(found);
+    return counts;
+  }
+
+  /** Keys of any row that are not among the keys already known for `file`. */
+  #keysOutside(file: RowsFile): Promise<string[]> {
+    return this.database.withSession(async (session) => {
+      // A key no JSON object can have keeps the list non-empty, which DuckDB needs to bind it.
+      const known = listValue(["\u0000", ...file.keys]);
+      const rows = await session.rows(
+        `SELECT DISTINCT k FROM (SELECT unnest(json_keys(json)) AS k
+           FROM read_json_objects($1, format='newline_delimited'))
+         WHERE NOT list_contains($2, k)`,
+        [file.path, known],
+      );
+      return rows.map((r) => r.k as string);
+    });
+  }
+
   /** The first row (0-based) whose object has `key`; for messages about that key. */
   #firstRowOfKey(file: RowsFile, key: string): Promise<number | undefined> {
     return this.database.withSession(async (session) => {
       const rows = await session.rows(
-        `SELECT o - 1 AS row FROM read_json_objects($1, format='array') WITH ORDINALITY AS s(j, o)
+        `SELECT o - 1 AS row FROM read_json_objects($1, format='newline_delimited') WITH ORDINALITY AS s(j, o)
          WHERE list_contains(json_keys(j), $2) LIMIT 1`,
         [file.path, key],
       );
@@ -457,7 +515,7 @@ async function inferPlan(
   let described;
   try {
     described = await session.rows(
-      `DESCRIBE SELECT * FROM read_json($1, format='array', records=true${sample}, maximum_object_size=268435456)`,
+      `DESCRIBE SELECT * FROM read_json($1, format='newline_delimited', records=true${sample})`,
       [file.path],
     );
   } catch (error) {
@@ -513,6 +571,18 @@ async function checkSameColumns(session: Session, table: Table, plan: TablePlan)
       `The definition does not match the existing table "${table.name}": ${problems[0]!.message}`,
       problems,
     );
+  }
+}
+
+/** Rows used keys the spool pass did not sample; the load is redone knowing all of them. */
+class MoreKeys extends Error {
+  constructor(readonly keys: readonly string[]) {
+    super(`Rows use ${keys.length} more keys`);
+  }
+
+  /** The file's summary with every key. */
+  complete(file: RowsFile): RowsFile {
+    return { ...file, keys: [...file.keys, ...this.keys], keysComplete: true };
   }
 }
 

@@ -28,15 +28,18 @@ export interface RowsFile {
   readonly rows: number;
 }
 
-/** Largest single row `read_json` accepts (its default, 16 MB, is too small for wide rows). */
-const MAX_ROW_BYTES = 256 * 1024 * 1024;
+/**
+ * Largest single row `read_json` accepts. DuckDB sizes its read buffers from it, so it
+ * stays at DuckDB's own default: a larger one would cost memory on every load.
+ */
+export const MAX_ROW_BYTES = 16 * 1024 * 1024;
 
 /** The `read_json` call over a rows file, its keys read as the mapped columns' types. */
 function source(mapping: readonly KeyColumn[], typeOf: (m: KeyColumn) => string): string {
   const columns = mapping.map((m) => `${quoteLiteral(m.key)}: ${quoteLiteral(typeOf(m))}`).join(
     ", ",
   );
-  return `read_json($1, format='array', records=true, maximum_object_size=${MAX_ROW_BYTES}, columns={${columns}})`;
+  return `read_json($1, format='newline_delimited', records=true, columns={${columns}})`;
 }
 
 /** Aliases for the source's columns, so later clauses never quote a request's key. */

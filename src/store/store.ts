@@ -11,7 +11,7 @@ import type { LoadCounts, OnConflict } from "./rows.ts";
 
 export type { LoadCounts, OnConflict };
 
-/** A spooled file of rows (a JSON array of objects) and what is known about it. */
+/** A spooled file of rows (newline-delimited JSON objects) and what is known about it. */
 export type RowsFile = RowsSummary & { readonly path: string };
 
 /** What an upload does when the table exists already. */

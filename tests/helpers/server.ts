@@ -68,6 +68,11 @@ export class TestServer {
     return server;
   }
 
+  /** Process id of the service, for reading its memory use. */
+  get pid(): number {
+    return this.#process.pid;
+  }
+
   /** Everything the service printed on standard output so far. */
   get stdout(): string {
     return this.#stdout;

@@ -1,0 +1,59 @@
+/**
+ * Generated inputs for the benchmarks.
+ *
+ * @module
+ */
+
+/** The 8-column shape of the loading benchmarks. */
+export const COLUMNS = [
+  { name: "id", type: "BIGINT", pg: "bigint" },
+  { name: "name", type: "VARCHAR", pg: "varchar" },
+  { name: "city", type: "VARCHAR", pg: "varchar" },
+  { name: "price", type: "DOUBLE", pg: "double precision" },
+  { name: "qty", type: "INTEGER", pg: "integer" },
+  { name: "active", type: "BOOLEAN", pg: "boolean" },
+  { name: "at", type: "TIMESTAMP WITH TIME ZONE", pg: "timestamptz" },
+  { name: "note", type: "VARCHAR", pg: "varchar" },
+] as const;
+
+const CITIES = ["Berlin", "Paris", "Tokyo", "Lima", "Zürich", "Montréal"];
+
+/** One generated row. */
+export function row(i: number): Record<string, unknown> {
+  return {
+    id: i,
+    name: `name-${i}`,
+    city: CITIES[i % CITIES.length],
+    price: Math.round(i * 37.5) / 100,
+    qty: i % 1000,
+    active: i % 3 === 0,
+    at: new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(),
+    note: `note number ${i} with some text`,
+  };
+}
+
+/** Writes a JSON array of `count` rows to `path`; returns its size in bytes. */
+export async function writeJsonRows(path: string, count: number): Promise<number> {
+  const file = await Deno.open(path, { write: true, create: true, truncate: true });
+  const encoder = new TextEncoder();
+  let size = 0;
+  let buffer = "[";
+  for (let i = 0; i < count; i++) {
+    buffer += (i === 0 ? "" : ",") + JSON.stringify(row(i));
+    if (buffer.length > 1 << 20 || i === count - 1) {
+      if (i === count - 1) buffer += "]";
+      const bytes = encoder.encode(buffer);
+      size += bytes.length;
+      for (let written = 0; written < bytes.length;) {
+        written += await file.write(bytes.subarray(written));
+      }
+      buffer = "";
+    }
+  }
+  if (count === 0) {
+    await file.write(encoder.encode("[]"));
+    size = 2;
+  }
+  file.close();
+  return size;
+}
