@@ -365,8 +365,9 @@ export class DuckDBStore implements Store {
         } catch (error) {
           if (!table || error instanceof MoreKeys) throw error;
           const described = table;
+          // A table this upload created was rolled back with it: there are no rows to clash with.
           throw await this.database.withSession((session) =>
-            explainLoadFailure(session, described, file, mapping, error)
+            explainLoadFailure(session, described, file, mapping, error, appending)
           );
         }
       },

@@ -88,7 +88,15 @@ export async function loadRows(
     let from = `${source(mapping, (m) => readAs(m.column.type).type)} AS src(${names.join(", ")})`;
     let conflict = "";
     const key = conflictKey(table);
-    if (onConflict === "skip") conflict = "ON CONFLICT DO NOTHING";
+    const keyAliases = key?.map((k) => names[mapping.findIndex((m) => m.column.name === k)]) ?? [];
+    const keyed = keyAliases.length > 0 && keyAliases.every((a) => a !== undefined);
+    if (onConflict === "skip") {
+      conflict = "ON CONFLICT DO NOTHING";
+      if (keyed) {
+        // Within one batch the first row of a key wins, the later ones are skipped.
+        from = dedupe(mapping, names, keyAliases as string[], "ASC");
+      }
+    }
     if (onConflict === "update") {
       if (!key) throw noConflictKey(table);
       const keyAliases = key.map((k) => names[mapping.findIndex((m) => m.column.name === k)]);
@@ -120,6 +128,20 @@ export async function loadRows(
   return { inserted };
 }
 
+/** The source keeping one row per key: the first (ASC) or the last (DESC) in the batch. */
+function dedupe(
+  mapping: readonly KeyColumn[],
+  names: readonly string[],
+  keyAliases: readonly string[],
+  order: "ASC" | "DESC",
+): string {
+  return `${source(mapping, (m) => readAs(m.column.type).type)} WITH ORDINALITY AS src(${
+    names.join(", ")
+  }, row_number_) ` +
+    `QUALIFY ${keyAliases.map((a) => `${a} IS NULL`).join(" OR ")} OR ` +
+    `row_number() OVER (PARTITION BY ${keyAliases.join(", ")} ORDER BY row_number_ ${order}) = 1`;
+}
+
 function noConflictKey(table: Table): ApiError {
   return ApiError.invalidData(
     `Table "${table.name}" has no primary key and not exactly one unique constraint, ` +
@@ -142,6 +164,7 @@ export async function explainLoadFailure(
   file: RowsFile,
   mapping: readonly KeyColumn[],
   error: unknown,
+  tableExists = true,
 ): Promise<ApiError> {
   if (error instanceof ApiError) return error;
   const message = error instanceof Error ? error.message : String(error);
@@ -162,7 +185,7 @@ export async function explainLoadFailure(
     return ApiError.badRequest(`A row is larger than ${MAX_ROW_BYTES} bytes`);
   }
   if (/PRIMARY KEY or UNIQUE constraint|duplicate key/i.test(firstLine)) {
-    const details = await conflictingRows(session, table, file, mapping);
+    const details = await conflictingRows(session, table, file, mapping, tableExists);
     return ApiError.conflict(
       `Rows conflict with a primary key or unique constraint of table "${table.name}"` +
         (details[0] ? `: ${details[0].message}` : ""),
@@ -256,6 +279,7 @@ async function conflictingRows(
   table: Table,
   file: RowsFile,
   mapping: readonly KeyColumn[],
+  tableExists: boolean,
 ): Promise<ErrorDetail[]> {
   const keys = [
     ...(table.constraints.primary_key ? [table.constraints.primary_key] : []),
@@ -274,10 +298,14 @@ async function conflictingRows(
     );
     const rows = await session.rows(
       `WITH src AS (SELECT * FROM ${typed})
-       SELECT row_number_ - 1 AS row, 'exists' AS why FROM src
+       ${
+        tableExists
+          ? `SELECT row_number_ - 1 AS row, 'exists' AS why FROM src
          WHERE EXISTS (SELECT 1 FROM ${qualified(table.schema, table.name)} t WHERE ${join})
-       UNION ALL
-       SELECT row_number_ - 1, 'repeats' FROM src
+       UNION ALL`
+          : ""
+      }
+       SELECT row_number_ - 1 AS row, 'repeats' AS why FROM src
          QUALIFY row_number() OVER (PARTITION BY ${keyAliases.join(", ")} ORDER BY row_number_) > 1
        ORDER BY 1 LIMIT ${MAX_DETAILS}`,
       [file.path],

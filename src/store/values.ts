@@ -84,15 +84,20 @@ function textValue(column: string, type: string): string | undefined {
  *
  * assert.equal(
  *   jsonObject([{ name: "a", type: "INTEGER" }]),
- *   `json_object('a', to_json("a"))::VARCHAR`,
+ *   `'{' || '"a":' || coalesce(to_json("a")::VARCHAR, 'null') || '}'`,
  * );
  * ```
  */
 export function jsonObject(columns: readonly { name: string; type: string }[]): string {
   if (columns.length === 0) return `'{}'`;
-  return `json_object(${
-    columns.map((c) => `${quoteLiteral(c.name)}, ${jsonValue(c.name, c.type)}`).join(", ")
-  })::VARCHAR`;
+  // Assembled as text: json_object would parse each value again and round exact decimals
+  // through DOUBLE.
+  const members = columns.map((c, i) =>
+    `${quoteLiteral(`${i === 0 ? "" : ","}${JSON.stringify(c.name)}:`)} || coalesce(${
+      jsonValue(c.name, c.type)
+    }::VARCHAR, 'null')`
+  );
+  return `'{' || ${members.join(" || ")} || '}'`;
 }
 
 /** A SQL expression giving one CSV line per row (without the line break). */

@@ -1,0 +1,779 @@
+import assert from "node:assert/strict";
+import { errorOf, ok, TestServer } from "./helpers/server.ts";
+
+const people = {
+  columns: [
+    { name: "id", type: "integer", is_nullable: false },
+    { name: "name", type: "varchar", is_nullable: false },
+    { name: "age", type: "smallint" },
+    { name: "city", type: "varchar", default: "'Lima'" },
+  ],
+  constraints: { primary_key: { columns: ["id"] } },
+};
+
+async function records(server: TestServer, table: string, query = "") {
+  const limit = query.includes("limit=") ? "" : "&limit=10000";
+  return ok(await server.request("GET", `table/${table}/records?schema=public${limit}${query}`));
+}
+
+async function spoolIsEmpty(server: TestServer): Promise<void> {
+  const left = [];
+  for await (const entry of Deno.readDir(`${server.dataDir}/spool`)) left.push(entry.name);
+  assert.deepEqual(left, [], "request bodies must not stay in the spool directory");
+}
+
+Deno.test("records: insert, read back, page, and each on_conflict mode", async (t) => {
+  const server = await TestServer.start();
+  try {
+    ok(await server.request("POST", "table/people", { body: { table: people } }));
+
+    await t.step("POST records inserts a batch and answers the table with the count", async () => {
+      const answer = ok(
+        await server.request("POST", "table/people/records", {
+          body: [
+            { id: 2, name: "Grace", age: 85 },
+            { id: 1, name: "Ada", age: 36, city: "London" },
+            { id: 3, name: "Linus" },
+          ],
+        }),
+      );
+      assert.equal(answer.inserted, 3);
+      assert.equal(answer.table.name, "people");
+      assert.equal(answer.skipped, undefined);
+      const { records: rows, total } = await records(server, "people");
+      assert.equal(total, 3);
+      // A key that some row of the batch has is null where a row lacks it (as in PostgREST);
+      // a column no row names takes its default.
+      assert.deepEqual(rows, [
+        { id: 1, name: "Ada", age: 36, city: "London" },
+        { id: 2, name: "Grace", age: 85, city: null },
+        { id: 3, name: "Linus", age: null, city: null },
+      ]);
+      ok(
+        await server.request("POST", "table/people/records", { body: [{ id: 7, name: "Edsger" }] }),
+      );
+      assert.equal((await records(server, "people", "&offset=3")).records[0].city, "Lima");
+      ok(await server.request("DELETE", "table/people"));
+      ok(await server.request("POST", "table/people", { body: { table: people } }));
+      ok(
+        await server.request("POST", "table/people/records", {
+          body: [
+            { id: 2, name: "Grace", age: 85 },
+            { id: 1, name: "Ada", age: 36, city: "London" },
+            { id: 3, name: "Linus" },
+          ],
+        }),
+      );
+    });
+
+    await t.step("GET records pages with offset and limit in primary key order", async () => {
+      const page = await records(server, "people", "&offset=1&limit=1");
+      assert.deepEqual(page, {
+        records: [{ id: 2, name: "Grace", age: 85, city: null }],
+        total: 3,
+      });
+      assert.deepEqual((await records(server, "people", "&offset=10")).records, []);
+      errorOf(await server.request("GET", "table/people/records?limit=10001"), 400);
+      errorOf(await server.request("GET", "table/people/records?offset=-1"), 400);
+      errorOf(await server.request("GET", "table/nobody/records"), 404);
+    });
+
+    await t.step("on_conflict=fail rejects the whole batch with 409 naming the rows", async () => {
+      const answer = await server.request("POST", "table/people/records", {
+        body: [{ id: 4, name: "New" }, { id: 1, name: "Again" }, { id: 5, name: "Twice" }, {
+          id: 5,
+          name: "Twice",
+        }],
+      });
+      const error = errorOf(answer, 409);
+      assert.deepEqual(error.details?.map((d) => (d as { row: number }).row), [1, 3]);
+      assert.equal((await records(server, "people")).total, 3);
+    });
+
+    await t.step("on_conflict=skip skips key conflicts, also within the batch", async () => {
+      const answer = ok(
+        await server.request("POST", "table/people/records?on_conflict=skip", {
+          body: [{ id: 1, name: "Skipped" }, { id: 4, name: "Dennis" }, { id: 4, name: "Dup" }],
+        }),
+      );
+      assert.equal(answer.inserted, 1);
+      assert.equal(answer.skipped, 2);
+      const rows = (await records(server, "people")).records;
+      assert.equal(rows.find((r: { id: number }) => r.id === 1).name, "Ada");
+      assert.equal(rows.find((r: { id: number }) => r.id === 4).name, "Dennis");
+    });
+
+    await t.step("on_conflict=skip still rejects a NOT NULL or cast error", async () => {
+      errorOf(
+        await server.request("POST", "table/people/records?on_conflict=skip", {
+          body: [{ id: 9, name: null }],
+        }),
+        422,
+      );
+      errorOf(
+        await server.request("POST", "table/people/records?on_conflict=skip", {
+          body: [{ id: "x", name: "y" }],
+        }),
+        422,
+      );
+      assert.equal((await records(server, "people")).total, 4);
+    });
+
+    await t.step(
+      "on_conflict=update upserts on the primary key, the last row of a key winning",
+      async () => {
+        const answer = ok(
+          await server.request("POST", "table/people/records?on_conflict=UPDATE", {
+            body: [{ id: 1, name: "Ada L." }, { id: 6, name: "Ken" }, { id: 6, name: "Ken T." }],
+          }),
+        );
+        assert.equal(answer.inserted, 1);
+        assert.equal(answer.updated, 2);
+        const rows = (await records(server, "people")).records;
+        assert.deepEqual(rows.find((r: { id: number }) => r.id === 1), {
+          id: 1,
+          name: "Ada L.",
+          age: 36,
+          city: "London",
+        });
+        assert.equal(rows.find((r: { id: number }) => r.id === 6).name, "Ken T.");
+      },
+    );
+
+    await t.step(
+      "skip and update need a primary key or exactly one unique constraint",
+      async () => {
+        ok(
+          await server.request("POST", "table/loose", {
+            body: { table: { columns: [{ name: "a", type: "int" }] } },
+          }),
+        );
+        errorOf(
+          await server.request("POST", "table/loose/records?on_conflict=skip", {
+            body: [{ a: 1 }],
+          }),
+          422,
+        );
+        errorOf(
+          await server.request("POST", "table/loose/records?on_conflict=update", {
+            body: [{ a: 1 }],
+          }),
+          422,
+        );
+        ok(await server.request("POST", "table/loose/records", { body: [{ a: 1 }, { a: 1 }] }));
+        ok(
+          await server.request("POST", "table/uniq", {
+            body: {
+              table: {
+                columns: [{ name: "k", type: "text" }, { name: "v", type: "int" }],
+                constraints: { unique: [{ columns: ["k"] }] },
+              },
+            },
+          }),
+        );
+        ok(await server.request("POST", "table/uniq/records", { body: [{ k: "a", v: 1 }] }));
+        const upserted = ok(
+          await server.request("POST", "table/uniq/records?on_conflict=update", {
+            body: [{ k: "a", v: 2 }],
+          }),
+        );
+        assert.deepEqual([upserted.inserted, upserted.updated], [0, 1]);
+        assert.deepEqual((await records(server, "uniq")).records, [{ k: "a", v: 2 }]);
+      },
+    );
+
+    await t.step("an unknown on_conflict value is 400", async () => {
+      errorOf(
+        await server.request("POST", "table/people/records?on_conflict=random", { body: [] }),
+        400,
+      );
+    });
+
+    await t.step(
+      "every value error is listed with its row and column, and nothing is inserted",
+      async () => {
+        const answer = await server.request("POST", "table/people/records", {
+          body: [
+            { id: 10, name: "ok" },
+            { id: "eleven", name: "bad id" },
+            { id: 12, name: null },
+            { id: 13, name: "bad age", age: 100000 },
+            { id: 14, name: "fine" },
+            { id: 15 },
+          ],
+        });
+        const error = errorOf(answer, 422);
+        assert.deepEqual(
+          (error.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+          [[1, "id"], [2, "name"], [3, "age"], [5, "name"]],
+        );
+        const unknown = errorOf(
+          await server.request("POST", "table/people/records", {
+            body: [{ id: 20, name: "a" }, { id: 21, name: "b", colour: "red" }],
+          }),
+          422,
+        );
+        assert.deepEqual(unknown.details, [{
+          row: 1,
+          column: "colour",
+          message: 'Unknown column "colour"',
+        }]);
+        errorOf(await server.request("POST", "table/people/records", { body: [{ id: 30 }] }), 422);
+        assert.equal((await records(server, "people")).total, 5);
+      },
+    );
+
+    await t.step("a batch whose last row is bad leaves zero rows", async () => {
+      const batch = Array.from({ length: 5000 }, (_, i) => ({ id: 1000 + i, name: `n${i}` }));
+      batch[4999] = { id: 5999, name: null as unknown as string };
+      const error = errorOf(
+        await server.request("POST", "table/people/records", { body: batch }),
+        422,
+      );
+      assert.deepEqual(error.details, [{
+        row: 4999,
+        column: "name",
+        message: "Column is NOT NULL but the value is null or missing",
+      }]);
+      assert.equal((await records(server, "people")).total, 5);
+    });
+
+    await t.step("bodies that are not arrays of objects are 400 and change nothing", async () => {
+      for (
+        const body of [
+          '{"id": 1}',
+          "[1, 2]",
+          '[{"id": 1}, [2]]',
+          '[{"id": 50, "name": "x"}, {"id": ',
+          "",
+          "[{}] x",
+        ]
+      ) {
+        errorOf(
+          await server.request("POST", "table/people/records", {
+            body,
+            headers: { "content-type": "application/json" },
+          }),
+          400,
+        );
+      }
+      errorOf(
+        await server.request("POST", "table/people/records", {
+          body: "[]",
+          headers: { "content-type": "text/csv" },
+        }),
+        415,
+      );
+      assert.equal((await records(server, "people")).total, 5);
+    });
+
+    await t.step("an empty batch inserts nothing", async () => {
+      assert.equal(
+        ok(await server.request("POST", "table/people/records", { body: [] })).inserted,
+        0,
+      );
+    });
+
+    await t.step("rows with keys first seen past the sampled rows are still checked", async () => {
+      const batch = Array.from({ length: 2500 }, (_, i) => ({ id: 100_000 + i, name: `s${i}` }));
+      (batch[2000] as Record<string, unknown>).colour = "red";
+      const error = errorOf(
+        await server.request("POST", "table/people/records", { body: batch }),
+        422,
+      );
+      assert.deepEqual(error.details, [{
+        row: 2000,
+        column: "colour",
+        message: 'Unknown column "colour"',
+      }]);
+      (batch[2000] as Record<string, unknown>).colour = undefined;
+      (batch[2400] as Record<string, unknown>).age = 44;
+      assert.equal(
+        ok(await server.request("POST", "table/people/records", { body: batch })).inserted,
+        2500,
+      );
+      const ages = (await records(server, "people", "&offset=5&limit=2500")).records.map((
+        r: { age: number | null },
+      ) => r.age);
+      assert.equal(ages.filter((a: number | null) => a === 44).length, 1);
+      assert.equal(ages.filter((a: number | null) => a === null).length, 2499);
+    });
+
+    await spoolIsEmpty(server);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("records: every JSON value kind round-trips through insert and read", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [
+      ["i", "integer"],
+      ["big", "bigint"],
+      ["huge", "hugeint"],
+      ["dec", "decimal(20,4)"],
+      ["dbl", "double"],
+      ["flt", "real"],
+      ["b", "boolean"],
+      ["s", "varchar"],
+      ["d", "date"],
+      ["tm", "time"],
+      ["ts", "timestamp"],
+      ["tz", "timestamp with time zone"],
+      ["u", "uuid"],
+      ["j", "json"],
+      ["l", "integer[]"],
+      ["st", "struct(a integer, b varchar)"],
+      ["bl", "blob"],
+    ];
+    ok(
+      await server.request("POST", "table/kinds", {
+        body: {
+          table: {
+            columns: [
+              { name: "k", type: "integer" },
+              ...columns.map(([name, type]) => ({ name, type })),
+            ],
+          },
+        },
+      }),
+    );
+    const input = [
+      {
+        k: 1,
+        i: -2147483648,
+        big: "9007199254740993",
+        huge: "-170141183460469231731687303715884105727",
+        dec: "1234567890123456.7891",
+        dbl: 1.5e-300,
+        flt: 0.1,
+        b: true,
+        s: 'Grüße, "quoted", 😀\nnew line',
+        d: "2026-11-22",
+        tm: "10:11:12.5",
+        ts: "2026-11-22T10:00:00.123456",
+        tz: "2026-11-22T12:00:00+02:00",
+        u: "4e1c8f5a-59a0-4d1a-8a3e-6f7c2b1d9e01",
+        j: { nested: [1, { deep: null }], text: "x" },
+        l: [1, 2, 3],
+        st: { a: 7, b: "seven" },
+        bl: "aGVsbG8gd29ybGQ=",
+      },
+      { k: 2, big: 42, dec: 0.5, b: false, l: [], j: [1, "two"] },
+      { k: 3 },
+    ];
+    ok(await server.request("POST", "table/kinds/records", { body: input }));
+    const { records: rows } = await records(server, "kinds");
+    assert.deepEqual(rows[0], {
+      k: 1,
+      i: -2147483648,
+      big: "9007199254740993",
+      huge: "-170141183460469231731687303715884105727",
+      dec: 1234567890123456.8,
+      dbl: 1.5e-300,
+      flt: 0.1,
+      b: true,
+      s: 'Grüße, "quoted", 😀\nnew line',
+      d: "2026-11-22",
+      tm: "10:11:12.5",
+      ts: "2026-11-22T10:00:00.123456",
+      tz: "2026-11-22T10:00:00.000000Z",
+      u: "4e1c8f5a-59a0-4d1a-8a3e-6f7c2b1d9e01",
+      j: { nested: [1, { deep: null }], text: "x" },
+      l: [1, 2, 3],
+      st: { a: 7, b: "seven" },
+      bl: "aGVsbG8gd29ybGQ=",
+    });
+    // The decimal travels as an exact JSON number: check the text, not a float.
+    const raw = (await server.request("GET", "table/kinds/records")).text;
+    assert.match(raw, /"dec":1234567890123456\.7891/);
+    assert.deepEqual(rows[1], {
+      k: 2,
+      i: null,
+      big: 42,
+      huge: null,
+      dec: 0.5,
+      dbl: null,
+      flt: null,
+      b: false,
+      s: null,
+      d: null,
+      tm: null,
+      ts: null,
+      tz: null,
+      u: null,
+      j: [1, "two"],
+      l: [],
+      st: null,
+      bl: null,
+    });
+    assert.ok(Object.values(rows[2]).slice(1).every((v) => v === null));
+    const bad = errorOf(
+      await server.request("POST", "table/kinds/records", { body: [{ k: 4, bl: "not base64!" }] }),
+      422,
+    );
+    assert.equal((bad.details?.[0] as { column: string }).column, "bl");
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("records: CSV export is streamed with a header and a file name", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/csvout", {
+        body: {
+          table: {
+            columns: [{ name: "id", type: "int" }, { name: "text, with comma", type: "varchar" }, {
+              name: "at",
+              type: "timestamptz",
+            }],
+            constraints: { primary_key: { columns: ["id"] } },
+          },
+        },
+      }),
+    );
+    ok(
+      await server.request("POST", "table/csvout/records", {
+        body: [
+          { id: 2, "text, with comma": 'say "hi"', at: "2026-01-01T00:00:00Z" },
+          { id: 1, "text, with comma": "plain" },
+          { id: 3, "text, with comma": "" },
+          { id: 4, "text, with comma": "two\nlines" },
+        ],
+      }),
+    );
+    const answer = await server.request("GET", "table/csvout/records/csv");
+    assert.equal(answer.status, 200);
+    assert.match(answer.headers.get("content-type") ?? "", /^text\/csv/);
+    assert.equal(answer.headers.get("content-disposition"), 'attachment; filename="csvout.csv"');
+    assert.equal(
+      answer.text,
+      'id,"text, with comma",at\n1,plain,\n2,"say ""hi""",2026-01-01T00:00:00.000000Z\n3,"",\n4,"two\nlines",\n',
+    );
+    errorOf(await server.request("GET", "table/none/records/csv"), 404);
+    const many = Array.from(
+      { length: 20000 },
+      (_, i) => ({ id: 100 + i, "text, with comma": `row ${i}` }),
+    );
+    ok(await server.request("POST", "table/csvout/records", { body: many }));
+    const big = await server.request("GET", "table/csvout/records/csv");
+    // Header, four rows (one spanning two lines inside its quotes), then the 20,000.
+    assert.equal(big.text.trimEnd().split("\n").length, 1 + 5 + 20000);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("upload/json: fail, replace and append, objects and arrays, inference", async (t) => {
+  const server = await TestServer.start();
+  try {
+    await t.step("a new table from a definition and rows as objects", async () => {
+      const answer = ok(
+        await server.request("POST", "table/up/upload/json", {
+          body: {
+            table: people,
+            data: [{ id: 1, name: "Ada" }, { id: 2, name: "Grace", age: 85 }],
+          },
+        }),
+      );
+      assert.equal(answer.inserted, 2);
+      assert.deepEqual(answer.table.columns.map((c: { name: string }) => c.name), [
+        "id",
+        "name",
+        "age",
+        "city",
+      ]);
+    });
+
+    await t.step("if_exists=fail (the default) is 409 when the table exists", async () => {
+      errorOf(await server.request("POST", "table/up/upload/json", { body: { data: [] } }), 409);
+      errorOf(
+        await server.request("POST", "table/up/upload/json?if_exists=random", {
+          body: { data: [] },
+        }),
+        400,
+      );
+    });
+
+    await t.step(
+      "if_exists=append adds rows, positional or not, and checks a given definition",
+      async () => {
+        const answer = ok(
+          await server.request("POST", "table/up/upload/json?if_exists=append", {
+            body: { data: [[3, "Linus", 54], [4, "Ken"]] },
+          }),
+        );
+        assert.equal(answer.inserted, 2);
+        assert.equal((await records(server, "up")).total, 4);
+        const mismatch = await server.request("POST", "table/up/upload/json?if_exists=append", {
+          body: { table: { columns: [{ name: "id", type: "text" }] }, data: [] },
+        });
+        errorOf(mismatch, 422);
+        ok(
+          await server.request("POST", "table/up/upload/json?if_exists=append", {
+            body: { table: people, data: [{ id: 5, name: "Barbara" }] },
+          }),
+        );
+        errorOf(
+          await server.request("POST", "table/up/upload/json?if_exists=append", {
+            body: { data: [[6, "x", 1, "y", "extra"]] },
+          }),
+          422,
+        );
+        assert.equal((await records(server, "up")).total, 5);
+      },
+    );
+
+    await t.step("if_exists=replace swaps in a new definition and rows", async () => {
+      const answer = ok(
+        await server.request("POST", "table/up/upload/json?if_exists=replace", {
+          body: {
+            data: [[1.5, "x"]],
+            table: { columns: [{ name: "score", type: "double" }, { name: "tag", type: "text" }] },
+          },
+        }),
+      );
+      assert.deepEqual(
+        answer.table.columns.map((c: { id: number; name: string }) => [c.id, c.name]),
+        [[1, "score"], [2, "tag"]],
+      );
+      assert.deepEqual((await records(server, "up")).records, [{ score: 1.5, tag: "x" }]);
+    });
+
+    await t.step("append to a missing table creates it", async () => {
+      ok(
+        await server.request("POST", "table/fresh/upload/json?if_exists=append", {
+          body: { table: people, data: [{ id: 1, name: "a" }] },
+        }),
+      );
+      assert.equal((await records(server, "fresh")).total, 1);
+    });
+
+    await t.step(
+      "without a definition the columns and types are inferred from the rows",
+      async () => {
+        const answer = ok(
+          await server.request("POST", "table/inferred/upload/json", {
+            body: {
+              data: [
+                {
+                  n: 1,
+                  x: 1.5,
+                  s: "a",
+                  ok: true,
+                  day: "2026-11-22",
+                  at: "2026-11-22T10:00:00",
+                  obj: { k: 1 },
+                  list: [1, 2],
+                },
+                {
+                  n: 2,
+                  x: 2,
+                  s: "b",
+                  ok: false,
+                  day: "2026-11-23",
+                  at: "2026-11-22T11:00:00",
+                  obj: { k: 2 },
+                  list: [],
+                  late: "z",
+                },
+              ],
+            },
+          }),
+        );
+        const types = Object.fromEntries(
+          answer.table.columns.map((c: { name: string; type: string }) => [c.name, c.type]),
+        );
+        assert.deepEqual(types, {
+          n: "BIGINT",
+          x: "DOUBLE",
+          s: "VARCHAR",
+          ok: "BOOLEAN",
+          day: "DATE",
+          at: "TIMESTAMP",
+          obj: "STRUCT(k BIGINT)",
+          list: "BIGINT[]",
+          late: "VARCHAR",
+        });
+        assert.equal(answer.inserted, 2);
+        assert.equal((await records(server, "inferred")).records[1].late, "z");
+      },
+    );
+
+    await t.step(
+      "positional rows without a definition are 422; bad envelopes are 400",
+      async () => {
+        errorOf(
+          await server.request("POST", "table/arrays/upload/json", { body: { data: [[1, 2]] } }),
+          422,
+        );
+        for (
+          const body of [
+            '{"data": {"a": 1}}',
+            '[{"a": 1}]',
+            '{"data": [{"a": 1}, [1]]}',
+            '{"table": 5, "data": []}',
+            '{"table": {"columns": "x"}, "data": []}',
+          ]
+        ) {
+          errorOf(
+            await server.request("POST", "table/bad/upload/json", {
+              body,
+              headers: { "content-type": "application/json" },
+            }),
+            400,
+          );
+        }
+        errorOf(await server.request("GET", "table/bad"), 404);
+        errorOf(await server.request("GET", "table/arrays"), 404);
+      },
+    );
+
+    await t.step(
+      "a failed upload leaves no table behind, and replace failing keeps the old one",
+      async () => {
+        errorOf(
+          await server.request("POST", "table/half/upload/json", {
+            body: { table: people, data: [{ id: 1, name: "a" }, { id: 1, name: "b" }] },
+          }),
+          409,
+        );
+        errorOf(await server.request("GET", "table/half"), 404);
+        const before = await records(server, "up");
+        errorOf(
+          await server.request("POST", "table/up/upload/json?if_exists=replace", {
+            body: { table: people, data: [{ id: 1, name: null }] },
+          }),
+          422,
+        );
+        assert.deepEqual(await records(server, "up"), before);
+        assert.deepEqual(
+          ok(await server.request("GET", "table/up")).table.columns.map((c: { name: string }) =>
+            c.name
+          ),
+          ["score", "tag"],
+        );
+      },
+    );
+
+    await spoolIsEmpty(server);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("uploads: bodies over MAX_UPLOAD_BYTES are 413, declared or streamed, and leave nothing", async () => {
+  const server = await TestServer.start({ MAX_UPLOAD_BYTES: "64KiB" });
+  try {
+    ok(
+      await server.request("POST", "table/small", {
+        body: { table: { columns: [{ name: "v", type: "text" }] } },
+      }),
+    );
+    const big = JSON.stringify(
+      Array.from({ length: 5000 }, (_, i) => ({ v: `value ${i} ${"x".repeat(20)}` })),
+    );
+    errorOf(
+      await server.request("POST", "table/small/records", {
+        body: big,
+        headers: { "content-type": "application/json" },
+      }),
+      413,
+    );
+    // A chunked body that never ends: the answer must come without the server reading it all.
+    let sent = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        sent += 16384;
+        controller.enqueue(
+          new TextEncoder().encode(
+            sent === 16384 ? "[" + '{"v":"aaaa"},'.repeat(1260) : '{"v":"aaaa"},'.repeat(1260),
+          ),
+        );
+        if (sent > 64 * 1024 * 1024) controller.close();
+      },
+    });
+    const response = await fetch(`${server.base}/api/v1/table/small/records`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+      body: endless,
+    }).catch(() => undefined);
+    if (response) {
+      assert.equal(response.status, 413);
+      await response.body?.cancel();
+    }
+    assert.ok(sent < 64 * 1024 * 1024, `the server read ${sent} bytes before answering`);
+    assert.equal((await records(server, "small")).total, 0);
+    await spoolIsEmpty(server);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("records: concurrent inserts into one table all land", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/shared", {
+        body: {
+          table: {
+            columns: [{ name: "id", type: "bigserial" }, { name: "client", type: "int" }, {
+              name: "n",
+              type: "int",
+            }],
+            constraints: { primary_key: { columns: ["id"] } },
+          },
+        },
+      }),
+    );
+    let acknowledged = 0;
+    await Promise.all(Array.from({ length: 8 }, async (_, client) => {
+      for (let batch = 0; batch < 10; batch++) {
+        const rows = Array.from({ length: 100 }, (_, n) => ({ client, n: batch * 100 + n }));
+        const answer = await server.request("POST", "table/shared/records", { body: rows });
+        if (answer.status === 200) acknowledged += answer.body.inserted;
+        else assert.fail(`insert failed: ${answer.status} ${answer.text}`);
+      }
+    }));
+    assert.equal(acknowledged, 8000);
+    assert.equal((await records(server, "shared", "&limit=1")).total, 8000);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("upload/json replace is atomic for concurrent readers", async () => {
+  const server = await TestServer.start();
+  try {
+    const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i, v: `r${i}` }));
+    ok(await server.request("POST", "table/swap/upload/json", { body: { data: rows(100) } }));
+    const stop = Date.now() + 2500;
+    const seen = new Set<number>();
+    const failures: string[] = [];
+    const reader = async () => {
+      while (Date.now() < stop) {
+        const answer = await server.request("GET", "table/swap/records?limit=1");
+        if (answer.status !== 200) failures.push(`${answer.status} ${answer.text}`);
+        else seen.add(answer.body.total);
+      }
+    };
+    const writer = async () => {
+      for (let i = 0; Date.now() < stop; i++) {
+        const answer = await server.request("POST", "table/swap/upload/json?if_exists=replace", {
+          body: { data: rows(i % 2 ? 200 : 100) },
+        });
+        if (answer.status !== 200) failures.push(`${answer.status} ${answer.text}`);
+      }
+    };
+    await Promise.all([reader(), reader(), reader(), writer()]);
+    assert.deepEqual(failures, []);
+    for (const total of seen) {
+      assert.ok(total === 100 || total === 200, `a reader saw ${total} rows`);
+    }
+  } finally {
+    await server.dispose();
+  }
+});
