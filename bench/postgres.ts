@@ -9,6 +9,9 @@ const BIN = "/usr/lib/postgresql/15/bin";
 
 /** A running server and a way to run SQL on it through psql. */
 export interface Postgres {
+  /** Directory of the server's Unix socket, for clients other than psql. */
+  readonly socketDir: string;
+  readonly port: number;
   sql(text: string): Promise<string>;
   stop(): Promise<void>;
 }
@@ -58,6 +61,8 @@ export async function startPostgres(dir: string): Promise<Postgres | string> {
   ], user);
   if (!start.ok) return `pg_ctl start failed: ${start.out.slice(-300)}`;
   return {
+    socketDir: `${dir}/socket`,
+    port: Number(port),
     async sql(text: string): Promise<string> {
       const result = await run(`${BIN}/psql`, [
         "-h",

@@ -187,11 +187,26 @@ export class JsonRows {
         const arrayDepth = rowDepth - 1;
         let rowDue = false;
         for (; i < n; i++) {
+          if (inString && !escaped) {
+            // Jump to the string's end: the first quote after an even run of backslashes.
+            // indexOf runs natively, several times faster than this loop's byte steps.
+            let end = chunk.indexOf(QUOTE, i);
+            for (; end >= 0; end = chunk.indexOf(QUOTE, end + 1)) {
+              if (backslashesBefore(chunk, end, i) % 2 === 0) break;
+            }
+            if (end < 0) {
+              escaped = backslashesBefore(chunk, n, i) % 2 === 1;
+              i = n;
+              break;
+            }
+            inString = false;
+            i = end;
+            continue;
+          }
           const c = chunk[i]!;
           if (inString) {
-            if (escaped) escaped = false;
-            else if (c === BACKSLASH) escaped = true;
-            else if (c === QUOTE) inString = false;
+            // Only the byte after a backslash that ended the previous chunk comes here.
+            escaped = false;
           } else if (c === QUOTE) inString = true;
           else if (c <= SPACE) {
             if (c === LF || c === CR) chunk[i] = SPACE;
@@ -574,6 +589,13 @@ const POSITION_KEYS: Uint8Array[] = [];
 
 function positionKey(position: number): Uint8Array {
   return POSITION_KEYS[position] ??= ENCODER.encode(`"${position}":`);
+}
+
+/** How many backslashes stand right before `end`, looking back no further than `from`. */
+function backslashesBefore(chunk: Uint8Array, end: number, from: number): number {
+  let k = end;
+  while (k > from && chunk[k - 1] === BACKSLASH) k--;
+  return end - k;
 }
 
 function equalAt(a: Uint8Array, chunk: Uint8Array, start: number, end: number): boolean {

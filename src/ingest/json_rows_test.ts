@@ -188,3 +188,15 @@ Deno.test("JsonRows collects keys from the sample rows only, and says so", () =>
   assert.deepEqual(all.keys, ["a", "b", "c"]);
   assert.equal(all.keysComplete, true);
 });
+
+Deno.test("JsonRows ends strings on the fast path only at quotes after an even backslash run", () => {
+  const rows = Array.from({ length: 6 }, (_, i) => ({
+    i,
+    s: `${"\\".repeat(i)}"],{${"\\".repeat(i + 1)}`,
+    t: '\\\\"}',
+  }));
+  const text = JSON.stringify(rows);
+  const { out, summary } = runEverySplit({ ...RECORDS, keySampleRows: 1 }, text);
+  assert.deepEqual(lines(out), rows);
+  assert.equal(summary.rows, 6);
+});

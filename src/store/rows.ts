@@ -99,17 +99,10 @@ export async function loadRows(
     }
     if (onConflict === "update") {
       if (!key) throw noConflictKey(table);
-      const keyAliases = key.map((k) => names[mapping.findIndex((m) => m.column.name === k)]);
       const rest = mapping.filter((m) => !key.includes(m.column.name));
-      if (keyAliases.every((a) => a !== undefined)) {
+      if (keyed) {
         // Within one batch the last row of a key wins, as if the rows were sent one by one.
-        from = `${
-          source(mapping, (m) => readAs(m.column.type).type)
-        } WITH ORDINALITY AS src(${names.join(", ")}, row_number_) ` +
-          `QUALIFY ${
-            keyAliases.map((a) => `${a} IS NULL`).join(" OR ")
-          } OR ` +
-          `row_number() OVER (PARTITION BY ${keyAliases.join(", ")} ORDER BY row_number_ DESC) = 1`;
+        from = dedupe(mapping, names, keyAliases as string[], "DESC");
       }
       conflict = rest.length === 0
         ? "ON CONFLICT DO NOTHING"
