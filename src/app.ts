@@ -32,7 +32,7 @@ export interface AppDeps {
 }
 
 /** Routes whose bodies are streamed to disk under their own, larger limit. */
-const STREAMED_BODY = /\/(records|upload\/[a-z]+)\/?$/;
+const STREAMED_BODY = new RegExp(`^${API_PREFIX}/table/[^/]+/(?:records|upload/[^/]+)/?$`);
 
 type Env = { Variables: AuthVariables & { requestId: string } };
 

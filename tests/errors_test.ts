@@ -72,6 +72,17 @@ Deno.test("errors: every failure has the contract's shape", async (t) => {
       assert.equal(response.status, 413);
       assert.equal((await response.json()).error.code, 413);
       errorOf(await server.request("GET", "table/t"), 404);
+      // Tables named like the streamed routes' last segment are still definitions.
+      for (const name of ["records", "upload"]) {
+        errorOf(
+          await server.request("POST", `table/${name}`, {
+            body: big,
+            headers: { "content-type": "application/json" },
+          }),
+          413,
+        );
+        errorOf(await server.request("GET", `table/${name}`), 404);
+      }
     });
 
     await t.step("X-Request-Id is echoed when given and generated otherwise", async () => {

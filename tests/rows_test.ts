@@ -467,6 +467,41 @@ Deno.test("records: CSV export is streamed with a header and a file name", async
   }
 });
 
+Deno.test("records: time zones read and write as UTC whatever the server's TZ", async () => {
+  const server = await TestServer.start({ TZ: "Asia/Tokyo" });
+  try {
+    ok(
+      await server.request("POST", "table/zones", {
+        body: {
+          table: { columns: [{ name: "id", type: "int" }, { name: "at", type: "timestamptz" }] },
+        },
+      }),
+    );
+    ok(
+      await server.request("POST", "table/zones/records", {
+        body: [{ id: 1, at: "2026-01-01T00:00:00Z" }, { id: 2, at: "2026-01-01T00:00:00" }],
+      }),
+    );
+    // Parallel reads open fresh connections; each must render in UTC.
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, () => records(server, "zones")),
+    );
+    for (const answer of answers) {
+      assert.deepEqual(answer.records.map((r: { at: string }) => r.at), [
+        "2026-01-01T00:00:00.000000Z",
+        "2026-01-01T00:00:00.000000Z",
+      ]);
+    }
+    const csv = await server.request("GET", "table/zones/records/csv");
+    assert.equal(
+      csv.text,
+      "id,at\n1,2026-01-01T00:00:00.000000Z\n2,2026-01-01T00:00:00.000000Z\n",
+    );
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("upload/json: fail, replace and append, objects and arrays, inference", async (t) => {
   const server = await TestServer.start();
   try {

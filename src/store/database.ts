@@ -83,7 +83,9 @@ export class Database {
     await database.withSession(async (session) => {
       // Order matters: each SET below would be refused after the next one.
       await session.run(`SET allowed_directories=[${quoteLiteral(`${options.spoolDir}/`)}]`);
-      await session.run("SET TimeZone='UTC'");
+      // GLOBAL: every later connection renders and reads times in UTC, whatever the
+      // machine's zone; a plain SET would reach only this connection.
+      await session.run("SET GLOBAL TimeZone='UTC'");
       await session.run("SET enable_external_access=false");
       await session.run("SET lock_configuration=true");
     });
