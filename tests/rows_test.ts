@@ -467,6 +467,40 @@ Deno.test("records: CSV export is streamed with a header and a file name", async
   }
 });
 
+Deno.test("records: rows without keys take every default, in one statement", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/blank", {
+        body: {
+          table: {
+            columns: [
+              { name: "id", type: "bigserial" },
+              { name: "n", type: "int", default: "7" },
+              { name: "s", type: "varchar" },
+            ],
+            constraints: { primary_key: { columns: ["id"] } },
+          },
+        },
+      }),
+    );
+    const many = Array.from({ length: 5000 }, () => ({}));
+    const answer = ok(await server.request("POST", "table/blank/records", { body: many }));
+    assert.equal(answer.inserted, 5000);
+    const { records: rows, total } = await records(server, "blank", "&limit=2&offset=4998");
+    assert.equal(total, 5000);
+    assert.deepEqual(rows, [{ id: 4999, n: 7, s: null }, { id: 5000, n: 7, s: null }]);
+    ok(await server.request("POST", "table/empty", { body: {} }));
+    assert.equal(
+      ok(await server.request("POST", "table/empty/records", { body: [{}, {}, {}] })).inserted,
+      3,
+    );
+    assert.equal((await records(server, "empty")).total, 3);
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("records: time zones read and write as UTC whatever the server's TZ", async () => {
   const server = await TestServer.start({ TZ: "Asia/Tokyo" });
   try {

@@ -9,6 +9,7 @@ import type { Column, Table } from "../catalog/model.ts";
 import type { KeyColumn } from "../catalog/rows.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS } from "../errors.ts";
 import type { Session } from "./database.ts";
+import { PLACEHOLDER_COLUMN } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, readAs } from "./values.ts";
 
@@ -73,14 +74,16 @@ export async function loadRows(
   const target = qualified(table.schema, table.name);
   const before = await count(session, target);
   if (mapping.length === 0) {
-    // Rows without keys: every column takes its default.
-    for (let i = 0; i < file.rows; i++) {
-      await session.run(
-        `INSERT INTO ${target} DEFAULT VALUES ${
-          onConflict === "fail" ? "" : "ON CONFLICT DO NOTHING"
-        }`,
-      );
-    }
+    // Rows without keys: every column takes its default. SQL names at least one column, so
+    // the first gets its own default spelled out (evaluated per row, like nextval).
+    const first = table.columns[0];
+    await session.run(
+      `INSERT INTO ${target} (${quoteIdent(first?.name ?? PLACEHOLDER_COLUMN)})
+       SELECT ${first?.default ?? "NULL"} FROM range($1::BIGINT) ${
+        onConflict === "fail" ? "" : "ON CONFLICT DO NOTHING"
+      }`,
+      [file.rows],
+    );
   } else {
     const names = aliases(mapping);
     const columnList = mapping.map((m) => quoteIdent(m.column.name)).join(", ");
