@@ -467,6 +467,44 @@ Deno.test("records: CSV export is streamed with a header and a file name", async
   }
 });
 
+Deno.test("records: bad values inside lists and structs are named by row and column", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/nested", {
+        body: {
+          table: {
+            columns: [
+              { name: "id", type: "int" },
+              { name: "l", type: "int[]" },
+              { name: "s", type: "struct(a int)" },
+            ],
+          },
+        },
+      }),
+    );
+    const bad = errorOf(
+      await server.request("POST", "table/nested/records", {
+        body: [
+          { id: 1, l: ["x"] },
+          { id: 2, l: [1, null], s: { a: 3 } },
+          { id: 3, s: { a: "zz" } },
+          { id: "q" },
+          { id: 6, s: 5 },
+        ],
+      }),
+      422,
+    );
+    assert.deepEqual(
+      (bad.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+      [[0, "l"], [2, "s"], [3, "id"], [4, "s"]],
+    );
+    assert.equal((await records(server, "nested")).total, 0);
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("records: rows without keys take every default, in one statement", async () => {
   const server = await TestServer.start();
   try {

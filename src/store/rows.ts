@@ -266,7 +266,9 @@ async function badValues(
 function castFails(alias: string, column: Column): string | undefined {
   if (column.type === "VARCHAR" || column.type === "JSON") return undefined;
   if (column.type === "BLOB") return `try(from_base64(json_extract_string(${alias}, '$'))) IS NULL`;
-  return `TRY_CAST(${alias} AS ${column.type}) IS NULL`;
+  // try(CAST) rather than TRY_CAST: TRY_CAST of JSON to a LIST or STRUCT nulls only the
+  // element that fails, so the row would pass this check and still fail the load.
+  return `try(CAST(${alias} AS ${column.type})) IS NULL`;
 }
 
 /** Rows whose key repeats within the batch or already exists in the table. */
