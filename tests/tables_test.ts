@@ -57,6 +57,22 @@ Deno.test("tables: create, get, list, delete over HTTP", async (t) => {
     await t.step("a trailing slash is accepted", async () => {
       ok(await server.request("GET", "table/users/"));
       ok(await server.request("GET", "table/"));
+      ok(await server.request("GET", "schema/"));
+      ok(await server.request("POST", "schema/slashed/"));
+      ok(await server.request("POST", "table/slashed/?schema=slashed", { body: {} }));
+      ok(await server.request("POST", "table/slashed/records/?schema=slashed", { body: [{}] }));
+      ok(
+        await server.request("POST", "table/fromjson/upload/json/?schema=slashed", {
+          body: { data: [{ a: 1 }] },
+        }),
+      );
+      assert.equal(
+        ok(await server.request("GET", "table/fromjson/records/?schema=slashed")).total,
+        1,
+      );
+      ok(await server.request("GET", "table/fromjson/records/csv/?schema=slashed"));
+      ok(await server.request("DELETE", "table/slashed/?schema=slashed"));
+      ok(await server.request("DELETE", "schema/slashed/?cascade=true"));
     });
 
     await t.step(
