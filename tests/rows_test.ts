@@ -505,6 +505,31 @@ Deno.test("records: bad values inside lists and structs are named by row and col
   }
 });
 
+Deno.test("records: unknown columns and bad values are reported together, in row order", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/mixed", {
+        body: { table: { columns: [{ name: "id", type: "int", is_nullable: false }] } },
+      }),
+    );
+    const bad = errorOf(
+      await server.request("POST", "table/mixed/records", {
+        body: [{ id: "a" }, { id: 8, zzz: 1 }, { id: "b" }, { id: null }],
+      }),
+      422,
+    );
+    assert.deepEqual(
+      (bad.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+      [[0, "id"], [1, "zzz"], [2, "id"], [3, "id"]],
+    );
+    assert.match(bad.message, /zzz|not a valid/);
+    assert.equal((await records(server, "mixed")).total, 0);
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("records: rows without keys take every default, in one statement", async () => {
   const server = await TestServer.start();
   try {

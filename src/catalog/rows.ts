@@ -54,6 +54,20 @@ export async function mapRowKeys(
   summary: RowsSummary,
   firstRowOfKey: FirstRowOfKey,
 ): Promise<KeyColumn[]> {
+  const { mapping, problems } = await matchRowKeys(table, summary, firstRowOfKey);
+  if (problems.length > 0) throw rowsDoNotFit(table, problems);
+  return mapping;
+}
+
+/**
+ * {@link mapRowKeys} without the throw: the keys that map, and a problem for each one that
+ * does not (and for each missing required column), so callers can add other problems.
+ */
+export async function matchRowKeys(
+  table: Table,
+  summary: RowsSummary,
+  firstRowOfKey: FirstRowOfKey,
+): Promise<{ mapping: KeyColumn[]; problems: ErrorDetail[] }> {
   const problems: ErrorDetail[] = [];
   const mapping: KeyColumn[] = [];
   if (summary.form === "arrays") {
@@ -106,12 +120,15 @@ export async function mapRowKeys(
       }
     }
   }
-  if (problems.length > 0) {
-    throw ApiError.invalidData(
-      `The rows do not fit table "${table.name}": ${problems[0]!.message}` +
-        (problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : ""),
-      problems,
-    );
-  }
-  return mapping;
+  return { mapping, problems };
+}
+
+/** The 422 for rows that do not fit `table`: every problem, in row order. */
+export function rowsDoNotFit(table: Table, problems: readonly ErrorDetail[]): ApiError {
+  const sorted = [...problems].sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
+  return ApiError.invalidData(
+    `The rows do not fit table "${table.name}": ${sorted[0]!.message}` +
+      (sorted.length > 1 ? ` (and ${sorted.length - 1} more problems)` : ""),
+    sorted,
+  );
 }

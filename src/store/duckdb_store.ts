@@ -37,6 +37,7 @@ import {
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import type { IfExists, ListTablesOptions, RowsFile, Store, TableListing } from "./store.ts";
 import {
+  badValues,
   conflictKey,
   csvHeader,
   csvQuery,
@@ -46,7 +47,7 @@ import {
   type OnConflict,
   readRecords,
 } from "./rows.ts";
-import { type KeyColumn, mapRowKeys } from "../catalog/rows.ts";
+import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../catalog/rows.ts";
 import { planTable } from "../catalog/definition.ts";
 
 /** Where the store keeps its files. */
@@ -277,7 +278,7 @@ export class DuckDBStore implements Store {
               `table "${table.name}" has neither`,
           );
         }
-        const mapping = await mapRowKeys(table, file, (key) => this.#firstRowOfKey(file, key));
+        const mapping = await this.#mapRowKeys(table, file);
         try {
           const counts = await this.database.transaction((session) =>
             this.#loadChecked(session, table, file, mapping, onConflict)
@@ -358,7 +359,7 @@ export class DuckDBStore implements Store {
               if (existing.row) await dropTableIn(session, existing.row);
               table = await buildTable(session, at, plan!, defaults);
             }
-            mapping = await mapRowKeys(table, file, (key) => this.#firstRowOfKey(file, key));
+            mapping = await this.#mapRowKeys(table, file);
             const { inserted } = await this.#loadChecked(session, table, file, mapping, "fail");
             return { table, inserted };
           });
@@ -424,6 +425,21 @@ export class DuckDBStore implements Store {
       );
       return rows.map((r) => r.k as string);
     });
+  }
+
+  /**
+   * The columns the rows' keys fill; 422 when a key fits no column, naming those keys
+   * together with every bad value of the keys that do fit.
+   */
+  async #mapRowKeys(table: Table, file: RowsFile): Promise<KeyColumn[]> {
+    const { mapping, problems } = await matchRowKeys(
+      table,
+      file,
+      (key) => this.#firstRowOfKey(file, key),
+    );
+    if (problems.length === 0) return mapping;
+    const values = await this.database.withSession((session) => badValues(session, file, mapping));
+    throw rowsDoNotFit(table, [...problems, ...values]);
   }
 
   /** The first row (0-based) whose object has `key`; for messages about that key. */

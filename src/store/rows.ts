@@ -220,7 +220,7 @@ function clean(line: string): string {
 }
 
 /** Rows whose values cannot be cast to their column, or are null in a NOT NULL column. */
-async function badValues(
+export async function badValues(
   session: Session,
   file: RowsFile,
   mapping: readonly KeyColumn[],
