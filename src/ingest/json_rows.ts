@@ -139,6 +139,16 @@ export class JsonRows {
   #keyStart = -1;
   /** The keys of the previous row by position, as bytes, to recognise repeats cheaply. */
   readonly #recent: Uint8Array[] = [];
+  // Past the sample, the fast path checks that each key is the sampled row's key at the same
+  // position; any other key (or an escaped one) just leaves the keys unverified.
+  /** Every key past the sample matched; the summary's keys then cover every row. */
+  #keysVerified = true;
+  /** Fast path: the next string at row depth is a key. */
+  #fastKeyDue = false;
+  /** Fast path: inside a key string; its bytes from earlier chunks are in #fastKeyHead. */
+  #fastInKey = false;
+  #fastKeyHead: Uint8Array | null = null;
+  #fastPosition = 0;
   readonly #keys = new Map<string, number>();
   readonly #firstRowOfLength = new Map<number, number>();
   // Envelope state.
@@ -186,6 +196,9 @@ export class JsonRows {
         let rows = this.#rows;
         const arrayDepth = rowDepth - 1;
         let rowDue = false;
+        let keyDue = this.#fastKeyDue;
+        let inKey = this.#fastInKey;
+        let keyStart = 0;
         for (; i < n; i++) {
           if (inString && !escaped) {
             // Jump to the string's end: the first quote after an even run of backslashes.
@@ -196,10 +209,15 @@ export class JsonRows {
             }
             if (end < 0) {
               escaped = backslashesBefore(chunk, n, i) % 2 === 1;
+              if (inKey) this.#holdKeyHead(chunk, keyStart);
               i = n;
               break;
             }
             inString = false;
+            if (inKey) {
+              inKey = false;
+              this.#checkFastKey(chunk, keyStart, end);
+            }
             i = end;
             continue;
           }
@@ -207,8 +225,15 @@ export class JsonRows {
           if (inString) {
             // Only the byte after a backslash that ended the previous chunk comes here.
             escaped = false;
-          } else if (c === QUOTE) inString = true;
-          else if (c <= SPACE) {
+            if (inKey) this.#keysVerified = false;
+          } else if (c === QUOTE) {
+            inString = true;
+            if (keyDue && depth === rowDepth) {
+              keyDue = false;
+              inKey = true;
+              keyStart = i + 1;
+            }
+          } else if (c <= SPACE) {
             if (c === LF || c === CR) chunk[i] = SPACE;
             else if (c !== SPACE && c !== TAB) break;
           } else if (rowDue) {
@@ -216,18 +241,25 @@ export class JsonRows {
             rowDue = false;
             rows++;
             depth++;
+            keyDue = true;
+            this.#fastPosition = 0;
           } else if (c === LBRACE || c === LBRACKET) {
             if (++depth > MAX_DEPTH) throw tooDeep();
           } else if (c === RBRACE || c === RBRACKET) {
             // The end of the rows array itself is for the general loop.
             if (depth === arrayDepth) break;
             depth--;
-          } else if (c === COMMA && depth === arrayDepth) {
-            rowDue = true;
-            chunk[i] = LF;
+          } else if (c === COMMA) {
+            if (depth === rowDepth) keyDue = true;
+            else if (depth === arrayDepth) {
+              rowDue = true;
+              chunk[i] = LF;
+            }
           }
         }
         this.#rows = rows;
+        this.#fastKeyDue = keyDue;
+        this.#fastInKey = inKey;
         if (rowDue) {
           // The byte at i (if any) starts a row the general loop must look at.
           place = ROW_START;
@@ -322,6 +354,8 @@ export class JsonRows {
         valueDue = this.#positional;
         sampling = this.#rows <= keySampleRows;
         keyDue = !this.#positional && sampling;
+        this.#fastKeyDue = !this.#positional && !sampling;
+        this.#fastPosition = 0;
         depth++;
         if (this.#positional) {
           this.emit(chunk.subarray(segment, i));
@@ -373,7 +407,7 @@ export class JsonRows {
       rows: this.#rows,
       form: this.#form,
       keys: [...this.#keys.keys()],
-      keysComplete: this.#form === "arrays" ||
+      keysComplete: this.#form === "arrays" || this.#keysVerified ||
         this.#rows <= (this.options.keySampleRows ?? Infinity),
       firstRowOfLength: this.#firstRowOfLength,
       table: this.#table,
@@ -443,6 +477,26 @@ export class JsonRows {
       : DECODER.decode(bytes);
     if (!this.#keyEscaped) this.#recent[position] = bytes;
     if (!this.#keys.has(key)) this.#keys.set(key, this.#keys.size);
+  }
+
+  /** Fast path: keeps the start of a key that goes on in the next chunk. */
+  #holdKeyHead(chunk: Uint8Array, start: number): void {
+    const part = chunk.slice(start);
+    this.#fastKeyHead = this.#fastKeyHead ? concat([this.#fastKeyHead, part]) : part;
+  }
+
+  /** Fast path: is the key ending at `end` the sampled key at its position? */
+  #checkFastKey(chunk: Uint8Array, start: number, end: number): void {
+    const position = this.#fastPosition++;
+    const recent = this.#recent[position];
+    let same: boolean;
+    if (this.#fastKeyHead) {
+      const whole = concat([this.#fastKeyHead, chunk.subarray(0, end)]);
+      this.#fastKeyHead = null;
+      same = recent !== undefined && equalAt(recent, whole, 0, whole.length);
+    } else same = recent !== undefined && equalAt(recent, chunk, start, end);
+    // An escaped key never equals raw sampled bytes, so it is unverified too.
+    if (!same) this.#keysVerified = false;
   }
 
   #endMemberName(chunk: Uint8Array, end: number): void {

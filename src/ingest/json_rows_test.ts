@@ -47,8 +47,15 @@ function runEverySplit(options: RowsOptions, text: string): { out: string; summa
   assert.deepEqual(bytewise.summary, whole.summary);
   // The same without key sampling past the first row: the fast path must agree on the rest.
   const unsampled = { ...options, keySampleRows: 1 };
+  const fastWhole = run(unsampled, text).summary;
+  assert.equal(
+    run(unsampled, text, Array.from({ length }, (_, i) => i)).summary.keysComplete,
+    fastWhole.keysComplete,
+    "fast path keys checked byte by byte",
+  );
   for (let cut = 0; cut <= length; cut++) {
     const fast = run(unsampled, text, [cut]);
+    assert.equal(fast.summary.keysComplete, fastWhole.keysComplete, `fast keys, split at ${cut}`);
     assert.equal(fast.out, whole.out, `fast path, split at ${cut}`);
     assert.equal(fast.summary.rows, whole.summary.rows, `fast path rows, split at ${cut}`);
     assert.equal(fast.summary.form, whole.summary.form);
@@ -199,4 +206,22 @@ Deno.test("JsonRows ends strings on the fast path only at quotes after an even b
   const { out, summary } = runEverySplit({ ...RECORDS, keySampleRows: 1 }, text);
   assert.deepEqual(lines(out), rows);
   assert.equal(summary.rows, 6);
+});
+
+Deno.test("JsonRows vouches for the keys past the sample only when each is the sampled key", () => {
+  const cases: [string, boolean][] = [
+    ['[{"a": 1, "bb": "x"}, {"a": 2, "bb": "y"},\n {"a": 3, "bb": {"c": [1, "}"]}}]', true],
+    ['[{"a": 1, "bb": 2}, {"a": 3}, {}]', true],
+    ['[{"a": 1, "bb": 2}, {"a": 3, "bb": 4}, {"a": 5, "cc": 6}]', false],
+    ['[{"a": 1, "bb": 2}, {"bb": 3, "a": 4}]', false],
+    ['[{"a": 1, "bb": 2}, {"\\u0061": 3}]', false],
+    ['[{"a": 1}, {"a": 2, "a": 3}]', false],
+  ];
+  for (const [text, complete] of cases) {
+    const { summary } = runEverySplit(RECORDS, text);
+    const fast = run({ ...RECORDS, keySampleRows: 1 }, text).summary;
+    assert.equal(fast.keysComplete, complete, text);
+    // With every row sampled the keys are complete by definition.
+    assert.equal(summary.keysComplete, true);
+  }
 });
