@@ -403,6 +403,11 @@ export class JsonRows {
   /** Ends the pass; throws 400 when the body was not a complete array of rows. */
   finish(): RowsSummary {
     if (this.#inString || this.#place !== END) throw malformed("the body ends early");
+    return this.progress();
+  }
+
+  /** What the pass has learned so far, before the body ends. */
+  progress(): RowsSummary {
     return {
       rows: this.#rows,
       form: this.#form,

@@ -10,10 +10,22 @@ import { JsonRows, type RowsOptions, type RowsSummary } from "./json_rows.ts";
 /** Bytes gathered before one write to the spool file. */
 const WRITE_BUFFER_BYTES = 1 << 20;
 
+const LF = 0x0a;
+
 /** A spooled rows array and what the pass learned about it. */
 export interface SpooledRows extends RowsSummary {
   /** Absolute path of the file: newline-delimited JSON objects, one row per line. */
   readonly path: string;
+}
+
+/** A closed part of a body being spooled: a file of whole rows. */
+export interface SpooledPart {
+  /** Absolute path of the part: newline-delimited JSON objects, one row per line. */
+  readonly path: string;
+  /** What the pass knew when the part closed; for the last part, the whole summary. */
+  readonly progress: RowsSummary;
+  /** Whether the body ended with this part. */
+  readonly last: boolean;
 }
 
 /** Where and how much. */
@@ -33,13 +45,104 @@ export async function spoolJsonRows(
   declaredLength: string | undefined,
   options: SpoolOptions,
 ): Promise<SpooledRows> {
+  const { paths, ...summary } = await spoolInParts(body, declaredLength, options, Infinity);
+  return { ...summary, path: paths[0]! };
+}
+
+/**
+ * A body being spooled in parts of about `partBytes`, each cut after a whole row, so rows
+ * can be loaded while the rest of the body still arrives. {@link RowsInParts.parts} yields
+ * the parts as they close; {@link RowsInParts.whole} gives the body as one file once all of
+ * it has arrived. Both throw what the spool throws (400 malformed, 413 too large).
+ */
+export class RowsInParts {
+  readonly #parts: SpooledPart[] = [];
+  readonly #done: Promise<{ readonly paths: readonly string[] } & RowsSummary>;
+  #settled = false;
+  #wake: (() => void) | undefined;
+  #whole: Promise<SpooledRows> | undefined;
+
+  constructor(
+    body: ReadableStream<Uint8Array> | null,
+    declaredLength: string | undefined,
+    private readonly options: SpoolOptions & { readonly partBytes: number },
+  ) {
+    this.#done = spoolInParts(body, declaredLength, options, options.partBytes, (part) => {
+      this.#parts.push(part);
+      this.#wake?.();
+    });
+    const settle = () => {
+      this.#settled = true;
+      this.#wake?.();
+    };
+    this.#done.then(settle, settle);
+  }
+
+  /** The parts in order, each as soon as it is closed. */
+  async *parts(): AsyncGenerator<SpooledPart> {
+    for (let i = 0;;) {
+      if (i < this.#parts.length) yield this.#parts[i++]!;
+      else if (this.#settled) {
+        await this.#done;
+        return;
+      } else await new Promise<void>((resolve) => this.#wake = resolve);
+    }
+  }
+
+  /** The whole body as one file (the parts joined), once all of it has arrived. */
+  whole(): Promise<SpooledRows> {
+    this.#whole ??= this.#done.then(async ({ paths, ...summary }) => {
+      if (paths.length === 1) return { ...summary, path: paths[0]! };
+      const path = `${this.options.spoolDir}/${crypto.randomUUID()}.json`;
+      const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
+      try {
+        for (const part of paths) {
+          await (await Deno.open(part)).readable.pipeTo(file.writable, { preventClose: true });
+        }
+      } finally {
+        file.close();
+      }
+      return { ...summary, path };
+    });
+    return this.#whole;
+  }
+
+  /** Removes every file of the body once the spool has stopped; never fails. */
+  async discard(): Promise<void> {
+    const spooled = await this.#done.catch(() => undefined);
+    const whole = await this.#whole?.catch(() => undefined);
+    for (const path of [...spooled?.paths ?? [], ...whole ? [whole.path] : []]) {
+      await discard({ path });
+    }
+  }
+}
+
+/** The spool itself: parts of about `partBytes`, each ending after a whole row. */
+async function spoolInParts(
+  body: ReadableStream<Uint8Array> | null,
+  declaredLength: string | undefined,
+  options: SpoolOptions,
+  partBytes: number,
+  onPart?: (part: SpooledPart) => void,
+): Promise<{ readonly paths: readonly string[] } & RowsSummary> {
   if (declaredLength !== undefined && Number(declaredLength) > options.maxBytes) {
     await body?.cancel().catch(() => {});
     throw ApiError.tooLarge(options.maxBytes);
   }
-  const path = `${options.spoolDir}/${crypto.randomUUID()}.json`;
-  const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
-  const buffer = new Uint8Array(WRITE_BUFFER_BYTES);
+  const paths: string[] = [];
+  let file: Deno.FsFile | undefined;
+  let written = 0;
+  const openPart = async () => {
+    const path = `${options.spoolDir}/${crypto.randomUUID()}.json`;
+    paths.push(path);
+    file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
+    written = 0;
+  };
+  const write = async (bytes: Uint8Array) => {
+    await writeAll(file!, bytes);
+    written += bytes.length;
+  };
+  const buffer = new Uint8Array(Math.min(WRITE_BUFFER_BYTES, partBytes));
   let buffered = 0;
   const pending: Uint8Array[] = [];
   const pass = new JsonRows(options, (bytes) => {
@@ -53,10 +156,26 @@ export async function spoolJsonRows(
     }
   });
   const flush = async () => {
-    for (const part of pending.splice(0)) await writeAll(file, part);
+    const chunks = pending.splice(0);
+    if (written + chunks.reduce((n, c) => n + c.length, 0) >= partBytes) {
+      // Cut after the last row break in hand: line breaks in the copy only separate rows.
+      for (let k = chunks.length - 1; k >= 0; k--) {
+        const at = chunks[k]!.lastIndexOf(LF);
+        if (at < 0) continue;
+        for (const chunk of chunks.slice(0, k)) await write(chunk);
+        await write(chunks[k]!.subarray(0, at + 1));
+        file!.close();
+        onPart?.({ path: paths.at(-1)!, progress: pass.progress(), last: false });
+        await openPart();
+        chunks.splice(0, k + 1, chunks[k]!.subarray(at + 1));
+        break;
+      }
+    }
+    for (const chunk of chunks) await write(chunk);
   };
   let received = 0;
   try {
+    await openPart();
     if (body) {
       const reader = body.getReader();
       try {
@@ -75,16 +194,17 @@ export async function spoolJsonRows(
     }
     const summary = pass.finish();
     await flush();
-    await writeAll(file, buffer.subarray(0, buffered));
-    file.close();
-    return { ...summary, path };
+    await write(buffer.subarray(0, buffered));
+    file!.close();
+    onPart?.({ path: paths.at(-1)!, progress: summary, last: true });
+    return { ...summary, paths };
   } catch (error) {
     try {
-      file.close();
+      file?.close();
     } catch {
       // Already closed.
     }
-    await Deno.remove(path).catch(() => {});
+    for (const path of paths) await Deno.remove(path).catch(() => {});
     throw error;
   }
 }

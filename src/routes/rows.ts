@@ -13,7 +13,7 @@ import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/mid
 import { planTable } from "../catalog/definition.ts";
 import { checkTableName } from "../catalog/names.ts";
 import { ApiError } from "../errors.ts";
-import { discard, spoolJsonRows } from "../ingest/spool.ts";
+import { discard, RowsInParts, spoolJsonRows, type SpoolOptions } from "../ingest/spool.ts";
 import type { IfExists, OnConflict, RowsFile, Store } from "../store/store.ts";
 import {
   CountQuery,
@@ -29,6 +29,12 @@ import { validationHook } from "./validation.ts";
 
 /** Rows whose keys the spool pass collects itself. */
 const KEY_SAMPLE_ROWS = 1000;
+
+/**
+ * Size of the parts a records body is spooled in: each part is loaded while the next
+ * arrives. Large enough that DuckDB's parallel reader has work for every thread.
+ */
+const PART_BYTES = 32 * 1024 * 1024;
 
 /** Largest page of records. */
 export const MAX_RECORDS_PAGE = 10_000;
@@ -184,12 +190,16 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   streaming(app, insertRecords, async (c) => {
     const { name, schema } = address(c);
     const onConflict = choice("on_conflict", c.req.query("on_conflict"), ON_CONFLICT, "fail");
-    const file = await spool(c, deps, false);
+    checkJsonType(c);
+    const rows = new RowsInParts(c.req.raw.body, c.req.header("content-length"), {
+      ...spoolOptions(deps, false),
+      partBytes: PART_BYTES,
+    });
     try {
-      const result = await deps.store.insertRecords({ schema, name }, file, onConflict);
+      const result = await deps.store.insertRecords({ schema, name }, rows, onConflict);
       return c.json(result, 200);
     } finally {
-      await discard(file);
+      await rows.discard();
     }
   });
 
@@ -266,19 +276,31 @@ function choice<T extends string>(
 }
 
 async function spool(c: Context<Env>, deps: RowsDeps, envelope: boolean): Promise<RowsFile> {
+  checkJsonType(c);
+  return await spoolJsonRows(
+    c.req.raw.body,
+    c.req.header("content-length"),
+    spoolOptions(deps, envelope),
+  );
+}
+
+function checkJsonType(c: Context<Env>): void {
   const type = c.req.header("content-type") ?? "";
   if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
     throw ApiError.unsupportedMediaType("The request body must be application/json");
   }
-  return await spoolJsonRows(c.req.raw.body, c.req.header("content-length"), {
+}
+
+function spoolOptions(deps: RowsDeps, envelope: boolean): SpoolOptions {
+  return {
     spoolDir: deps.spoolDir,
     maxBytes: deps.maxUploadBytes,
     envelope,
     allowArrays: envelope,
     maxEnvelopeBytes: deps.maxJsonBytes,
-    // Past the sample the store reads the remaining keys with DuckDB, alongside the load.
+    // Past the sample the spool only checks keys; DuckDB reads any it cannot vouch for.
     keySampleRows: KEY_SAMPLE_ROWS,
-  });
+  };
 }
 
 /** The envelope's `table` member, checked against the definition shape (400 when wrong). */

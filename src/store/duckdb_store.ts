@@ -35,8 +35,17 @@ import {
   tablesInSchema,
 } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
-import type { IfExists, ListTablesOptions, RowsFile, Store, TableListing } from "./store.ts";
+import type { RowsSummary } from "../ingest/json_rows.ts";
+import type {
+  ArrivingRows,
+  IfExists,
+  ListTablesOptions,
+  RowsFile,
+  Store,
+  TableListing,
+} from "./store.ts";
 import {
+  appendParts,
   badValues,
   conflictKey,
   csvHeader,
@@ -251,15 +260,65 @@ export class DuckDBStore implements Store {
 
   async insertRecords(
     ref: TableRef,
-    file: RowsFile,
+    rows: ArrivingRows,
     onConflict: OnConflict,
   ): Promise<{ table: Table } & LoadCounts> {
+    if (onConflict === "fail") {
+      const early = await this.#insertWhileArriving(ref, rows);
+      if (early) return early;
+    }
+    const file = await rows.whole();
     try {
       return await this.#insertRecords(ref, file, onConflict);
     } catch (error) {
       if (!(error instanceof MoreKeys)) throw error;
       return await this.#insertRecords(ref, error.complete(file), onConflict);
     }
+  }
+
+  /**
+   * Loads each part of a large body while the next one arrives, in one transaction, so the
+   * load overlaps the upload. Only the plain case: a body that fits in one part, any
+   * failure, or rows whose keys the spool could not vouch for answer undefined, having
+   * changed nothing, and the whole body then takes the ordinary path, which also explains
+   * failures with whole-body row numbers.
+   */
+  #insertWhileArriving(
+    ref: TableRef,
+    rows: ArrivingRows,
+  ): Promise<({ table: Table } & LoadCounts) | undefined> {
+    return this.#locks.run(
+      [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")],
+      async () => {
+        const parts = rows.parts()[Symbol.asyncIterator]();
+        const first = await parts.next().catch(() => undefined);
+        if (!first || first.done || first.value.last) return undefined;
+        const sample = first.value.progress;
+        if (sample.form !== "objects") return undefined;
+        const table = await this.getTable(ref);
+        const { mapping, problems } = await matchRowKeys(table, sample, () => Promise.resolve(0));
+        if (problems.length > 0 || mapping.length === 0) return undefined;
+        let summary: RowsSummary | undefined;
+        async function* paths() {
+          for (let part = first!.value;; part = (await parts.next()).value) {
+            yield part.path;
+            if (part.last) return void (summary = part.progress);
+          }
+        }
+        try {
+          return await this.database.transaction(async (session) => {
+            const inserted = await appendParts(session, table, paths(), mapping);
+            // Keys only grow; the same count means the mapping saw them all.
+            if (!summary?.keysComplete || summary.keys.length !== sample.keys.length) {
+              throw new Error("Rows use keys the first part did not show");
+            }
+            return { table, inserted };
+          });
+        } catch {
+          return undefined;
+        }
+      },
+    );
   }
 
   #insertRecords(

@@ -85,43 +85,71 @@ export async function loadRows(
       [file.rows],
     );
   } else {
-    const names = aliases(mapping);
-    const columnList = mapping.map((m) => quoteIdent(m.column.name)).join(", ");
-    const values = mapping.map((m, i) => readAs(m.column.type).expression(names[i]!)).join(", ");
-    let from = `${source(mapping, (m) => readAs(m.column.type).type)} AS src(${names.join(", ")})`;
-    let conflict = "";
-    const key = conflictKey(table);
-    const keyAliases = key?.map((k) => names[mapping.findIndex((m) => m.column.name === k)]) ?? [];
-    const keyed = keyAliases.length > 0 && keyAliases.every((a) => a !== undefined);
-    if (onConflict === "skip") {
-      conflict = "ON CONFLICT DO NOTHING";
-      if (keyed) {
-        // Within one batch the first row of a key wins, the later ones are skipped.
-        from = dedupe(mapping, names, keyAliases as string[], "ASC");
-      }
-    }
-    if (onConflict === "update") {
-      if (!key) throw noConflictKey(table);
-      const rest = mapping.filter((m) => !key.includes(m.column.name));
-      if (keyed) {
-        // Within one batch the last row of a key wins, as if the rows were sent one by one.
-        from = dedupe(mapping, names, keyAliases as string[], "DESC");
-      }
-      conflict = rest.length === 0
-        ? "ON CONFLICT DO NOTHING"
-        : `ON CONFLICT (${key.map(quoteIdent).join(", ")}) DO UPDATE SET ` +
-          rest.map((m) => `${quoteIdent(m.column.name)} = excluded.${quoteIdent(m.column.name)}`)
-            .join(", ");
-    }
-    await session.run(
-      `INSERT INTO ${target} (${columnList}) SELECT ${values} FROM ${from} ${conflict}`,
-      [file.path],
-    );
+    await session.run(insertStatement(table, mapping, onConflict), [file.path]);
   }
   const inserted = (await count(session, target)) - before;
   if (onConflict === "skip") return { inserted, skipped: file.rows - inserted };
   if (onConflict === "update") return { inserted, updated: file.rows - inserted };
   return { inserted };
+}
+
+/**
+ * The INSERT of the rows of one spooled file (`$1`) into `table`, keys mapped to columns,
+ * resolving key conflicts as `onConflict` says.
+ */
+function insertStatement(
+  table: Table,
+  mapping: readonly KeyColumn[],
+  onConflict: OnConflict,
+): string {
+  const names = aliases(mapping);
+  const columnList = mapping.map((m) => quoteIdent(m.column.name)).join(", ");
+  const values = mapping.map((m, i) => readAs(m.column.type).expression(names[i]!)).join(", ");
+  let from = `${source(mapping, (m) => readAs(m.column.type).type)} AS src(${names.join(", ")})`;
+  let conflict = "";
+  const key = conflictKey(table);
+  const keyAliases = key?.map((k) => names[mapping.findIndex((m) => m.column.name === k)]) ?? [];
+  const keyed = keyAliases.length > 0 && keyAliases.every((a) => a !== undefined);
+  if (onConflict === "skip") {
+    conflict = "ON CONFLICT DO NOTHING";
+    if (keyed) {
+      // Within one batch the first row of a key wins, the later ones are skipped.
+      from = dedupe(mapping, names, keyAliases as string[], "ASC");
+    }
+  }
+  if (onConflict === "update") {
+    if (!key) throw noConflictKey(table);
+    const rest = mapping.filter((m) => !key.includes(m.column.name));
+    if (keyed) {
+      // Within one batch the last row of a key wins, as if the rows were sent one by one.
+      from = dedupe(mapping, names, keyAliases as string[], "DESC");
+    }
+    conflict = rest.length === 0
+      ? "ON CONFLICT DO NOTHING"
+      : `ON CONFLICT (${key.map(quoteIdent).join(", ")}) DO UPDATE SET ` +
+        rest.map((m) => `${quoteIdent(m.column.name)} = excluded.${quoteIdent(m.column.name)}`)
+          .join(", ");
+  }
+  return `INSERT INTO ${
+    qualified(table.schema, table.name)
+  } (${columnList}) SELECT ${values} FROM ${from} ${conflict}`;
+}
+
+/**
+ * Appends the rows of spooled files to `table` as they arrive, inside the caller's
+ * transaction, failing on any key conflict; `mapping` must not be empty. Returns the count.
+ */
+export async function appendParts(
+  session: Session,
+  table: Table,
+  paths: AsyncIterable<string>,
+  mapping: readonly KeyColumn[],
+): Promise<number> {
+  const target = qualified(table.schema, table.name);
+  const statement = insertStatement(table, mapping, "fail");
+  const before = await count(session, target);
+  for await (const path of paths) await session.run(statement, [path]);
+  return (await count(session, target)) - before;
 }
 
 /** The source keeping one row per key: the first (ASC) or the last (DESC) in the batch. */

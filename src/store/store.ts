@@ -14,6 +14,20 @@ export type { LoadCounts, OnConflict };
 /** A spooled file of rows (newline-delimited JSON objects) and what is known about it. */
 export type RowsFile = RowsSummary & { readonly path: string };
 
+/**
+ * Rows still arriving: parts of the body (files of whole rows) as they close, and the whole
+ * body as one file once it is there. Both throw what the body's spool throws.
+ */
+export interface ArrivingRows {
+  parts(): AsyncIterable<{
+    readonly path: string;
+    /** What is known of the rows when this part closed; for the last part, everything. */
+    readonly progress: RowsSummary;
+    readonly last: boolean;
+  }>;
+  whole(): Promise<RowsFile>;
+}
+
 /** What an upload does when the table exists already. */
 export type IfExists = "fail" | "replace" | "append";
 
@@ -55,10 +69,13 @@ export interface Store {
   listTables(options: ListTablesOptions): Promise<TableListing>;
   /** Drops a table; 409 when another table's foreign key references it. */
   dropTable(ref: TableRef): Promise<TableRef>;
-  /** Inserts the rows of `file` into an existing table, in one transaction. */
+  /**
+   * Inserts arriving rows into an existing table, in one transaction; with
+   * `on_conflict=fail` loading may start before the last row has arrived.
+   */
   insertRecords(
     ref: TableRef,
-    file: RowsFile,
+    rows: ArrivingRows,
     onConflict: OnConflict,
   ): Promise<{ table: Table } & LoadCounts>;
   /**
