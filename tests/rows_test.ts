@@ -845,6 +845,44 @@ Deno.test("uploads: bodies over MAX_UPLOAD_BYTES are 413, declared or streamed, 
   }
 });
 
+Deno.test("records: a body of several spool parts loads whole, in order, and cleans up", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/large", {
+        body: {
+          table: {
+            columns: [{ name: "id", type: "bigint" }, { name: "text", type: "varchar" }],
+            constraints: { primary_key: { columns: ["id"] } },
+          },
+        },
+      }),
+    );
+    // About 45 MB: more than one 32 MiB part of the spool.
+    const filler = "x".repeat(150);
+    const rows = Array.from({ length: 250_000 }, (_, i) => ({ id: i, text: `${i}${filler}` }));
+    const body = JSON.stringify(rows);
+    assert.ok(body.length > 40 * 1024 * 1024);
+    const json = { "content-type": "application/json" };
+    assert.equal(
+      ok(await server.request("POST", "table/large/records", { body, headers: json })).inserted,
+      250_000,
+    );
+    const page = await records(server, "large", "&offset=249999&limit=1");
+    assert.equal(page.total, 250_000);
+    assert.deepEqual(page.records, [{ id: 249999, text: `249999${filler}` }]);
+    // The same body again conflicts on every key: 409, and the table keeps its rows.
+    errorOf(
+      await server.request("POST", "table/large/records", { body, headers: json }),
+      409,
+    );
+    assert.equal((await records(server, "large", "&limit=1")).total, 250_000);
+    await spoolIsEmpty(server);
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("records: concurrent inserts into one table all land", async () => {
   const server = await TestServer.start();
   try {
