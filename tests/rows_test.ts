@@ -883,6 +883,54 @@ Deno.test("records: a body of several spool parts loads whole, in order, and cle
   }
 });
 
+Deno.test("records: a body still arriving holds no lock on its table or schema", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/slow", {
+        body: { table: { columns: [{ name: "id", type: "bigint" }] } },
+      }),
+    );
+    let release = () => {};
+    const released = new Promise<void>((resolve) => release = resolve);
+    const encoder = new TextEncoder();
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(encoder.encode('[{"id": 1},'));
+        await released;
+        controller.enqueue(encoder.encode('{"id": 2}]'));
+        controller.close();
+      },
+    });
+    const stalled = fetch(`${server.base}/api/v1/table/slow/records`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
+      body,
+    });
+    // If the stalled upload held the locks, these would wait for it: the guard below
+    // releases the body after 20 s so the test fails instead of hanging.
+    let guarded = false;
+    const guard = setTimeout(() => {
+      guarded = true;
+      release();
+    }, 20_000);
+    // Creating a schema that exists takes the schema's lock before it answers 409.
+    errorOf(await server.request("POST", "schema/public"), 409);
+    ok(await server.request("POST", "table/other", { body: {} }));
+    ok(await server.request("DELETE", "table/other"));
+    ok(await server.request("POST", "table/slow/records", { body: [{ id: 3 }] }));
+    clearTimeout(guard);
+    assert.equal(guarded, false, "DDL waited for a body that was still arriving");
+    release();
+    const answer = await stalled;
+    assert.equal(answer.status, 200);
+    assert.equal((await answer.json()).inserted, 2);
+    assert.equal((await records(server, "slow")).total, 3);
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("records: concurrent inserts into one table all land", async () => {
   const server = await TestServer.start();
   try {

@@ -99,6 +99,9 @@ export class RowsInParts {
         for (const part of paths) {
           await (await Deno.open(part)).readable.pipeTo(file.writable, { preventClose: true });
         }
+      } catch (error) {
+        await discard({ path });
+        throw error;
       } finally {
         file.close();
       }

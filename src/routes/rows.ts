@@ -193,7 +193,8 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     checkJsonType(c);
     const rows = new RowsInParts(c.req.raw.body, c.req.header("content-length"), {
       ...spoolOptions(deps, false),
-      partBytes: PART_BYTES,
+      // Only fail-mode loads use parts early; the others would only join them again.
+      partBytes: onConflict === "fail" ? PART_BYTES : Infinity,
     });
     try {
       const result = await deps.store.insertRecords({ schema, name }, rows, onConflict);

@@ -283,19 +283,23 @@ export class DuckDBStore implements Store {
    * changed nothing, and the whole body then takes the ordinary path, which also explains
    * failures with whole-body row numbers.
    */
-  #insertWhileArriving(
+  async #insertWhileArriving(
     ref: TableRef,
     rows: ArrivingRows,
   ): Promise<({ table: Table } & LoadCounts) | undefined> {
-    return this.#locks.run(
+    // No lock while the first part arrives: a slow client must not hold up DDL on the table,
+    // or anything else in its schema, for a body that turns out to fit in one part.
+    const parts = rows.parts()[Symbol.asyncIterator]();
+    const first = await parts.next().catch(() => undefined);
+    if (!first || first.done || first.value.last) return undefined;
+    const sample = first.value.progress;
+    if (sample.form !== "objects") return undefined;
+    return await this.#locks.run(
       [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")],
       async () => {
-        const parts = rows.parts()[Symbol.asyncIterator]();
-        const first = await parts.next().catch(() => undefined);
-        if (!first || first.done || first.value.last) return undefined;
-        const sample = first.value.progress;
-        if (sample.form !== "objects") return undefined;
-        const table = await this.getTable(ref);
+        // A missing table is answered by the whole-body path, after the body's own errors.
+        const table = await this.getTable(ref).catch(() => undefined);
+        if (!table) return undefined;
         const { mapping, problems } = await matchRowKeys(table, sample, () => Promise.resolve(0));
         if (problems.length > 0 || mapping.length === 0) return undefined;
         let summary: RowsSummary | undefined;
