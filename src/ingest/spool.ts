@@ -207,7 +207,7 @@ async function spoolInParts(
     } catch {
       // Already closed.
     }
-    for (const path of paths) await Deno.remove(path).catch(() => {});
+    for (const path of paths) await discard({ path });
     throw error;
   }
 }

@@ -175,7 +175,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   streaming(app, uploadJson, async (c) => {
     const { name, schema } = address(c);
     const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
-    const file = await spool(c, deps, true);
+    const file = await spool(c, deps);
     try {
       const plan = file.table === undefined
         ? undefined
@@ -276,12 +276,13 @@ function choice<T extends string>(
   return lower;
 }
 
-async function spool(c: Context<Env>, deps: RowsDeps, envelope: boolean): Promise<RowsFile> {
+/** Spools an upload body (`{"table": …, "data": [ … ]}`) whole. */
+async function spool(c: Context<Env>, deps: RowsDeps): Promise<RowsFile> {
   checkJsonType(c);
   return await spoolJsonRows(
     c.req.raw.body,
     c.req.header("content-length"),
-    spoolOptions(deps, envelope),
+    spoolOptions(deps, true),
   );
 }
 

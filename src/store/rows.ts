@@ -48,6 +48,16 @@ function aliases(mapping: readonly KeyColumn[]): string[] {
   return mapping.map((_, i) => `k${i}`);
 }
 
+/**
+ * The source with its columns under their aliases and each row's 1-based position in the
+ * request as `row_number_`.
+ */
+function numbered(mapping: readonly KeyColumn[], typeOf: (m: KeyColumn) => string): string {
+  return `${source(mapping, typeOf)} WITH ORDINALITY AS src(${
+    aliases(mapping).join(", ")
+  }, row_number_)`;
+}
+
 /** The key `update` and `skip` resolve conflicts on: the primary key, else the only unique one. */
 export function conflictKey(table: Table): readonly string[] | undefined {
   if (table.constraints.primary_key) return table.constraints.primary_key.columns;
@@ -114,7 +124,7 @@ function insertStatement(
     conflict = "ON CONFLICT DO NOTHING";
     if (keyed) {
       // Within one batch the first row of a key wins, the later ones are skipped.
-      from = dedupe(mapping, names, keyAliases as string[], "ASC");
+      from = dedupe(mapping, keyAliases as string[], "ASC");
     }
   }
   if (onConflict === "update") {
@@ -122,7 +132,7 @@ function insertStatement(
     const rest = mapping.filter((m) => !key.includes(m.column.name));
     if (keyed) {
       // Within one batch the last row of a key wins, as if the rows were sent one by one.
-      from = dedupe(mapping, names, keyAliases as string[], "DESC");
+      from = dedupe(mapping, keyAliases as string[], "DESC");
     }
     conflict = rest.length === 0
       ? "ON CONFLICT DO NOTHING"
@@ -155,13 +165,10 @@ export async function appendParts(
 /** The source keeping one row per key: the first (ASC) or the last (DESC) in the batch. */
 function dedupe(
   mapping: readonly KeyColumn[],
-  names: readonly string[],
   keyAliases: readonly string[],
   order: "ASC" | "DESC",
 ): string {
-  return `${source(mapping, (m) => readAs(m.column.type).type)} WITH ORDINALITY AS src(${
-    names.join(", ")
-  }, row_number_) ` +
+  return `${numbered(mapping, (m) => readAs(m.column.type).type)} ` +
     `QUALIFY ${keyAliases.map((a) => `${a} IS NULL`).join(" OR ")} OR ` +
     `row_number() OVER (PARTITION BY ${keyAliases.join(", ")} ORDER BY row_number_ ${order}) = 1`;
 }
@@ -275,9 +282,7 @@ export async function badValues(
   });
   if (checks.length === 0) return [];
   const rows = await session.rows(
-    `WITH src AS (SELECT * FROM ${source(mapping, () => "JSON")} WITH ORDINALITY AS s(${
-      names.join(", ")
-    }, row_number_))
+    `WITH src AS (SELECT * FROM ${numbered(mapping, () => "JSON")})
      SELECT row, col, msg FROM (${
       checks.join(" UNION ALL ")
     }) ORDER BY row, col LIMIT ${MAX_DETAILS}`,
@@ -316,9 +321,7 @@ async function conflictingRows(
   for (const key of keys) {
     const keyAliases = key.columns.map((k) => names[mapping.findIndex((m) => m.column.name === k)]);
     if (keyAliases.some((a) => a === undefined)) continue;
-    const typed = `${source(mapping, (m) => readAs(m.column.type).type)} WITH ORDINALITY AS s(${
-      names.join(", ")
-    }, row_number_)`;
+    const typed = numbered(mapping, (m) => readAs(m.column.type).type);
     const join = key.columns.map((k, i) => `t.${quoteIdent(k)} = src.${keyAliases[i]}`).join(
       " AND ",
     );

@@ -7,6 +7,7 @@
 import type { TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
+import type { SpooledPart } from "../ingest/spool.ts";
 import type { LoadCounts, OnConflict } from "./rows.ts";
 
 export type { LoadCounts, OnConflict };
@@ -19,12 +20,7 @@ export type RowsFile = RowsSummary & { readonly path: string };
  * body as one file once it is there. Both throw what the body's spool throws.
  */
 export interface ArrivingRows {
-  parts(): AsyncIterable<{
-    readonly path: string;
-    /** What is known of the rows when this part closed; for the last part, everything. */
-    readonly progress: RowsSummary;
-    readonly last: boolean;
-  }>;
+  parts(): AsyncIterable<SpooledPart>;
   whole(): Promise<RowsFile>;
 }
 
