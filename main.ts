@@ -59,6 +59,8 @@ async function main(): Promise<void> {
     logger,
     maxJsonBytes: config.maxJsonBytes,
     maxUploadBytes: config.maxUploadBytes,
+    maxSheetRows: config.maxSheetRows,
+    maxSheetBytes: config.maxSheetBytes,
     spoolDir,
   });
   let server: Deno.HttpServer;

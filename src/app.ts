@@ -27,6 +27,8 @@ export interface AppDeps {
   readonly logger: Logger;
   readonly maxJsonBytes: number;
   readonly maxUploadBytes: number;
+  readonly maxSheetRows: number;
+  readonly maxSheetBytes: number;
   /** Where request bodies of rows are streamed to. */
   readonly spoolDir: string;
 }

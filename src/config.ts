@@ -38,6 +38,10 @@ export interface Config {
   readonly maxJsonBytes: number;
   /** DuckDB's memory limit in bytes; past it, DuckDB spills to `DATA_DIR/tmp`. */
   readonly duckdbMemoryBytes: number;
+  /** Most rows of an uploaded sheet, the header included. */
+  readonly maxSheetRows: number;
+  /** Most bytes an uploaded spreadsheet may decompress to (also at most 100× its size). */
+  readonly maxSheetBytes: number;
 }
 
 /** A configuration that cannot be used; the message names every bad variable on one line. */
@@ -62,6 +66,8 @@ export const VARIABLES: readonly string[] = [
   "MAX_UPLOAD_BYTES",
   "MAX_JSON_BYTES",
   "DUCKDB_MEMORY_LIMIT",
+  "MAX_SHEET_ROWS",
+  "MAX_SHEET_BYTES",
 ];
 
 /** Shortest HMAC secret accepted: HS256 needs at least 256 bits to be worth its name. */
@@ -131,6 +137,9 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   const maxUploadBytes = size("MAX_UPLOAD_BYTES", 1024 ** 3);
   const maxJsonBytes = size("MAX_JSON_BYTES", 10 * 1024 ** 2);
   const duckdbMemoryBytes = size("DUCKDB_MEMORY_LIMIT", 256 * 1024 ** 2);
+  // A count is a size without units; the same parser keeps one error message.
+  const maxSheetRows = size("MAX_SHEET_ROWS", 1_048_576);
+  const maxSheetBytes = size("MAX_SHEET_BYTES", 2 * 1024 ** 3);
 
   const secret = value("AUTH_JWT_SECRET");
   const publicKey = value("AUTH_JWT_PUBLIC_KEY");
@@ -168,6 +177,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     maxUploadBytes,
     maxJsonBytes,
     duckdbMemoryBytes,
+    maxSheetRows,
+    maxSheetBytes,
   });
 }
 

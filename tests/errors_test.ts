@@ -121,6 +121,8 @@ Deno.test("createApp() answers an unexpected failure with 500, a request id and 
     logger: createLogger("error", (line) => logged.push(line)),
     maxJsonBytes: 1024,
     maxUploadBytes: 1024,
+    maxSheetRows: 100,
+    maxSheetBytes: 1024,
     spoolDir: "/nonexistent",
   });
   const response = await app.request("/api/v1/table/x", {

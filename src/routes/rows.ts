@@ -10,9 +10,18 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
-import { planTable } from "../catalog/definition.ts";
+import { planTable, type TablePlan } from "../catalog/definition.ts";
+import type { Table, TableRef } from "../catalog/model.ts";
 import { checkTableName } from "../catalog/names.ts";
 import { ApiError } from "../errors.ts";
+import { spoolMultipart } from "../ingest/multipart.ts";
+import {
+  checkZip,
+  detectFormat,
+  readSheet,
+  type SheetLimits,
+  type SheetRows,
+} from "../ingest/sheet.ts";
 import { discard, RowsInParts, spoolJsonRows, type SpoolOptions } from "../ingest/spool.ts";
 import type { IfExists, OnConflict, RowsFile, Store } from "../store/store.ts";
 import {
@@ -47,7 +56,12 @@ export interface RowsDeps {
   readonly spoolDir: string;
   readonly maxUploadBytes: number;
   readonly maxJsonBytes: number;
+  readonly maxSheetRows: number;
+  readonly maxSheetBytes: number;
 }
+
+/** How many times its own size a spreadsheet may decompress to (the contract's 100×). */
+const MAX_EXPANSION_RATIO = 100;
 
 const IF_EXISTS: readonly IfExists[] = ["fail", "replace", "append"];
 const ON_CONFLICT: readonly OnConflict[] = ["fail", "skip", "update"];
@@ -129,6 +143,69 @@ const insertRecords = createRoute({
   },
 });
 
+/** The multipart body of the file uploads. */
+const FileUploadBody = z.object({
+  file: z.string().openapi({
+    type: "string",
+    format: "binary",
+    description: "The file: xlsx, xlsm, xlsb, xls, ods or csv (told apart by its bytes)",
+  }),
+  body: z.string().optional().openapi({
+    description: 'JSON text `{"table": definition}`; without it the header names the columns ' +
+      "and their types are inferred",
+  }),
+});
+
+const fileUploadResponses = {
+  200: {
+    description: "The table and the number of rows inserted",
+    content: {
+      "application/json": { schema: z.object({ table: TableShape, inserted: z.number().int() }) },
+    },
+  },
+  ...errorResponses(404, 409, 413, 415, 422),
+};
+
+const uploadExcel = createRoute({
+  method: "post",
+  path: "/table/{table_name}/upload/excel",
+  summary: "Create, replace or append to a table from a spreadsheet (or CSV) file",
+  description: "The first non-empty row of the sheet is the header; each later non-empty row " +
+    "is a record. Headers match columns by trimmed name. Dates become DATE/TIMESTAMP values, " +
+    "formula cells give their cached values.",
+  tags: ["rows"],
+  middleware: [requireScope("tables:write")] as const,
+  request: {
+    params: TableParams,
+    query: z.object({
+      schema: SchemaQuery,
+      if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
+      sheet: z.string().optional().openapi({ description: "Sheet name or 0-based index" }),
+    }),
+    body: { required: true, content: { "multipart/form-data": { schema: FileUploadBody } } },
+  },
+  responses: fileUploadResponses,
+});
+
+const uploadCsv = createRoute({
+  method: "post",
+  path: "/table/{table_name}/upload/csv",
+  summary: "Create, replace or append to a table from a CSV file",
+  description: "Delimiter, quoting and (without a definition) column types are detected; " +
+    "the first line is the header.",
+  tags: ["rows"],
+  middleware: [requireScope("tables:write")] as const,
+  request: {
+    params: TableParams,
+    query: z.object({
+      schema: SchemaQuery,
+      if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
+    }),
+    body: { required: true, content: { "multipart/form-data": { schema: FileUploadBody } } },
+  },
+  responses: fileUploadResponses,
+});
+
 const readRecords = createRoute({
   method: "get",
   path: "/table/{table_name}/records",
@@ -204,6 +281,46 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     }
   });
 
+  streaming(app, uploadExcel, async (c) => {
+    const { name, schema } = address(c);
+    const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    return await withUpload(c, deps, async ({ file, body }, spooled) => {
+      const plan = definitionPart(body, { schema, name });
+      const format = await detectFormat(file.path);
+      if (format === "csv") {
+        return await deps.store.uploadCsv({ schema, name }, file.path, { plan, ifExists });
+      }
+      const limits: SheetLimits = {
+        maxRows: deps.maxSheetRows,
+        maxExpandedBytes: deps.maxSheetBytes,
+        maxExpansionRatio: MAX_EXPANSION_RATIO,
+      };
+      const bytes = await Deno.readFile(file.path);
+      if (format === "zip") await checkZip(bytes, limits);
+      const outPath = spooled(`${deps.spoolDir}/${crypto.randomUUID()}.json`);
+      const rows = await readSheet(bytes, { ...limits, sheet: c.req.query("sheet"), outPath });
+      try {
+        return await deps.store.uploadTable({ schema, name }, rows, { plan, ifExists });
+      } catch (error) {
+        throw inSheetTerms(error, rows);
+      }
+    });
+  });
+
+  streaming(app, uploadCsv, async (c) => {
+    const { name, schema } = address(c);
+    const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    return await withUpload(c, deps, async ({ file, body }) => {
+      const plan = definitionPart(body, { schema, name });
+      if (await detectFormat(file.path) !== "csv") {
+        throw ApiError.unsupportedMediaType(
+          "The file is not CSV text; send spreadsheets to upload/excel",
+        );
+      }
+      return await deps.store.uploadCsv({ schema, name }, file.path, { plan, ifExists });
+    });
+  });
+
   app.openapi(readRecords, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
     const query = c.req.valid("query");
@@ -274,6 +391,65 @@ function choice<T extends string>(
     );
   }
   return lower;
+}
+
+/**
+ * Streams a multipart upload to the spool directory, runs `work` on it, and answers with
+ * its table and count; every file spooled for it is removed afterwards.
+ */
+async function withUpload(
+  c: Context<Env>,
+  deps: RowsDeps,
+  work: (
+    upload: Awaited<ReturnType<typeof spoolMultipart>>,
+    spooled: (path: string) => string,
+  ) => Promise<{ table: Table; inserted: number }>,
+): Promise<Response> {
+  const upload = await spoolMultipart(c.req.raw.body, c.req.header("content-type"), {
+    spoolDir: deps.spoolDir,
+    maxBytes: deps.maxUploadBytes,
+    maxBodyPartBytes: deps.maxJsonBytes,
+  });
+  const paths = [upload.file.path];
+  try {
+    const result = await work(upload, (path) => (paths.push(path), path));
+    return c.json({ table: result.table, inserted: result.inserted }, 200);
+  } finally {
+    for (const path of paths) await discard({ path });
+  }
+}
+
+/** The plan in a file upload's `body` part (`{"table": definition}`), if it has one. */
+function definitionPart(text: string | undefined, ref: TableRef): TablePlan | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw ApiError.badRequest('The body part is not JSON; send {"table": definition}');
+  }
+  if (value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw ApiError.badRequest('The body part must be a JSON object: {"table": definition}');
+  }
+  const table = (value as { table?: unknown }).table;
+  return table === undefined || table === null ? undefined : planTable(ref, parseDefinition(table));
+}
+
+/** A failed sheet load's details with the sheet's own row numbers beside the record index. */
+function inSheetTerms(error: unknown, rows: SheetRows): unknown {
+  if (!(error instanceof ApiError) || !error.details?.some((d) => d.row !== undefined)) {
+    return error;
+  }
+  const details = error.details.map((d) =>
+    d.row === undefined || rows.sheetRows[d.row] === undefined
+      ? d
+      : { ...d, sheet: rows.sheet, sheet_row: rows.sheetRows[d.row] }
+  );
+  return new ApiError(error.status, error.type, error.message, {
+    details,
+    headers: { ...error.headers },
+  });
 }
 
 /** Spools an upload body (`{"table": …, "data": [ … ]}`) whole. */

@@ -50,6 +50,7 @@ import {
   conflictKey,
   csvHeader,
   csvQuery,
+  describeCsv,
   explainLoadFailure,
   type LoadCounts,
   loadRows,
@@ -382,6 +383,25 @@ export class DuckDBStore implements Store {
     }
   }
 
+  async uploadCsv(
+    ref: TableRef,
+    path: string,
+    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+  ): Promise<{ table: Table; inserted: number }> {
+    const { csv } = await this.database.withSession((session) => describeCsv(session, path));
+    const file: RowsFile = {
+      path,
+      rows: -1, // Unknown until loaded; the count comes from the table.
+      form: "objects",
+      keys: csv.columns,
+      keysComplete: true,
+      firstRowOfLength: new Map(),
+      hasData: true,
+      csv,
+    };
+    return await this.uploadTable(ref, file, options);
+  }
+
   #upload(
     ref: TableRef,
     file: RowsFile,
@@ -507,6 +527,8 @@ export class DuckDBStore implements Store {
 
   /** The first row (0-based) whose object has `key`; for messages about that key. */
   #firstRowOfKey(file: RowsFile, key: string): Promise<number | undefined> {
+    // A CSV file's keys are its header, not any row's.
+    if (file.csv) return Promise.resolve(undefined);
     return this.database.withSession(async (session) => {
       const rows = await session.rows(
         `SELECT o - 1 AS row FROM read_json_objects($1, format='newline_delimited') WITH ORDINALITY AS s(j, o)
@@ -589,6 +611,12 @@ async function inferPlan(
     throw ApiError.unprocessable(
       `Rows given as arrays need a table definition to name their columns; send "table" or use objects`,
     );
+  }
+  if (file.csv) {
+    const { types } = await describeCsv(session, file.path, fromAll);
+    return planTable(ref, {
+      columns: file.csv.columns.map((name, i) => ({ name, type: types[i] ?? "VARCHAR" })),
+    });
   }
   if (file.rows === 0 || file.keys.length === 0) return planTable(ref, { columns: [] });
   const sample = fromAll ? ", sample_size=-1" : "";

@@ -27,6 +27,19 @@ export interface LoadCounts {
 export interface RowsFile {
   readonly path: string;
   readonly rows: number;
+  /** Set when the file is CSV rather than newline-delimited JSON objects. */
+  readonly csv?: CsvLayout;
+}
+
+/** How a CSV file is laid out, as DuckDB's sniffer found it. */
+export interface CsvLayout {
+  readonly delimiter: string;
+  readonly quote: string;
+  readonly escape: string;
+  /** Lines before the header. */
+  readonly skip: number;
+  /** The header's names, trimmed, in file order: the file's keys. */
+  readonly columns: readonly string[];
 }
 
 /**
@@ -35,27 +48,73 @@ export interface RowsFile {
  */
 export const MAX_ROW_BYTES = 16 * 1024 * 1024;
 
-/** The `read_json` call over a rows file, its keys read as the mapped columns' types. */
-function source(mapping: readonly KeyColumn[], typeOf: (m: KeyColumn) => string): string {
-  const columns = mapping.map((m) => `${quoteLiteral(m.key)}: ${quoteLiteral(typeOf(m))}`).join(
-    ", ",
-  );
-  return `read_json($1, format='newline_delimited', records=true, columns={${columns}})`;
+/** Blank lines a CSV file may open with before its header. */
+const MAX_BLANK_LINES = 1000;
+
+/** How a file's values are read before they are cast: JSON for JSON rows, text for CSV. */
+function rawType(file: RowsFile): string {
+  return file.csv ? "VARCHAR" : "JSON";
 }
 
-/** Aliases for the source's columns, so later clauses never quote a request's key. */
+/**
+ * The reader over a rows file (`$1`), its mapped keys read as `typeOf` says, under the
+ * aliases of {@link sourceColumns}: `read_json` for JSON rows; for CSV a `read_csv`
+ * subquery without blank lines, and with `numbered` each row's position as `row_number_`.
+ */
+function source(
+  file: RowsFile,
+  mapping: readonly KeyColumn[],
+  typeOf: (m: KeyColumn) => string,
+  numbered = false,
+): string {
+  const names = sourceColumns(file, mapping);
+  if (file.csv) {
+    // Every column of the file is declared, in order; those no column takes are read as text.
+    const columns = file.csv.columns.map((key, i) => {
+      const m = mapping.find((m) => m.key === key);
+      return `${quoteLiteral(names[i]!)}: ${quoteLiteral(m ? typeOf(m) : "VARCHAR")}`;
+    });
+    const { delimiter, quote, escape, skip } = file.csv;
+    const reader = `read_csv($1, header=true, auto_detect=false, ` +
+      `delim=${quoteLiteral(delimiter)}, quote=${quoteLiteral(quote)}, ` +
+      `escape=${quoteLiteral(escape)}, skip=${skip}, columns={${columns.join(", ")}})`;
+    const ordinality = numbered ? ` WITH ORDINALITY AS f(${names.join(", ")}, row_number_)` : "";
+    // A line of empty fields is no record, as an empty row of a sheet is none.
+    return `(SELECT * FROM ${reader}${ordinality} WHERE NOT (${
+      names.map((n) => `${n} IS NULL`).join(" AND ")
+    }))`;
+  }
+  const columns = mapping.map((m) => `${quoteLiteral(m.key)}: ${quoteLiteral(typeOf(m))}`);
+  return `read_json($1, format='newline_delimited', records=true, columns={${columns.join(", ")}})`;
+}
+
+/** Aliases for the mapped keys, so later clauses never quote a request's key. */
 function aliases(mapping: readonly KeyColumn[]): string[] {
   return mapping.map((_, i) => `k${i}`);
+}
+
+/** Every column of the source in order: the mapped keys' aliases, and for CSV the rest. */
+function sourceColumns(file: RowsFile, mapping: readonly KeyColumn[]): string[] {
+  if (!file.csv) return aliases(mapping);
+  return file.csv.columns.map((key, i) => {
+    const m = mapping.findIndex((m) => m.key === key);
+    return m >= 0 ? `k${m}` : `u${i}`;
+  });
 }
 
 /**
  * The source with its columns under their aliases and each row's 1-based position in the
  * request as `row_number_`.
  */
-function numbered(mapping: readonly KeyColumn[], typeOf: (m: KeyColumn) => string): string {
-  return `${source(mapping, typeOf)} WITH ORDINALITY AS src(${
-    aliases(mapping).join(", ")
-  }, row_number_)`;
+function numbered(
+  file: RowsFile,
+  mapping: readonly KeyColumn[],
+  typeOf: (m: KeyColumn) => string,
+): string {
+  const names = sourceColumns(file, mapping).join(", ");
+  return file.csv
+    ? `${source(file, mapping, typeOf, true)} AS src(${names}, row_number_)`
+    : `${source(file, mapping, typeOf)} WITH ORDINALITY AS src(${names}, row_number_)`;
 }
 
 /** The key `update` and `skip` resolve conflicts on: the primary key, else the only unique one. */
@@ -95,7 +154,7 @@ export async function loadRows(
       [file.rows],
     );
   } else {
-    await session.run(insertStatement(table, mapping, onConflict), [file.path]);
+    await session.run(insertStatement(table, file, mapping, onConflict), [file.path]);
   }
   const inserted = (await count(session, target)) - before;
   if (onConflict === "skip") return { inserted, skipped: file.rows - inserted };
@@ -109,13 +168,16 @@ export async function loadRows(
  */
 function insertStatement(
   table: Table,
+  file: RowsFile,
   mapping: readonly KeyColumn[],
   onConflict: OnConflict,
 ): string {
   const names = aliases(mapping);
   const columnList = mapping.map((m) => quoteIdent(m.column.name)).join(", ");
   const values = mapping.map((m, i) => readAs(m.column.type).expression(names[i]!)).join(", ");
-  let from = `${source(mapping, (m) => readAs(m.column.type).type)} AS src(${names.join(", ")})`;
+  let from = `${source(file, mapping, (m) => readAs(m.column.type).type)} AS src(${
+    sourceColumns(file, mapping).join(", ")
+  })`;
   let conflict = "";
   const key = conflictKey(table);
   const keyAliases = key?.map((k) => names[mapping.findIndex((m) => m.column.name === k)]) ?? [];
@@ -124,7 +186,7 @@ function insertStatement(
     conflict = "ON CONFLICT DO NOTHING";
     if (keyed) {
       // Within one batch the first row of a key wins, the later ones are skipped.
-      from = dedupe(mapping, keyAliases as string[], "ASC");
+      from = dedupe(file, mapping, keyAliases as string[], "ASC");
     }
   }
   if (onConflict === "update") {
@@ -132,7 +194,7 @@ function insertStatement(
     const rest = mapping.filter((m) => !key.includes(m.column.name));
     if (keyed) {
       // Within one batch the last row of a key wins, as if the rows were sent one by one.
-      from = dedupe(mapping, keyAliases as string[], "DESC");
+      from = dedupe(file, mapping, keyAliases as string[], "DESC");
     }
     conflict = rest.length === 0
       ? "ON CONFLICT DO NOTHING"
@@ -156,7 +218,7 @@ export async function appendParts(
   mapping: readonly KeyColumn[],
 ): Promise<number> {
   const target = qualified(table.schema, table.name);
-  const statement = insertStatement(table, mapping, "fail");
+  const statement = insertStatement(table, { path: "", rows: 0 }, mapping, "fail");
   const before = await count(session, target);
   for await (const path of paths) await session.run(statement, [path]);
   return (await count(session, target)) - before;
@@ -164,11 +226,12 @@ export async function appendParts(
 
 /** The source keeping one row per key: the first (ASC) or the last (DESC) in the batch. */
 function dedupe(
+  file: RowsFile,
   mapping: readonly KeyColumn[],
   keyAliases: readonly string[],
   order: "ASC" | "DESC",
 ): string {
-  return `${numbered(mapping, (m) => readAs(m.column.type).type)} ` +
+  return `${numbered(file, mapping, (m) => readAs(m.column.type).type)} ` +
     `QUALIFY ${keyAliases.map((a) => `${a} IS NULL`).join(" OR ")} OR ` +
     `row_number() OVER (PARTITION BY ${keyAliases.join(", ")} ORDER BY row_number_ ${order}) = 1`;
 }
@@ -212,6 +275,11 @@ export async function explainLoadFailure(
       row === undefined ? undefined : [{ row, message: "Malformed JSON" }],
     );
   }
+  if (file.csv && !/Conversion Error|Could not convert|Constraint Error/i.test(firstLine)) {
+    if (/CSV Error|columns|quote|Invalid Input Error|Invalid unicode/i.test(message)) {
+      return ApiError.badRequest(`The CSV file is malformed: ${csvProblem(message)}`);
+    }
+  }
   if (/maximum_object_size|exceeds the maximum/i.test(firstLine)) {
     return ApiError.badRequest(`A row is larger than ${MAX_ROW_BYTES} bytes`);
   }
@@ -249,6 +317,86 @@ export async function explainLoadFailure(
   throw error;
 }
 
+/** The gist of a CSV reader error: its line and what was wrong, without DuckDB's advice. */
+function csvProblem(message: string): string {
+  const lines = message.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  const where = lines.find((l) => /^CSV Error on Line/i.test(l.replace(/^[\w ]+Error: /, "")));
+  const what = lines.find((l) =>
+    /expected|unterminated|quote|invalid|columns/i.test(l) && !/^(CSV Error|Possible)/i.test(l) &&
+    !/^\*/.test(l)
+  );
+  const text = [where?.replace(/^[\w ]+Error: /, ""), what].filter(Boolean).join(": ");
+  return clean(text || (lines[0] ?? "unreadable"));
+}
+
+/**
+ * The layout of a CSV file as DuckDB's sniffer sees it, with the first line as the header,
+ * and the types it infers for the columns (from a sample, or every row). 400 when the file
+ * has no header or cannot be read as CSV; 422 when two headers have one name.
+ */
+export async function describeCsv(
+  session: Session,
+  path: string,
+  fromAll = false,
+  skip?: number,
+): Promise<{ csv: CsvLayout; types: readonly string[] }> {
+  let sniffed;
+  try {
+    sniffed = (await session.rows(
+      `SELECT Delimiter AS d, Quote AS q, Escape AS e, SkipRows AS s,
+         to_json(Columns)::VARCHAR AS c FROM sniff_csv($1, header=true${
+        fromAll ? ", sample_size=-1" : ""
+      }${skip === undefined ? "" : `, skip=${skip}`})`,
+      [path],
+    ))[0];
+  } catch (error) {
+    throw ApiError.badRequest(`The CSV file cannot be read: ${csvProblem(String(error))}`);
+  }
+  if (!sniffed) throw ApiError.badRequest("The CSV file cannot be read");
+  const plain = (v: unknown) => (v === "(empty)" ? "" : String(v ?? ""));
+  const layout = {
+    delimiter: plain(sniffed.d),
+    quote: plain(sniffed.q),
+    escape: plain(sniffed.e),
+    skip: Number(sniffed.s),
+  };
+  const types = (JSON.parse(sniffed.c as string) as { type: string }[]).map((c) => c.type);
+  // The header as written (the sniffer renames empty and repeated names): the first line
+  // with any text, as the first non-empty row of a sheet.
+  const head = await session.rows(
+    `SELECT * FROM read_csv($1, header=false, all_varchar=true, delim=${
+      quoteLiteral(layout.delimiter)
+    }, quote=${quoteLiteral(layout.quote)}, escape=${
+      quoteLiteral(layout.escape)
+    }, skip=${layout.skip}) LIMIT ${MAX_BLANK_LINES}`,
+    [path],
+  ).catch((error) => {
+    throw ApiError.badRequest(`The CSV file cannot be read: ${csvProblem(String(error))}`);
+  });
+  const blank = head.findIndex((row) => Object.values(row).some((v) => String(v ?? "").trim()));
+  // The sniffer again past the blank lines, for the types below the real header.
+  if (blank > 0) return await describeCsv(session, path, fromAll, layout.skip + blank);
+  const header = head[blank];
+  const columns = header ? Object.values(header).map((v) => String(v ?? "").trim()) : [];
+  if (columns.length === 0 || columns.every((c) => c === "")) {
+    throw ApiError.badRequest("The CSV file has no header row");
+  }
+  const problems: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  columns.forEach((name, i) => {
+    if (name === "") {
+      problems.push({ column: `${i + 1}`, message: `Column ${i + 1} has no header` });
+    } else if (seen.has(name.toLowerCase())) {
+      problems.push({ column: name, message: `Header "${name}" appears more than once` });
+    }
+    seen.add(name.toLowerCase());
+  });
+  if (problems.length > 0) {
+    throw ApiError.invalidData(`The CSV header is not usable: ${problems[0]!.message}`, problems);
+  }
+  return { csv: { ...layout, columns }, types };
+}
+
 /** DuckDB's complaint without its category or the spool file's path. */
 function clean(line: string): string {
   return engineMessage(new Error(line));
@@ -266,7 +414,7 @@ export async function badValues(
   mapping.forEach((m, i) => {
     const a = names[i]!;
     const column = quoteLiteral(m.column.name);
-    const failed = castFails(a, m.column);
+    const failed = castFails(a, m.column, file);
     if (failed) {
       checks.push(
         `SELECT row_number_ - 1 AS row, ${column} AS col, 'Value ' || left(${a}::VARCHAR, 80) || ' is not a valid ${
@@ -282,7 +430,7 @@ export async function badValues(
   });
   if (checks.length === 0) return [];
   const rows = await session.rows(
-    `WITH src AS (SELECT * FROM ${numbered(mapping, () => "JSON")})
+    `WITH src AS (SELECT * FROM ${numbered(file, mapping, () => rawType(file))})
      SELECT row, col, msg FROM (${
       checks.join(" UNION ALL ")
     }) ORDER BY row, col LIMIT ${MAX_DETAILS}`,
@@ -296,9 +444,12 @@ export async function badValues(
 }
 
 /** A SQL condition true when the JSON value in `alias` does not fit `column`. */
-function castFails(alias: string, column: Column): string | undefined {
+function castFails(alias: string, column: Column, file: RowsFile): string | undefined {
   if (column.type === "VARCHAR" || column.type === "JSON") return undefined;
-  if (column.type === "BLOB") return `try(from_base64(json_extract_string(${alias}, '$'))) IS NULL`;
+  if (column.type === "BLOB") {
+    const text = file.csv ? alias : `json_extract_string(${alias}, '$')`;
+    return `try(from_base64(${text})) IS NULL`;
+  }
   // try(CAST) rather than TRY_CAST: TRY_CAST of JSON to a LIST or STRUCT nulls only the
   // element that fails, so the row would pass this check and still fail the load.
   return `try(CAST(${alias} AS ${column.type})) IS NULL`;
@@ -321,7 +472,7 @@ async function conflictingRows(
   for (const key of keys) {
     const keyAliases = key.columns.map((k) => names[mapping.findIndex((m) => m.column.name === k)]);
     if (keyAliases.some((a) => a === undefined)) continue;
-    const typed = numbered(mapping, (m) => readAs(m.column.type).type);
+    const typed = numbered(file, mapping, (m) => readAs(m.column.type).type);
     const join = key.columns.map((k, i) => `t.${quoteIdent(k)} = src.${keyAliases[i]}`).join(
       " AND ",
     );

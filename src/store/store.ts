@@ -8,12 +8,15 @@ import type { TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
 import type { SpooledPart } from "../ingest/spool.ts";
-import type { LoadCounts, OnConflict } from "./rows.ts";
+import type { CsvLayout, LoadCounts, OnConflict } from "./rows.ts";
 
-export type { LoadCounts, OnConflict };
+export type { CsvLayout, LoadCounts, OnConflict };
 
-/** A spooled file of rows (newline-delimited JSON objects) and what is known about it. */
-export type RowsFile = RowsSummary & { readonly path: string };
+/**
+ * A spooled file of rows and what is known about it: newline-delimited JSON objects, or
+ * with `csv` a CSV file whose header gives the keys.
+ */
+export type RowsFile = RowsSummary & { readonly path: string; readonly csv?: CsvLayout };
 
 /**
  * Rows still arriving: parts of the body (files of whole rows) as they close, and the whole
@@ -81,6 +84,15 @@ export interface Store {
   uploadTable(
     ref: TableRef,
     file: RowsFile,
+    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+  ): Promise<{ table: Table; inserted: number }>;
+  /**
+   * {@link uploadTable} from a CSV file, read by the engine's own CSV reader: delimiter,
+   * quoting and, without a plan, the columns' types detected; the first line is the header.
+   */
+  uploadCsv(
+    ref: TableRef,
+    path: string,
     options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
   ): Promise<{ table: Table; inserted: number }>;
   /** One page of records as JSON array text, and the count of all records. */

@@ -26,7 +26,7 @@ export interface Answer {
 
 /** Options of a request. */
 export interface RequestOptions {
-  /** JSON-encoded unless it is a string or bytes, which are sent as they are. */
+  /** JSON-encoded unless it is a string, bytes or a form, which are sent as they are. */
   readonly body?: unknown;
   /** Bearer token; the server's default all-scope token when absent, none when null. */
   readonly token?: string | null;
@@ -101,7 +101,10 @@ export class TestServer {
     if (token !== null) headers.authorization ??= `Bearer ${token}`;
     let body: BodyInit | undefined;
     if (options.body !== undefined) {
-      if (typeof options.body === "string" || options.body instanceof Uint8Array) {
+      if (
+        typeof options.body === "string" || options.body instanceof Uint8Array ||
+        options.body instanceof FormData
+      ) {
         body = options.body as BodyInit;
       } else {
         body = JSON.stringify(options.body);

@@ -1,0 +1,320 @@
+/**
+ * A `multipart/form-data` upload streamed apart: the `file` part to a spool file as it
+ * arrives, the small `body` part to text. Nothing is held whole in memory.
+ *
+ * @module
+ */
+
+import { ApiError } from "../errors.ts";
+import { discard } from "./spool.ts";
+
+const CR = 0x0d;
+const LF = 0x0a;
+const DASH = 0x2d;
+
+/** Most bytes of one part's headers. */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/** What an upload brought. */
+export interface MultipartUpload {
+  /** The `file` part, spooled; the caller removes it with {@link discard}. */
+  readonly file: { readonly path: string; readonly bytes: number; readonly filename?: string };
+  /** The `body` part's text, if there was one. */
+  readonly body?: string;
+}
+
+/** Where and how much. */
+export interface MultipartOptions {
+  readonly spoolDir: string;
+  /** Largest request body; more is 413. */
+  readonly maxBytes: number;
+  /** Largest `body` part; more is 413. */
+  readonly maxBodyPartBytes: number;
+}
+
+/** The boundary of a `multipart/form-data` content type; 415 for any other type. */
+export function multipartBoundary(contentType: string | undefined): string {
+  const type = contentType ?? "";
+  if (!/^multipart\/form-data\s*(;|$)/i.test(type)) {
+    throw ApiError.unsupportedMediaType(
+      "The request body must be multipart/form-data with a part named file",
+    );
+  }
+  const match = /;\s*boundary=(?:"([^"]{1,70})"|([^\s;,"]{1,70}))/i.exec(type);
+  const boundary = match?.[1] ?? match?.[2];
+  if (!boundary) throw ApiError.badRequest("The multipart content type has no valid boundary");
+  return boundary;
+}
+
+/**
+ * Streams a multipart body apart: the part named `file` to a new file in the spool
+ * directory, the part named `body` to text; other parts are read past. 400 when the body is
+ * not well-formed multipart or has no `file` part, 413 past the limits. The spooled file is
+ * removed again when anything fails.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { spoolMultipart } from "./multipart.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const form = new FormData();
+ * form.append("body", '{"table": null}');
+ * form.append("file", new File(["a,b\n1,2\n"], "t.csv"));
+ * const request = new Request("http://x/", { method: "POST", body: form });
+ * const upload = await spoolMultipart(request.body, request.headers.get("content-type")!, {
+ *   spoolDir: dir,
+ *   maxBytes: 1 << 20,
+ *   maxBodyPartBytes: 1 << 10,
+ * });
+ * assert.equal(upload.body, '{"table": null}');
+ * assert.equal(upload.file.filename, "t.csv");
+ * assert.equal(await Deno.readTextFile(upload.file.path), "a,b\n1,2\n");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function spoolMultipart(
+  body: ReadableStream<Uint8Array> | null,
+  contentType: string | undefined,
+  options: MultipartOptions,
+): Promise<MultipartUpload> {
+  const boundary = multipartBoundary(contentType);
+  const parser = new MultipartParser(boundary, options);
+  let received = 0;
+  try {
+    if (body) {
+      const reader = body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          received += value.length;
+          if (received > options.maxBytes) throw ApiError.tooLarge(options.maxBytes);
+          await parser.push(value);
+        }
+      } catch (error) {
+        await reader.cancel().catch(() => {});
+        throw error;
+      }
+    }
+    return parser.finish();
+  } catch (error) {
+    await parser.abort();
+    throw error;
+  }
+}
+
+/** Where the parser is. */
+type Place = "preamble" | "afterBoundary" | "headers" | "data" | "epilogue";
+
+/** Where the current part's data goes. */
+type Sink =
+  | { readonly kind: "file"; readonly file: Deno.FsFile; readonly path: string; bytes: number }
+  | { readonly kind: "text"; readonly parts: Uint8Array[]; bytes: number }
+  | { readonly kind: "skip" };
+
+class MultipartParser {
+  /** "\r\n--boundary": what ends a part's data. */
+  readonly #delimiter: Uint8Array;
+  #place: Place = "preamble";
+  /** Bytes not yet consumed: at most a delimiter's length plus one chunk. */
+  #pending: Uint8Array = new Uint8Array(0);
+  #sink: Sink = { kind: "skip" };
+  #file?: { path: string; bytes: number; filename?: string };
+  #body?: string;
+  #spooled: string[] = [];
+  #started = false;
+
+  constructor(boundary: string, private readonly options: MultipartOptions) {
+    this.#delimiter = new TextEncoder().encode(`\r\n--${boundary}`);
+  }
+
+  async push(chunk: Uint8Array): Promise<void> {
+    let data = this.#pending.length === 0 ? chunk : concat(this.#pending, chunk);
+    // The preamble is read as if it followed a line break, so a body that opens with the
+    // boundary (the usual case) needs no special start.
+    if (!this.#started) {
+      this.#started = true;
+      data = concat(CRLF, data);
+    }
+    this.#pending = new Uint8Array(0);
+    let at = 0;
+    for (;;) {
+      if (this.#place === "preamble" || this.#place === "data") {
+        const found = indexOfBytes(data, this.#delimiter, at);
+        if (found < 0) {
+          // Keep what could be the start of a delimiter for the next chunk.
+          const keep = Math.min(data.length - at, this.#delimiter.length - 1);
+          await this.#write(data.subarray(at, data.length - keep));
+          this.#pending = data.slice(data.length - keep);
+          return;
+        }
+        await this.#write(data.subarray(at, found));
+        this.#endPart();
+        at = found + this.#delimiter.length;
+        this.#place = "afterBoundary";
+        continue;
+      }
+      if (this.#place === "afterBoundary") {
+        // "--" ends the body; otherwise optional spaces, then CRLF and the next part's headers.
+        if (data.length - at < 2) return this.#hold(data, at);
+        if (data[at] === DASH && data[at + 1] === DASH) {
+          this.#place = "epilogue";
+          return;
+        }
+        const end = indexOfBytes(data, CRLF, at);
+        if (end < 0) {
+          if (data.length - at > 256) throw malformed("no line break after a boundary");
+          return this.#hold(data, at);
+        }
+        if (!/^[ \t]*$/.test(new TextDecoder().decode(data.subarray(at, end)))) {
+          throw malformed("text after a boundary");
+        }
+        at = end + 2;
+        this.#place = "headers";
+        continue;
+      }
+      if (this.#place === "headers") {
+        const end = indexOfBytes(data, CRLF_CRLF, at);
+        const blank = data[at] === CR && data[at + 1] === LF;
+        if (end < 0 && !blank) {
+          if (data.length - at > MAX_HEADER_BYTES) throw malformed("part headers are too long");
+          return this.#hold(data, at);
+        }
+        const headerEnd = blank ? at : end;
+        await this.#startPart(new TextDecoder().decode(data.subarray(at, headerEnd)));
+        at = headerEnd + (blank ? 2 : 4);
+        this.#place = "data";
+        continue;
+      }
+      return; // The epilogue is ignored.
+    }
+  }
+
+  finish(): MultipartUpload {
+    if (this.#place !== "epilogue") throw malformed("the body ends before its closing boundary");
+    if (!this.#file) {
+      throw ApiError.badRequest("The multipart body has no part named file");
+    }
+    return { file: this.#file, ...(this.#body === undefined ? {} : { body: this.#body }) };
+  }
+
+  /** Closes and removes anything spooled. */
+  async abort(): Promise<void> {
+    if (this.#sink.kind === "file") {
+      try {
+        this.#sink.file.close();
+      } catch {
+        // Already closed.
+      }
+    }
+    for (const path of this.#spooled) await discard({ path });
+  }
+
+  #hold(data: Uint8Array, at: number): void {
+    this.#pending = data.slice(at);
+  }
+
+  async #startPart(headerText: string): Promise<void> {
+    const headers = new Map<string, string>();
+    for (const line of headerText.split("\r\n")) {
+      const colon = line.indexOf(":");
+      if (colon <= 0) throw malformed("a part header without a name");
+      headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+    }
+    const disposition = headers.get("content-disposition") ?? "";
+    if (!/^form-data\s*(;|$)/i.test(disposition)) {
+      throw malformed("a part without Content-Disposition: form-data");
+    }
+    const name = parameter(disposition, "name");
+    if (name === "file") {
+      if (this.#file) throw ApiError.badRequest("The multipart body has more than one file part");
+      const path = `${this.options.spoolDir}/${crypto.randomUUID()}.upload`;
+      this.#spooled.push(path);
+      const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
+      const filename = parameter(disposition, "filename");
+      this.#file = { path, bytes: 0, ...(filename === undefined ? {} : { filename }) };
+      this.#sink = { kind: "file", file, path, bytes: 0 };
+    } else if (name === "body") {
+      if (this.#body !== undefined) {
+        throw ApiError.badRequest("The multipart body has more than one body part");
+      }
+      this.#sink = { kind: "text", parts: [], bytes: 0 };
+    } else this.#sink = { kind: "skip" };
+  }
+
+  async #write(bytes: Uint8Array): Promise<void> {
+    if (bytes.length === 0) return;
+    const sink = this.#sink;
+    if (sink.kind === "file") {
+      for (let written = 0; written < bytes.length;) {
+        written += await sink.file.write(bytes.subarray(written));
+      }
+      sink.bytes += bytes.length;
+    } else if (sink.kind === "text") {
+      sink.bytes += bytes.length;
+      if (sink.bytes > this.options.maxBodyPartBytes) {
+        throw new ApiError(
+          413,
+          "payload_too_large",
+          `The body part is larger than ${this.options.maxBodyPartBytes} bytes`,
+        );
+      }
+      sink.parts.push(bytes.slice());
+    }
+  }
+
+  #endPart(): void {
+    const sink = this.#sink;
+    if (sink.kind === "file") {
+      sink.file.close();
+      this.#file = { ...this.#file!, bytes: sink.bytes };
+    } else if (sink.kind === "text") {
+      const all = sink.parts.reduce((a, b) => concat(a, b), new Uint8Array(0));
+      try {
+        this.#body = new TextDecoder("utf-8", { fatal: true }).decode(all);
+      } catch {
+        throw ApiError.badRequest("The body part is not UTF-8 text");
+      }
+    }
+    this.#sink = { kind: "skip" };
+  }
+}
+
+const CRLF = new Uint8Array([CR, LF]);
+const CRLF_CRLF = new Uint8Array([CR, LF, CR, LF]);
+
+function malformed(why: string): ApiError {
+  return ApiError.badRequest(`The multipart body is malformed: ${why}`);
+}
+
+/** A parameter of a header value such as `form-data; name="file"; filename="a.xlsx"`. */
+function parameter(value: string, name: string): string | undefined {
+  const match = new RegExp(`;\\s*${name}\\s*=\\s*(?:"((?:[^"\\\\]|\\\\.)*)"|([^;\\s]*))`, "i")
+    .exec(value);
+  if (!match) return undefined;
+  return match[1] !== undefined ? match[1].replace(/\\(.)/g, "$1") : match[2];
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
+}
+
+/** First index of `needle` in `haystack` at or after `from`, or -1. */
+function indexOfBytes(haystack: Uint8Array, needle: Uint8Array, from: number): number {
+  const first = needle[0]!;
+  const last = haystack.length - needle.length;
+  for (
+    let i = haystack.indexOf(first, from);
+    i >= 0 && i <= last;
+    i = haystack.indexOf(first, i + 1)
+  ) {
+    let k = 1;
+    while (k < needle.length && haystack[i + k] === needle[k]) k++;
+    if (k === needle.length) return i;
+  }
+  return -1;
+}

@@ -1,0 +1,418 @@
+/**
+ * Uploaded files: what format they are (from their bytes, never their name), guards against
+ * hostile spreadsheets, and one sheet turned into the rows file the JSON loader reads.
+ *
+ * @module
+ */
+
+import * as XLSX from "xlsx";
+import { ApiError } from "../errors.ts";
+import type { RowsSummary } from "./json_rows.ts";
+
+/** What an uploaded file is. */
+export type FileFormat = "zip" | "xls" | "csv";
+
+/** Limits on what a spreadsheet may expand to. */
+export interface SheetLimits {
+  /** Most rows of a sheet, the header included. */
+  readonly maxRows: number;
+  /** Most bytes the file may decompress to, before the ratio. */
+  readonly maxExpandedBytes: number;
+  /** Most times its own size the file may decompress to. */
+  readonly maxExpansionRatio: number;
+}
+
+/** A sheet's rows as newline-delimited JSON objects, keyed by the trimmed header names. */
+export interface SheetRows extends RowsSummary {
+  readonly path: string;
+  /** For each row of the file, its 1-based row number in the sheet, for messages. */
+  readonly sheetRows: readonly number[];
+  /** The sheet read. */
+  readonly sheet: string;
+}
+
+const ZIP_LOCAL = [0x50, 0x4b, 0x03, 0x04];
+const OLE2 = [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1];
+
+/** Bytes looked at to tell text from binary. */
+const SNIFF_BYTES = 64 * 1024;
+
+/** Most entries a spreadsheet's zip may have. */
+const MAX_ZIP_ENTRIES = 10_000;
+
+/**
+ * The format of a file from its first bytes: a zip (xlsx, xlsm, xlsb, ods), an OLE2
+ * compound file (xls), or UTF-8 text (CSV). 415 for anything else, including XML or HTML
+ * text, which SheetJS would read but the contract does not offer.
+ */
+export async function detectFormat(path: string): Promise<FileFormat> {
+  const head = new Uint8Array(SNIFF_BYTES);
+  let length = 0;
+  const file = await Deno.open(path);
+  try {
+    while (length < head.length) {
+      const n = await file.read(head.subarray(length));
+      if (n === null) break;
+      length += n;
+    }
+  } finally {
+    file.close();
+  }
+  const bytes = head.subarray(0, length);
+  if (startsWith(bytes, ZIP_LOCAL)) return "zip";
+  if (startsWith(bytes, OLE2)) return "xls";
+  if (length === 0) throw ApiError.badRequest("The file is empty");
+  if (looksLikeText(bytes, length === SNIFF_BYTES)) {
+    const text = new TextDecoder().decode(bytes.subarray(0, 256)).replace(/^\uFEFF/, "")
+      .trimStart();
+    if (!text.startsWith("<")) return "csv";
+  }
+  throw ApiError.unsupportedMediaType(
+    "The file is not a spreadsheet this service reads: xlsx, xlsm, xlsb, xls, ods or csv",
+  );
+}
+
+/**
+ * Checks a zip before SheetJS opens it: every entry is inflated once, natively, and
+ * counted, so a zip bomb is refused however its headers lie, and no XML part may declare a
+ * DTD (entity expansion, "billion laughs"). 413 past the limits, 400 for a broken zip.
+ */
+export async function checkZip(bytes: Uint8Array, limits: SheetLimits): Promise<void> {
+  const budget = Math.min(limits.maxExpandedBytes, bytes.length * limits.maxExpansionRatio);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // The end of central directory record: within the last 64 KiB + 22 bytes.
+  let eocd = -1;
+  for (let i = bytes.length - 22; i >= Math.max(0, bytes.length - 22 - 0xffff); i--) {
+    if (view.getUint32(i, true) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw brokenZip("no end of central directory; the file may be truncated");
+  const entries = view.getUint16(eocd + 10, true);
+  const directoryAt = view.getUint32(eocd + 16, true);
+  if (entries > MAX_ZIP_ENTRIES) throw brokenZip(`more than ${MAX_ZIP_ENTRIES} entries`);
+  let expanded = 0;
+  let at = directoryAt;
+  for (let n = 0; n < entries; n++) {
+    if (at + 46 > bytes.length || view.getUint32(at, true) !== 0x02014b50) {
+      throw brokenZip("a damaged central directory");
+    }
+    const method = view.getUint16(at + 10, true);
+    const compressed = view.getUint32(at + 20, true);
+    const nameLength = view.getUint16(at + 28, true);
+    const extraLength = view.getUint16(at + 30, true);
+    const commentLength = view.getUint16(at + 32, true);
+    const local = view.getUint32(at + 42, true);
+    const name = new TextDecoder().decode(bytes.subarray(at + 46, at + 46 + nameLength));
+    at += 46 + nameLength + extraLength + commentLength;
+    if (local + 30 > bytes.length || view.getUint32(local, true) !== 0x04034b50) {
+      throw brokenZip(`entry "${name}" is missing`);
+    }
+    const dataAt = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
+    if (dataAt + compressed > bytes.length) throw brokenZip(`entry "${name}" is cut short`);
+    const data = bytes.subarray(dataAt, dataAt + compressed);
+    if (method === 0) {
+      expanded += data.length;
+      if (expanded > budget) throw tooExpanded(budget);
+      if (name.endsWith(".xml") || name.endsWith(".rels")) checkXml(data, name);
+    } else if (method === 8) {
+      expanded = await inflateCounting(data, name, expanded, budget);
+    } else throw brokenZip(`entry "${name}" uses compression method ${method}`);
+  }
+}
+
+/** Inflates one entry, counting and scanning its output; returns the new total. */
+async function inflateCounting(
+  data: Uint8Array,
+  name: string,
+  expanded: number,
+  budget: number,
+): Promise<number> {
+  const xml = /\.(xml|rels|vml)$/i.test(name);
+  let tail = "";
+  const reader = new Blob([data as Uint8Array<ArrayBuffer>]).stream()
+    .pipeThrough(new DecompressionStream("deflate-raw")).getReader();
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      expanded += value.length;
+      if (expanded > budget) throw tooExpanded(budget);
+      if (xml) {
+        // Only the start of a document may hold a DTD, but a scan of all of it is as cheap.
+        const text = tail + decoder.decode(value, { stream: true });
+        if (/<!(DOCTYPE|ENTITY)/i.test(text)) throw dtd(name);
+        tail = text.slice(-16);
+      }
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    if (error instanceof ApiError) throw error;
+    throw brokenZip(`entry "${name}" does not inflate`);
+  }
+  return expanded;
+}
+
+function checkXml(data: Uint8Array, name: string): void {
+  if (/<!(DOCTYPE|ENTITY)/i.test(new TextDecoder().decode(data))) throw dtd(name);
+}
+
+/** Options of {@link readSheet}. */
+export interface ReadSheetOptions extends SheetLimits {
+  /** Sheet name or 0-based index as given in the query; absent for the first sheet. */
+  readonly sheet?: string;
+  /** Where to write the rows file. */
+  readonly outPath: string;
+}
+
+/**
+ * Reads one sheet of a spreadsheet (already checked by {@link checkZip} when a zip) with
+ * SheetJS and writes its records as newline-delimited JSON objects for the JSON loader.
+ *
+ * Layout: the first non-empty row is the header, each later non-empty row a record. Header
+ * names are trimmed; a column with values but no header, or two headers with one name, is
+ * 422. Values: text cells stay text (so `01234` keeps its zero), numbers stay numbers,
+ * booleans booleans, cells with a date format become `YYYY-MM-DD` (or with the time of day
+ * when it has one), formula cells give their cached value, error cells (`#DIV/0!`) and
+ * empty cells null.
+ */
+export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): Promise<SheetRows> {
+  let book: XLSX.WorkBook;
+  const common = {
+    type: "array" as const,
+    dense: true,
+    cellDates: false,
+    cellNF: true,
+    cellFormula: false,
+    cellHTML: false,
+    cellText: false,
+    cellStyles: false,
+  };
+  let names: string[];
+  try {
+    names = XLSX.read(bytes, { ...common, bookSheets: true }).SheetNames;
+  } catch (error) {
+    throw unreadable(error);
+  }
+  const sheet = pickSheet(names, options.sheet);
+  try {
+    book = XLSX.read(bytes, { ...common, sheets: [sheet], sheetRows: options.maxRows + 1 });
+  } catch (error) {
+    throw unreadable(error);
+  }
+  const worksheet = book.Sheets[sheet];
+  if (!worksheet) throw ApiError.badRequest(`Sheet "${sheet}" could not be read`);
+  const range = worksheet["!ref"] ? XLSX.utils.decode_range(worksheet["!ref"]) : undefined;
+  const fullRange = worksheet["!fullref"] ? XLSX.utils.decode_range(worksheet["!fullref"]) : range;
+  if (fullRange && fullRange.e.r + 1 > options.maxRows) {
+    throw new ApiError(
+      413,
+      "payload_too_large",
+      `Sheet "${sheet}" has more than ${options.maxRows} rows`,
+    );
+  }
+  const date1904 = Boolean(book.Workbook?.WBProps?.date1904);
+  // SheetJS turns an ODS date into a serial as Excel would count it, a day short before
+  // March 1900 (negative serials included); xlsx and xls files hold the serial itself.
+  const dates: DateSystem = date1904 ? "1904" : isOds(bytes) ? "ods" : "1900";
+  const data = (worksheet["!data"] ?? []) as (XLSX.CellObject | undefined)[][];
+  const out = await Deno.open(options.outPath, { write: true, createNew: true, mode: 0o600 });
+  const encoder = new TextEncoder();
+  let buffer = "";
+  let header: { key: string; index: number }[] | undefined;
+  const sheetRows: number[] = [];
+  try {
+    for (let r = 0; r < data.length; r++) {
+      const row = data[r];
+      if (!row || row.every((cell) => cellValue(cell, dates) === null)) continue;
+      if (!header) {
+        header = headerOf(row, r, dates);
+        continue;
+      }
+      const record: Record<string, unknown> = {};
+      let any = false;
+      for (const { key, index } of header) {
+        const value = cellValue(row[index], dates);
+        if (value !== null) any = true;
+        record[key] = value;
+      }
+      for (let c = 0; c < row.length; c++) {
+        if (!header.some((h) => h.index === c) && cellValue(row[c], dates) !== null) {
+          throw ApiError.invalidData(
+            `Cell ${XLSX.utils.encode_cell({ r, c })} has a value but its column has no header`,
+            [{ row: sheetRows.length, column: XLSX.utils.encode_col(c), message: "No header" }],
+          );
+        }
+      }
+      if (!any) continue;
+      sheetRows.push(r + 1);
+      buffer += JSON.stringify(record) + "\n";
+      if (buffer.length > 1 << 20) {
+        await writeAll(out, encoder.encode(buffer));
+        buffer = "";
+      }
+    }
+    await writeAll(out, encoder.encode(buffer));
+  } finally {
+    out.close();
+  }
+  const keys = header?.map((h) => h.key) ?? [];
+  return {
+    path: options.outPath,
+    rows: sheetRows.length,
+    form: sheetRows.length > 0 ? "objects" : null,
+    keys,
+    keysComplete: true,
+    firstRowOfLength: new Map(),
+    hasData: true,
+    sheetRows,
+    sheet,
+  };
+}
+
+function pickSheet(names: readonly string[], wanted: string | undefined): string {
+  if (names.length === 0) throw ApiError.badRequest("The spreadsheet has no sheets");
+  if (wanted === undefined || wanted === "") return names[0]!;
+  if (names.includes(wanted)) return wanted;
+  const folded = names.find((n) => n.toLowerCase() === wanted.toLowerCase());
+  if (folded) return folded;
+  if (/^\d+$/.test(wanted) && Number(wanted) < names.length) return names[Number(wanted)]!;
+  throw ApiError.notFound(
+    `The spreadsheet has no sheet "${wanted}"; it has ${
+      names.map((n, i) => `${i}: "${n}"`).join(", ")
+    }`,
+  );
+}
+
+/** The header row's names and where they are; 422 for duplicates. */
+function headerOf(
+  row: (XLSX.CellObject | undefined)[],
+  r: number,
+  dates: DateSystem,
+): { key: string; index: number }[] {
+  const header: { key: string; index: number }[] = [];
+  const seen = new Map<string, number>();
+  for (let c = 0; c < row.length; c++) {
+    const value = cellValue(row[c], dates);
+    const name = value === null ? "" : String(value).trim();
+    if (name === "") continue;
+    const earlier = seen.get(name.toLowerCase());
+    if (earlier !== undefined) {
+      throw ApiError.invalidData(
+        `Header "${name}" appears twice (columns ${XLSX.utils.encode_col(earlier)} and ${
+          XLSX.utils.encode_col(c)
+        }) in row ${r + 1}`,
+      );
+    }
+    seen.set(name.toLowerCase(), c);
+    header.push({ key: name, index: c });
+  }
+  return header;
+}
+
+/** A cell's value as JSON: null when empty or an error. */
+function cellValue(cell: XLSX.CellObject | undefined, dates: DateSystem): unknown {
+  if (!cell) return null;
+  switch (cell.t) {
+    case "s":
+      return cell.v === undefined || cell.v === "" ? null : String(cell.v);
+    case "b":
+      return Boolean(cell.v);
+    case "n": {
+      const v = cell.v as number;
+      if (!Number.isFinite(v)) return null;
+      if (typeof cell.z === "string" && XLSX.SSF.is_date(cell.z)) {
+        return serialDate(v, dates, showsTime(cell.z));
+      }
+      return v;
+    }
+    case "d":
+      return cell.v instanceof Date ? timestampText(cell.v.toISOString()) : null;
+    default:
+      return null; // "e" (error), "z" (stub)
+  }
+}
+
+const DAY_MS = 86_400_000;
+
+/** How a workbook's date serials count: see {@link serialDate}. */
+type DateSystem = "1900" | "1904" | "ods";
+
+/** An ODS file: its first zip entry is the stored `mimetype`. */
+function isOds(bytes: Uint8Array): boolean {
+  const head = new TextDecoder().decode(bytes.subarray(30, 120));
+  return head.startsWith("mimetypeapplication/vnd.oasis.opendocument.spreadsheet");
+}
+
+/** Whether a date format shows the time of day (hours or seconds; `m` alone is a month). */
+function showsTime(format: string): boolean {
+  const bare = format.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, "");
+  return /[hs]|AM\/PM|A\/P/i.test(bare);
+}
+
+/**
+ * A spreadsheet date serial as ISO text: a date when the cell's format shows only the date,
+ * else a date and time, so one column gets one type.
+ */
+function serialDate(serial: number, dates: DateSystem, withTime: boolean): string {
+  let days = Math.floor(serial);
+  const ms = Math.round((serial - days) * DAY_MS);
+  // Excel counts a 29 February 1900 that never was; serials before it are a day off.
+  if ((dates === "1900" && days >= 1 && days < 60) || (dates === "ods" && days < 60)) days += 1;
+  const epoch = dates === "1904" ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, 30);
+  const iso = new Date(epoch + days * DAY_MS + (withTime ? ms : 0)).toISOString();
+  return withTime ? timestampText(iso) : iso.slice(0, 10);
+}
+
+/** `2024-03-01T09:30:00.000Z` as `2024-03-01 09:30:00`, keeping milliseconds if any. */
+function timestampText(iso: string): string {
+  return iso.endsWith(".000Z")
+    ? iso.slice(0, 19).replace("T", " ")
+    : iso.slice(0, 23).replace("T", " ");
+}
+
+function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
+  return prefix.every((b, i) => bytes[i] === b);
+}
+
+/** UTF-8 without NUL bytes; a sequence cut by the sniff window's end is allowed. */
+function looksLikeText(bytes: Uint8Array, truncated: boolean): boolean {
+  if (bytes.includes(0)) return false;
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: truncated });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function brokenZip(why: string): ApiError {
+  return ApiError.badRequest(`The file is not a readable spreadsheet: ${why}`);
+}
+
+function tooExpanded(budget: number): ApiError {
+  return new ApiError(
+    413,
+    "payload_too_large",
+    `The spreadsheet decompresses to more than ${budget} bytes`,
+  );
+}
+
+function dtd(name: string): ApiError {
+  return ApiError.badRequest(
+    `The spreadsheet part "${name}" declares a DTD or XML entities, which spreadsheets never need`,
+  );
+}
+
+function unreadable(error: unknown): ApiError {
+  const message = error instanceof Error ? error.message : String(error);
+  return ApiError.badRequest(`The file is not a readable spreadsheet: ${message.slice(0, 200)}`);
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  for (let written = 0; written < bytes.length;) {
+    written += await file.write(bytes.subarray(written));
+  }
+}

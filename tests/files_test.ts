@@ -1,0 +1,445 @@
+import assert from "node:assert/strict";
+import * as XLSX from "xlsx";
+import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { zip } from "./helpers/zip.ts";
+
+const FIXTURES = new URL("./fixtures/", import.meta.url);
+
+function form(file: Uint8Array, filename: string, body?: unknown): FormData {
+  const data = new FormData();
+  if (body !== undefined) {
+    data.append(
+      "body",
+      new Blob([typeof body === "string" ? body : JSON.stringify(body)], {
+        type: "application/json",
+      }),
+    );
+  }
+  data.append("file", new File([file as Uint8Array<ArrayBuffer>], filename));
+  return data;
+}
+
+async function fixture(name: string): Promise<Uint8Array> {
+  return await Deno.readFile(new URL(name, FIXTURES));
+}
+
+async function records(server: TestServer, table: string): Promise<Record<string, unknown>[]> {
+  return ok(await server.request("GET", `table/${table}/records?limit=10000`)).records;
+}
+
+async function spoolIsEmpty(server: TestServer): Promise<void> {
+  const left = [];
+  for await (const entry of Deno.readDir(`${server.dataDir}/spool`)) left.push(entry.name);
+  assert.deepEqual(left, [], "uploads must not stay in the spool directory");
+}
+
+/** The People sheet as every office format of the fixture gives it. */
+const PEOPLE = [
+  {
+    Name: "Ada Lovelace",
+    Born: "1815-12-10",
+    "Last Login": "2024-03-01T09:30:00.000000",
+    Zip: "01234",
+    Score: 91.5,
+    "Double Score": 183,
+    Città: "Zürich",
+    Active: true,
+  },
+  {
+    Name: "Grace Hopper",
+    Born: "1906-12-09",
+    "Last Login": "2024-03-02T17:05:30.000000",
+    Zip: "00042",
+    Score: 88,
+    "Double Score": 176,
+    Città: "東京",
+    Active: false,
+  },
+  {
+    Name: "Émilie du Châtelet",
+    Born: "1706-12-17",
+    "Last Login": null,
+    Zip: "10001",
+    Score: 79.25,
+    "Double Score": 158.5,
+    Città: "Paris",
+    Active: true,
+  },
+  {
+    Name: "Hedy Lamarr",
+    Born: "1914-11-09",
+    "Last Login": "2024-03-04T00:00:00.000000",
+    Zip: "2200",
+    Score: null,
+    "Double Score": 0,
+    Città: null,
+    Active: false,
+  },
+];
+
+Deno.test("upload/excel reads office files: header, types, dates, formulas, text numbers", async (t) => {
+  const server = await TestServer.start();
+  try {
+    for (const name of ["workbook.xlsx", "workbook.xls", "workbook.ods", "people.csv"]) {
+      await t.step(`${name} without a definition infers the table`, async () => {
+        const table = `people_${name.replace(".", "_")}`;
+        const answer = ok(
+          await server.request("POST", `table/${table}/upload/excel`, {
+            body: form(await fixture(name), name),
+          }),
+        );
+        assert.equal(answer.inserted, 4);
+        const types = Object.fromEntries(
+          answer.table.columns.map((c: { name: string; type: string }) => [c.name, c.type]),
+        );
+        assert.deepEqual(types, {
+          Name: "VARCHAR",
+          Born: "DATE",
+          "Last Login": "TIMESTAMP",
+          Zip: "VARCHAR",
+          Score: "DOUBLE",
+          "Double Score": "DOUBLE",
+          Città: "VARCHAR",
+          Active: "BOOLEAN",
+        });
+        assert.deepEqual(await records(server, table), PEOPLE);
+      });
+    }
+
+    await t.step(
+      "a definition in the body part types the columns; sheet by name or index",
+      async () => {
+        const definition = {
+          table: {
+            columns: [
+              { name: "Item", type: "varchar", is_nullable: false },
+              { name: "Unit Price", type: "numeric(10,2)" },
+              { name: "Qty", type: "integer" },
+              { name: "Note", type: "varchar", default: "'none'" },
+            ],
+          },
+        };
+        for (const sheet of ["Prices", "1"]) {
+          const answer = ok(
+            await server.request("POST", `table/prices_${sheet}/upload/excel?sheet=${sheet}`, {
+              body: form(await fixture("workbook.xlsx"), "workbook.xlsx", definition),
+            }),
+          );
+          assert.equal(answer.inserted, 2);
+          assert.deepEqual(await records(server, `prices_${sheet}`), [
+            { Item: "Tea", "Unit Price": 3.5, Qty: 10, Note: "none" },
+            { Item: "Coffee", "Unit Price": 4.25, Qty: 3, Note: "none" },
+          ]);
+        }
+        const missing = errorOf(
+          await server.request("POST", "table/prices_x/upload/excel?sheet=Nope", {
+            body: form(await fixture("workbook.xlsx"), "workbook.xlsx"),
+          }),
+          404,
+        );
+        assert.match(missing.message, /"Prices"/);
+      },
+    );
+
+    await t.step(
+      "headers without a column and required columns not in the sheet are 422",
+      async () => {
+        const before = await snapshot(server);
+        const answer = errorOf(
+          await server.request("POST", "table/mismatch/upload/excel", {
+            body: form(await fixture("workbook.xlsx"), "workbook.xlsx", {
+              table: {
+                columns: [
+                  { name: "name", type: "varchar" },
+                  { name: "born", type: "date" },
+                  { name: "Email", type: "varchar", is_nullable: false },
+                ],
+              },
+            }),
+          }),
+          422,
+        );
+        const columns = (answer.details as { column: string }[]).map((d) => d.column).sort();
+        assert.deepEqual(columns, [
+          "Active",
+          "Città",
+          "Double Score",
+          "Email",
+          "Last Login",
+          "Score",
+          "Zip",
+        ]);
+        assert.equal(await snapshot(server), before);
+      },
+    );
+
+    await t.step("a value that does not fit names its record and sheet row", async () => {
+      const answer = errorOf(
+        await server.request("POST", "table/badvalue/upload/excel", {
+          body: form(await fixture("workbook.xlsx"), "workbook.xlsx", {
+            table: {
+              columns: PEOPLE_COLUMNS.map((c) => c.name === "Zip" ? { ...c, type: "date" } : c),
+            },
+          }),
+        }),
+        422,
+      );
+      const details = answer.details as { row: number; column: string; sheet_row: number }[];
+      assert.deepEqual(details.map((d) => [d.row, d.column, d.sheet_row]), [
+        [0, "Zip", 3],
+        [1, "Zip", 5],
+        [2, "Zip", 6],
+        [3, "Zip", 7],
+      ]);
+      errorOf(await server.request("GET", "table/badvalue"), 404);
+    });
+
+    await t.step("if_exists: fail, append and replace", async () => {
+      const file = await fixture("workbook.ods");
+      const send = (mode: string) =>
+        server.request("POST", `table/modes/upload/excel?if_exists=${mode}`, {
+          body: form(file, "workbook.ods"),
+        });
+      ok(await send("fail"));
+      errorOf(await send("fail"), 409);
+      assert.equal(ok(await send("append")).inserted, 4);
+      assert.equal((await records(server, "modes")).length, 8);
+      ok(await send("replace"));
+      assert.equal((await records(server, "modes")).length, 4);
+    });
+    await spoolIsEmpty(server);
+  } finally {
+    await server.dispose();
+  }
+});
+
+const PEOPLE_COLUMNS = [
+  { name: "Name", type: "varchar" },
+  { name: "Born", type: "date" },
+  { name: "Last Login", type: "timestamp" },
+  { name: "Zip", type: "varchar" },
+  { name: "Score", type: "double" },
+  { name: "Double Score", type: "double" },
+  { name: "Città", type: "varchar" },
+  { name: "Active", type: "boolean" },
+];
+
+Deno.test("upload/excel reads SheetJS-written xlsb, xlsm and 1904-dated workbooks", async () => {
+  const server = await TestServer.start();
+  try {
+    const rows = [
+      ["  id ", "when", "label"],
+      [1, new Date(Date.UTC(2025, 5, 30)), "0042"],
+      [],
+      [2, new Date(Date.UTC(2025, 6, 1, 12, 30)), "x"],
+    ];
+    for (const bookType of ["xlsb", "xlsm", "xlsx"] as const) {
+      for (const date1904 of [false, true]) {
+        const sheet = XLSX.utils.aoa_to_sheet(rows, {
+          cellDates: true,
+          UTC: true,
+          dateNF: "yyyy-mm-dd hh:mm",
+        });
+        const book = XLSX.utils.book_new();
+        XLSX.utils.book_append_sheet(book, sheet, "Data");
+        book.Workbook = { WBProps: { date1904 } };
+        const bytes = XLSX.write(book, { type: "array", bookType }) as ArrayBuffer;
+        const table = `gen_${bookType}_${date1904}`;
+        const answer = ok(
+          await server.request("POST", `table/${table}/upload/excel`, {
+            body: form(new Uint8Array(bytes), `data.${bookType}`),
+          }),
+        );
+        assert.equal(answer.inserted, 2, table);
+        assert.deepEqual(await records(server, table), [
+          { id: 1, when: "2025-06-30T00:00:00.000000", label: "0042" },
+          { id: 2, when: "2025-07-01T12:30:00.000000", label: "x" },
+        ], table);
+      }
+    }
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", async (t) => {
+  const server = await TestServer.start();
+  try {
+    const csv = new TextEncoder().encode(
+      'id;" full name ";price;when\n1;"Doe; Jane";3.50;2025-01-02\n2;"O""Brien";4;2025-02-03\n',
+    );
+    await t.step("types inferred without a definition", async () => {
+      const answer = ok(
+        await server.request("POST", "table/csv_a/upload/csv", { body: form(csv, "a.csv") }),
+      );
+      assert.equal(answer.inserted, 2);
+      assert.deepEqual(
+        answer.table.columns.map((c: { name: string; type: string }) => [c.name, c.type]),
+        [["id", "BIGINT"], ["full name", "VARCHAR"], ["price", "DOUBLE"], ["when", "DATE"]],
+      );
+      assert.deepEqual(await records(server, "csv_a"), [
+        { id: 1, "full name": "Doe; Jane", price: 3.5, when: "2025-01-02" },
+        { id: 2, "full name": 'O"Brien', price: 4, when: "2025-02-03" },
+      ]);
+    });
+
+    await t.step("a definition's types, header matched by trimmed name in any order", async () => {
+      const answer = ok(
+        await server.request("POST", "table/csv_b/upload/csv", {
+          body: form(csv, "b.csv", {
+            table: {
+              columns: [
+                { name: "when", type: "varchar" },
+                { name: "price", type: "decimal(8,2)" },
+                { name: "full name", type: "varchar" },
+                { name: "id", type: "integer", is_nullable: false },
+              ],
+              constraints: { primary_key: { columns: ["id"] } },
+            },
+          }),
+        }),
+      );
+      assert.equal(answer.inserted, 2);
+      assert.deepEqual((await records(server, "csv_b"))[0], {
+        when: "2025-01-02",
+        price: 3.5,
+        "full name": "Doe; Jane",
+        id: 1,
+      });
+    });
+
+    await t.step(
+      "values that do not fit are 422 with every row; the table is unchanged",
+      async () => {
+        const before = await records(server, "csv_b");
+        const bad = new TextEncoder().encode("id,price\n3,1.5\nfour,2\n5,x\n");
+        const answer = errorOf(
+          await server.request("POST", "table/csv_b/upload/csv?if_exists=append", {
+            body: form(bad, "bad.csv"),
+          }),
+          422,
+        );
+        assert.deepEqual(
+          (answer.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+          [[1, "id"], [2, "price"]],
+        );
+        assert.deepEqual(await records(server, "csv_b"), before);
+      },
+    );
+
+    await t.step("a malformed CSV or a spreadsheet sent to upload/csv is refused", async () => {
+      // Valid UTF-8 where the format is told apart, broken after it.
+      const rows = new TextEncoder().encode("a,b\n" + "1,2\n".repeat(20_000));
+      const broken = new Uint8Array([...rows, 0x33, 0x2c, 0xff, 0xfe, 0x0a]);
+      errorOf(
+        await server.request("POST", "table/csv_c/upload/csv", { body: form(broken, "c.csv") }),
+        400,
+      );
+      errorOf(
+        await server.request("POST", "table/csv_c/upload/csv", {
+          body: form(await fixture("workbook.xlsx"), "c.csv"),
+        }),
+        415,
+      );
+      errorOf(await server.request("GET", "table/csv_c"), 404);
+    });
+    await spoolIsEmpty(server);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("hostile files and bodies get a 4xx and change nothing", async (t) => {
+  const server = await TestServer.start({ MAX_SHEET_ROWS: "10", MAX_UPLOAD_BYTES: "4MiB" });
+  try {
+    ok(await server.request("POST", "table/kept", { body: { table: { columns: [] } } }));
+    const xlsx = await fixture("workbook.xlsx");
+    const book = (sheetXml: string) =>
+      zip({
+        "[Content_Types].xml":
+          '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+        "xl/workbook.xml": "<workbook/>",
+        "xl/worksheets/sheet1.xml": sheetXml,
+      });
+    const laughs = `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol">` +
+      Array.from({ length: 9 }, (_, i) => `<!ENTITY lol${i + 1} "${`&lol${i || ""};`.repeat(10)}">`)
+        .join("") +
+      `]><worksheet><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>&lol9;</t></is></c></row></sheetData></worksheet>`;
+    // 3 MB of sheet XML that deflates to a few KiB: past the 100× ratio.
+    const bomb = await book(
+      `<worksheet><sheetData>${
+        '<row><c t="n"><v>1</v></c></row>'.repeat(100_000)
+      }</sheetData></worksheet>`,
+    );
+    const tall = XLSX.utils.book_new();
+    XLSX.utils.book_append_sheet(
+      tall,
+      XLSX.utils.aoa_to_sheet([["n"], ...Array.from({ length: 20 }, (_, i) => [i])]),
+      "S",
+    );
+    const cases: [string, FormData | string, number, RegExp?, Record<string, string>?][] = [
+      [
+        "a PNG",
+        form(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0]), "a.xlsx"),
+        415,
+      ],
+      ["HTML text", form(new TextEncoder().encode("<html><table></table></html>"), "a.xls"), 415],
+      ["a truncated zip", form(xlsx.slice(0, xlsx.length >> 1), "a.xlsx"), 400],
+      ["a zip bomb", form(bomb, "bomb.xlsx"), 413, /decompresses to more than/],
+      ["billion laughs", form(await book(laughs), "lol.xlsx"), 400, /DTD/],
+      [
+        "a sheet over the row limit",
+        form(
+          new Uint8Array(XLSX.write(tall, { type: "array", bookType: "xlsx" }) as ArrayBuffer),
+          "tall.xlsx",
+        ),
+        413,
+      ],
+      [
+        "an OLE2 file that is no workbook",
+        form(
+          new Uint8Array([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, ...new Uint8Array(600)]),
+          "a.xls",
+        ),
+        400,
+      ],
+      ["an empty file", form(new Uint8Array(0), "a.csv"), 400],
+      ["a body part that is not JSON", form(xlsx, "a.xlsx", "{table: nope"), 400],
+      ["a body part that is not an object", form(xlsx, "a.xlsx", "[1]"), 400],
+      [
+        "a bad definition",
+        form(xlsx, "a.xlsx", { table: { columns: [{ name: "x", type: "nope" }] } }),
+        422,
+      ],
+    ];
+    const noFile = new FormData();
+    noFile.append("body", "{}");
+    cases.push(["no file part", noFile, 400]);
+    cases.push(["not multipart", "just text", 415, undefined, { "content-type": "text/plain" }]);
+    const before = await snapshot(server);
+    for (const [what, body, status, message, headers] of cases) {
+      await t.step(what, async () => {
+        for (const target of ["kept", "fresh"]) {
+          const answer = await server.request(
+            "POST",
+            `table/${target}/upload/excel?if_exists=replace`,
+            { body, headers },
+          );
+          const error = errorOf(answer, status);
+          if (message) assert.match(error.message, message);
+        }
+        assert.equal(await snapshot(server), before);
+      });
+    }
+    await t.step("a body over MAX_UPLOAD_BYTES is 413 and not kept", async () => {
+      const answer = await server.request("POST", "table/fresh/upload/excel", {
+        body: form(new Uint8Array(5 * 1024 * 1024), "big.csv"),
+      });
+      errorOf(answer, 413);
+      assert.equal(await snapshot(server), before);
+    });
+    await spoolIsEmpty(server);
+  } finally {
+    await server.dispose();
+  }
+});
