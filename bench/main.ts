@@ -8,6 +8,7 @@
  */
 
 import { TestServer } from "../tests/helpers/server.ts";
+import { files } from "./files.ts";
 import { loading } from "./loading.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
@@ -84,4 +85,5 @@ if (import.meta.main) {
   const only = Deno.args[0];
   if (!only || only === "definitions") await definitions();
   if (!only || only === "loading") await loading(Number(Deno.args[1] ?? 1_000_000));
+  if (!only || only === "files") await files();
 }

@@ -12,6 +12,9 @@ const CR = 0x0d;
 const LF = 0x0a;
 const DASH = 0x2d;
 
+/** Bytes gathered before one write to the spool file. */
+const WRITE_BUFFER_BYTES = 1 << 20;
+
 /** Most bytes of one part's headers. */
 const MAX_HEADER_BYTES = 16 * 1024;
 
@@ -109,7 +112,14 @@ type Place = "preamble" | "afterBoundary" | "headers" | "data" | "epilogue";
 
 /** Where the current part's data goes. */
 type Sink =
-  | { readonly kind: "file"; readonly file: Deno.FsFile; readonly path: string; bytes: number }
+  | {
+    readonly kind: "file";
+    readonly file: Deno.FsFile;
+    readonly path: string;
+    bytes: number;
+    readonly buffer: Uint8Array;
+    buffered: number;
+  }
   | { readonly kind: "text"; readonly parts: Uint8Array[]; bytes: number }
   | { readonly kind: "skip" };
 
@@ -144,13 +154,16 @@ class MultipartParser {
         const found = indexOfBytes(data, this.#delimiter, at);
         if (found < 0) {
           // Keep what could be the start of a delimiter for the next chunk.
-          const keep = Math.min(data.length - at, this.#delimiter.length - 1);
+          // Only bytes from a CR on can start a delimiter; usually there is none to keep.
+          const window = Math.max(at, data.length - (this.#delimiter.length - 1));
+          const cr = data.indexOf(CR, window);
+          const keep = cr < 0 ? 0 : data.length - cr;
           await this.#write(data.subarray(at, data.length - keep));
           this.#pending = data.slice(data.length - keep);
           return;
         }
         await this.#write(data.subarray(at, found));
-        this.#endPart();
+        await this.#endPart();
         at = found + this.#delimiter.length;
         this.#place = "afterBoundary";
         continue;
@@ -234,7 +247,14 @@ class MultipartParser {
       const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
       const filename = parameter(disposition, "filename");
       this.#file = { path, bytes: 0, ...(filename === undefined ? {} : { filename }) };
-      this.#sink = { kind: "file", file, path, bytes: 0 };
+      this.#sink = {
+        kind: "file",
+        file,
+        path,
+        bytes: 0,
+        buffer: new Uint8Array(WRITE_BUFFER_BYTES),
+        buffered: 0,
+      };
     } else if (name === "body") {
       if (this.#body !== undefined) {
         throw ApiError.badRequest("The multipart body has more than one body part");
@@ -247,8 +267,12 @@ class MultipartParser {
     if (bytes.length === 0) return;
     const sink = this.#sink;
     if (sink.kind === "file") {
-      for (let written = 0; written < bytes.length;) {
-        written += await sink.file.write(bytes.subarray(written));
+      // Gathered into larger writes: a write per network chunk costs more than the copy.
+      if (sink.buffered + bytes.length > sink.buffer.length) await flush(sink);
+      if (bytes.length >= sink.buffer.length) await writeAll(sink.file, bytes);
+      else {
+        sink.buffer.set(bytes, sink.buffered);
+        sink.buffered += bytes.length;
       }
       sink.bytes += bytes.length;
     } else if (sink.kind === "text") {
@@ -264,9 +288,10 @@ class MultipartParser {
     }
   }
 
-  #endPart(): void {
+  async #endPart(): Promise<void> {
     const sink = this.#sink;
     if (sink.kind === "file") {
+      await flush(sink);
       sink.file.close();
       this.#file = { ...this.#file!, bytes: sink.bytes };
     } else if (sink.kind === "text") {
@@ -283,6 +308,17 @@ class MultipartParser {
 
 const CRLF = new Uint8Array([CR, LF]);
 const CRLF_CRLF = new Uint8Array([CR, LF, CR, LF]);
+
+async function flush(sink: { file: Deno.FsFile; buffer: Uint8Array; buffered: number }) {
+  await writeAll(sink.file, sink.buffer.subarray(0, sink.buffered));
+  sink.buffered = 0;
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  for (let written = 0; written < bytes.length;) {
+    written += await file.write(bytes.subarray(written));
+  }
+}
 
 function malformed(why: string): ApiError {
   return ApiError.badRequest(`The multipart body is malformed: ${why}`);

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import * as XLSX from "xlsx";
 import { ApiError } from "../errors.ts";
 import type { RowsSummary } from "./json_rows.ts";
@@ -129,7 +130,7 @@ async function inflateCounting(
   expanded: number,
   budget: number,
 ): Promise<number> {
-  const xml = /\.(xml|rels|vml)$/i.test(name);
+  let prolog = /\.(xml|rels|vml)$/i.test(name);
   let tail = "";
   const reader = new Blob([data as Uint8Array<ArrayBuffer>]).stream()
     .pipeThrough(new DecompressionStream("deflate-raw")).getReader();
@@ -140,10 +141,11 @@ async function inflateCounting(
       if (done) break;
       expanded += value.length;
       if (expanded > budget) throw tooExpanded(budget);
-      if (xml) {
-        // Only the start of a document may hold a DTD, but a scan of all of it is as cheap.
+      if (prolog) {
         const text = tail + decoder.decode(value, { stream: true });
         if (/<!(DOCTYPE|ENTITY)/i.test(text)) throw dtd(name);
+        // A DTD may stand only before the root element's start tag: the scan ends there.
+        if (/<[A-Za-z_]/.test(text)) prolog = false;
         tail = text.slice(-16);
       }
     }
@@ -179,29 +181,30 @@ export interface ReadSheetOptions extends SheetLimits {
  * empty cells null.
  */
 export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): Promise<SheetRows> {
-  let book: XLSX.WorkBook;
-  const common = {
-    type: "array" as const,
-    dense: true,
-    cellDates: false,
-    cellNF: true,
-    cellFormula: false,
-    cellHTML: false,
-    cellText: false,
-    cellStyles: false,
+  // A Node Buffer spares SheetJS converting the bytes to a binary string first.
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const read = (sheets: string | number) => {
+    try {
+      return XLSX.read(data, {
+        type: "buffer",
+        dense: true,
+        cellDates: false,
+        cellNF: true, // The number format tells dates from numbers.
+        cellFormula: false,
+        cellHTML: false,
+        cellText: false,
+        cellStyles: false,
+        sheets,
+        sheetRows: options.maxRows + 1,
+      });
+    } catch (error) {
+      throw unreadable(error);
+    }
   };
-  let names: string[];
-  try {
-    names = XLSX.read(bytes, { ...common, bookSheets: true }).SheetNames;
-  } catch (error) {
-    throw unreadable(error);
-  }
-  const sheet = pickSheet(names, options.sheet);
-  try {
-    book = XLSX.read(bytes, { ...common, sheets: [sheet], sheetRows: options.maxRows + 1 });
-  } catch (error) {
-    throw unreadable(error);
-  }
+  // One parse for the usual case: the sheet named as given, or the first one.
+  let book = read(options.sheet ?? 0);
+  const sheet = pickSheet(book.SheetNames, options.sheet);
+  if (!book.Sheets[sheet]) book = read(sheet);
   const worksheet = book.Sheets[sheet];
   if (!worksheet) throw ApiError.badRequest(`Sheet "${sheet}" could not be read`);
   const range = worksheet["!ref"] ? XLSX.utils.decode_range(worksheet["!ref"]) : undefined;
@@ -217,34 +220,40 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
   // SheetJS turns an ODS date into a serial as Excel would count it, a day short before
   // March 1900 (negative serials included); xlsx and xls files hold the serial itself.
   const dates: DateSystem = date1904 ? "1904" : isOds(bytes) ? "ods" : "1900";
-  const data = (worksheet["!data"] ?? []) as (XLSX.CellObject | undefined)[][];
+  const cells = (worksheet["!data"] ?? []) as (XLSX.CellObject | undefined)[][];
   const out = await Deno.open(options.outPath, { write: true, createNew: true, mode: 0o600 });
   const encoder = new TextEncoder();
   let buffer = "";
   let header: { key: string; index: number }[] | undefined;
+  /** The header name of each column, by column index. */
+  const keyAt: (string | undefined)[] = [];
   const sheetRows: number[] = [];
   try {
-    for (let r = 0; r < data.length; r++) {
-      const row = data[r];
-      if (!row || row.every((cell) => cellValue(cell, dates) === null)) continue;
+    for (let r = 0; r < cells.length; r++) {
+      const row = cells[r];
+      if (!row) continue;
       if (!header) {
-        header = headerOf(row, r, dates);
+        if (row.some((cell) => cellValue(cell, dates) !== null)) {
+          header = headerOf(row, r, dates);
+          for (const { key, index } of header) keyAt[index] = key;
+        }
         continue;
       }
+      // Empty cells are left out: the loader reads a missing key as null.
       const record: Record<string, unknown> = {};
       let any = false;
-      for (const { key, index } of header) {
-        const value = cellValue(row[index], dates);
-        if (value !== null) any = true;
-        record[key] = value;
-      }
       for (let c = 0; c < row.length; c++) {
-        if (!header.some((h) => h.index === c) && cellValue(row[c], dates) !== null) {
+        const value = cellValue(row[c], dates);
+        if (value === null) continue;
+        const key = keyAt[c];
+        if (key === undefined) {
           throw ApiError.invalidData(
             `Cell ${XLSX.utils.encode_cell({ r, c })} has a value but its column has no header`,
             [{ row: sheetRows.length, column: XLSX.utils.encode_col(c), message: "No header" }],
           );
         }
+        record[key] = value;
+        any = true;
       }
       if (!any) continue;
       sheetRows.push(r + 1);
