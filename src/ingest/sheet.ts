@@ -7,7 +7,7 @@
 
 import { Buffer } from "node:buffer";
 import * as XLSX from "xlsx";
-import { ApiError } from "../errors.ts";
+import { ApiError, type ErrorDetail, type ErrorStatus } from "../errors.ts";
 import type { RowsSummary } from "./json_rows.ts";
 
 /** What an uploaded file is. */
@@ -279,6 +279,38 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
     sheetRows,
     sheet,
   };
+}
+
+/**
+ * {@link readSheet} in a worker of its own, so a long parse does not stall the service;
+ * the worker's heap, SheetJS's whole workbook, goes with it when it ends.
+ */
+export function readSheetApart(bytes: Uint8Array, options: ReadSheetOptions): Promise<SheetRows> {
+  const worker = new Worker(new URL("./sheet_worker.ts", import.meta.url).href, {
+    type: "module",
+  });
+  return new Promise<SheetRows>((resolve, reject) => {
+    worker.onmessage = (event: MessageEvent<{ rows?: SheetRows; error?: WorkerError }>) => {
+      const { rows, error } = event.data;
+      if (rows) resolve(rows);
+      else if (error?.status) {
+        reject(new ApiError(error.status, error.type!, error.message, { details: error.details }));
+      } else reject(new Error(`Reading the sheet failed: ${error?.message}`));
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      reject(new Error(`Reading the sheet failed: ${event.message}`));
+    };
+    worker.postMessage({ bytes, options }, [bytes.buffer as ArrayBuffer]);
+  }).finally(() => worker.terminate());
+}
+
+/** An error as a worker sends it back. */
+interface WorkerError {
+  readonly status?: ErrorStatus;
+  readonly type?: string;
+  readonly message: string;
+  readonly details?: readonly ErrorDetail[];
 }
 
 function pickSheet(names: readonly string[], wanted: string | undefined): string {

@@ -18,7 +18,7 @@ import { spoolMultipart } from "../ingest/multipart.ts";
 import {
   checkZip,
   detectFormat,
-  readSheet,
+  readSheetApart,
   type SheetLimits,
   type SheetRows,
 } from "../ingest/sheet.ts";
@@ -298,7 +298,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
       const bytes = await Deno.readFile(file.path);
       if (format === "zip") await checkZip(bytes, limits);
       const outPath = spooled(`${deps.spoolDir}/${crypto.randomUUID()}.json`);
-      const rows = await readSheet(bytes, { ...limits, sheet: c.req.query("sheet"), outPath });
+      const rows = await readSheetApart(bytes, { ...limits, sheet: c.req.query("sheet"), outPath });
       try {
         return await deps.store.uploadTable({ schema, name }, rows, { plan, ifExists });
       } catch (error) {
