@@ -6,6 +6,7 @@
  */
 
 import { Buffer } from "node:buffer";
+import { inflateRawSync } from "node:zlib";
 import * as XLSX from "xlsx";
 import { ApiError, type ErrorDetail, type ErrorStatus } from "../errors.ts";
 import type { RowsSummary } from "./json_rows.ts";
@@ -78,7 +79,7 @@ export async function detectFormat(path: string): Promise<FileFormat> {
  * counted, so a zip bomb is refused however its headers lie, and no XML part may declare a
  * DTD (entity expansion, "billion laughs"). 413 past the limits, 400 for a broken zip.
  */
-export async function checkZip(bytes: Uint8Array, limits: SheetLimits): Promise<void> {
+export function checkZip(bytes: Uint8Array, limits: SheetLimits): void {
   const budget = Math.min(limits.maxExpandedBytes, bytes.length * limits.maxExpansionRatio);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // The end of central directory record: within the last 64 KiB + 22 bytes.
@@ -110,56 +111,53 @@ export async function checkZip(bytes: Uint8Array, limits: SheetLimits): Promise<
     if (local + 30 > bytes.length || view.getUint32(local, true) !== 0x04034b50) {
       throw brokenZip(`entry "${name}" is missing`);
     }
-    const dataAt = local + 30 + view.getUint16(local + 26, true) + view.getUint16(local + 28, true);
+    const localNameLength = view.getUint16(local + 26, true);
+    const localName = new TextDecoder().decode(
+      bytes.subarray(local + 30, local + 30 + localNameLength),
+    );
+    // SheetJS goes by the local header: a name that differs could hide an entry from us.
+    if (localName !== name) throw brokenZip(`entry "${name}" has two names`);
+    const dataAt = local + 30 + localNameLength + view.getUint16(local + 28, true);
     if (dataAt + compressed > bytes.length) throw brokenZip(`entry "${name}" is cut short`);
-    const data = bytes.subarray(dataAt, dataAt + compressed);
-    if (method === 0) {
-      expanded += data.length;
-      if (expanded > budget) throw tooExpanded(budget);
-      if (name.endsWith(".xml") || name.endsWith(".rels")) checkXml(data, name);
-    } else if (method === 8) {
-      expanded = await inflateCounting(data, name, expanded, budget);
-    } else throw brokenZip(`entry "${name}" uses compression method ${method}`);
-  }
-}
-
-/** Inflates one entry, counting and scanning its output; returns the new total. */
-async function inflateCounting(
-  data: Uint8Array,
-  name: string,
-  expanded: number,
-  budget: number,
-): Promise<number> {
-  let prolog = /\.(xml|rels|vml)$/i.test(name);
-  let tail = "";
-  const reader = new Blob([data as Uint8Array<ArrayBuffer>]).stream()
-    .pipeThrough(new DecompressionStream("deflate-raw")).getReader();
-  const decoder = new TextDecoder();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      expanded += value.length;
-      if (expanded > budget) throw tooExpanded(budget);
-      if (prolog) {
-        const text = tail + decoder.decode(value, { stream: true });
-        if (/<!(DOCTYPE|ENTITY)/i.test(text)) throw dtd(name);
-        // A DTD may stand only before the root element's start tag: the scan ends there.
-        if (/<[A-Za-z_]/.test(text)) prolog = false;
-        tail = text.slice(-16);
+    let data: Uint8Array;
+    if (method === 0) data = bytes.subarray(dataAt, dataAt + compressed);
+    else if (method === 8) {
+      // Inflated as SheetJS will inflate it, to the stream's own end whatever the sizes
+      // claim, and refused when the stream does not end exactly where the sizes say.
+      let inflated: { buffer: Uint8Array; engine: { bytesWritten: number } };
+      try {
+        inflated = inflateRawSync(bytes.subarray(dataAt), {
+          info: true,
+          maxOutputLength: Math.max(1, budget - expanded),
+        }) as unknown as typeof inflated;
+      } catch (error) {
+        if (error instanceof RangeError) throw tooExpanded(budget);
+        throw brokenZip(`entry "${name}" does not inflate`);
       }
-    }
-  } catch (error) {
-    await reader.cancel().catch(() => {});
-    if (error instanceof ApiError) throw error;
-    throw brokenZip(`entry "${name}" does not inflate`);
+      if (inflated.engine.bytesWritten !== compressed) {
+        throw brokenZip(`entry "${name}" is not the size its headers say`);
+      }
+      data = inflated.buffer;
+    } else throw brokenZip(`entry "${name}" uses compression method ${method}`);
+    expanded += data.length;
+    if (expanded > budget) throw tooExpanded(budget);
+    if (/\.(xml|rels|vml)$/i.test(name)) checkProlog(data, name);
   }
-  return expanded;
 }
 
-function checkXml(data: Uint8Array, name: string): void {
-  if (/<!(DOCTYPE|ENTITY)/i.test(new TextDecoder().decode(data))) throw dtd(name);
+/**
+ * 400 when an XML part declares a DTD or entities: they may stand only before the root
+ * element's start tag, so the scan ends there.
+ */
+function checkProlog(data: Uint8Array, name: string): void {
+  const text = new TextDecoder().decode(data.subarray(0, PROLOG_BYTES));
+  const root = text.search(/<[A-Za-z_]/);
+  if (root < 0 && data.length > PROLOG_BYTES) throw brokenZip(`part "${name}" has no root element`);
+  if (/<!(DOCTYPE|ENTITY)/i.test(root < 0 ? text : text.slice(0, root))) throw dtd(name);
 }
+
+/** Most bytes of an XML part looked at for its root element. */
+const PROLOG_BYTES = 1024 * 1024;
 
 /** Options of {@link readSheet}. */
 export interface ReadSheetOptions extends SheetLimits {

@@ -296,7 +296,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
         maxExpansionRatio: MAX_EXPANSION_RATIO,
       };
       const bytes = await Deno.readFile(file.path);
-      if (format === "zip") await checkZip(bytes, limits);
+      if (format === "zip") checkZip(bytes, limits);
       const outPath = spooled(`${deps.spoolDir}/${crypto.randomUUID()}.json`);
       const rows = await readSheetApart(bytes, { ...limits, sheet: c.req.query("sheet"), outPath });
       try {

@@ -618,7 +618,11 @@ async function inferPlan(
       columns: file.csv.columns.map((name, i) => ({ name, type: types[i] ?? "VARCHAR" })),
     });
   }
-  if (file.rows === 0 || file.keys.length === 0) return planTable(ref, { columns: [] });
+  if (file.rows === 0) {
+    // No values to infer from: keys known without rows (a sheet's header) become text.
+    return planTable(ref, { columns: file.keys.map((name) => ({ name, type: "VARCHAR" })) });
+  }
+  if (file.keys.length === 0) return planTable(ref, { columns: [] });
   const sample = fromAll ? ", sample_size=-1" : "";
   let described;
   try {
