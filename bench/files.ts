@@ -9,6 +9,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import * as XLSX from "xlsx";
 import { TestServer } from "../tests/helpers/server.ts";
 import { COLUMNS, row } from "./generate.ts";
+import { memory } from "./loading.ts";
 
 const DEFINITION = { table: { columns: COLUMNS.map((c) => ({ name: c.name, type: c.type })) } };
 
@@ -134,12 +135,6 @@ async function duckdbCsv(dir: string, file: string): Promise<number> {
   }
 }
 
-function memoryMb(pid: number, field: "VmHWM" | "VmRSS"): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
-  return match ? Number(match[1]) / 1024 : NaN;
-}
-
 /** Runs the file benchmarks and prints their tables. */
 export async function files(sheetRows = 100_000, csvRows = 1_000_000): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "table-service-bench-files-" });
@@ -155,13 +150,13 @@ export async function files(sheetRows = 100_000, csvRows = 1_000_000): Promise<v
     const server = await TestServer.start({ LOG_LEVEL: "error" });
     let excel: number;
     let excelRss: number;
-    const startRss = memoryMb(server.pid, "VmRSS");
+    const startRss = memory(server.pid, "VmRSS");
     try {
       excel = Math.min(
         await upload(server, "excel", "sheet_a", xlsx, sheetRows),
         await upload(server, "excel", "sheet_b", xlsx, sheetRows),
       );
-      excelRss = memoryMb(server.pid, "VmHWM");
+      excelRss = memory(server.pid, "VmHWM");
     } finally {
       await server.dispose();
     }
@@ -197,7 +192,7 @@ export async function files(sheetRows = 100_000, csvRows = 1_000_000): Promise<v
       const csvServer = await TestServer.start({ LOG_LEVEL: "error" });
       try {
         services.push(await upload(csvServer, "csv", "csv_rows", csv, csvRows));
-        csvRss = Math.max(csvRss, memoryMb(csvServer.pid, "VmHWM"));
+        csvRss = Math.max(csvRss, memory(csvServer.pid, "VmHWM"));
       } finally {
         await csvServer.dispose();
       }

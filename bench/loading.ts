@@ -139,7 +139,7 @@ export async function postgresPeer(
 }
 
 /** A memory figure of a process in MB, from /proc/<pid>/status. */
-function memory(pid: number, field: "VmHWM" | "VmRSS"): number {
+export function memory(pid: number, field: "VmHWM" | "VmRSS"): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
   return match ? Number(match[1]) / 1024 : NaN;

@@ -6,7 +6,7 @@
  */
 
 import { ApiError } from "../errors.ts";
-import { discard } from "./spool.ts";
+import { discard, readBody, writeAll } from "./spool.ts";
 
 const CR = 0x0d;
 const LF = 0x0a;
@@ -83,23 +83,8 @@ export async function spoolMultipart(
 ): Promise<MultipartUpload> {
   const boundary = multipartBoundary(contentType);
   const parser = new MultipartParser(boundary, options);
-  let received = 0;
   try {
-    if (body) {
-      const reader = body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          received += value.length;
-          if (received > options.maxBytes) throw ApiError.tooLarge(options.maxBytes);
-          await parser.push(value);
-        }
-      } catch (error) {
-        await reader.cancel().catch(() => {});
-        throw error;
-      }
-    }
+    await readBody(body, options.maxBytes, (chunk) => parser.push(chunk));
     return parser.finish();
   } catch (error) {
     await parser.abort();
@@ -312,12 +297,6 @@ const CRLF_CRLF = new Uint8Array([CR, LF, CR, LF]);
 async function flush(sink: { file: Deno.FsFile; buffer: Uint8Array; buffered: number }) {
   await writeAll(sink.file, sink.buffer.subarray(0, sink.buffered));
   sink.buffered = 0;
-}
-
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  for (let written = 0; written < bytes.length;) {
-    written += await file.write(bytes.subarray(written));
-  }
 }
 
 function malformed(why: string): ApiError {

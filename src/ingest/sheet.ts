@@ -10,6 +10,7 @@ import { inflateRawSync } from "node:zlib";
 import * as XLSX from "xlsx";
 import { ApiError, type ErrorDetail, type ErrorStatus } from "../errors.ts";
 import type { RowsSummary } from "./json_rows.ts";
+import { writeAll } from "./spool.ts";
 
 /** What an uploaded file is. */
 export type FileFormat = "zip" | "xls" | "csv";
@@ -370,7 +371,8 @@ function cellValue(cell: XLSX.CellObject | undefined, dates: DateSystem): unknow
     case "d":
       return cell.v instanceof Date ? timestampText(cell.v.toISOString()) : null;
     default:
-      return null; // "e" (error), "z" (stub)
+      // Error cells ("e", such as #DIV/0!) and stubs ("z") hold no value.
+      return null;
   }
 }
 
@@ -448,10 +450,4 @@ function dtd(name: string): ApiError {
 function unreadable(error: unknown): ApiError {
   const message = error instanceof Error ? error.message : String(error);
   return ApiError.badRequest(`The file is not a readable spreadsheet: ${message.slice(0, 200)}`);
-}
-
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  for (let written = 0; written < bytes.length;) {
-    written += await file.write(bytes.subarray(written));
-  }
 }

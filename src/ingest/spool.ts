@@ -176,25 +176,12 @@ async function spoolInParts(
     }
     for (const chunk of chunks) await write(chunk);
   };
-  let received = 0;
   try {
     await openPart();
-    if (body) {
-      const reader = body.getReader();
-      try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          received += value.length;
-          if (received > options.maxBytes) throw ApiError.tooLarge(options.maxBytes);
-          pass.push(value);
-          if (pending.length > 0) await flush();
-        }
-      } catch (error) {
-        await reader.cancel().catch(() => {});
-        throw error;
-      }
-    }
+    await readBody(body, options.maxBytes, async (chunk) => {
+      pass.push(chunk);
+      if (pending.length > 0) await flush();
+    });
     const summary = pass.finish();
     await flush();
     await write(buffer.subarray(0, buffered));
@@ -217,7 +204,34 @@ export async function discard(file: { readonly path: string }): Promise<void> {
   await Deno.remove(file.path).catch(() => {});
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+/**
+ * Hands a request body to `take` chunk by chunk, waiting for each; 413 once more than
+ * `maxBytes` have come. The body is cancelled when anything fails.
+ */
+export async function readBody(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  take: (chunk: Uint8Array) => void | Promise<void>,
+): Promise<void> {
+  if (!body) return;
+  const reader = body.getReader();
+  let received = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      received += value.length;
+      if (received > maxBytes) throw ApiError.tooLarge(maxBytes);
+      await take(value);
+    }
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    throw error;
+  }
+}
+
+/** Writes all of `bytes`, however many writes that takes. */
+export async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   let written = 0;
   while (written < bytes.length) written += await file.write(bytes.subarray(written));
 }

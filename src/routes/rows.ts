@@ -66,6 +66,12 @@ const MAX_EXPANSION_RATIO = 100;
 const IF_EXISTS: readonly IfExists[] = ["fail", "replace", "append"];
 const ON_CONFLICT: readonly OnConflict[] = ["fail", "skip", "update"];
 
+/** The query of every upload. */
+const UploadQuery = z.object({
+  schema: SchemaQuery,
+  if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
+});
+
 const uploadJson = createRoute({
   method: "post",
   path: "/table/{table_name}/upload/json",
@@ -74,10 +80,7 @@ const uploadJson = createRoute({
   middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
-    query: z.object({
-      schema: SchemaQuery,
-      if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
-    }),
+    query: UploadQuery,
     body: {
       required: true,
       content: {
@@ -177,9 +180,7 @@ const uploadExcel = createRoute({
   middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
-    query: z.object({
-      schema: SchemaQuery,
-      if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
+    query: UploadQuery.extend({
       sheet: z.string().optional().openapi({ description: "Sheet name or 0-based index" }),
     }),
     body: { required: true, content: { "multipart/form-data": { schema: FileUploadBody } } },
@@ -197,10 +198,7 @@ const uploadCsv = createRoute({
   middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
-    query: z.object({
-      schema: SchemaQuery,
-      if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
-    }),
+    query: UploadQuery,
     body: { required: true, content: { "multipart/form-data": { schema: FileUploadBody } } },
   },
   responses: fileUploadResponses,
