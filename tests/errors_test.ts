@@ -17,7 +17,7 @@ Deno.test("errors: every failure has the contract's shape", async (t) => {
     await t.step("a wrong method on a known path is 405 with Allow", async () => {
       const answer = await server.request("PATCH", "table/users");
       errorOf(answer, 405);
-      assert.equal(answer.headers.get("allow"), "DELETE, GET, HEAD, POST");
+      assert.equal(answer.headers.get("allow"), "DELETE, GET, HEAD, POST, PUT");
       const schema = await server.request("PUT", "schema");
       errorOf(schema, 405);
       assert.equal(schema.headers.get("allow"), "GET, HEAD");

@@ -43,6 +43,24 @@ export const TableDefinitionShape = z.object({
   constraints: ConstraintsSpecShape.nullish(),
 }).openapi("TableDefinition");
 
+/** Column, update form: with `id` an existing column, without one a column to add. */
+export const WantedColumnShape = ColumnSpecShape.extend({
+  id: z.number().int().nullish().openapi({
+    description: "The id of the existing column this entry keeps; absent for a new column",
+  }),
+}).openapi("WantedColumn");
+
+/**
+ * Table, update form: the wanted table. Absent or null fields are left as they are;
+ * `columns` and `constraints`, when given, are complete.
+ */
+export const TableUpdateShape = z.object({
+  name: z.string().nullish(),
+  schema: z.string().nullish(),
+  columns: z.array(WantedColumnShape).nullish(),
+  constraints: ConstraintsSpecShape.nullish(),
+}).openapi("TableUpdate");
+
 /** Column, response form. */
 export const ColumnShape = z.object({
   id: z.number().int(),

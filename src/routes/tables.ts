@@ -1,5 +1,5 @@
 /**
- * Routes of the table resource: create, get, list, delete.
+ * Routes of the table resource: create, get, list, update, delete.
  *
  * @module
  */
@@ -8,6 +8,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
 import { planTable } from "../catalog/definition.ts";
 import { checkSchemaName, checkTableName, DEFAULT_SCHEMA } from "../catalog/names.ts";
+import { planUpdate } from "../catalog/update.ts";
 import type { Store } from "../store/store.ts";
 import {
   BooleanQuery,
@@ -20,6 +21,7 @@ import {
   TableParams,
   TableResponseShape,
   TableShape,
+  TableUpdateShape,
 } from "./shapes.ts";
 import { validationHook } from "./validation.ts";
 
@@ -112,6 +114,46 @@ const listTables = createRoute({
   },
 });
 
+const updateTable = createRoute({
+  method: "put",
+  path: "/table/{table_name}",
+  summary: "Update a table to the wanted definition",
+  description: "Renames or moves the table, and renames, retypes, adds, drops and reorders " +
+    "columns and replaces constraints, in one transaction that keeps every row and every " +
+    "surviving column id. Sending a GET response back unchanged changes nothing.",
+  tags: ["tables"],
+  middleware: [requireScope("tables:write")] as const,
+  request: {
+    params: TableParams,
+    query: z.object({ schema: SchemaQuery }),
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z.object({ table: TableUpdateShape }),
+          example: {
+            table: {
+              name: "customers",
+              columns: [
+                { id: 1, name: "id", type: "BIGINT", is_nullable: false },
+                { id: 2, name: "email", type: "VARCHAR", is_nullable: false },
+                { name: "country", type: "VARCHAR", default: "'NL'" },
+              ],
+            },
+          },
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "The table after the update, new columns with their new ids",
+      content: { "application/json": { schema: TableResponseShape } },
+    },
+    ...errorResponses(404, 409, 413, 415, 422),
+  },
+});
+
 const deleteTable = createRoute({
   method: "delete",
   path: "/table/{table_name}",
@@ -174,6 +216,19 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
       verbose,
     });
     return c.json({ tables: [...listing.tables], total: listing.total }, 200);
+  });
+
+  app.openapi(updateTable, async (c) => {
+    const name = checkTableName(c.req.valid("param").table_name);
+    const schema = schemaOf(c.req.valid("query").schema);
+    checkSchemaAccess(c, schema);
+    const wanted = c.req.valid("json").table;
+    if (wanted.schema != null) checkSchemaAccess(c, checkSchemaName(wanted.schema));
+    const { table } = await store.updateTable(
+      { schema, name },
+      (current) => planUpdate(current, wanted),
+    );
+    return c.json({ table }, 200);
   });
 
   app.openapi(deleteTable, async (c) => {

@@ -10,28 +10,25 @@ import type { Table, TableRef } from "../catalog/model.ts";
 import { DEFAULT_SCHEMA, nameKey } from "../catalog/names.ts";
 import { ApiError, type ErrorDetail } from "../errors.ts";
 import { listValue } from "@duckdb/node-api";
+import { buildTable, checkColumns } from "./ddl.ts";
+import { analyseUpdate, applyUpdate, changesAnything, checkRows, tablesTouched } from "./update.ts";
+import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
-import { checkDefault } from "./defaults.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
   bootstrap,
-  type ConstraintRecord,
   describeTables,
   findSchema,
   findTable,
   forgetTables,
   META,
   pageOfTables,
-  PLACEHOLDER_COLUMN,
-  recordConstraints,
-  recordSequence,
-  recordTable,
   referencedTableIds,
   referencingTables,
-  sequenceExists,
   sequencesOf,
   type TableRow,
+  tablesById,
   tablesInSchema,
 } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
@@ -43,6 +40,7 @@ import type {
   RowsFile,
   Store,
   TableListing,
+  UpdateHow,
 } from "./store.ts";
 import {
   appendParts,
@@ -212,6 +210,48 @@ export class DuckDBStore implements Store {
     });
   }
 
+  async updateTable(
+    ref: TableRef,
+    decide: (current: Table) => TableUpdate,
+  ): Promise<{ table: Table; how: UpdateHow }> {
+    // Which tables an update touches is known only after a look; the look is repeated
+    // under the locks, and a different answer means another try.
+    for (let attempt = 0;; attempt++) {
+      const look = await this.database.transaction(async (session) => {
+        const row = await existingTable(session, ref);
+        const current = (await describeTables(session, [row]))[0]!;
+        return { row, touched: await tablesTouched(session, row, decide(current)) };
+      });
+      const locks = lockKeys(look.row, look.touched);
+      const result = await this.#locks.run(locks, async () => {
+        const prepared = await this.database.withSession(async (session) => {
+          const row = await existingTable(session, ref);
+          const current = (await describeTables(session, [row]))[0]!;
+          let update = decide(current);
+          const touched = lockKeys(row, await tablesTouched(session, row, update));
+          const held = new Set(locks.map((l) => l.key));
+          if (row.id !== look.row.id || touched.some((l) => !held.has(l.key))) return undefined;
+          if (update.plan.ref.schema !== current.schema) {
+            const schema = await existingSchema(session, update.plan.ref.schema);
+            update = { ...update, plan: { ...update.plan, ref: { ...update.plan.ref, schema } } };
+          }
+          const other = await findTable(session, update.plan.ref);
+          if (other && other.id !== row.id) {
+            throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
+          }
+          const analysis = await analyseUpdate(session, row, current, update);
+          if (!changesAnything(analysis)) return { table: current, how: "unchanged" as const };
+          await checkRows(session, analysis);
+          return analysis;
+        });
+        if (prepared === undefined || "how" in prepared) return prepared;
+        return await applyUpdate((work) => this.database.transaction(work), prepared);
+      });
+      if (result) return result;
+      if (attempt >= 3) throw ApiError.conflict(`Table "${ref.name}" is changing; try again`);
+    }
+  }
+
   async dropTable(ref: TableRef): Promise<TableRef> {
     // The tables this one references change too (DuckDB keeps the link on both sides), so
     // they are locked as well; which they are is known only after a look, hence the retry.
@@ -221,7 +261,7 @@ export class DuckDBStore implements Store {
         return { row, referenced: await referencedTableIds(session, row.id) };
       });
       const referencedRows = await this.database.withSession((session) =>
-        tableRowsById(session, before.referenced)
+        tablesById(session, before.referenced)
       );
       const locks = [
         schemaLock(ref.schema, "shared"),
@@ -558,6 +598,14 @@ export class DuckDBStore implements Store {
   }
 }
 
+/** The locks of an update: shared on the schemas, exclusive on every table it touches. */
+function lockKeys(row: TableRow, touched: readonly TableRef[]): LockRequest[] {
+  return [row, ...touched].flatMap((ref) => [
+    schemaLock(ref.schema, "shared"),
+    tableLock(ref, "exclusive"),
+  ]);
+}
+
 function schemaLock(schema: string, mode: LockRequest["mode"]): LockRequest {
   return { key: `schema:${nameKey(schema)}`, mode };
 }
@@ -698,239 +746,6 @@ class MoreKeys extends Error {
   }
 }
 
-async function tableRowsById(session: Session, ids: readonly number[]): Promise<TableRow[]> {
-  const rows: TableRow[] = [];
-  for (const id of ids) {
-    const found = await session.rows(
-      `SELECT schema_name, table_name FROM _table_service.tables WHERE table_id = $1`,
-      [id],
-    );
-    if (found[0]) {
-      rows.push({
-        id,
-        schema: found[0].schema_name as string,
-        name: found[0].table_name as string,
-      });
-    }
-  }
-  return rows;
-}
-
 function sameIds(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && [...a].sort().join() === [...b].sort().join();
-}
-
-/**
- * Checks every column's type and default with DuckDB and gives the defaults as DuckDB
- * renders them, or throws 422 with every problem. Probes that fail abort a transaction in
- * DuckDB, so this runs on a session of its own, outside the one that builds the table.
- */
-async function checkColumns(
-  session: Session,
-  plan: TablePlan,
-): Promise<Map<PlannedColumn, string>> {
-  const problems: ErrorDetail[] = [];
-  const defaults = new Map<PlannedColumn, string>();
-  for (const column of plan.columns) {
-    const typeProblem = await checkType(session, column.type.sql);
-    if (typeProblem) {
-      problems.push({
-        column: column.name,
-        message: `Column "${column.name}" has unknown type "${column.typeText}"`,
-      });
-      continue;
-    }
-    if (column.default === null) continue;
-    const checked = await checkDefault(session, column.default, column.type.sql);
-    if (typeof checked === "string") defaults.set(column, checked);
-    else {problems.push({
-        column: column.name,
-        message: `Default of column "${column.name}" ${checked.problem}`,
-      });}
-  }
-  if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
-  return defaults;
-}
-
-function invalidDefinition(table: string, problems: readonly ErrorDetail[]): ApiError {
-  return ApiError.unprocessable(
-    `The definition of table "${table}" is invalid: ${problems[0]!.message}` +
-      (problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : ""),
-    problems,
-  );
-}
-
-/** Creates the table, its sequences and its metadata; `defaults` come from {@link checkColumns}. */
-async function buildTable(
-  session: Session,
-  ref: TableRef,
-  plan: TablePlan,
-  checkedDefaults: ReadonlyMap<PlannedColumn, string>,
-): Promise<Table> {
-  const problems: ErrorDetail[] = [];
-  const defaults = new Map(checkedDefaults);
-  const references = await resolveForeignKeys(session, ref, plan, problems);
-  if (problems.length > 0) throw invalidDefinition(ref.name, problems);
-
-  const sequences = new Map<PlannedColumn, string>();
-  for (const column of plan.columns) {
-    if (!column.type.serial) continue;
-    const sequence = await freeSequenceName(session, ref.schema, `${ref.name}_${column.name}_seq`);
-    await session.run(`CREATE SEQUENCE ${qualified(ref.schema, sequence)}`);
-    sequences.set(column, sequence);
-    defaults.set(column, `nextval('${ref.schema}.${sequence}')`);
-  }
-
-  const parts = plan.columns.map((column) => {
-    const def = defaults.get(column);
-    return `${quoteIdent(column.name)} ${column.type.sql}` +
-      (def === undefined ? "" : ` DEFAULT (${def})`) +
-      (column.nullable ? "" : " NOT NULL");
-  });
-  if (plan.columns.length === 0) parts.push(`${quoteIdent(PLACEHOLDER_COLUMN)} BOOLEAN`);
-  const keyList = (columns: readonly string[]) => columns.map(quoteIdent).join(", ");
-  if (plan.primaryKey) parts.push(`PRIMARY KEY (${keyList(plan.primaryKey.columns)})`);
-  for (const key of plan.unique) parts.push(`UNIQUE (${keyList(key.columns)})`);
-  for (const fk of references) {
-    parts.push(
-      `FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${
-        qualified(fk.table.schema, fk.table.name)
-      } ` +
-        `(${quoteIdent(fk.refColumn)})`,
-    );
-  }
-  try {
-    await session.run(`CREATE TABLE ${qualified(ref.schema, ref.name)} (${parts.join(", ")})`);
-  } catch (error) {
-    throw ApiError.unprocessable(`Cannot create table "${ref.name}": ${engineMessage(error)}`);
-  }
-
-  const columnNames = plan.columns.map((c) => c.name);
-  const tableId = await recordTable(session, ref, columnNames);
-  const idOf = (name: string) => columnNames.findIndex((n) => nameKey(n) === nameKey(name)) + 1;
-  const records: ConstraintRecord[] = [];
-  if (plan.primaryKey) {
-    records.push({
-      kind: "PRIMARY KEY",
-      name: plan.primaryKey.name,
-      columnIds: plan.primaryKey.columns.map(idOf),
-    });
-  }
-  for (const key of plan.unique) {
-    records.push({ kind: "UNIQUE", name: key.name, columnIds: key.columns.map(idOf) });
-  }
-  for (const fk of references) {
-    records.push({
-      kind: "FOREIGN KEY",
-      name: fk.name,
-      columnIds: [idOf(fk.column)],
-      refTableId: fk.table.id ?? tableId,
-      refColumnId: fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId,
-    });
-  }
-  await recordConstraints(session, tableId, records);
-  for (const [column, sequence] of sequences) {
-    await recordSequence(session, tableId, idOf(column.name), ref.schema, sequence);
-  }
-  return (await describeTables(session, [{ id: tableId, ...ref }]))[0]!;
-}
-
-interface ResolvedForeignKey {
-  readonly name: string;
-  readonly column: string;
-  /** The referenced table; `id` is undefined when a table references itself. */
-  readonly table: { readonly id?: number; readonly schema: string; readonly name: string };
-  readonly refColumn: string;
-  readonly refColumnId?: number;
-}
-
-/** Finds each foreign key's target and checks it is a single-column key there. */
-async function resolveForeignKeys(
-  session: Session,
-  ref: TableRef,
-  plan: TablePlan,
-  problems: ErrorDetail[],
-): Promise<ResolvedForeignKey[]> {
-  const resolved: ResolvedForeignKey[] = [];
-  for (const fk of plan.foreignKeys) {
-    const where = `foreign key "${fk.name}"`;
-    if (nameKey(fk.reference.schema) !== nameKey(ref.schema)) {
-      problems.push({
-        column: fk.column,
-        message: `The ${where} references schema "${fk.reference.schema}", but foreign keys ` +
-          `must stay within the table's own schema "${ref.schema}"`,
-      });
-      continue;
-    }
-    if (nameKey(fk.reference.name) === nameKey(ref.name)) {
-      const keys = [...(plan.primaryKey ? [plan.primaryKey] : []), ...plan.unique];
-      const target = plan.columns.find((c) => nameKey(c.name) === nameKey(fk.referenceColumn));
-      if (
-        !target ||
-        !keys.some((k) => k.columns.length === 1 && nameKey(k.columns[0]!) === nameKey(target.name))
-      ) {
-        problems.push({
-          column: fk.column,
-          message:
-            `The ${where} must reference a column that is by itself the primary key or unique`,
-        });
-        continue;
-      }
-      resolved.push({ name: fk.name, column: fk.column, table: ref, refColumn: target.name });
-      continue;
-    }
-    const target = await findTable(session, fk.reference);
-    if (!target) {
-      problems.push({
-        column: fk.column,
-        message:
-          `The ${where} references table "${fk.reference.schema}.${fk.reference.name}", which does not exist`,
-      });
-      continue;
-    }
-    const [described] = await describeTables(session, [target]);
-    const refColumn = described!.columns.find((c) =>
-      nameKey(c.name) === nameKey(fk.referenceColumn)
-    );
-    const keys = [
-      ...(described!.constraints.primary_key ? [described!.constraints.primary_key] : []),
-      ...described!.constraints.unique,
-    ];
-    if (
-      !refColumn || !keys.some((k) => k.columns.length === 1 && k.columns[0] === refColumn.name)
-    ) {
-      problems.push({
-        column: fk.column,
-        message: `The ${where} must reference a column of "${target.name}" that is by itself its ` +
-          `primary key or unique; "${fk.referenceColumn}" is not`,
-      });
-      continue;
-    }
-    resolved.push({
-      name: fk.name,
-      column: fk.column,
-      table: target,
-      refColumn: refColumn.name,
-      refColumnId: refColumn.id,
-    });
-  }
-  return resolved;
-}
-
-/** Undefined when DuckDB knows the type, else its complaint. */
-async function checkType(session: Session, typeSql: string): Promise<string | undefined> {
-  try {
-    await session.rows(`SELECT CAST(NULL AS ${typeSql}) AS probe`);
-    return undefined;
-  } catch (error) {
-    return engineMessage(error);
-  }
-}
-
-async function freeSequenceName(session: Session, schema: string, wanted: string): Promise<string> {
-  const base = wanted.replaceAll(/[^A-Za-z0-9_]/g, "_").slice(0, 58);
-  for (let n = 1;; n++) {
-    const candidate = n === 1 ? base : `${base}_${n}`;
-    if (!(await sequenceExists(session, schema, candidate))) return candidate;
-  }
 }

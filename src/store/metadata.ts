@@ -231,16 +231,52 @@ export async function recordSequence(
   ]);
 }
 
+/** A sequence a serial column draws from. */
+export interface SequenceRow {
+  readonly columnId: number;
+  readonly schema: string;
+  readonly name: string;
+}
+
 /** The sequences owned by a table's serial columns. */
-export async function sequencesOf(
-  session: Session,
-  tableId: number,
-): Promise<{ schema: string; name: string }[]> {
+export async function sequencesOf(session: Session, tableId: number): Promise<SequenceRow[]> {
   const rows = await session.rows(
-    `SELECT schema_name, sequence_name FROM ${META}.sequences WHERE table_id = $1`,
+    `SELECT column_id, schema_name, sequence_name FROM ${META}.sequences WHERE table_id = $1
+     ORDER BY column_id`,
     [tableId],
   );
-  return rows.map((r) => ({ schema: r.schema_name as string, name: r.sequence_name as string }));
+  return rows.map((r) => ({
+    columnId: r.column_id as number,
+    schema: r.schema_name as string,
+    name: r.sequence_name as string,
+  }));
+}
+
+/** Forgets the sequences of some columns of a table. */
+export async function forgetSequences(
+  session: Session,
+  tableId: number,
+  columnIds: readonly number[],
+): Promise<void> {
+  if (columnIds.length === 0) return;
+  await session.run(
+    `DELETE FROM ${META}.sequences WHERE table_id = $1 AND list_contains($2, column_id)`,
+    [tableId, listValue([...columnIds])],
+  );
+}
+
+/** The next value of a sequence when it is next drawn from. */
+export async function nextSequenceValue(
+  session: Session,
+  schema: string,
+  name: string,
+): Promise<bigint> {
+  const rows = await session.rows(
+    `SELECT coalesce(last_value + increment_by, start_value) AS next FROM duckdb_sequences()
+     WHERE database_name = current_database() AND schema_name = $1 AND sequence_name = $2`,
+    [schema, name],
+  );
+  return BigInt(rows[0]?.next as bigint | number ?? 1);
 }
 
 /** Whether a sequence of that name exists in the schema. */
@@ -280,6 +316,98 @@ export async function referencingTables(
   }));
 }
 
+/** A foreign key as stored: columns by id. */
+export interface ForeignKeyRow {
+  readonly tableId: number;
+  readonly name: string;
+  readonly columnId: number;
+  readonly refTableId: number;
+  readonly refColumnId: number;
+}
+
+/** The foreign keys of other tables that reference `tableId`. */
+export async function foreignKeysInto(
+  session: Session,
+  tableId: number,
+): Promise<ForeignKeyRow[]> {
+  const rows = await session.rows(
+    `SELECT table_id, constraint_name, column_ids[1] AS column_id, ref_table_id, ref_column_id
+     FROM ${META}.constraints
+     WHERE kind = 'FOREIGN KEY' AND ref_table_id = $1 AND table_id <> $1
+     ORDER BY table_id, position`,
+    [tableId],
+  );
+  return rows.map(toForeignKeyRow);
+}
+
+/** A table's own foreign keys, columns and targets by id. */
+export async function foreignKeysOf(session: Session, tableId: number): Promise<ForeignKeyRow[]> {
+  const rows = await session.rows(
+    `SELECT table_id, constraint_name, column_ids[1] AS column_id, ref_table_id, ref_column_id
+     FROM ${META}.constraints WHERE kind = 'FOREIGN KEY' AND table_id = $1 ORDER BY position`,
+    [tableId],
+  );
+  return rows.map(toForeignKeyRow);
+}
+
+/**
+ * A table's foreign keys with the names their targets have now, from the metadata alone,
+ * so it works while the table itself is dropped for a rebuild.
+ */
+export async function foreignKeyTargets(
+  session: Session,
+  tableId: number,
+): Promise<{ name: string; target: TableRef; refColumn: string }[]> {
+  const rows = await session.rows(
+    `SELECT k.constraint_name, r.schema_name, r.table_name, rc.column_name
+     FROM ${META}.constraints k
+     JOIN ${META}.tables r ON r.table_id = k.ref_table_id
+     JOIN ${META}.columns rc ON rc.table_id = k.ref_table_id AND rc.column_id = k.ref_column_id
+     WHERE k.table_id = $1 AND k.kind = 'FOREIGN KEY' ORDER BY k.position`,
+    [tableId],
+  );
+  return rows.map((r) => ({
+    name: r.constraint_name as string,
+    target: { schema: r.schema_name as string, name: r.table_name as string },
+    refColumn: r.column_name as string,
+  }));
+}
+
+/**
+ * Rewrites a table's metadata after an update: its address, its columns (ids kept, new
+ * ones given) and the next column id; its constraints are forgotten, to be recorded anew.
+ */
+export async function rewriteTable(
+  session: Session,
+  tableId: number,
+  ref: TableRef,
+  columns: readonly { readonly id: number; readonly name: string }[],
+  nextColumnId: number,
+): Promise<void> {
+  await session.run(
+    `UPDATE ${META}.tables SET schema_name = $2, table_name = $3, next_column_id = $4
+     WHERE table_id = $1`,
+    [tableId, ref.schema, ref.name, nextColumnId],
+  );
+  await session.run(`DELETE FROM ${META}.columns WHERE table_id = $1`, [tableId]);
+  if (columns.length > 0) {
+    await session.run(
+      `INSERT INTO ${META}.columns SELECT $1, unnest($2), unnest($3)`,
+      [tableId, listValue(columns.map((c) => c.id)), listValue(columns.map((c) => c.name))],
+    );
+  }
+  await session.run(`DELETE FROM ${META}.constraints WHERE table_id = $1`, [tableId]);
+}
+
+/** The id the next new column of a table gets. */
+export async function nextColumnId(session: Session, tableId: number): Promise<number> {
+  const rows = await session.rows(
+    `SELECT next_column_id FROM ${META}.tables WHERE table_id = $1`,
+    [tableId],
+  );
+  return rows[0]!.next_column_id as number;
+}
+
 /** The ids of the tables a table's foreign keys reference. */
 export async function referencedTableIds(session: Session, tableId: number): Promise<number[]> {
   const rows = await session.rows(
@@ -288,6 +416,17 @@ export async function referencedTableIds(session: Session, tableId: number): Pro
     [tableId],
   );
   return rows.map((r) => r.ref_table_id as number);
+}
+
+/** The metadata rows of the given table ids that exist, in id order. */
+export async function tablesById(session: Session, ids: readonly number[]): Promise<TableRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await session.rows(
+    `SELECT table_id, schema_name, table_name FROM ${META}.tables
+     WHERE list_contains($1, table_id) ORDER BY table_id`,
+    [listValue([...ids])],
+  );
+  return rows.map(toTableRow);
 }
 
 /** Forgets tables: their rows in every metadata table. */
@@ -391,5 +530,15 @@ function toTableRow(row: Record<string, unknown>): TableRow {
     id: row.table_id as number,
     schema: row.schema_name as string,
     name: row.table_name as string,
+  };
+}
+
+function toForeignKeyRow(row: Record<string, unknown>): ForeignKeyRow {
+  return {
+    tableId: row.table_id as number,
+    name: row.constraint_name as string,
+    columnId: row.column_id as number,
+    refTableId: row.ref_table_id as number,
+    refColumnId: row.ref_column_id as number,
   };
 }

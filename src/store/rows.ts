@@ -506,7 +506,7 @@ async function conflictingRows(
 }
 
 /** The order records are read in: primary key order, else insertion order. */
-function order(table: Table): string {
+export function recordOrder(table: Table): string {
   const pk = table.constraints.primary_key;
   return pk ? pk.columns.map(quoteIdent).join(", ") : "rowid";
 }
@@ -522,7 +522,7 @@ export async function readRecords(
   const total = await count(session, target);
   const rows = limit === 0 ? [] : await session.rows(
     `SELECT ${jsonObject(table.columns)} AS r FROM ${target} ORDER BY ${
-      order(table)
+      recordOrder(table)
     } LIMIT $1 OFFSET $2`,
     [limit, offset],
   );
@@ -533,7 +533,7 @@ export async function readRecords(
 export function csvQuery(table: Table): string {
   return `SELECT ${csvLine(table.columns)} AS line FROM ${
     qualified(table.schema, table.name)
-  } ORDER BY ${order(table)}`;
+  } ORDER BY ${recordOrder(table)}`;
 }
 
 /**

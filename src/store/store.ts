@@ -6,6 +6,7 @@
 
 import type { TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
+import type { TableUpdate } from "../catalog/update.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
 import type { SpooledPart } from "../ingest/spool.ts";
 import type { CsvLayout, LoadCounts, OnConflict } from "./rows.ts";
@@ -26,6 +27,9 @@ export interface ArrivingRows {
   parts(): AsyncIterable<SpooledPart>;
   whole(): Promise<RowsFile>;
 }
+
+/** How an update was carried out: not at all, in place, or by rebuilding the table. */
+export type UpdateHow = "unchanged" | "altered" | "rebuilt";
 
 /** What an upload does when the table exists already. */
 export type IfExists = "fail" | "replace" | "append";
@@ -66,6 +70,14 @@ export interface Store {
   getTable(ref: TableRef): Promise<Table>;
   /** A page of tables in schema, then name, order. */
   listTables(options: ListTablesOptions): Promise<TableListing>;
+  /**
+   * Updates a table to the wanted definition `decide` gives for the table as it is, in one
+   * transaction, keeping its rows and column ids; 404 when it does not exist.
+   */
+  updateTable(
+    ref: TableRef,
+    decide: (current: Table) => TableUpdate,
+  ): Promise<{ table: Table; how: UpdateHow }>;
   /** Drops a table; 409 when another table's foreign key references it. */
   dropTable(ref: TableRef): Promise<TableRef>;
   /**
