@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import { planTable } from "../catalog/definition.ts";
+import type { Table } from "../catalog/model.ts";
+import { planUpdate, type TableUpdateRequest } from "../catalog/update.ts";
+import { type DuckDBStore, openStore } from "./duckdb_store.ts";
+
+async function withStore(work: (store: DuckDBStore) => Promise<void>): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "update-test-" });
+  const store = await openStore({ path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir });
+  try {
+    await work(store);
+  } finally {
+    await store.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+const ref = { schema: "public", name: "items" };
+
+async function update(
+  store: DuckDBStore,
+  request: TableUpdateRequest | ((t: Table) => TableUpdateRequest),
+) {
+  return await store.updateTable(
+    ref,
+    (current) => planUpdate(current, typeof request === "function" ? request(current) : request),
+  );
+}
+
+/** DuckDB's own id of the table: a rebuild makes a new one, an ALTER or nothing keeps it. */
+async function tableOid(store: DuckDBStore): Promise<bigint> {
+  const [row] = await store.database.withSession((session) =>
+    session.rows(
+      `SELECT table_oid FROM duckdb_tables() WHERE schema_name = 'public' AND table_name = 'items'`,
+    )
+  );
+  return row!.table_oid as bigint;
+}
+
+Deno.test("DuckDBStore.updateTable() rewrites nothing for a GET response sent back", async () => {
+  await withStore(async (store) => {
+    await store.createTable(
+      planTable(ref, {
+        columns: [{ name: "id", type: "serial" }, { name: "label", type: "varchar" }],
+        constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["label"] }] },
+      }),
+      { ifNotExists: false },
+    );
+    const oid = await tableOid(store);
+    const result = await update(store, (current) => current);
+    assert.equal(result.how, "unchanged");
+    assert.equal(await tableOid(store), oid);
+    assert.equal((await update(store, {})).how, "unchanged");
+  });
+});
+
+Deno.test("DuckDBStore.updateTable() alters in place where DuckDB can and rebuilds where not", async () => {
+  await withStore(async (store) => {
+    await store.createTable(
+      planTable(ref, {
+        columns: [{ name: "a", type: "int" }, { name: "b", type: "varchar" }],
+      }),
+      { ifNotExists: false },
+    );
+    const renamed = await update(store, (t) => ({
+      columns: [{ ...t.columns[0]!, name: "alpha" }, t.columns[1]!, { name: "c", type: "int" }],
+    }));
+    assert.equal(renamed.how, "altered");
+    const reordered = await update(store, (t) => ({ columns: [...t.columns].reverse() }));
+    assert.equal(reordered.how, "rebuilt");
+    assert.deepEqual(reordered.table.columns.map((c) => c.id), [3, 2, 1]);
+    const keyed = await update(store, { constraints: { unique: [{ columns: ["alpha"] }] } });
+    assert.equal(keyed.how, "rebuilt");
+  });
+});
