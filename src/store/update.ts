@@ -122,6 +122,12 @@ export async function analyseUpdate(
         });
       }
     }
+    if (retyped && !(await castable(session, source.type, type))) {
+      problems.push({
+        column: planned.name,
+        message: `Column "${planned.name}" cannot be converted from ${source.type} to ${type}`,
+      });
+    }
     const notNull = !planned.nullable || primary.has(nameKey(planned.name));
     columns.push({
       planned,
@@ -670,6 +676,16 @@ async function ddl(session: Session, table: string, sql: string): Promise<void> 
     await session.run(sql);
   } catch (error) {
     throw ApiError.unprocessable(`Cannot update table "${table}": ${engineMessage(error)}`);
+  }
+}
+
+/** Whether DuckDB has a cast between two types at all (values may still fail it). */
+async function castable(session: Session, from: string, to: string): Promise<boolean> {
+  try {
+    await session.rows(`SELECT try(CAST(CAST(NULL AS ${from}) AS ${to})) AS probe`);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -73,3 +73,33 @@ Deno.test("DuckDBStore.updateTable() alters in place where DuckDB can and rebuil
     assert.equal(keyed.how, "rebuilt");
   });
 });
+
+Deno.test("DuckDBStore.updateTable() alters a table that references itself in place, keeping the rows", async () => {
+  await withStore(async (store) => {
+    await store.createTable(
+      planTable(ref, {
+        columns: [{ name: "id", type: "int" }, { name: "up", type: "int" }, {
+          name: "note",
+          type: "varchar",
+        }],
+        constraints: {
+          primary_key: { columns: ["id"] },
+          foreign_keys: [{ column: "up", reference_table: "items", reference_column: "id" }],
+        },
+      }),
+      { ifNotExists: false },
+    );
+    await store.database.withSession(async (session) => {
+      await session.run(`INSERT INTO public.items VALUES (1, NULL, 'root')`);
+      await session.run(`INSERT INTO public.items VALUES (2, 1, 'leaf')`);
+    });
+    const renamed = await update(store, (t) => ({
+      columns: [t.columns[0]!, t.columns[1]!, { ...t.columns[2]!, name: "label" }],
+    }));
+    assert.equal(renamed.how, "altered");
+    const rows = await store.database.withSession((session) =>
+      session.rows(`SELECT id, up, label FROM public.items ORDER BY id`)
+    );
+    assert.deepEqual(rows, [{ id: 1, up: null, label: "root" }, { id: 2, up: 1, label: "leaf" }]);
+  });
+});
