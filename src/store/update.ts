@@ -44,6 +44,7 @@ import {
   type SequenceRow,
   sequencesOf,
   type TableRow,
+  tablesById,
 } from "./metadata.ts";
 import { recordOrder } from "./rows.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
@@ -656,15 +657,7 @@ async function describeRows(
   session: Session,
   ids: readonly number[],
 ): Promise<Map<number, TableRow>> {
-  const rows = new Map<number, TableRow>();
-  for (const id of ids) {
-    const [found] = await session.rows(
-      `SELECT schema_name, table_name FROM ${META}.tables WHERE table_id = $1`,
-      [id],
-    );
-    rows.set(id, { id, schema: found!.schema_name as string, name: found!.table_name as string });
-  }
-  return rows;
+  return new Map((await tablesById(session, ids)).map((row) => [row.id, row]));
 }
 
 function keepName(tableId: number): string {
