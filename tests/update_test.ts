@@ -691,3 +691,197 @@ Deno.test("PUT /table/{name}: combined changes, empty tables and refusals", asyn
     });
   });
 });
+
+Deno.test("PUT /table/{name}: foreign keys stay whole through renames and rebuilds of either side", async (t) => {
+  const server = await TestServer.start();
+  const parent = {
+    columns: [{ name: "id", type: "int" }],
+    constraints: { primary_key: { columns: ["id"] } },
+  };
+  const child = (to: string) => ({
+    columns: [{ name: "r", type: "int" }, { name: "v", type: "int" }],
+    constraints: { foreign_keys: [{ column: "r", reference_table: to, reference_column: "id" }] },
+  });
+  const create = async (name: string, table: unknown) =>
+    ok(await server.request("POST", `table/${name}`, { body: { table } }));
+  try {
+    await t.step("renaming a child, then its parent, leaves both droppable", async () => {
+      await create("p", parent);
+      await create("c", child("p"));
+      ok(await server.request("POST", "table/p/records", { body: [{ id: 1 }] }));
+      ok(await server.request("POST", "table/c/records", { body: [{ r: 1, v: 5 }] }));
+      ok(await put(server, "c", { name: "c2" }));
+      const { table } = ok(await put(server, "p", { name: "p2" }));
+      assert.equal(table.name, "p2");
+      assert.equal(
+        ok(await server.request("GET", "table/c2")).table.constraints.foreign_keys[0]
+          .reference_table,
+        "p2",
+      );
+      errorOf(await server.request("POST", "table/c2/records", { body: [{ r: 9 }] }), 422);
+      assert.deepEqual(await records(server, "c2"), [{ r: 1, v: 5 }]);
+      errorOf(await server.request("DELETE", "table/p2"), 409);
+      ok(await server.request("DELETE", "table/c2"));
+      ok(await server.request("DELETE", "table/p2"));
+    });
+
+    await t.step(
+      "a child rebuilt while renamed, or rebuilt without its key, frees its parent",
+      async () => {
+        await create("p", parent);
+        await create("c", child("p"));
+        const columns = await columnsOf(server, "c");
+        ok(await put(server, "c", { name: "cz", columns: [...columns].reverse() }));
+        ok(await put(server, "cz", { constraints: {} }));
+        ok(await server.request("DELETE", "table/p"));
+        ok(
+          await server.request("POST", "table/p/upload/json?if_exists=replace", {
+            body: { data: [{ id: 1 }] },
+          }),
+        );
+        ok(await server.request("DELETE", "table/cz"));
+        ok(await server.request("DELETE", "table/p"));
+      },
+    );
+
+    await t.step("a renamed self-referencing table keeps taking rows", async () => {
+      await create("items", {
+        columns: [{ name: "id", type: "int" }, { name: "up", type: "int" }],
+        constraints: {
+          primary_key: { columns: ["id"] },
+          foreign_keys: [{ column: "up", reference_table: "items", reference_column: "id" }],
+        },
+      });
+      ok(await put(server, "items", { name: "items2" }));
+      ok(await server.request("POST", "table/items2/records", { body: [{ id: 1 }] }));
+      ok(await server.request("POST", "table/items2/records", { body: [{ id: 2, up: 1 }] }));
+      ok(
+        await server.request("POST", "table/items2/records?on_conflict=update", {
+          body: [{ id: 2, up: null }],
+        }),
+      );
+      errorOf(
+        await server.request("POST", "table/items2/records", { body: [{ id: 3, up: 7 }] }),
+        422,
+      );
+      ok(await server.request("DELETE", "table/items2"));
+    });
+
+    await t.step("a foreign key between different types is 422, not a failure", async () => {
+      await create("p", parent);
+      await create("loose", { columns: [{ name: "x", type: "varchar" }] });
+      await refused(
+        server,
+        () =>
+          put(server, "loose", {
+            constraints: {
+              foreign_keys: [{ column: "x", reference_table: "p", reference_column: "id" }],
+            },
+          }),
+        422,
+        /types must be equal/,
+      );
+      await create("c", child("p"));
+      const columns = await columnsOf(server, "c");
+      columns[0].type = "varchar";
+      await refused(server, () => put(server, "c", { columns }), 422, /types must be equal/);
+    });
+
+    await t.step("a foreign key closing a cycle is 409", async () => {
+      await create("m1", parent);
+      await create("m2", {
+        ...child("m1"),
+        constraints: { ...child("m1").constraints, primary_key: { columns: ["r"] } },
+      });
+      await refused(
+        server,
+        () =>
+          put(server, "m1", {
+            constraints: {
+              primary_key: { columns: ["id"] },
+              foreign_keys: [{ column: "id", reference_table: "m2", reference_column: "r" }],
+            },
+          }),
+        409,
+        /cycle/,
+      );
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("PUT /table/{name}: a reordered table answers its GET response with a no-op", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/s", {
+        body: {
+          table: {
+            columns: [{ name: "u", type: "int" }, { name: "up", type: "int" }],
+            constraints: {
+              unique: [{ columns: ["u"] }],
+              foreign_keys: [{ column: "up", reference_table: "s", reference_column: "u" }],
+            },
+          },
+        },
+      }),
+    );
+    ok(await put(server, "s", { columns: [...(await columnsOf(server, "s"))].reverse() }));
+    for (const row of [{ u: 1 }, { u: 2, up: 1 }, { u: 3 }]) {
+      ok(await server.request("POST", "table/s/records", { body: [row] }));
+    }
+    const before = await state(server);
+    const got = ok(await server.request("GET", "table/s"));
+    assert.deepEqual(ok(await put(server, "s", got.table)), got);
+    assert.equal(await state(server), before);
+    assert.deepEqual((await records(server, "s")).map((r) => r.u), [1, 2, 3]);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("PUT /table/{name}: a move carries exactly the sequences the defaults still use", async (t) => {
+  const server = await TestServer.start();
+  try {
+    ok(await server.request("POST", "schema/s2"));
+    await t.step(
+      "a default changed away from the sequence stays changed after a move",
+      async () => {
+        ok(
+          await server.request("POST", "table/t", {
+            body: {
+              table: { columns: [{ name: "id", type: "serial" }, { name: "v", type: "int" }] },
+            },
+          }),
+        );
+        const columns = await columnsOf(server, "t");
+        columns[0].default = "100";
+        ok(await put(server, "t", { columns }));
+        const { table } = ok(await put(server, "t", { schema: "s2" }));
+        assert.equal(table.columns[0].default, "100");
+        ok(await server.request("DELETE", "table/t?schema=s2"));
+      },
+    );
+
+    await t.step("moving and changing the default at once leaves no sequence behind", async () => {
+      ok(
+        await server.request("POST", "table/t?schema=s2", {
+          body: { table: { columns: [{ name: "id", type: "serial" }] } },
+        }),
+      );
+      const columns = await columnsOf(server, "t", "s2");
+      columns[0].default = "100";
+      const { table } = ok(
+        await server.request("PUT", "table/t?schema=s2", {
+          body: { table: { schema: "public", columns } },
+        }),
+      );
+      assert.equal(table.columns[0].default, "100");
+      ok(await server.request("DELETE", "schema/s2"));
+      ok(await server.request("DELETE", "table/t"));
+    });
+  } finally {
+    await server.dispose();
+  }
+});

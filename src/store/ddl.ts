@@ -21,7 +21,7 @@ import {
   recordTable,
   sequenceExists,
 } from "./metadata.ts";
-import { engineMessage, qualified, quoteIdent } from "./sql.ts";
+import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 
 /**
  * Checks every column's type and default with DuckDB and gives the defaults as DuckDB
@@ -81,7 +81,7 @@ export async function buildTable(
     const sequence = await freeSequenceName(session, ref.schema, `${ref.name}_${column.name}_seq`);
     await session.run(`CREATE SEQUENCE ${qualified(ref.schema, sequence)}`);
     sequences.set(column, sequence);
-    defaults.set(column, `nextval('${ref.schema}.${sequence}')`);
+    defaults.set(column, sequenceDefault({ schema: ref.schema, name: sequence }));
   }
 
   const sql = createTableSql(ref, {
@@ -142,6 +142,8 @@ export interface ResolvedForeignKey {
   readonly table: { readonly id?: number; readonly schema: string; readonly name: string };
   readonly refColumn: string;
   readonly refColumnId?: number;
+  /** The referenced column's type, for a table other than this one. */
+  readonly refType?: string;
 }
 
 /** Finds each foreign key's target and checks it is a single-column key there. */
@@ -212,6 +214,7 @@ export async function resolveForeignKeys(
       table: target,
       refColumn: refColumn.name,
       refColumnId: refColumn.id,
+      refType: refColumn.type,
     });
   }
   return resolved;
@@ -295,4 +298,21 @@ export function createTableSql(ref: TableRef, shape: TableShapeSql): string {
     );
   }
   return `CREATE TABLE ${qualified(ref.schema, ref.name)} (${parts.join(", ")})`;
+}
+
+/**
+ * The default of a column drawing from a sequence, as the service writes it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sequenceDefault } from "./ddl.ts";
+ *
+ * assert.equal(sequenceDefault({ schema: "public", name: "t_id_seq" }), "nextval('public.t_id_seq')");
+ * ```
+ */
+export function sequenceDefault(
+  sequence: { readonly schema: string; readonly name: string },
+): string {
+  return `nextval(${quoteLiteral(`${sequence.schema}.${sequence.name}`)})`;
 }

@@ -26,6 +26,7 @@ import {
   invalidDefinition,
   type ResolvedForeignKey,
   resolveForeignKeys,
+  sequenceDefault,
 } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import {
@@ -143,13 +144,26 @@ export async function analyseUpdate(
     });
   }
   const foreignKeys = await resolveForeignKeys(session, plan.ref, plan, problems);
+  const typeOf = (name: string) =>
+    columns.find((c) => nameKey(c.planned.name) === nameKey(name))?.type;
+  for (const fk of foreignKeys) {
+    const own = typeOf(fk.column);
+    const referenced = fk.refType ?? typeOf(fk.refColumn);
+    if (own !== referenced) {
+      problems.push({
+        column: fk.column,
+        message: `Foreign key "${fk.name}" joins column "${fk.column}" of type ${own} to ` +
+          `"${fk.table.name}.${fk.refColumn}" of type ${referenced}; the types must be equal`,
+      });
+    }
+  }
   if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
 
   const kept = new Set(columns.flatMap((c) => c.source ? [c.source.id] : []));
   const dropped = current.columns.filter((c) => !kept.has(c.id));
   const survivors = columns.flatMap((c) => c.source ? [c.source.id] : []);
-  const stillInOrder = survivors.every((id, i) => i === 0 || survivors[i - 1]! < id) &&
-    current.columns.filter((c) => kept.has(c.id)).every((c, i) => c.id === survivors[i]);
+  const stillInOrder = current.columns.filter((c) => kept.has(c.id))
+    .every((c, i) => c.id === survivors[i]);
   const firstNew = columns.findIndex((c) => !c.source);
   const orderChanged = !stillInOrder ||
     (firstNew >= 0 && columns.slice(firstNew).some((c) => c.source));
@@ -172,6 +186,17 @@ export async function analyseUpdate(
   const constraintsChanged = keysChanged ||
     JSON.stringify(plannedConstraints(plan, foreignKeys)) !== JSON.stringify(current.constraints);
 
+  const dependents = new Set(
+    (await dependentsInDropOrder(session, row.id, false)).map((d) => d.id),
+  );
+  const cycle = foreignKeys.find((fk) => fk.table.id !== undefined && dependents.has(fk.table.id));
+  if (cycle) {
+    throw ApiError.conflict(
+      `Cannot update table "${current.name}": foreign key "${cycle.name}" to ` +
+        `"${cycle.table.name}" would close a cycle of foreign keys, since "${cycle.table.name}" ` +
+        `already leads back to "${current.name}"`,
+    );
+  }
   const into = await foreignKeysInto(session, row.id);
   const moved = plan.ref.schema !== current.schema;
   const blockers = await referenceProblems(session, current, plan, columns, into, moved);
@@ -335,6 +360,8 @@ export function canAlter(analysis: UpdateAnalysis): boolean {
   const keptNames = new Set(
     columns.flatMap((c) => c.source ? [nameKey(c.source.name)] : []),
   );
+  // DuckDB does not carry a rename into the foreign key's record on the other table.
+  if (analysis.renamed && current.constraints.foreign_keys.length > 0) return false;
   return columns.every((c) =>
     !c.planned.type.serial &&
     !(c.retyped && inKeys.has(nameKey(c.source!.name))) &&
@@ -403,19 +430,25 @@ export async function rebuildTable(session: Session, analysis: UpdateAnalysis): 
     await session.run(`DROP TABLE ${qualified(dependent.schema, dependent.name)}`);
   }
 
-  const old = qualified(current.schema, `\u0001rebuild_${row.id}`);
-  await session.run(
-    `ALTER TABLE ${qualified(current.schema, current.name)} RENAME TO ${
-      quoteIdent(`\u0001rebuild_${row.id}`)
-    }`,
-  );
+  // The old rows move aside: renamed (cheap), or copied when the table has foreign keys of
+  // its own, because DuckDB does not carry a rename into the other table's record of them.
+  const here = qualified(current.schema, current.name);
+  let old = keepName(row.id);
+  if (current.constraints.foreign_keys.length > 0) {
+    await session.run(`CREATE TABLE ${old} AS SELECT * FROM ${here}`);
+    await session.run(`DROP TABLE ${here}`);
+  } else {
+    old = qualified(current.schema, `\u0001rebuild_${row.id}`);
+    await session.run(`ALTER TABLE ${here} RENAME TO ${quoteIdent(`\u0001rebuild_${row.id}`)}`);
+  }
 
   const target = plan.ref;
   const newSequences = new Map<ColumnChange, string>();
   const defaults = new Map<ColumnChange, string | null>();
   for (const c of columns) {
     const owned = c.source && analysis.sequences.find((s) => s.columnId === c.source!.id);
-    if (c.planned.type.serial || (owned && analysis.moved && !c.defaultChanged)) {
+    const drawsFromOwned = owned !== undefined && c.defaultSql === sequenceDefault(owned);
+    if (c.planned.type.serial || (drawsFromOwned && analysis.moved)) {
       const name = await freeSequenceName(
         session,
         target.schema,
@@ -424,7 +457,7 @@ export async function rebuildTable(session: Session, analysis: UpdateAnalysis): 
       const start = owned ? await nextSequenceValue(session, owned.schema, owned.name) : 1n;
       await session.run(`CREATE SEQUENCE ${qualified(target.schema, name)} START WITH ${start}`);
       newSequences.set(c, name);
-      defaults.set(c, `nextval(${quoteLiteral(`${target.schema}.${name}`)})`);
+      defaults.set(c, sequenceDefault({ schema: target.schema, name }));
     } else defaults.set(c, c.defaultSql);
   }
   const shape = {
@@ -557,6 +590,8 @@ async function dropSequencesOf(
 ): Promise<void> {
   const gone = new Set(analysis.dropped.map((c) => c.id));
   for (const change of replaced.keys()) if (change.source) gone.add(change.source.id);
+  // A moved table leaves nothing behind: sequences its defaults no longer use go too.
+  if (analysis.moved) { for (const s of analysis.sequences) gone.add(s.columnId); }
   const sequences = analysis.sequences.filter((s) => gone.has(s.columnId));
   for (const s of sequences) await session.run(`DROP SEQUENCE ${qualified(s.schema, s.name)}`);
   await forgetSequences(session, analysis.row.id, sequences.map((s) => s.columnId));
