@@ -30,6 +30,24 @@ export interface ErrorBody {
 export const MAX_DETAILS = 100;
 
 /**
+ * The first problem's message, and how many more there are: the sentence a failure with
+ * several details opens with.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { summarise } from "./errors.ts";
+ *
+ * assert.equal(summarise([{ message: "a" }]), "a");
+ * assert.equal(summarise([{ message: "a" }, { message: "b" }]), "a (and 1 more problems)");
+ * ```
+ */
+export function summarise(problems: readonly ErrorDetail[]): string {
+  return problems[0]!.message +
+    (problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : "");
+}
+
+/**
  * A failure with its ready response: status, a snake_case kind, one human sentence and
  * optional details.
  *

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { ApiError, type ErrorDetail } from "../errors.ts";
+import { ApiError, type ErrorDetail, summarise } from "../errors.ts";
 import type { TableDefinition, TableRef } from "./model.ts";
 import {
   DEFAULT_SCHEMA,
@@ -249,14 +249,16 @@ export function planTable(ref: TableRef, definition: TableDefinition): TablePlan
     });
   });
 
-  if (problems.length > 0) {
-    throw ApiError.unprocessable(
-      `The definition of table "${ref.name}" is invalid: ${problems[0]!.message}` +
-        (problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : ""),
-      problems,
-    );
-  }
+  if (problems.length > 0) throw invalidDefinition(ref.name, problems);
   return { ref, columns, primaryKey, unique, foreignKeys };
+}
+
+/** The 422 for a definition of `table` with `problems`. */
+export function invalidDefinition(table: string, problems: readonly ErrorDetail[]): ApiError {
+  return ApiError.unprocessable(
+    `The definition of table "${table}" is invalid: ${summarise(problems)}`,
+    problems,
+  );
 }
 
 function keySet(columns: readonly string[]): string {

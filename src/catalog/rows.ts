@@ -5,7 +5,7 @@
  */
 
 import type { RowsSummary } from "../ingest/json_rows.ts";
-import { ApiError, type ErrorDetail } from "../errors.ts";
+import { ApiError, type ErrorDetail, summarise } from "../errors.ts";
 import type { Column, Table } from "./model.ts";
 import { nameKey } from "./names.ts";
 
@@ -127,8 +127,7 @@ export async function matchRowKeys(
 export function rowsDoNotFit(table: Table, problems: readonly ErrorDetail[]): ApiError {
   const sorted = [...problems].sort((a, b) => (a.row ?? 0) - (b.row ?? 0));
   return ApiError.invalidData(
-    `The rows do not fit table "${table.name}": ${sorted[0]!.message}` +
-      (sorted.length > 1 ? ` (and ${sorted.length - 1} more problems)` : ""),
+    `The rows do not fit table "${table.name}": ${summarise(sorted)}`,
     sorted,
   );
 }

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { ApiError, type ErrorDetail } from "../errors.ts";
+import { ApiError, type ErrorDetail, summarise } from "../errors.ts";
 import { planTable, type TablePlan } from "./definition.ts";
 import type { ColumnSpec, ConstraintsSpec, Table, TableRef } from "./model.ts";
 import { checkSchemaName, checkTableName, DEFAULT_SCHEMA, nameKey } from "./names.ts";
@@ -222,8 +222,7 @@ function isSelf(
 
 function invalidUpdate(current: Table, problems: readonly ErrorDetail[]): ApiError {
   return ApiError.unprocessable(
-    `Cannot update table "${current.name}": ${problems[0]!.message}` +
-      (problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : ""),
+    `Cannot update table "${current.name}": ${summarise(problems)}`,
     problems,
   );
 }

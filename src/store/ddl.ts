@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { PlannedColumn, TablePlan } from "../catalog/definition.ts";
+import { invalidDefinition, type PlannedColumn, type TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import { nameKey } from "../catalog/names.ts";
 import { ApiError, type ErrorDetail } from "../errors.ts";
@@ -53,14 +53,6 @@ export async function checkColumns(
   }
   if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
   return defaults;
-}
-
-export function invalidDefinition(table: string, problems: readonly ErrorDetail[]): ApiError {
-  return ApiError.unprocessable(
-    `The definition of table "${table}" is invalid: ${problems[0]!.message}` +
-      (problems.length > 1 ? ` (and ${problems.length - 1} more problems)` : ""),
-    problems,
-  );
 }
 
 /** Creates the table, its sequences and its metadata; `defaults` come from {@link checkColumns}. */

@@ -12,18 +12,22 @@
  * @module
  */
 
-import type { PlannedColumn, PlannedKey, TablePlan } from "../catalog/definition.ts";
+import {
+  invalidDefinition,
+  type PlannedColumn,
+  type PlannedKey,
+  type TablePlan,
+} from "../catalog/definition.ts";
 import type { Column, Table, TableRef } from "../catalog/model.ts";
 import { nameKey } from "../catalog/names.ts";
 import type { TableUpdate } from "../catalog/update.ts";
-import { ApiError, type ErrorDetail, MAX_DETAILS } from "../errors.ts";
+import { ApiError, type ErrorDetail, MAX_DETAILS, summarise } from "../errors.ts";
 import type { Session } from "./database.ts";
 import type { UpdateHow } from "./store.ts";
 import {
   checkType,
   createTableSql,
   freeSequenceName,
-  invalidDefinition,
   type ResolvedForeignKey,
   resolveForeignKeys,
   sequenceDefault,
@@ -202,8 +206,7 @@ export async function analyseUpdate(
   const blockers = await referenceProblems(session, current, plan, columns, into, moved);
   if (blockers.length > 0) {
     throw ApiError.conflict(
-      `Cannot update table "${current.name}": ${blockers[0]!.message}` +
-        (blockers.length > 1 ? ` (and ${blockers.length - 1} more problems)` : ""),
+      `Cannot update table "${current.name}": ${summarise(blockers)}`,
       blockers,
     );
   }
@@ -331,8 +334,7 @@ export async function checkRows(session: Session, analysis: UpdateAnalysis): Pro
   const invalidRows = await failingRows(session, invalid);
   if (invalidRows.length > 0) {
     throw ApiError.invalidData(
-      `Cannot update table "${current.name}": ${invalidRows[0]!.message}` +
-        (invalidRows.length > 1 ? ` (and ${invalidRows.length - 1} more problems)` : ""),
+      `Cannot update table "${current.name}": ${summarise(invalidRows)}`,
       invalidRows,
     );
   }
