@@ -11,7 +11,14 @@ import { DEFAULT_SCHEMA, nameKey } from "../catalog/names.ts";
 import { ApiError, type ErrorDetail } from "../errors.ts";
 import { listValue } from "@duckdb/node-api";
 import { buildTable, checkColumns } from "./ddl.ts";
-import { analyseUpdate, applyUpdate, changesAnything, checkRows, tablesTouched } from "./update.ts";
+import {
+  analyseUpdate,
+  applyUpdate,
+  changesAnything,
+  checkRows,
+  dependentsInDropOrder,
+  tablesTouched,
+} from "./update.ts";
 import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
@@ -220,7 +227,8 @@ export class DuckDBStore implements Store {
       const look = await this.database.transaction(async (session) => {
         const row = await existingTable(session, ref);
         const current = (await describeTables(session, [row]))[0]!;
-        return { row, touched: await tablesTouched(session, row, decide(current)) };
+        const dependents = await dependentsInDropOrder(session, row.id);
+        return { row, touched: await tablesTouched(session, row, dependents, decide(current)) };
       });
       const locks = lockKeys(look.row, look.touched);
       const result = await this.#locks.run(locks, async () => {
@@ -228,7 +236,8 @@ export class DuckDBStore implements Store {
           const row = await existingTable(session, ref);
           const current = (await describeTables(session, [row]))[0]!;
           let update = decide(current);
-          const touched = lockKeys(row, await tablesTouched(session, row, update));
+          const dependents = await dependentsInDropOrder(session, row.id);
+          const touched = lockKeys(row, await tablesTouched(session, row, dependents, update));
           const held = new Set(locks.map((l) => l.key));
           if (row.id !== look.row.id || touched.some((l) => !held.has(l.key))) return undefined;
           if (update.plan.ref.schema !== current.schema) {
@@ -239,13 +248,13 @@ export class DuckDBStore implements Store {
           if (other && other.id !== row.id) {
             throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
           }
-          const analysis = await analyseUpdate(session, row, current, update);
+          const analysis = await analyseUpdate(session, row, current, update, dependents);
           if (!changesAnything(analysis)) return { table: current, how: "unchanged" as const };
           await checkRows(session, analysis);
           return analysis;
         });
         if (prepared === undefined || "how" in prepared) return prepared;
-        return await applyUpdate((work) => this.database.transaction(work), prepared);
+        return await applyUpdate(this.database, prepared);
       });
       if (result) return result;
       if (attempt >= 3) throw ApiError.conflict(`Table "${ref.name}" is changing; try again`);

@@ -22,7 +22,7 @@ import type { Column, Table, TableRef } from "../catalog/model.ts";
 import { nameKey } from "../catalog/names.ts";
 import type { TableUpdate } from "../catalog/update.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS, summarise } from "../errors.ts";
-import type { Session } from "./database.ts";
+import type { Database, Session } from "./database.ts";
 import type { UpdateHow } from "./store.ts";
 import {
   checkType,
@@ -45,6 +45,7 @@ import {
   nextSequenceValue,
   recordConstraints,
   recordSequence,
+  referencedTableIds,
   rewriteTable,
   type SequenceRow,
   sequencesOf,
@@ -89,6 +90,8 @@ export interface UpdateAnalysis {
   readonly orderChanged: boolean;
   /** Other tables' foreign keys into this table. */
   readonly referenced: boolean;
+  /** The tables whose foreign keys lead to this one, in drop order; a rebuild redoes them. */
+  readonly dependents: readonly TableRow[];
 }
 
 /**
@@ -102,6 +105,7 @@ export async function analyseUpdate(
   row: TableRow,
   current: Table,
   update: TableUpdate,
+  dependents: readonly TableRow[],
 ): Promise<UpdateAnalysis> {
   const { plan, sources } = update;
   const byId = new Map(current.columns.map((c) => [c.id, c]));
@@ -190,10 +194,8 @@ export async function analyseUpdate(
   const constraintsChanged = keysChanged ||
     JSON.stringify(plannedConstraints(plan, foreignKeys)) !== JSON.stringify(current.constraints);
 
-  const dependents = new Set(
-    (await dependentsInDropOrder(session, row.id, false)).map((d) => d.id),
-  );
-  const cycle = foreignKeys.find((fk) => fk.table.id !== undefined && dependents.has(fk.table.id));
+  const leadBack = new Set(dependents.map((d) => d.id));
+  const cycle = foreignKeys.find((fk) => fk.table.id !== undefined && leadBack.has(fk.table.id));
   if (cycle) {
     throw ApiError.conflict(
       `Cannot update table "${current.name}": foreign key "${cycle.name}" to ` +
@@ -224,6 +226,7 @@ export async function analyseUpdate(
     constraintsChanged,
     orderChanged,
     referenced: into.length > 0,
+    dependents,
   };
 }
 
@@ -418,8 +421,7 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
  * it, in the caller's transaction.
  */
 export async function rebuildTable(session: Session, analysis: UpdateAnalysis): Promise<void> {
-  const { row, current, plan, columns } = analysis;
-  const dependents = await dependentsInDropOrder(session, row.id);
+  const { row, current, plan, columns, dependents } = analysis;
   const described = await describeTables(session, dependents);
   for (const dependent of dependents) {
     await session.run(
@@ -654,10 +656,9 @@ async function copyRows(
  * The tables whose foreign keys lead to `tableId`, directly or through each other, in an
  * order in which each can be dropped: a table before any table it references.
  */
-async function dependentsInDropOrder(
+export async function dependentsInDropOrder(
   session: Session,
   tableId: number,
-  ordered = true,
 ): Promise<TableRow[]> {
   const edges = new Map<number, Set<number>>(); // table → tables of the closure it references
   const queue = [tableId];
@@ -680,7 +681,6 @@ async function dependentsInDropOrder(
       ![...remaining].some((other) => other !== id && edges.get(other)!.has(id))
     );
     if (next === undefined) {
-      if (!ordered) return [...(await describeRows(session, [...order, ...remaining])).values()];
       throw ApiError.conflict("Tables that reference this one reference each other in a cycle");
     }
     order.push(next);
@@ -849,12 +849,12 @@ async function failingRows(session: Session, queries: readonly string[]): Promis
 export async function tablesTouched(
   session: Session,
   row: TableRow,
+  dependents: readonly TableRow[],
   update: TableUpdate,
 ): Promise<TableRef[]> {
-  const dependents = await dependentsInDropOrder(session, row.id, false);
   const ids = new Set([row.id, ...dependents.map((d) => d.id)]);
   for (const id of [...ids]) {
-    for (const fk of await foreignKeysOf(session, id)) ids.add(fk.refTableId);
+    for (const referenced of await referencedTableIds(session, id)) ids.add(referenced);
   }
   const rows = await describeRows(session, [...ids]);
   return [
@@ -866,14 +866,14 @@ export async function tablesTouched(
 
 /** Applies an analysed update in one transaction: ALTER where it works, else a rebuild. */
 export async function applyUpdate(
-  transaction: <T>(work: (session: Session) => Promise<T>) => Promise<T>,
+  database: Database,
   analysis: UpdateAnalysis,
 ): Promise<{ table: Table; how: UpdateHow }> {
   const describe = async (session: Session) =>
     (await describeTables(session, [{ id: analysis.row.id, ...analysis.plan.ref }]))[0]!;
   if (canAlter(analysis)) {
     try {
-      return await transaction(async (session) => {
+      return await database.transaction(async (session) => {
         await alterTable(session, analysis);
         return { table: await describe(session), how: "altered" as const };
       });
@@ -883,7 +883,7 @@ export async function applyUpdate(
     }
   }
   try {
-    return await transaction(async (session) => {
+    return await database.transaction(async (session) => {
       await rebuildTable(session, analysis);
       return { table: await describe(session), how: "rebuilt" as const };
     });
