@@ -176,21 +176,30 @@ export async function analyseUpdate(
   const orderChanged = !stillInOrder ||
     (firstNew >= 0 && columns.slice(firstNew).some((c) => c.source));
 
-  const currentKeys = await currentKeySignatures(session, current, row.id);
+  const idOfCurrent = (name: string) => current.columns.find((c) => c.name === name)?.id ?? -1;
+  const currentKeys = keySignature({
+    primary: current.constraints.primary_key?.columns.map(idOfCurrent),
+    unique: current.constraints.unique.map((k) => k.columns.map(idOfCurrent)),
+    foreign: (await foreignKeysOf(session, row.id)).map((fk) => [
+      fk.columnId,
+      fk.refTableId,
+      fk.refColumnId,
+    ]),
+  });
   const idOfPlanned = (name: string) => {
     const change = columns.find((c) => nameKey(c.planned.name) === nameKey(name));
     return change?.source?.id ?? `new:${nameKey(name)}`;
   };
-  const wantedKeys = [
-    ...(plan.primaryKey ? [`P:${plan.primaryKey.columns.map(idOfPlanned).sort().join(",")}`] : []),
-    ...plan.unique.map((k) => `U:${k.columns.map(idOfPlanned).sort().join(",")}`),
-    ...foreignKeys.map((fk) =>
-      `F:${idOfPlanned(fk.column)}>${fk.table.id ?? row.id}.${
-        fk.table.id === undefined ? idOfPlanned(fk.refColumn) : fk.refColumnId
-      }`
-    ),
-  ].sort();
-  const keysChanged = wantedKeys.join("|") !== currentKeys.join("|");
+  const wantedKeys = keySignature({
+    primary: plan.primaryKey?.columns.map(idOfPlanned),
+    unique: plan.unique.map((k) => k.columns.map(idOfPlanned)),
+    foreign: foreignKeys.map((fk) => [
+      idOfPlanned(fk.column),
+      fk.table.id ?? row.id,
+      fk.table.id === undefined ? idOfPlanned(fk.refColumn) : fk.refColumnId!,
+    ]),
+  });
+  const keysChanged = wantedKeys !== currentKeys;
   const constraintsChanged = keysChanged ||
     JSON.stringify(plannedConstraints(plan, foreignKeys)) !== JSON.stringify(current.constraints);
 
@@ -248,7 +257,8 @@ export async function checkRows(session: Session, analysis: UpdateAnalysis): Pro
   const { current, plan, columns } = analysis;
   const table = qualified(current.schema, current.name);
   const order = recordOrder(current);
-  const numbered = `(SELECT row_number() OVER (ORDER BY ${order}) - 1 AS row_, * FROM ${table})`;
+  // Every check reads the rows numbered once, in record order.
+  const numbered = `SELECT row_number() OVER (ORDER BY ${order}) - 1 AS row_, * FROM ${table}`;
   const valueOf = (change: ColumnChange) =>
     change.retyped
       ? `try(CAST(${quoteIdent(change.source!.name)} AS ${change.type}))`
@@ -263,13 +273,13 @@ export async function checkRows(session: Session, analysis: UpdateAnalysis): Pro
       invalid.push(
         `SELECT row_, ${name} AS col, left(${source}::VARCHAR, 80) AS value,
            'cannot be cast to ${change.type.replaceAll("'", "")}' AS why
-         FROM ${numbered} WHERE ${source} IS NOT NULL AND ${valueOf(change)} IS NULL`,
+         FROM numbered WHERE ${source} IS NOT NULL AND ${valueOf(change)} IS NULL`,
       );
     }
     if (change.source && change.notNull && change.source.is_nullable) {
       invalid.push(
         `SELECT row_, ${name} AS col, NULL AS value, 'is null, and the column is to be NOT NULL' AS why
-         FROM ${numbered} WHERE ${quoteIdent(change.source.name)} IS NULL`,
+         FROM numbered WHERE ${quoteIdent(change.source.name)} IS NULL`,
       );
     }
   }
@@ -287,7 +297,7 @@ export async function checkRows(session: Session, analysis: UpdateAnalysis): Pro
       `SELECT row_, ${quoteLiteral(key.columns.join(", "))} AS col, ${
         values.length === 1 ? `left(${values[0]}::VARCHAR, 80)` : "NULL"
       } AS value, 'repeats the ${kind} "${key.name.replaceAll("'", "''")}" of an earlier row' AS why
-       FROM ${numbered} WHERE ${values.map((v) => `${v} IS NOT NULL`).join(" AND ")}
+       FROM numbered WHERE ${values.map((v) => `${v} IS NOT NULL`).join(" AND ")}
        QUALIFY row_number() OVER (PARTITION BY ${values.join(", ")} ORDER BY row_) > 1`,
     );
   }
@@ -312,7 +322,7 @@ export async function checkRows(session: Session, analysis: UpdateAnalysis): Pro
          'has no match in ${
         quoteLiteral(`${fk.table.name}.${fk.refColumn}`).slice(1, -1)
       } (foreign key "${fk.name.replaceAll("'", "''")}")' AS why
-       FROM ${numbered} WHERE ${value} IS NOT NULL
+       FROM numbered WHERE ${value} IS NOT NULL
          AND ${value} NOT IN (SELECT v FROM (${parent}) WHERE v IS NOT NULL)`,
     );
   }
@@ -334,14 +344,14 @@ export async function checkRows(session: Session, analysis: UpdateAnalysis): Pro
       );
     }
   }
-  const invalidRows = await failingRows(session, invalid);
+  const invalidRows = await failingRows(session, numbered, invalid);
   if (invalidRows.length > 0) {
     throw ApiError.invalidData(
       `Cannot update table "${current.name}": ${summarise(invalidRows)}`,
       invalidRows,
     );
   }
-  const conflictRows = await failingRows(session, conflicts);
+  const conflictRows = await failingRows(session, numbered, conflicts);
   if (conflictRows.length > 0) {
     throw ApiError.conflict(
       `Cannot update table "${current.name}": ${conflictRows[0]!.message}`,
@@ -741,21 +751,24 @@ async function canonicalTypes(session: Session, plan: TablePlan): Promise<string
   }
 }
 
-/** The current keys as signatures of column ids, comparable with the wanted ones. */
-async function currentKeySignatures(
-  session: Session,
-  table: Table,
-  tableId: number,
-): Promise<string[]> {
-  const idOf = (name: string) => table.columns.find((c) => c.name === name)?.id ?? -1;
-  const { primary_key, unique } = table.constraints;
+/** A column by its id, or a new column by a name. */
+type ColumnKey = number | string;
+
+/**
+ * Keys and foreign keys as one comparable text of column ids: a key's columns as a set, a
+ * foreign key as its column and its target's table and column. Names and order do not count.
+ */
+function keySignature(keys: {
+  readonly primary?: readonly ColumnKey[];
+  readonly unique: readonly (readonly ColumnKey[])[];
+  readonly foreign: readonly (readonly [ColumnKey, number, ColumnKey])[];
+}): string {
+  const set = (ids: readonly ColumnKey[]) => ids.map(String).sort().join(",");
   return [
-    ...(primary_key ? [`P:${primary_key.columns.map(idOf).sort().join(",")}`] : []),
-    ...unique.map((k) => `U:${k.columns.map(idOf).sort().join(",")}`),
-    ...(await foreignKeysOf(session, tableId)).map((fk) =>
-      `F:${fk.columnId}>${fk.refTableId}.${fk.refColumnId}`
-    ),
-  ].sort();
+    ...(keys.primary ? [`P:${set(keys.primary)}`] : []),
+    ...keys.unique.map((k) => `U:${set(k)}`),
+    ...keys.foreign.map(([column, table, referenced]) => `F:${column}>${table}.${referenced}`),
+  ].sort().join("|");
 }
 
 /** The constraints a plan gives, in their response form, to compare with the current ones. */
@@ -821,11 +834,19 @@ async function referenceProblems(
   return problems;
 }
 
-/** Runs detail queries (row, column, value, why) and gives the first failing rows in order. */
-async function failingRows(session: Session, queries: readonly string[]): Promise<ErrorDetail[]> {
+/**
+ * Runs detail queries (row, column, value, why) over the rows `numbered` gives, and gives
+ * the first failing rows in order.
+ */
+async function failingRows(
+  session: Session,
+  numbered: string,
+  queries: readonly string[],
+): Promise<ErrorDetail[]> {
   if (queries.length === 0) return [];
   const rows = await session.rows(
-    `SELECT * FROM (${queries.join(" UNION ALL ")}) ORDER BY 1, 2 LIMIT ${MAX_DETAILS}`,
+    `WITH numbered AS MATERIALIZED (${numbered})
+     SELECT * FROM (${queries.join(" UNION ALL ")}) ORDER BY 1, 2 LIMIT ${MAX_DETAILS}`,
   );
   return rows.map((r) => {
     const column = r.col as string;
