@@ -217,29 +217,29 @@ export class DuckDBStore implements Store {
     });
   }
 
-  async updateTable(
+  updateTable(
     ref: TableRef,
     decide: (current: Table) => TableUpdate,
   ): Promise<{ table: Table; how: UpdateHow }> {
-    // Which tables an update touches is known only after a look; the look is repeated
-    // under the locks, and a different answer means another try.
-    for (let attempt = 0;; attempt++) {
-      const look = await this.database.transaction(async (session) => {
-        const row = await existingTable(session, ref);
-        const current = (await describeTables(session, [row]))[0]!;
-        const dependents = await dependentsInDropOrder(session, row.id);
-        return { row, touched: await tablesTouched(session, row, dependents, decide(current)) };
-      });
-      const locks = lockKeys(look.row, look.touched);
-      const result = await this.#locks.run(locks, async () => {
+    let seen: number;
+    return this.#underLookedUpLocks(
+      ref,
+      () =>
+        this.database.transaction(async (session) => {
+          const row = await existingTable(session, ref);
+          seen = row.id;
+          const current = (await describeTables(session, [row]))[0]!;
+          const dependents = await dependentsInDropOrder(session, row.id);
+          return lockKeys(row, await tablesTouched(session, row, dependents, decide(current)));
+        }),
+      async (held) => {
         const prepared = await this.database.withSession(async (session) => {
           const row = await existingTable(session, ref);
           const current = (await describeTables(session, [row]))[0]!;
           let update = decide(current);
           const dependents = await dependentsInDropOrder(session, row.id);
           const touched = lockKeys(row, await tablesTouched(session, row, dependents, update));
-          const held = new Set(locks.map((l) => l.key));
-          if (row.id !== look.row.id || touched.some((l) => !held.has(l.key))) return undefined;
+          if (row.id !== seen || touched.some((l) => !held.has(l.key))) return undefined;
           if (update.plan.ref.schema !== current.schema) {
             const schema = await existingSchema(session, update.plan.ref.schema);
             update = { ...update, plan: { ...update.plan, ref: { ...update.plan.ref, schema } } };
@@ -255,55 +255,52 @@ export class DuckDBStore implements Store {
         });
         if (prepared === undefined || "how" in prepared) return prepared;
         return await applyUpdate(this.database, prepared);
-      });
-      if (result) return result;
-      if (attempt >= 3) throw ApiError.conflict(`Table "${ref.name}" is changing; try again`);
-    }
+      },
+    );
   }
 
-  async dropTable(ref: TableRef): Promise<TableRef> {
+  dropTable(ref: TableRef): Promise<TableRef> {
     // The tables this one references change too (DuckDB keeps the link on both sides), so
-    // they are locked as well; which they are is known only after a look, hence the retry.
+    // they are locked as well.
+    let seen: { id: number; referenced: number[] };
+    return this.#underLookedUpLocks(
+      ref,
+      () =>
+        this.database.withSession(async (session) => {
+          const row = await existingTable(session, ref);
+          seen = { id: row.id, referenced: await referencedTableIds(session, row.id) };
+          return [
+            schemaLock(ref.schema, "shared"),
+            tableLock(ref, "exclusive"),
+            ...(await tablesById(session, seen.referenced)).map((r) => tableLock(r, "exclusive")),
+          ];
+        }),
+      () =>
+        this.database.transaction(async (session) => {
+          const row = await existingTable(session, ref);
+          const referenced = await referencedTableIds(session, row.id);
+          if (row.id !== seen.id || !sameIds(referenced, seen.referenced)) return undefined;
+          await dropTableIn(session, row);
+          return { schema: row.schema, name: row.name };
+        }),
+    );
+  }
+
+  /**
+   * Runs `work` under locks only a look can tell: `look` gives the locks to take, and
+   * `work`, holding them, answers undefined when what it finds now needs other locks. Then
+   * all is tried again; a table that keeps changing is 409 after four tries.
+   */
+  async #underLookedUpLocks<T>(
+    ref: TableRef,
+    look: () => Promise<LockRequest[]>,
+    work: (held: ReadonlySet<string>) => Promise<T | undefined>,
+  ): Promise<T> {
     for (let attempt = 0;; attempt++) {
-      const before = await this.database.withSession(async (session) => {
-        const row = await existingTable(session, ref);
-        return { row, referenced: await referencedTableIds(session, row.id) };
-      });
-      const referencedRows = await this.database.withSession((session) =>
-        tablesById(session, before.referenced)
-      );
-      const locks = [
-        schemaLock(ref.schema, "shared"),
-        tableLock(ref, "exclusive"),
-        ...referencedRows.map((r) => tableLock(r, "exclusive")),
-      ];
-      const result = await this.#locks.run(
-        locks,
-        () =>
-          this.database.transaction(async (session) => {
-            const row = await existingTable(session, ref);
-            const referenced = await referencedTableIds(session, row.id);
-            if (
-              row.id !== before.row.id || !sameIds(referenced, before.referenced)
-            ) return undefined;
-            const blockers = await referencingTables(session, [row.id]);
-            if (blockers.length > 0) {
-              const first = blockers[0]!;
-              throw ApiError.conflict(
-                `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
-                  `of table "${first.schema}.${first.name}" references it`,
-              );
-            }
-            const sequences = await sequencesOf(session, row.id);
-            await forgetTables(session, [row.id]);
-            await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
-            for (const s of sequences) {
-              await session.run(`DROP SEQUENCE ${qualified(s.schema, s.name)}`);
-            }
-            return { schema: row.schema, name: row.name };
-          }),
-      );
-      if (result) return result;
+      const locks = await look();
+      const held = new Set(locks.map((l) => l.key));
+      const result = await this.#locks.run(locks, () => work(held));
+      if (result !== undefined) return result;
       if (attempt >= 3) throw ApiError.conflict(`Table "${ref.name}" is changing; try again`);
     }
   }
