@@ -325,14 +325,17 @@ export interface ForeignKeyRow {
   readonly refColumnId: number;
 }
 
+/** The columns a {@link ForeignKeyRow} is read from. */
+const FOREIGN_KEY_COLUMNS =
+  "table_id, constraint_name, column_ids[1] AS column_id, ref_table_id, ref_column_id";
+
 /** The foreign keys of other tables that reference `tableId`. */
 export async function foreignKeysInto(
   session: Session,
   tableId: number,
 ): Promise<ForeignKeyRow[]> {
   const rows = await session.rows(
-    `SELECT table_id, constraint_name, column_ids[1] AS column_id, ref_table_id, ref_column_id
-     FROM ${META}.constraints
+    `SELECT ${FOREIGN_KEY_COLUMNS} FROM ${META}.constraints
      WHERE kind = 'FOREIGN KEY' AND ref_table_id = $1 AND table_id <> $1
      ORDER BY table_id, position`,
     [tableId],
@@ -343,8 +346,8 @@ export async function foreignKeysInto(
 /** A table's own foreign keys, columns and targets by id. */
 export async function foreignKeysOf(session: Session, tableId: number): Promise<ForeignKeyRow[]> {
   const rows = await session.rows(
-    `SELECT table_id, constraint_name, column_ids[1] AS column_id, ref_table_id, ref_column_id
-     FROM ${META}.constraints WHERE kind = 'FOREIGN KEY' AND table_id = $1 ORDER BY position`,
+    `SELECT ${FOREIGN_KEY_COLUMNS} FROM ${META}.constraints
+     WHERE kind = 'FOREIGN KEY' AND table_id = $1 ORDER BY position`,
     [tableId],
   );
   return rows.map(toForeignKeyRow);
