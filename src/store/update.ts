@@ -432,17 +432,7 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
  */
 export async function rebuildTable(session: Session, analysis: UpdateAnalysis): Promise<void> {
   const { row, current, plan, columns, dependents } = analysis;
-  const described = await describeTables(session, dependents);
-  for (const dependent of dependents) {
-    await session.run(
-      `CREATE TABLE ${keepName(dependent.id)} AS SELECT * FROM ${
-        qualified(dependent.schema, dependent.name)
-      }`,
-    );
-  }
-  for (const dependent of dependents) {
-    await session.run(`DROP TABLE ${qualified(dependent.schema, dependent.name)}`);
-  }
+  const described = await setAside(session, dependents);
 
   // The old rows move aside: renamed (cheap), or copied when the table has foreign keys of
   // its own, because DuckDB does not carry a rename into the other table's record of them.
@@ -508,13 +498,39 @@ export async function rebuildTable(session: Session, analysis: UpdateAnalysis): 
   await dropSequencesOf(session, analysis, newSequences);
   await recordUpdate(session, analysis, newSequences);
 
-  // The dependents come back in reverse drop order: a table after those it references.
+  await restore(session, dependents, described);
+}
+
+/** Copies the dependents' rows aside and drops them, in drop order; gives their definitions. */
+async function setAside(session: Session, dependents: readonly TableRow[]): Promise<Table[]> {
+  const described = await describeTables(session, dependents);
+  for (const dependent of dependents) {
+    await session.run(
+      `CREATE TABLE ${keepName(dependent.id)} AS SELECT * FROM ${
+        qualified(dependent.schema, dependent.name)
+      }`,
+    );
+  }
+  for (const dependent of dependents) {
+    await session.run(`DROP TABLE ${qualified(dependent.schema, dependent.name)}`);
+  }
+  return described;
+}
+
+/**
+ * Recreates the dependents {@link setAside} dropped, with their rows, in reverse drop order
+ * (a table after those it references); foreign keys aim at their targets' names of now.
+ */
+async function restore(
+  session: Session,
+  dependents: readonly TableRow[],
+  described: readonly Table[],
+): Promise<void> {
   for (const [index, dependent] of [...dependents.entries()].reverse()) {
     const table = described[index]!;
     const targets = new Map(
       (await foreignKeyTargets(session, dependent.id)).map((t) => [t.name, t]),
     );
-    const at = qualified(dependent.schema, dependent.name);
     await ddl(
       session,
       dependent.name,
@@ -534,14 +550,14 @@ export async function rebuildTable(session: Session, analysis: UpdateAnalysis): 
       }),
     );
     const selfReferences = table.constraints.foreign_keys
-      .filter((fk) =>
-        targets.get(fk.name)!.target.name === dependent.name &&
-        targets.get(fk.name)!.target.schema === dependent.schema
-      )
+      .filter((fk) => {
+        const { target } = targets.get(fk.name)!;
+        return target.name === dependent.name && target.schema === dependent.schema;
+      })
       .map((fk) => ({ value: `s.${quoteIdent(fk.column)}`, column: fk.reference_column }));
     await copyRows(
       session,
-      at,
+      qualified(dependent.schema, dependent.name),
       keepName(dependent.id),
       table.columns.map((c) => `s.${quoteIdent(c.name)}`),
       selfReferences,
