@@ -15,6 +15,7 @@ import type { Logger } from "./log.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import { rowRoutes } from "./routes/rows.ts";
 import { tableRoutes } from "./routes/tables.ts";
+import { templateRoutes } from "./routes/templates.ts";
 import type { Store } from "./store/store.ts";
 
 /** Every API path starts with this. */
@@ -80,6 +81,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.route(API_PREFIX, tableRoutes(deps.store));
   app.route(API_PREFIX, rowRoutes(deps));
   app.route(API_PREFIX, schemaRoutes(deps.store));
+  app.route(API_PREFIX, templateRoutes(deps.store));
 
   app.notFound((c) => {
     const allowed = allowedMethods(app.routes, c.req.path);

@@ -5,7 +5,7 @@
  */
 
 import { ApiError, type ErrorDetail, summarise } from "../errors.ts";
-import type { TableDefinition, TableRef } from "./model.ts";
+import type { TableDefinition, TableRef, TemplateRef } from "./model.ts";
 import {
   DEFAULT_SCHEMA,
   labelProblem,
@@ -54,6 +54,8 @@ export interface TablePlan {
   readonly primaryKey: PlannedKey | null;
   readonly unique: readonly PlannedKey[];
   readonly foreignKeys: readonly PlannedForeignKey[];
+  /** The template version the definition came from, recorded with the table. */
+  readonly template?: TemplateRef;
 }
 
 /**

@@ -74,6 +74,14 @@ export interface Table {
   readonly schema: string;
   readonly columns: Column[];
   readonly constraints: Constraints;
+  /** The template version the table was made from; absent when it was not. */
+  readonly template?: TemplateRef;
+}
+
+/** Which template, and which version of it, a table was made from. */
+export interface TemplateRef {
+  readonly name: string;
+  readonly version: string;
 }
 
 /** A table's address. */

@@ -34,6 +34,7 @@ import {
   TableShape,
 } from "./shapes.ts";
 import { schemaOf } from "./tables.ts";
+import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
 import { validationHook } from "./validation.ts";
 
 /** Rows whose keys the spool pass collects itself. */
@@ -70,6 +71,7 @@ const ON_CONFLICT: readonly OnConflict[] = ["fail", "skip", "update"];
 const UploadQuery = z.object({
   schema: SchemaQuery,
   if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
+  ...TemplateUseQuery,
 });
 
 const uploadJson = createRoute({
@@ -250,11 +252,13 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   streaming(app, uploadJson, async (c) => {
     const { name, schema } = address(c);
     const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
     const file = await spool(c, deps);
     try {
-      const plan = file.table === undefined
-        ? undefined
-        : planTable({ schema, name }, parseDefinition(file.table));
+      const plan = oneDefinition(fromTemplate, file.table) ??
+        (file.table === undefined
+          ? undefined
+          : planTable({ schema, name }, parseDefinition(file.table)));
       const result = await deps.store.uploadTable({ schema, name }, file, { plan, ifExists });
       return c.json({ table: result.table, inserted: result.inserted }, 200);
     } finally {
@@ -282,8 +286,10 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   streaming(app, uploadExcel, async (c) => {
     const { name, schema } = address(c);
     const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
     return await withUpload(c, deps, async ({ file, body }, spooled) => {
-      const plan = definitionPart(body, { schema, name });
+      const given = definitionPart(body, { schema, name });
+      const plan = oneDefinition(fromTemplate, given) ?? given;
       const format = await detectFormat(file.path);
       if (format === "csv") {
         return await deps.store.uploadCsv({ schema, name }, file.path, { plan, ifExists });
@@ -308,8 +314,10 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   streaming(app, uploadCsv, async (c) => {
     const { name, schema } = address(c);
     const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
     return await withUpload(c, deps, async ({ file, body }) => {
-      const plan = definitionPart(body, { schema, name });
+      const given = definitionPart(body, { schema, name });
+      const plan = oneDefinition(fromTemplate, given) ?? given;
       if (await detectFormat(file.path) !== "csv") {
         throw ApiError.unsupportedMediaType(
           "The file is not CSV text; send spreadsheets to upload/excel",

@@ -23,6 +23,7 @@ import {
   TableShape,
   TableUpdateShape,
 } from "./shapes.ts";
+import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
 import { validationHook } from "./validation.ts";
 
 /** Largest page of a table listing. */
@@ -38,7 +39,7 @@ const createTable = createRoute({
   middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
-    query: z.object({ schema: SchemaQuery, if_not_exists: BooleanQuery }),
+    query: z.object({ schema: SchemaQuery, if_not_exists: BooleanQuery, ...TemplateUseQuery }),
     body: {
       required: true,
       content: {
@@ -189,7 +190,10 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const schema = schemaOf(query.schema);
     const ifNotExists = parseBoolean("if_not_exists", query.if_not_exists);
     checkSchemaAccess(c, schema);
-    const plan = planTable({ schema, name }, c.req.valid("json").table ?? {});
+    const definition = c.req.valid("json").table;
+    const fromTemplate = await planFromTemplate(c, store, { schema, name });
+    const plan = oneDefinition(fromTemplate, definition) ??
+      planTable({ schema, name }, definition ?? {});
     const { table } = await store.createTable(plan, { ifNotExists });
     return c.json({ table }, 200);
   });

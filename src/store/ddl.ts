@@ -17,6 +17,7 @@ import {
   findTable,
   PLACEHOLDER_COLUMN,
   recordConstraints,
+  recordOrigin,
   recordSequence,
   recordTable,
   sequenceExists,
@@ -124,6 +125,7 @@ export async function buildTable(
   for (const [column, sequence] of sequences) {
     await recordSequence(session, tableId, idOf(column.name), ref.schema, sequence);
   }
+  if (plan.template) await recordOrigin(session, tableId, plan.template);
   return (await describeTables(session, [{ id: tableId, ...ref }]))[0]!;
 }
 
@@ -210,6 +212,28 @@ export async function resolveForeignKeys(
     });
   }
   return resolved;
+}
+
+/** Each planned column's canonical type: one query for all, one per column on a failure. */
+export async function canonicalTypes(session: Session, plan: TablePlan): Promise<string[]> {
+  if (plan.columns.length === 0) return [];
+  const select = (columns: readonly PlannedColumn[]) =>
+    `SELECT ${columns.map((c, i) => `typeof(CAST(NULL AS ${c.type.sql})) AS t${i}`).join(", ")}`;
+  try {
+    const [row] = await session.rows(select(plan.columns));
+    return plan.columns.map((_, i) => row![`t${i}`] as string);
+  } catch {
+    const problems: ErrorDetail[] = [];
+    for (const column of plan.columns) {
+      if (await checkType(session, column.type.sql)) {
+        problems.push({
+          column: column.name,
+          message: `Column "${column.name}" has unknown type "${column.typeText}"`,
+        });
+      }
+    }
+    throw invalidDefinition(plan.ref.name, problems);
+  }
 }
 
 /** Undefined when DuckDB knows the type, else its complaint. */

@@ -10,7 +10,15 @@ import type { Table, TableRef } from "../catalog/model.ts";
 import { DEFAULT_SCHEMA, nameKey } from "../catalog/names.ts";
 import { ApiError, type ErrorDetail } from "../errors.ts";
 import { listValue } from "@duckdb/node-api";
-import { buildTable, checkColumns } from "./ddl.ts";
+import { buildTable, canonicalTypes, checkColumns } from "./ddl.ts";
+import {
+  compareVersions,
+  formatVersion,
+  type StoredTemplate,
+  type Template,
+  type Version,
+} from "../catalog/templates.ts";
+import { deleteTemplate, insertTemplate, listTemplates, templateVersions } from "./templates.ts";
 import {
   analyseUpdate,
   applyUpdate,
@@ -44,6 +52,8 @@ import type {
   ArrivingRows,
   IfExists,
   ListTablesOptions,
+  ListTemplatesOptions,
+  NewTemplate,
   RowsFile,
   Store,
   TableListing,
@@ -521,6 +531,60 @@ export class DuckDBStore implements Store {
     return { table, stream: this.database.streamLines(csvHeader(table.columns), csvQuery(table)) };
   }
 
+  columnTypes(plan: TablePlan): Promise<string[]> {
+    return this.database.withSession(async (session) => {
+      await checkColumns(session, plan);
+      return await canonicalTypes(session, plan);
+    });
+  }
+
+  templateVersions(name: string): Promise<StoredTemplate[]> {
+    return this.database.withSession((session) => templateVersions(session, name));
+  }
+
+  async listTemplates(options: ListTemplatesOptions): Promise<Template[]> {
+    const stored = await this.database.withSession((session) => listTemplates(session, options));
+    return stored.map((s) => s.template);
+  }
+
+  addTemplate(
+    template: NewTemplate,
+    admit: (existing: readonly StoredTemplate[]) => void,
+  ): Promise<Template> {
+    return this.#locks.run(
+      [templateLock(template.name)],
+      () =>
+        this.database.transaction(async (session) => {
+          const existing = await templateVersions(session, template.name);
+          admit(existing);
+          const name = existing[0]?.template.name ?? template.name;
+          await insertTemplate(session, { ...template, name, createdAt: new Date().toISOString() });
+          const [stored] = await templateVersions(session, name);
+          return stored!.template;
+        }),
+    );
+  }
+
+  dropTemplate(name: string, version?: Version | "latest"): Promise<string> {
+    return this.#locks.run(
+      [templateLock(name)],
+      () =>
+        this.database.transaction(async (session) => {
+          const existing = await templateVersions(session, name);
+          if (existing.length === 0) throw ApiError.notFound(`Template "${name}" does not exist`);
+          const stored = existing[0]!.template.name;
+          const target = version === "latest" ? existing[0]!.version : version;
+          if (target && !existing.some((e) => compareVersions(e.version, target) === 0)) {
+            throw ApiError.notFound(
+              `Template "${stored}" has no version ${formatVersion(target)}`,
+            );
+          }
+          await deleteTemplate(session, stored, target);
+          return stored;
+        }),
+    );
+  }
+
   /**
    * Loads rows inside the caller's transaction while a second connection reads every key
    * the rows use, when the spool pass only sampled them; rows with keys outside the sample
@@ -614,6 +678,10 @@ function lockKeys(row: TableRow, touched: readonly TableRef[]): LockRequest[] {
 
 function schemaLock(schema: string, mode: LockRequest["mode"]): LockRequest {
   return { key: `schema:${nameKey(schema)}`, mode };
+}
+
+function templateLock(name: string): LockRequest {
+  return { key: `template:${nameKey(name)}`, mode: "exclusive" };
 }
 
 function tableLock(ref: TableRef, mode: LockRequest["mode"]): LockRequest {

@@ -1,6 +1,7 @@
 /**
  * The service's own metadata inside the DuckDB file: table identities, stable column ids,
- * constraint names and the sequences serial columns draw from.
+ * constraint names, the sequences serial columns draw from, and the template each table
+ * was made from. (Templates themselves are in templates.ts.)
  *
  * DuckDB's catalog holds the real tables; these rows hold what it cannot: ids that survive
  * renames and never get reused, and the constraint names users chose.
@@ -16,6 +17,7 @@ import type {
   KeyConstraint,
   Table,
   TableRef,
+  TemplateRef,
 } from "../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../catalog/names.ts";
 import type { Session } from "./database.ts";
@@ -60,6 +62,20 @@ const BOOTSTRAP = [
     column_id INTEGER NOT NULL,
     schema_name VARCHAR NOT NULL,
     sequence_name VARCHAR NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${META}.table_origins (
+    table_id INTEGER NOT NULL,
+    template_name VARCHAR NOT NULL,
+    template_version VARCHAR NOT NULL)`,
+  `CREATE SEQUENCE IF NOT EXISTS ${META}.template_ids START 1`,
+  `CREATE TABLE IF NOT EXISTS ${META}.templates (
+    template_id INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    major INTEGER NOT NULL,
+    minor INTEGER NOT NULL,
+    compatibility VARCHAR NOT NULL,
+    definition VARCHAR NOT NULL,
+    column_types VARCHAR NOT NULL,
+    created_at VARCHAR NOT NULL)`,
   `CREATE SCHEMA IF NOT EXISTS public`,
 ];
 
@@ -191,6 +207,19 @@ export async function recordTable(
     );
   }
   return id;
+}
+
+/** Records which template version a table was made from. */
+export async function recordOrigin(
+  session: Session,
+  tableId: number,
+  template: TemplateRef,
+): Promise<void> {
+  await session.run(`INSERT INTO ${META}.table_origins VALUES ($1, $2, $3)`, [
+    tableId,
+    template.name,
+    template.version,
+  ]);
 }
 
 /** Records a table's constraints, in the given order. */
@@ -436,7 +465,7 @@ export async function tablesById(session: Session, ids: readonly number[]): Prom
 export async function forgetTables(session: Session, tableIds: readonly number[]): Promise<void> {
   if (tableIds.length === 0) return;
   const ids = listValue([...tableIds]);
-  for (const table of ["constraints", "sequences", "columns", "tables"]) {
+  for (const table of ["constraints", "sequences", "table_origins", "columns", "tables"]) {
     await session.run(`DELETE FROM ${META}.${table} WHERE list_contains($1, table_id)`, [ids]);
   }
 }
@@ -474,6 +503,15 @@ export async function describeTables(
      ORDER BY k.table_id, k.position`,
     [ids],
   );
+  const originRows = await session.rows(
+    `SELECT table_id, template_name, template_version FROM ${META}.table_origins
+     WHERE list_contains($1, table_id)`,
+    [ids],
+  );
+  const origins = new Map(originRows.map((r) => [r.table_id as number, {
+    name: r.template_name as string,
+    version: r.template_version as string,
+  }]));
 
   const columns = new Map<number, Column[]>();
   for (const r of columnRows) {
@@ -524,6 +562,7 @@ export async function describeTables(
       schema: t.schema,
       columns: columns.get(t.id) ?? [],
       constraints: tableConstraints,
+      ...(origins.has(t.id) ? { template: origins.get(t.id) } : {}),
     };
   });
 }

@@ -7,6 +7,14 @@
 import type { TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import type { TableUpdate } from "../catalog/update.ts";
+import type {
+  StoredTemplate,
+  Template,
+  TemplateDefinition,
+  TemplateOrder,
+  Version,
+} from "../catalog/templates.ts";
+import type { Compatibility } from "../catalog/compatibility.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
 import type { SpooledPart } from "../ingest/spool.ts";
 import type { CsvLayout, LoadCounts, OnConflict } from "./rows.ts";
@@ -49,6 +57,25 @@ export interface ListTablesOptions {
 export interface TableListing {
   readonly tables: readonly (TableRef | Table)[];
   readonly total: number;
+}
+
+/** Options of a template listing. */
+export interface ListTemplatesOptions {
+  /** Only templates whose name contains this, in any case. */
+  readonly search?: string;
+  readonly orderBy: TemplateOrder;
+  /** Only each template's latest version. */
+  readonly latest: boolean;
+}
+
+/** A template version to store. */
+export interface NewTemplate {
+  readonly name: string;
+  readonly version: Version;
+  readonly compatibility: Compatibility;
+  readonly definition: TemplateDefinition;
+  /** The definition's column types, from {@link Store.columnTypes}. */
+  readonly types: readonly string[];
 }
 
 /** The storage operations the routes use; the only place data lives. */
@@ -115,6 +142,26 @@ export interface Store {
   ): Promise<{ json: string; total: number }>;
   /** The table's records as CSV, header first, streamed from a consistent snapshot. */
   exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }>;
+  /**
+   * The canonical types of a plan's columns, in order; 422 when a type is unknown or a
+   * default is not one scalar expression of its column's type.
+   */
+  columnTypes(plan: TablePlan): Promise<string[]>;
+  /** Every version of a template (name in any case), newest first; empty when there is none. */
+  templateVersions(name: string): Promise<StoredTemplate[]>;
+  /** Template versions in the requested order. */
+  listTemplates(options: ListTemplatesOptions): Promise<Template[]>;
+  /**
+   * Stores a new version of a template unless `admit`, given the existing versions newest
+   * first, throws; one version at a time per template name. A template that exists keeps
+   * the spelling of its name.
+   */
+  addTemplate(
+    template: NewTemplate,
+    admit: (existing: readonly StoredTemplate[]) => void,
+  ): Promise<Template>;
+  /** Deletes one version, or all; 404 when there is none. Returns the template's name. */
+  dropTemplate(name: string, version?: Version | "latest"): Promise<string>;
   /** Is the database open and writable? */
   ready(): Promise<boolean>;
   /** Checkpoints and closes; waits for nothing, so stop taking requests first. */

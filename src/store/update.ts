@@ -25,7 +25,7 @@ import { ApiError, type ErrorDetail, MAX_DETAILS, summarise } from "../errors.ts
 import type { Database, Session } from "./database.ts";
 import type { UpdateHow } from "./store.ts";
 import {
-  checkType,
+  canonicalTypes,
   createTableSql,
   freeSequenceName,
   type ResolvedForeignKey,
@@ -742,28 +742,6 @@ async function castable(session: Session, from: string, to: string): Promise<boo
     return true;
   } catch {
     return false;
-  }
-}
-
-/** Each planned column's canonical type: one query for all, one per column on a failure. */
-async function canonicalTypes(session: Session, plan: TablePlan): Promise<string[]> {
-  if (plan.columns.length === 0) return [];
-  const select = (columns: readonly PlannedColumn[]) =>
-    `SELECT ${columns.map((c, i) => `typeof(CAST(NULL AS ${c.type.sql})) AS t${i}`).join(", ")}`;
-  try {
-    const [row] = await session.rows(select(plan.columns));
-    return plan.columns.map((_, i) => row![`t${i}`] as string);
-  } catch {
-    const problems: ErrorDetail[] = [];
-    for (const column of plan.columns) {
-      if (await checkType(session, column.type.sql)) {
-        problems.push({
-          column: column.name,
-          message: `Column "${column.name}" has unknown type "${column.typeText}"`,
-        });
-      }
-    }
-    throw invalidDefinition(plan.ref.name, problems);
   }
 }
 

@@ -294,9 +294,13 @@ export function ok(answer: Answer): any {
   return answer.body;
 }
 
-/** A fingerprint of everything visible: schemas and every table's full definition. */
+/**
+ * A fingerprint of everything visible: schemas, every table's full definition and every
+ * template version.
+ */
 export async function snapshot(server: TestServer): Promise<string> {
   const schemas = ok(await server.request("GET", "schema"));
   const tables = ok(await server.request("GET", "table?verbose=true&limit=1000"));
-  return JSON.stringify({ schemas, tables });
+  const templates = ok(await server.request("GET", "table_template"));
+  return JSON.stringify({ schemas, tables, templates });
 }

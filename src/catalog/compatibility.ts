@@ -1,0 +1,288 @@
+/**
+ * Compatibility between versions of a table template, per the contract's rules:
+ *
+ * - **backward** (consumers of the new version read rows written under the old): a column may
+ *   be added only if it is nullable or has a default; columns may be dropped; types may widen;
+ *   NOT NULL may be relaxed; keys may be dropped. Nothing else.
+ * - **forward** (consumers of the old version read rows written under the new): columns may
+ *   be added; a column may be dropped only if it was nullable or had a default; types may
+ *   narrow; NOT NULL may be tightened; keys may be added.
+ * - **full**: both. A rename is a drop plus an add; columns match by name, case-insensitively.
+ *
+ * Keys (primary key, unique, foreign keys) are judged like NOT NULL: a key is a promise about
+ * every row, so adding one is a tightening and dropping one a relaxation. Defaults and
+ * constraint names do not change how rows are read and are never a violation.
+ *
+ * Which type changes widen is one explicit table, {@link TYPE_WIDENINGS}, plus the rules of
+ * {@link widens} for types with parameters; narrowing is widening read the other way.
+ *
+ * @module
+ */
+
+import type { ErrorDetail } from "../errors.ts";
+import { nameKey } from "./names.ts";
+
+/** The compatibility modes, as stored (lowercase). `ignore` is another name for `none`. */
+export const COMPATIBILITY_MODES = [
+  "none",
+  "ignore",
+  "backward",
+  "backward_transitive",
+  "forward",
+  "forward_transitive",
+  "full",
+  "full_transitive",
+] as const;
+
+/** A compatibility mode. */
+export type Compatibility = typeof COMPATIBILITY_MODES[number];
+
+/** The direction a violation breaks. */
+export type Rule = "backward" | "forward";
+
+/** A column as compatibility sees it. */
+export interface TypedColumn {
+  readonly name: string;
+  /** DuckDB's canonical type name; VARCHAR keeps a declared length, as in `VARCHAR(20)`. */
+  readonly type: string;
+  readonly nullable: boolean;
+  /** Has a default, or draws from a sequence. */
+  readonly defaulted: boolean;
+}
+
+/** One version of a template as compatibility sees it. */
+export interface TypedVersion {
+  readonly version: string;
+  readonly columns: readonly TypedColumn[];
+  /** Each key constraint as text naming its kind and columns, e.g. `primary key (id)`. */
+  readonly keys: readonly string[];
+}
+
+/** What changed between two versions. */
+export type Change =
+  | "column_added"
+  | "column_dropped"
+  | "type_widened"
+  | "type_narrowed"
+  | "type_changed"
+  | "not_null_added"
+  | "not_null_dropped"
+  | "key_added"
+  | "key_dropped";
+
+/** One violation: which earlier version, what changed where, which rule it breaks. */
+export interface Violation extends ErrorDetail {
+  readonly version: string;
+  readonly column?: string;
+  readonly key?: string;
+  readonly change: Change;
+  readonly rule: Rule;
+}
+
+/**
+ * Type widenings DuckDB performs without loss: each type maps to every type it widens to.
+ * Types with parameters (VARCHAR(n), DECIMAL(p,s), lists) follow the rules in {@link widens}.
+ */
+export const TYPE_WIDENINGS: Readonly<Record<string, readonly string[]>> = {
+  TINYINT: ["SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE"],
+  SMALLINT: ["INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE"],
+  INTEGER: ["BIGINT", "HUGEINT", "DOUBLE"],
+  BIGINT: ["HUGEINT"],
+  UTINYINT: [
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "FLOAT",
+    "DOUBLE",
+  ],
+  USMALLINT: ["UINTEGER", "UBIGINT", "UHUGEINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE"],
+  UINTEGER: ["UBIGINT", "UHUGEINT", "BIGINT", "HUGEINT", "DOUBLE"],
+  UBIGINT: ["UHUGEINT", "HUGEINT"],
+  FLOAT: ["DOUBLE"],
+  DATE: ["TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP"],
+  TIMESTAMP_S: ["TIMESTAMP_MS", "TIMESTAMP"],
+  TIMESTAMP_MS: ["TIMESTAMP"],
+};
+
+/** Decimal digits every value of an integer type fits in, for widening to DECIMAL. */
+const INTEGER_DIGITS: Readonly<Record<string, number>> = {
+  TINYINT: 3,
+  SMALLINT: 5,
+  INTEGER: 10,
+  BIGINT: 19,
+  HUGEINT: 39,
+  UTINYINT: 3,
+  USMALLINT: 5,
+  UINTEGER: 10,
+  UBIGINT: 20,
+  UHUGEINT: 39,
+};
+
+/**
+ * Whether every value of type `from` converts to type `to` without loss (and the types
+ * differ): {@link TYPE_WIDENINGS}; `VARCHAR(n)` to `VARCHAR` or a longer `VARCHAR(m)`;
+ * `DECIMAL(p,s)` to `DECIMAL(p',s')` with `s' ≥ s` and `p'−s' ≥ p−s`; an integer type to a
+ * DECIMAL with room for all its digits; and `T[]` to `U[]` when T widens to U.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { widens } from "./compatibility.ts";
+ *
+ * assert.equal(widens("INTEGER", "BIGINT"), true);
+ * assert.equal(widens("BIGINT", "INTEGER"), false);
+ * assert.equal(widens("VARCHAR(20)", "VARCHAR"), true);
+ * assert.equal(widens("DECIMAL(10,2)", "DECIMAL(12,4)"), true);
+ * assert.equal(widens("INTEGER[]", "BIGINT[]"), true);
+ * assert.equal(widens("INTEGER", "VARCHAR"), false);
+ * ```
+ */
+export function widens(from: string, to: string): boolean {
+  if (from === to) return false;
+  const list = /^(.*)\[\]$/;
+  const fromList = list.exec(from);
+  const toList = list.exec(to);
+  if (fromList || toList) return !!fromList && !!toList && widens(fromList[1]!, toList[1]!);
+  if (TYPE_WIDENINGS[from]?.includes(to)) return true;
+  const fromText = /^VARCHAR\((\d+)\)$/.exec(from);
+  if (fromText) {
+    if (to === "VARCHAR") return true;
+    const toText = /^VARCHAR\((\d+)\)$/.exec(to);
+    return !!toText && Number(toText[1]) > Number(fromText[1]);
+  }
+  const toDecimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(to);
+  if (!toDecimal) return false;
+  const [precision, scale] = [Number(toDecimal[1]), Number(toDecimal[2])];
+  const fromDecimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(from);
+  if (fromDecimal) {
+    const [p, s] = [Number(fromDecimal[1]), Number(fromDecimal[2])];
+    return scale >= s && precision - scale >= p - s;
+  }
+  const digits = INTEGER_DIGITS[from];
+  return digits !== undefined && precision - scale >= digits;
+}
+
+/**
+ * Every violation of `mode` by `next` against the earlier versions (newest first): the latest
+ * one, or all of them for a `_transitive` mode. `none` and `ignore` find none.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { violations } from "./compatibility.ts";
+ *
+ * const v1 = { version: "1.0", keys: [], columns: [
+ *   { name: "id", type: "INTEGER", nullable: false, defaulted: false },
+ * ] };
+ * const v2 = { version: "2.0", keys: [], columns: [
+ *   { name: "id", type: "BIGINT", nullable: false, defaulted: false },
+ *   { name: "note", type: "VARCHAR", nullable: false, defaulted: false },
+ * ] };
+ * const found = violations("backward", [v1], v2);
+ * assert.deepEqual(found.map((v) => [v.column, v.change]), [["note", "column_added"]]);
+ * assert.equal(violations("forward", [v1], v2)[0]?.change, "type_widened");
+ * ```
+ */
+export function violations(
+  mode: Compatibility,
+  earlier: readonly TypedVersion[],
+  next: TypedVersion,
+): Violation[] {
+  if (mode === "none" || mode === "ignore") return [];
+  const against = mode.endsWith("_transitive") ? earlier : earlier.slice(0, 1);
+  const rules: Rule[] = mode.startsWith("backward")
+    ? ["backward"]
+    : mode.startsWith("forward")
+    ? ["forward"]
+    : ["backward", "forward"];
+  return against.flatMap((old) => rules.flatMap((rule) => between(rule, old, next)));
+}
+
+/** The violations of one rule between an older version and the new one. */
+function between(rule: Rule, old: TypedVersion, next: TypedVersion): Violation[] {
+  const found: Violation[] = [];
+  const version = old.version;
+  const add = (
+    change: Change,
+    where: { column: string } | { key: string },
+    message: string,
+  ) =>
+    found.push({
+      version,
+      ...where,
+      change,
+      rule,
+      message: `${message} (${rule}, against ${version})`,
+    });
+  const oldColumns = new Map(old.columns.map((c) => [nameKey(c.name), c]));
+  const newColumns = new Map(next.columns.map((c) => [nameKey(c.name), c]));
+
+  for (const column of next.columns) {
+    const before = oldColumns.get(nameKey(column.name));
+    if (!before) {
+      if (rule === "backward" && !column.nullable && !column.defaulted) {
+        add(
+          "column_added",
+          { column: column.name },
+          `Column "${column.name}" is added NOT NULL without a default, so rows written under ` +
+            `${version} have no value for it`,
+        );
+      }
+      continue;
+    }
+    if (before.type !== column.type) {
+      const wider = widens(before.type, column.type);
+      const narrower = widens(column.type, before.type);
+      if (rule === "backward" && !wider) {
+        add(
+          narrower ? "type_narrowed" : "type_changed",
+          { column: column.name },
+          `Column "${column.name}" changes type from ${before.type} to ${column.type}, ` +
+            (narrower ? "a narrowing" : "which is not a widening"),
+        );
+      }
+      if (rule === "forward" && !narrower) {
+        add(
+          wider ? "type_widened" : "type_changed",
+          { column: column.name },
+          `Column "${column.name}" changes type from ${before.type} to ${column.type}, ` +
+            (wider ? "a widening" : "which is not a narrowing"),
+        );
+      }
+    }
+    if (rule === "backward" && before.nullable && !column.nullable) {
+      add("not_null_added", { column: column.name }, `Column "${column.name}" becomes NOT NULL`);
+    }
+    if (rule === "forward" && !before.nullable && column.nullable) {
+      add("not_null_dropped", { column: column.name }, `Column "${column.name}" becomes nullable`);
+    }
+  }
+  if (rule === "forward") {
+    for (const column of old.columns) {
+      if (newColumns.has(nameKey(column.name)) || column.nullable || column.defaulted) continue;
+      add(
+        "column_dropped",
+        { column: column.name },
+        `Column "${column.name}" is dropped, but it is NOT NULL without a default in ${version}`,
+      );
+    }
+  }
+
+  const oldKeys = new Set(old.keys);
+  const newKeys = new Set(next.keys);
+  if (rule === "backward") {
+    for (const key of next.keys) {
+      if (!oldKeys.has(key)) add("key_added", { key }, `The ${key} is added`);
+    }
+  } else {
+    for (const key of old.keys) {
+      if (!newKeys.has(key)) add("key_dropped", { key }, `The ${key} is dropped`);
+    }
+  }
+  return found;
+}
