@@ -126,9 +126,40 @@ Deno.test("templates: create, list, get and delete versions", async (t) => {
       ok(await create("orders", { table_template: orders }));
     });
 
+    await t.step("a version under another spelling joins the template", async () => {
+      const body = ok(await create("ORDERS", { table_template: orders, version: "1.1" }));
+      assert.equal(body.table_template.name, "orders");
+    });
+
+    await t.step("of concurrent creates of one version exactly one succeeds", async () => {
+      const answers = await Promise.all(
+        Array.from(
+          { length: 8 },
+          () => create("orders", { table_template: orders, version: "3.0" }),
+        ),
+      );
+      assert.deepEqual(answers.map((a) => a.status).sort(), [
+        200,
+        409,
+        409,
+        409,
+        409,
+        409,
+        409,
+        409,
+      ]);
+      assert.deepEqual(ok(await server.request("GET", "table_template/orders")).versions, [
+        "3.0",
+        "1.1",
+        "1.0",
+      ]);
+    });
+
     await t.step("versions persist across a restart", async () => {
       await server.restart();
       assert.deepEqual(ok(await server.request("GET", "table_template/orders")).versions, [
+        "3.0",
+        "1.1",
         "1.0",
       ]);
     });

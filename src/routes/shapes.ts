@@ -91,6 +91,9 @@ export const TableShape = z.object({
   schema: z.string(),
   columns: z.array(ColumnShape),
   constraints: ConstraintsShape,
+  template: z.object({ name: z.string(), version: z.string() }).optional().openapi({
+    description: "The template version the table was made from; absent when it was not",
+  }),
 }).openapi("Table");
 
 /** `{ table }`, the wrapper of every response that returns a table. */
