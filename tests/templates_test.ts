@@ -195,7 +195,7 @@ Deno.test("templates: names, versions and bodies that are refused change nothing
         version: "2.0",
         compatibility: "sideways",
       }, 400],
-      ["no table_template", "base", { version: "2.0" }, 400],
+      ["a table_template that is not an object", "base", { table_template: [] }, 400],
       ["the same version", "base", { table_template: definition, version: "1.5" }, 409],
       ["the same version spelt 1.05", "base", { table_template: definition, version: "1.05" }, 409],
       ["an older version", "base", { table_template: definition, version: "1.4" }, 409],
@@ -230,6 +230,16 @@ Deno.test("templates: names, versions and bodies that are refused change nothing
         ok(await create(name, { table_template: definition })).table_template.name,
         name,
       );
+    });
+
+    await t.step("an absent or null table_template is an empty definition", async () => {
+      const empty = ok(await create("empty", {})).table_template;
+      assert.deepEqual(empty.table_template, {
+        columns: [],
+        constraints: { primary_key: null, unique: [], foreign_keys: [] },
+      });
+      const nulls = { table_template: null, version: "1.1", compatibility: null };
+      assert.equal(ok(await create("empty", nulls)).table_template.version, "1.1");
     });
 
     await t.step("1.10 is newer than 1.9", async () => {
@@ -417,6 +427,16 @@ const COMPATIBILITY_CASES: readonly CompatibilityCase[] = [
     violations: ["backward key_added unique key (name) @1.0"],
   },
   {
+    label: "adding a serial column that is the primary key",
+    mode: "backward",
+    earlier: [BASE],
+    next: {
+      columns: [col("key", "bigserial"), ...BASE],
+      constraints: { primary_key: { columns: ["key"] } },
+    },
+    violations: [],
+  },
+  {
     label: "dropping a unique key",
     mode: "backward",
     earlier: [keyed(BASE, ["name"])],
@@ -508,6 +528,20 @@ const COMPATIBILITY_CASES: readonly CompatibilityCase[] = [
     earlier: [keyed(BASE)],
     next: BASE,
     violations: ["forward key_dropped primary key (id) @1.0"],
+  },
+  {
+    label: "dropping a nullable column that has a unique key",
+    mode: "forward",
+    earlier: [keyed(BASE, ["name"])],
+    next: keyed(without("name")),
+    violations: [],
+  },
+  {
+    label: "dropping a NOT NULL column that has a unique key",
+    mode: "forward",
+    earlier: [keyed(BASE, ["qty"])],
+    next: keyed(without("qty")),
+    violations: ["forward column_dropped qty @1.0"],
   },
   {
     label: "adding a unique key",
@@ -655,7 +689,7 @@ Deno.test("templates: the compatibility rules, case by case", async (t) => {
             key?: string;
             version: string;
           }[],
-        ) => details.map((d) => `${d.rule} ${d.change} ${d.column ?? d.key} @${d.version}`);
+        ) => details.map((d) => `${d.rule} ${d.change} ${d.key ?? d.column} @${d.version}`);
 
         const dryRun = ok(
           await server.request("POST", `table_template/${name}/compatibility`, { body }),

@@ -10,11 +10,12 @@
  * - **full**: both. A rename is a drop plus an add; columns match by name, case-insensitively.
  *
  * Keys (primary key, unique, foreign keys) are judged like NOT NULL: a key is a promise about
- * every row, so adding one is a tightening and dropping one a relaxation. Defaults and
+ * every row, so adding one is a tightening and dropping one a relaxation. A key over a column
+ * only one of the versions has is judged through that column's own rule instead. Defaults and
  * constraint names do not change how rows are read and are never a violation.
  *
- * Which type changes widen is one explicit table, {@link TYPE_WIDENINGS}, plus the rules of
- * {@link widens} for types with parameters; narrowing is widening read the other way.
+ * Which type changes widen is one explicit table, {@link TYPE_WIDENINGS}; narrowing is
+ * widening read the other way.
  *
  * @module
  */
@@ -54,8 +55,14 @@ export interface TypedColumn {
 export interface TypedVersion {
   readonly version: string;
   readonly columns: readonly TypedColumn[];
-  /** Each key constraint as text naming its kind and columns, e.g. `primary key (id)`. */
-  readonly keys: readonly string[];
+  readonly keys: readonly TypedKey[];
+}
+
+/** A key constraint as compatibility sees it. */
+export interface TypedKey {
+  /** Its kind and columns as text, e.g. `primary key (id)`; equal text, equal key. */
+  readonly text: string;
+  readonly columns: readonly string[];
 }
 
 /** What changed between two versions. */
@@ -79,36 +86,24 @@ export interface Violation extends ErrorDetail {
   readonly rule: Rule;
 }
 
-/**
- * Type widenings DuckDB performs without loss: each type maps to every type it widens to.
- * Types with parameters (VARCHAR(n), DECIMAL(p,s), lists) follow the rules in {@link widens}.
- */
-export const TYPE_WIDENINGS: Readonly<Record<string, readonly string[]>> = {
-  TINYINT: ["SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE"],
-  SMALLINT: ["INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE"],
-  INTEGER: ["BIGINT", "HUGEINT", "DOUBLE"],
-  BIGINT: ["HUGEINT"],
-  UTINYINT: [
-    "USMALLINT",
-    "UINTEGER",
-    "UBIGINT",
-    "UHUGEINT",
-    "SMALLINT",
-    "INTEGER",
-    "BIGINT",
-    "HUGEINT",
-    "FLOAT",
-    "DOUBLE",
-  ],
-  USMALLINT: ["UINTEGER", "UBIGINT", "UHUGEINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE"],
-  UINTEGER: ["UBIGINT", "UHUGEINT", "BIGINT", "HUGEINT", "DOUBLE"],
-  UBIGINT: ["UHUGEINT", "HUGEINT"],
-  FLOAT: ["DOUBLE"],
-  DATE: ["TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP"],
-  TIMESTAMP_S: ["TIMESTAMP_MS", "TIMESTAMP"],
-  TIMESTAMP_MS: ["TIMESTAMP"],
-};
+/** One row of {@link TYPE_WIDENINGS}: which types widen to which, and the test. */
+export interface Widening {
+  /** The narrower type, as the README lists it. */
+  readonly from: string;
+  /** What it widens to, as the README lists it. */
+  readonly to: string;
+  /** Whether canonical type `from` widens to canonical type `to` by this row. */
+  readonly applies: (from: string, to: string) => boolean;
+}
 
+const exactly = (from: string, to: readonly string[]): Widening => ({
+  from,
+  to: to.join(", "),
+  applies: (a, b) => a === from && to.includes(b),
+});
+const DECIMAL = /^DECIMAL\((\d+),\s*(\d+)\)$/;
+const VARCHAR_N = /^VARCHAR\((\d+)\)$/;
+const LIST = /^(.*)\[\]$/;
 /** Decimal digits every value of an integer type fits in, for widening to DECIMAL. */
 const INTEGER_DIGITS: Readonly<Record<string, number>> = {
   TINYINT: 3,
@@ -124,10 +119,83 @@ const INTEGER_DIGITS: Readonly<Record<string, number>> = {
 };
 
 /**
- * Whether every value of type `from` converts to type `to` without loss (and the types
- * differ): {@link TYPE_WIDENINGS}; `VARCHAR(n)` to `VARCHAR` or a longer `VARCHAR(m)`;
- * `DECIMAL(p,s)` to `DECIMAL(p',s')` with `s' ≥ s` and `p'−s' ≥ p−s`; an integer type to a
- * DECIMAL with room for all its digits; and `T[]` to `U[]` when T widens to U.
+ * The one table of type widenings: conversions DuckDB performs without loss, on its
+ * canonical type names (VARCHAR keeping a declared length). Narrowing is this table read
+ * from right to left; any other change of type is neither.
+ */
+export const TYPE_WIDENINGS: readonly Widening[] = [
+  exactly("TINYINT", ["SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE"]),
+  exactly("SMALLINT", ["INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE"]),
+  exactly("INTEGER", ["BIGINT", "HUGEINT", "DOUBLE"]),
+  exactly("BIGINT", ["HUGEINT"]),
+  exactly("UTINYINT", [
+    "USMALLINT",
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "SMALLINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "FLOAT",
+    "DOUBLE",
+  ]),
+  exactly("USMALLINT", [
+    "UINTEGER",
+    "UBIGINT",
+    "UHUGEINT",
+    "INTEGER",
+    "BIGINT",
+    "HUGEINT",
+    "FLOAT",
+    "DOUBLE",
+  ]),
+  exactly("UINTEGER", ["UBIGINT", "UHUGEINT", "BIGINT", "HUGEINT", "DOUBLE"]),
+  exactly("UBIGINT", ["UHUGEINT", "HUGEINT"]),
+  exactly("FLOAT", ["DOUBLE"]),
+  exactly("DATE", ["TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP"]),
+  exactly("TIMESTAMP_S", ["TIMESTAMP_MS", "TIMESTAMP"]),
+  exactly("TIMESTAMP_MS", ["TIMESTAMP"]),
+  {
+    from: "VARCHAR(n)",
+    to: "VARCHAR, VARCHAR(m) with m > n",
+    applies: (a, b) => {
+      const n = VARCHAR_N.exec(a)?.[1];
+      const m = VARCHAR_N.exec(b)?.[1];
+      return n !== undefined && (b === "VARCHAR" || (m !== undefined && Number(m) > Number(n)));
+    },
+  },
+  {
+    from: "DECIMAL(p,s)",
+    to: "DECIMAL(p′,s′) with s′ ≥ s and p′−s′ ≥ p−s",
+    applies: (a, b) => {
+      const [p, s] = (DECIMAL.exec(a) ?? []).slice(1).map(Number);
+      const [q, t] = (DECIMAL.exec(b) ?? []).slice(1).map(Number);
+      return p !== undefined && q !== undefined && t! >= s! && q - t! >= p - s!;
+    },
+  },
+  {
+    from: "an integer type of d digits (TINYINT 3, SMALLINT 5, INTEGER 10, BIGINT 19, …)",
+    to: "DECIMAL(p,s) with p−s ≥ d",
+    applies: (a, b) => {
+      const [p, s] = (DECIMAL.exec(b) ?? []).slice(1).map(Number);
+      const digits = INTEGER_DIGITS[a];
+      return digits !== undefined && p !== undefined && p - s! >= digits;
+    },
+  },
+  {
+    from: "T[]",
+    to: "U[] when T widens to U",
+    applies: (a, b) => {
+      const [t, u] = [LIST.exec(a)?.[1], LIST.exec(b)?.[1]];
+      return t !== undefined && u !== undefined && widens(t, u);
+    },
+  },
+];
+
+/**
+ * Whether every value of type `from` converts to type `to` without loss, by a row of
+ * {@link TYPE_WIDENINGS}; a type does not widen to itself.
  *
  * @example
  * ```ts
@@ -138,33 +206,14 @@ const INTEGER_DIGITS: Readonly<Record<string, number>> = {
  * assert.equal(widens("BIGINT", "INTEGER"), false);
  * assert.equal(widens("VARCHAR(20)", "VARCHAR"), true);
  * assert.equal(widens("DECIMAL(10,2)", "DECIMAL(12,4)"), true);
+ * assert.equal(widens("DECIMAL(10,2)", "DECIMAL(10,4)"), false);
+ * assert.equal(widens("INTEGER", "DECIMAL(12,2)"), true);
  * assert.equal(widens("INTEGER[]", "BIGINT[]"), true);
  * assert.equal(widens("INTEGER", "VARCHAR"), false);
  * ```
  */
 export function widens(from: string, to: string): boolean {
-  if (from === to) return false;
-  const list = /^(.*)\[\]$/;
-  const fromList = list.exec(from);
-  const toList = list.exec(to);
-  if (fromList || toList) return !!fromList && !!toList && widens(fromList[1]!, toList[1]!);
-  if (TYPE_WIDENINGS[from]?.includes(to)) return true;
-  const fromText = /^VARCHAR\((\d+)\)$/.exec(from);
-  if (fromText) {
-    if (to === "VARCHAR") return true;
-    const toText = /^VARCHAR\((\d+)\)$/.exec(to);
-    return !!toText && Number(toText[1]) > Number(fromText[1]);
-  }
-  const toDecimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(to);
-  if (!toDecimal) return false;
-  const [precision, scale] = [Number(toDecimal[1]), Number(toDecimal[2])];
-  const fromDecimal = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(from);
-  if (fromDecimal) {
-    const [p, s] = [Number(fromDecimal[1]), Number(fromDecimal[2])];
-    return scale >= s && precision - scale >= p - s;
-  }
-  const digits = INTEGER_DIGITS[from];
-  return digits !== undefined && precision - scale >= digits;
+  return from !== to && TYPE_WIDENINGS.some((row) => row.applies(from, to));
 }
 
 /**
@@ -207,11 +256,7 @@ export function violations(
 function between(rule: Rule, old: TypedVersion, next: TypedVersion): Violation[] {
   const found: Violation[] = [];
   const version = old.version;
-  const add = (
-    change: Change,
-    where: { column: string } | { key: string },
-    message: string,
-  ) =>
+  const add = (change: Change, where: { column: string; key?: string }, message: string) =>
     found.push({
       version,
       ...where,
@@ -273,16 +318,17 @@ function between(rule: Rule, old: TypedVersion, next: TypedVersion): Violation[]
     }
   }
 
-  const oldKeys = new Set(old.keys);
-  const newKeys = new Set(next.keys);
-  if (rule === "backward") {
-    for (const key of next.keys) {
-      if (!oldKeys.has(key)) add("key_added", { key }, `The ${key} is added`);
-    }
-  } else {
-    for (const key of old.keys) {
-      if (!newKeys.has(key)) add("key_dropped", { key }, `The ${key} is dropped`);
-    }
+  // A key over a column only one side has is judged through that column's own rule.
+  const onBothSides = (key: TypedKey) =>
+    key.columns.every((c) => oldColumns.has(nameKey(c)) && newColumns.has(nameKey(c)));
+  // Backward refuses keys only the new version has; forward, keys only the old one has.
+  const [only, other] = rule === "backward" ? [next.keys, old.keys] : [old.keys, next.keys];
+  const shared = new Set(other.map((k) => k.text));
+  for (const key of only) {
+    if (shared.has(key.text) || !onBothSides(key)) continue;
+    const where = { column: key.columns.join(", "), key: key.text };
+    if (rule === "backward") add("key_added", where, `The ${key.text} is added`);
+    else add("key_dropped", where, `The ${key.text} is dropped`);
   }
   return found;
 }

@@ -10,6 +10,7 @@ import {
   type Compatibility,
   COMPATIBILITY_MODES,
   type TypedColumn,
+  type TypedKey,
   type TypedVersion,
   type Violation,
   violations,
@@ -251,7 +252,7 @@ function storedDefinition(given: TableDefinition, plan: TablePlan): TemplateDefi
  * const typed = typedVersion("1.0", draft.definition, ["VARCHAR", "INTEGER"]);
  * assert.equal(typed.columns[0]?.type, "VARCHAR(8)");
  * assert.equal(typed.columns[1]?.nullable, false);
- * assert.deepEqual(typed.keys, ["primary key (id)"]);
+ * assert.deepEqual(typed.keys, [{ text: "primary key (id)", columns: ["id"] }]);
  * ```
  */
 export function typedVersion(
@@ -271,14 +272,20 @@ export function typedVersion(
       defaulted: column.default !== null || /^\s*(small|big)?serial[248]?\s*$/i.test(column.type),
     };
   });
-  const list = (names: readonly string[]) => names.map(nameKey).sort().join(", ");
+  const key = (kind: string, names: readonly string[], suffix = ""): TypedKey => {
+    const columns = names.map(nameKey).sort();
+    return { text: `${kind} (${columns.join(", ")})${suffix}`, columns };
+  };
   const keys = [
-    ...(primary_key ? [`primary key (${list(primary_key.columns)})`] : []),
-    ...unique.map((k) => `unique key (${list(k.columns)})`),
+    ...(primary_key ? [key("primary key", primary_key.columns)] : []),
+    ...unique.map((k) => key("unique key", k.columns)),
     ...foreign_keys.map((fk) =>
-      `foreign key (${nameKey(fk.column)}) referencing ${
-        nameKey(fk.reference_schema ?? DEFAULT_SCHEMA)
-      }.${nameKey(fk.reference_table)} (${nameKey(fk.reference_column)})`
+      key(
+        "foreign key",
+        [fk.column],
+        ` referencing ${nameKey(fk.reference_schema ?? DEFAULT_SCHEMA)}.` +
+          `${nameKey(fk.reference_table)} (${nameKey(fk.reference_column)})`,
+      )
     ),
   ];
   return { version, columns, keys };

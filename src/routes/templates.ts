@@ -42,7 +42,7 @@ type Env = { Variables: AuthVariables };
 const TemplateParams = z.object({ table_template_name: z.string() });
 
 const TemplateRequestShape = z.object({
-  table_template: TableDefinitionShape,
+  table_template: TableDefinitionShape.nullish(),
   version: z.string().nullish().openapi({
     description: "MAJOR.MINOR, greater than every existing version; default 1.0",
     example: "1.0",

@@ -1,0 +1,128 @@
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import {
+  type Compatibility,
+  TYPE_WIDENINGS,
+  type TypedVersion,
+  violations,
+  widens,
+} from "./compatibility.ts";
+
+const TYPES = [
+  "TINYINT",
+  "SMALLINT",
+  "INTEGER",
+  "BIGINT",
+  "HUGEINT",
+  "UTINYINT",
+  "UBIGINT",
+  "FLOAT",
+  "DOUBLE",
+  "DECIMAL(10,2)",
+  "DECIMAL(12,2)",
+  "DECIMAL(18,4)",
+  "VARCHAR",
+  "VARCHAR(10)",
+  "VARCHAR(20)",
+  "DATE",
+  "TIMESTAMP",
+  "TIMESTAMP_S",
+  "BOOLEAN",
+  "INTEGER[]",
+  "BIGINT[]",
+];
+
+Deno.test("the README lists exactly the widening table of the code", async () => {
+  const readme = await Deno.readTextFile(new URL("../../README.md", import.meta.url));
+  const listed = [...readme.matchAll(/^ {2}\| (.+?) +\| (.+?) +\|$/gm)]
+    .map((m) => `${m[1]} | ${m[2]}`)
+    .filter((row) => !row.startsWith("from |") && !row.startsWith("---"));
+  assert.deepEqual(listed, TYPE_WIDENINGS.map((w) => `${w.from} | ${w.to}`));
+});
+
+Deno.test("widening is never both ways, and a type never widens to itself", () => {
+  for (const a of TYPES) {
+    assert.equal(widens(a, a), false, a);
+    for (const b of TYPES) assert.ok(!(widens(a, b) && widens(b, a)), `${a} ⇄ ${b}`);
+  }
+});
+
+Deno.test("widening is transitive over the listed types", () => {
+  for (const a of TYPES) {
+    for (const b of TYPES) {
+      for (const c of TYPES) {
+        if (widens(a, b) && widens(b, c)) assert.ok(widens(a, c), `${a} → ${b} → ${c}`);
+      }
+    }
+  }
+});
+
+const column = fc.record({
+  name: fc.constantFrom("a", "b", "c", "d"),
+  type: fc.constantFrom(...TYPES),
+  nullable: fc.boolean(),
+  defaulted: fc.boolean(),
+});
+const version = (label: string) =>
+  fc.uniqueArray(column, { selector: (c) => c.name, maxLength: 4 }).chain((columns) =>
+    fc.subarray(columns.map((c) => c.name)).map((keyed): TypedVersion => ({
+      version: label,
+      columns,
+      keys: keyed.map((name) => ({ text: `unique key (${name})`, columns: [name] })),
+    }))
+  );
+const rules = (found: { rule: string; change: string; column?: string }[]) =>
+  found.map((v) => `${v.rule} ${v.change} ${v.column}`).sort();
+
+Deno.test("full finds exactly what backward and forward find; none finds nothing", () => {
+  fc.assert(
+    fc.property(version("1.0"), version("2.0"), (old, next) => {
+      const both = [
+        ...violations("backward", [old], next),
+        ...violations("forward", [old], next),
+      ];
+      assert.deepEqual(rules(violations("full", [old], next)), rules(both));
+      assert.deepEqual(violations("none", [old], next), []);
+      assert.deepEqual(violations("ignore", [old], next), []);
+    }),
+  );
+});
+
+Deno.test("backward and forward mirror each other", () => {
+  // What backward refuses from old to next, forward refuses from next to old, and back.
+  const mirror: Record<string, string> = {
+    column_added: "column_dropped",
+    type_narrowed: "type_widened",
+    type_changed: "type_changed",
+    not_null_added: "not_null_dropped",
+    key_added: "key_dropped",
+  };
+  fc.assert(
+    fc.property(version("1.0"), version("2.0"), (old, next) => {
+      const backward = violations("backward", [old], next).map((v) =>
+        `${mirror[v.change]} ${v.column}`
+      );
+      const forward = violations("forward", [{ ...next, version: "1.0" }], old).map((v) =>
+        `${v.change} ${v.column}`
+      );
+      assert.deepEqual(backward.sort(), forward.sort());
+    }),
+  );
+});
+
+Deno.test("a transitive mode judges every earlier version, the plain one the latest", () => {
+  fc.assert(
+    fc.property(
+      fc.constantFrom<Compatibility>("backward", "forward", "full"),
+      fc.array(version("x"), { minLength: 1, maxLength: 4 }),
+      version("9.0"),
+      (mode, versions, next) => {
+        const earlier = versions.map((v, i) => ({ ...v, version: `1.${i}` }));
+        const each = earlier.flatMap((v) => violations(mode, [v], next));
+        const transitive = violations(`${mode}_transitive` as Compatibility, earlier, next);
+        assert.deepEqual(transitive, each);
+        assert.deepEqual(violations(mode, earlier, next), violations(mode, [earlier[0]!], next));
+      },
+    ),
+  );
+});
