@@ -238,6 +238,25 @@ Deno.test("records: insert, read back, page, and each on_conflict mode", async (
       assert.equal((await records(server, "people")).total, 5);
     });
 
+    await t.step("a null in a NOT NULL text column alone is 422, not 500", async () => {
+      // Text needs no cast check, so the NOT NULL check is the only (and first) one.
+      ok(
+        await server.request("POST", "table/notes", {
+          body: { table: { columns: [{ name: "body", type: "varchar", is_nullable: false }] } },
+        }),
+      );
+      const error = errorOf(
+        await server.request("POST", "table/notes/records", { body: [{ body: "a" }, {}] }),
+        422,
+      );
+      assert.deepEqual(error.details, [{
+        row: 1,
+        column: "body",
+        message: "Column is NOT NULL but the value is null or missing",
+      }]);
+      assert.equal((await records(server, "notes")).total, 0);
+    });
+
     await t.step("bodies that are not arrays of objects are 400 and change nothing", async () => {
       for (
         const body of [

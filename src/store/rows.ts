@@ -424,7 +424,7 @@ export async function badValues(
     }
     if (!m.column.is_nullable) {
       checks.push(
-        `SELECT row_number_ - 1, ${column}, 'Column is NOT NULL but the value is null or missing' FROM src WHERE ${a} IS NULL`,
+        `SELECT row_number_ - 1 AS row, ${column} AS col, 'Column is NOT NULL but the value is null or missing' AS msg FROM src WHERE ${a} IS NULL`,
       );
     }
   });
