@@ -747,6 +747,20 @@ Deno.test("templates: the compatibility rules, case by case", async (t) => {
       const transitive = await check("forward_transitive");
       assert.deepEqual(transitive.details.map((d: { version: string }) => d.version), ["1.0"]);
       const narrowing = { table_template: { columns: without("qty") }, compatibility: "full" };
+      // Details are capped at 100, as an error's are.
+      const wide = Array.from({ length: 120 }, (_, i) => col(`w${i}`, "int", NOT_NULL));
+      ok(
+        await server.request("POST", "table_template/wide", {
+          body: { table_template: { columns: wide } },
+        }),
+      );
+      const many = ok(
+        await server.request("POST", "table_template/wide/compatibility", {
+          body: { table_template: { columns: [] }, compatibility: "forward" },
+        }),
+      );
+      assert.equal(many.is_compatible, false);
+      assert.equal(many.details.length, 100);
       // A template that does not exist yet has nothing to be incompatible with.
       assert.deepEqual(
         ok(

@@ -25,7 +25,7 @@ import {
   typedVersion,
   type Version,
 } from "../catalog/templates.ts";
-import { ApiError, summarise } from "../errors.ts";
+import { ApiError, MAX_DETAILS, summarise } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import {
   BooleanQuery,
@@ -325,7 +325,9 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
       ? existing
       : existing.filter((e) => compareVersions(e.version, draft.version) < 0);
     const verdict = judge(draft.compatibility, earlier.map((e) => typedOf(e).typed), typed);
-    return c.json({ is_compatible: verdict.is_compatible, details: [...verdict.details] }, 200);
+    // Capped as error details are: a wide template against many versions can break thousands.
+    const details = verdict.details.slice(0, MAX_DETAILS);
+    return c.json({ is_compatible: verdict.is_compatible, details }, 200);
   });
 
   app.openapi(listTemplates, async (c) => {
