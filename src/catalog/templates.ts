@@ -291,6 +291,42 @@ export function typedVersion(
   return { version, columns, keys };
 }
 
+/**
+ * The versions `wanted` names among a template's versions (newest first): all of them when
+ * undefined, the newest for `latest`, or the equal one. 404 when the template has no
+ * versions, or not the wanted one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pickVersions, type StoredTemplate } from "./templates.ts";
+ *
+ * const v = (major: number, minor: number) =>
+ *   ({ version: { major, minor }, template: { name: "t" } }) as StoredTemplate;
+ * const existing = [v(2, 0), v(1, 0)];
+ * assert.deepEqual(pickVersions("t", existing, "latest"), [existing[0]]);
+ * assert.deepEqual(pickVersions("t", existing, { major: 1, minor: 0 }), [existing[1]]);
+ * assert.throws(() => pickVersions("t", existing, { major: 3, minor: 0 }), /no version 3.0/);
+ * assert.throws(() => pickVersions("t", [], undefined), /does not exist/);
+ * ```
+ */
+export function pickVersions(
+  name: string,
+  existing: readonly StoredTemplate[],
+  wanted: Version | "latest" | undefined,
+): StoredTemplate[] {
+  if (existing.length === 0) throw ApiError.notFound(`Template "${name}" does not exist`);
+  if (wanted === undefined) return [...existing];
+  if (wanted === "latest") return existing.slice(0, 1);
+  const chosen = existing.filter((e) => compareVersions(e.version, wanted) === 0);
+  if (chosen.length === 0) {
+    throw ApiError.notFound(
+      `Template "${existing[0]!.template.name}" has no version ${formatVersion(wanted)}`,
+    );
+  }
+  return chosen;
+}
+
 /** The outcome of a compatibility check. */
 export interface Verdict {
   readonly is_compatible: boolean;

@@ -20,6 +20,7 @@ import {
   formatVersion,
   judge,
   parseVersion,
+  pickVersions,
   type StoredTemplate,
   TEMPLATE_ORDERS,
   typedVersion,
@@ -250,17 +251,7 @@ export async function planFromTemplate(
   }
   const version = versionQuery(versionText, "template_version") ?? "latest";
   const existing = await store.templateVersions(checkTemplateName(name));
-  const chosen = version === "latest"
-    ? existing[0]
-    : existing.find((e) => compareVersions(e.version, version) === 0);
-  if (!chosen) {
-    throw ApiError.notFound(
-      existing.length === 0 || version === "latest"
-        ? `Template "${name}" does not exist`
-        : `Template "${existing[0]!.template.name}" has no version ${formatVersion(version)}`,
-    );
-  }
-  const { template } = chosen;
+  const { template } = pickVersions(name, existing, version)[0]!;
   return {
     ...planTable(ref, template.table_template),
     template: { name: template.name, version: template.version },
@@ -352,19 +343,8 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
     const name = checkTemplateName(c.req.valid("param").table_template_name);
     const version = versionQuery(c.req.valid("query").version);
     const existing = await store.templateVersions(name);
-    if (existing.length === 0) throw ApiError.notFound(`Template "${name}" does not exist`);
-    const chosen = version === undefined
-      ? existing
-      : version === "latest"
-      ? existing.slice(0, 1)
-      : existing.filter((e) => compareVersions(e.version, version) === 0);
-    if (chosen.length === 0 && typeof version === "object") {
-      throw ApiError.notFound(
-        `Template "${existing[0]!.template.name}" has no version ${formatVersion(version)}`,
-      );
-    }
     return c.json({
-      table_templates: chosen.map((e) => e.template),
+      table_templates: pickVersions(name, existing, version).map((e) => e.template),
       versions: existing.map((e) => e.template.version),
     }, 200);
   });

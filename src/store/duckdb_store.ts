@@ -12,8 +12,7 @@ import { ApiError, type ErrorDetail } from "../errors.ts";
 import { listValue } from "@duckdb/node-api";
 import { buildTable, canonicalTypes, checkColumns } from "./ddl.ts";
 import {
-  compareVersions,
-  formatVersion,
+  pickVersions,
   type StoredTemplate,
   type Template,
   type Version,
@@ -571,15 +570,9 @@ export class DuckDBStore implements Store {
       () =>
         this.database.transaction(async (session) => {
           const existing = await templateVersions(session, name);
-          if (existing.length === 0) throw ApiError.notFound(`Template "${name}" does not exist`);
-          const stored = existing[0]!.template.name;
-          const target = version === "latest" ? existing[0]!.version : version;
-          if (target && !existing.some((e) => compareVersions(e.version, target) === 0)) {
-            throw ApiError.notFound(
-              `Template "${stored}" has no version ${formatVersion(target)}`,
-            );
-          }
-          await deleteTemplate(session, stored, target);
+          const [chosen] = pickVersions(name, existing, version);
+          const stored = chosen!.template.name;
+          await deleteTemplate(session, stored, version && chosen!.version);
           return stored;
         }),
     );
