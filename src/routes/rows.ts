@@ -27,6 +27,7 @@ import type { IfExists, OnConflict, RowsFile, Store } from "../store/store.ts";
 import {
   CountQuery,
   errorResponses,
+  parseChoice,
   parseCount,
   SchemaQuery,
   TableDefinitionShape,
@@ -251,7 +252,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
 
   streaming(app, uploadJson, async (c) => {
     const { name, schema } = address(c);
-    const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const ifExists = parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
     const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
     const file = await spool(c, deps);
     try {
@@ -268,7 +269,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
 
   streaming(app, insertRecords, async (c) => {
     const { name, schema } = address(c);
-    const onConflict = choice("on_conflict", c.req.query("on_conflict"), ON_CONFLICT, "fail");
+    const onConflict = parseChoice("on_conflict", c.req.query("on_conflict"), ON_CONFLICT, "fail");
     checkJsonType(c);
     const rows = new RowsInParts(c.req.raw.body, c.req.header("content-length"), {
       ...spoolOptions(deps, false),
@@ -285,7 +286,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
 
   streaming(app, uploadExcel, async (c) => {
     const { name, schema } = address(c);
-    const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const ifExists = parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
     const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
     return await withUpload(c, deps, async ({ file, body }, spooled) => {
       const given = definitionPart(body, { schema, name });
@@ -313,7 +314,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
 
   streaming(app, uploadCsv, async (c) => {
     const { name, schema } = address(c);
-    const ifExists = choice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const ifExists = parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
     const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
     return await withUpload(c, deps, async ({ file, body }) => {
       const given = definitionPart(body, { schema, name });
@@ -381,22 +382,6 @@ function address(c: Context<Env>): { name: string; schema: string } {
   const schema = schemaOf(schemas?.[0]);
   checkSchemaAccess(c, schema);
   return { name, schema };
-}
-
-function choice<T extends string>(
-  name: string,
-  value: string | undefined,
-  allowed: readonly T[],
-  fallback: T,
-): T {
-  if (value === undefined || value === "") return fallback;
-  const lower = value.toLowerCase() as T;
-  if (!allowed.includes(lower)) {
-    throw ApiError.badRequest(
-      `Query parameter ${name} must be one of ${allowed.join(", ")}, not "${value}"`,
-    );
-  }
-  return lower;
 }
 
 /**

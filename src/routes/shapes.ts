@@ -162,6 +162,36 @@ export function parseBoolean(name: string, value: string | undefined): boolean {
 }
 
 /**
+ * An enumerated query parameter, in any case; absent or empty is `fallback`, anything not
+ * `allowed` is 400.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseChoice } from "./shapes.ts";
+ *
+ * assert.equal(parseChoice("if_exists", "REPLACE", ["fail", "replace"], "fail"), "replace");
+ * assert.equal(parseChoice("if_exists", undefined, ["fail", "replace"], "fail"), "fail");
+ * assert.throws(() => parseChoice("if_exists", "random", ["fail", "replace"], "fail"));
+ * ```
+ */
+export function parseChoice<T extends string>(
+  name: string,
+  value: string | undefined,
+  allowed: readonly T[],
+  fallback: T,
+): T {
+  if (value === undefined || value === "") return fallback;
+  const lower = value.toLowerCase() as T;
+  if (!allowed.includes(lower)) {
+    throw ApiError.badRequest(
+      `Query parameter ${name} must be one of ${allowed.join(", ")}, not "${value}"`,
+    );
+  }
+  return lower;
+}
+
+/**
  * A non-negative integer query parameter within `max`; anything else is 400.
  *
  * @example

@@ -34,6 +34,7 @@ import {
   ConstraintsSpecShape,
   errorResponses,
   parseBoolean,
+  parseChoice,
   TableDefinitionShape,
 } from "./shapes.ts";
 import { validationHook } from "./validation.ts";
@@ -323,17 +324,9 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
 
   app.openapi(listTemplates, async (c) => {
     const query = c.req.valid("query");
-    const orderBy = (query.order_by || "recent").toLowerCase();
-    if (!(TEMPLATE_ORDERS as readonly string[]).includes(orderBy)) {
-      throw ApiError.badRequest(
-        `Query parameter order_by must be one of ${
-          TEMPLATE_ORDERS.join(", ")
-        }, not "${query.order_by}"`,
-      );
-    }
     const templates = await store.listTemplates({
       search: query.search,
-      orderBy: orderBy as typeof TEMPLATE_ORDERS[number],
+      orderBy: parseChoice("order_by", query.order_by, TEMPLATE_ORDERS, "recent"),
       latest: parseBoolean("latest", query.latest),
     });
     return c.json({ table_templates: templates }, 200);
