@@ -20,6 +20,7 @@ import type { TableDefinition, TemplateRef } from "./model.ts";
 
 export type { TemplateRef };
 import { DEFAULT_SCHEMA, nameKey, printable } from "./names.ts";
+import { parseType } from "./types.ts";
 
 /** A column of a stored template: the creation form, every field given. */
 export interface TemplateColumn {
@@ -263,13 +264,15 @@ export function typedVersion(
   const { primary_key, unique, foreign_keys } = definition.constraints;
   const inPrimaryKey = new Set((primary_key?.columns ?? []).map(nameKey));
   const columns: TypedColumn[] = definition.columns.map((column, i) => {
-    const canonical = types[i] ?? column.type.toUpperCase();
-    const length = /^[^(]*\(\s*(\d+)\s*\)$/.exec(column.type);
+    // Stored types passed the type grammar when their version was created.
+    const parsed = parseType(column.type);
+    const canonical = types[i] ?? parsed.sql;
+    const length = /^[^(]*\((\d+)\)$/.exec(parsed.sql);
     return {
       name: column.name,
-      type: canonical === "VARCHAR" && length ? `VARCHAR(${Number(length[1])})` : canonical,
+      type: canonical === "VARCHAR" && length ? `VARCHAR(${length[1]})` : canonical,
       nullable: column.is_nullable && !inPrimaryKey.has(nameKey(column.name)),
-      defaulted: column.default !== null || /^\s*(small|big)?serial[248]?\s*$/i.test(column.type),
+      defaulted: column.default !== null || parsed.serial !== undefined,
     };
   });
   const key = (kind: string, names: readonly string[], suffix = ""): TypedKey => {
