@@ -12,6 +12,7 @@ import { ApiError, type ErrorDetail } from "../errors.ts";
 import { listValue } from "@duckdb/node-api";
 import { buildTable, canonicalTypes, checkColumns } from "./ddl.ts";
 import {
+  formatVersion,
   pickVersions,
   type StoredTemplate,
   type Template,
@@ -557,9 +558,15 @@ export class DuckDBStore implements Store {
           const existing = await templateVersions(session, template.name);
           admit(existing);
           const name = existing[0]?.template.name ?? template.name;
-          await insertTemplate(session, { ...template, name, createdAt: new Date().toISOString() });
-          const [stored] = await templateVersions(session, name);
-          return stored!.template;
+          const createdAt = new Date().toISOString();
+          await insertTemplate(session, { ...template, name, createdAt });
+          return {
+            name,
+            table_template: template.definition,
+            version: formatVersion(template.version),
+            compatibility: template.compatibility,
+            created_at: createdAt,
+          };
         }),
     );
   }
