@@ -200,14 +200,9 @@ export function draftTemplate(
   const version = parseVersion(request.version ?? "1.0");
   const compatibility = parseCompatibility(request.compatibility);
   const given = request.table_template ?? {};
-  const plan = planTemplate(name, given);
+  // Planned as a table named after the template: the checks a table gets, nothing stored.
+  const plan = planTable({ schema: DEFAULT_SCHEMA, name }, given);
   return { name, version, compatibility, definition: storedDefinition(given, plan), plan };
-}
-
-/** Plans a template's definition as a table named after the template. */
-export function planTemplate(name: string, definition: TableDefinition): TablePlan {
-  // A template name may hold "-", which a table name may not; the plan only needs a label.
-  return planTable({ schema: DEFAULT_SCHEMA, name: name.replaceAll("-", "_") }, definition);
 }
 
 function storedDefinition(given: TableDefinition, plan: TablePlan): TemplateDefinition {
