@@ -140,14 +140,20 @@ export function planTable(ref: TableRef, definition: TableDefinition): TablePlan
   });
 
   const constraintNames = new Map<string, string>();
+  // The first number each generated name may still be free with: names are never given
+  // back, so each search starts where the last one for that name stopped.
+  const nextNumber = new Map<string, number>();
   const claimName = (given: string | null | undefined, generated: string, field: string) => {
     let name = given ?? truncate(generated);
     // A generated name that collides gets a number, as PostgreSQL does; a chosen one is kept.
-    for (let n = 1; given == null && constraintNames.has(nameKey(name)); n++) {
-      const suffix = String(n);
-      name = `${
-        [...truncate(generated)].slice(0, MAX_NAME_LENGTH - suffix.length).join("")
-      }${suffix}`;
+    if (given == null && constraintNames.has(nameKey(name))) {
+      const base = [...truncate(generated)];
+      let n = nextNumber.get(nameKey(generated)) ?? 1;
+      do {
+        const suffix = String(n++);
+        name = `${base.slice(0, MAX_NAME_LENGTH - suffix.length).join("")}${suffix}`;
+      } while (constraintNames.has(nameKey(name)));
+      nextNumber.set(nameKey(generated), n);
     }
     const problem = labelProblem(name);
     if (problem) {
