@@ -10,8 +10,9 @@
  * It tracks only strings, nesting and the structure around rows: which keys rows use,
  * how many rows there are, whether rows are objects or positional arrays (rewritten to
  * objects keyed "0", "1", … so one reader handles both), and, for an upload envelope
- * `{"table": …, "data": [ … ]}`, the small `table` member, captured and parsed. Whether each
- * value is valid JSON is left to DuckDB, which reads the copy.
+ * `{"table": …, "data": [ … ]}`, the small members around `data`, each captured and checked
+ * as JSON (only `table` is kept). Whether each row value is valid JSON is left to DuckDB,
+ * which reads the copy.
  *
  * @module
  */
@@ -556,7 +557,9 @@ export class JsonRows {
         if (this.#memberName === "data" && c !== 0x6e /* n of null */) {
           throw badShape('"data" must be an array of rows');
         }
-        this.#memberCapture = this.#memberName === "table" ? [] : null;
+        // Every other member is captured too, so that it is checked as JSON; only "table"
+        // is kept.
+        this.#memberCapture = [];
         this.#memberBytes = 0;
         this.#memberBrackets = [];
         this.#memberStart = i;
@@ -619,12 +622,13 @@ export class JsonRows {
   #finishMember(chunk: Uint8Array, end: number): void {
     if (this.#memberCapture) {
       this.#capture(chunk.subarray(this.#memberStart, end));
-      const text = DECODER.decode(concat(this.#memberCapture)).trim();
+      let value: unknown;
       try {
-        this.#table = JSON.parse(text) ?? undefined;
+        value = JSON.parse(STRICT_DECODER.decode(concat(this.#memberCapture)));
       } catch {
-        throw malformed('the "table" member is not valid JSON');
+        throw malformed(`the "${this.#memberName}" member is not valid JSON`);
       }
+      if (this.#memberName === "table") this.#table = value ?? undefined;
     }
     this.#memberCapture = null;
     this.#memberStart = -1;
@@ -636,7 +640,7 @@ export class JsonRows {
       throw new ApiError(
         413,
         "payload_too_large",
-        `The "table" member is larger than ${this.options.maxEnvelopeBytes} bytes`,
+        `The "${this.#memberName}" member is larger than ${this.options.maxEnvelopeBytes} bytes`,
       );
     }
     this.#memberCapture!.push(bytes.slice());
@@ -644,6 +648,8 @@ export class JsonRows {
 }
 
 const DECODER = new TextDecoder("utf-8", { fatal: false });
+/** For envelope members, where bytes that are not UTF-8 make the body malformed. */
+const STRICT_DECODER = new TextDecoder("utf-8", { fatal: true });
 const ENCODER = new TextEncoder();
 const OPEN_OBJECT = ENCODER.encode("{");
 const CLOSE_OBJECT = ENCODER.encode("}");
