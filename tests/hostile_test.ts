@@ -1,24 +1,12 @@
 import assert from "node:assert/strict";
-import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
-
-const INJECTIONS = [
-  `a"; DROP TABLE victim; --`,
-  `a'); DROP TABLE victim; --`,
-  `" OR 1=1 --`,
-  `x" INTEGER, "y`,
-  `'; SELECT * FROM read_csv('/etc/passwd'); --`,
-  `$1`,
-  `\\"`,
-  `Robert'); DROP TABLE Students;--`,
-  `victim" CASCADE; --`,
-  `零件 "单价"`,
-];
+import { errorOf, ok, TestServer } from "./helpers/server.ts";
+import { INJECTIONS } from "./reliability/hostile.ts";
 
 Deno.test("hostile: injection text in column and constraint names is stored literally and harms nothing", async () => {
   const server = await TestServer.start();
   try {
     ok(
-      await server.request("POST", "table/victim", {
+      await server.request("POST", "table/items", {
         body: {
           table: {
             columns: [{ name: "id", type: "integer" }],
@@ -58,100 +46,8 @@ Deno.test("hostile: injection text in column and constraint names is stored lite
     );
     assert.equal(table.constraints.foreign_keys[0].name, INJECTIONS[5]);
     assert.deepEqual(ok(await server.request("GET", "table/hostile")).table, table);
-    ok(await server.request("GET", "table/victim"));
+    ok(await server.request("GET", "table/items"));
     assert.equal(ok(await server.request("GET", "table")).total, 2);
-  } finally {
-    await server.dispose();
-  }
-});
-
-Deno.test("hostile: injection in every other field is refused and leaves the database as it was", async () => {
-  const server = await TestServer.start();
-  try {
-    ok(
-      await server.request("POST", "table/victim", {
-        body: {
-          table: {
-            columns: [{ name: "id", type: "integer" }],
-            constraints: { primary_key: { columns: ["id"] } },
-          },
-        },
-      }),
-    );
-    const before = await snapshot(server);
-    const requests: [string, string, unknown?][] = [];
-    for (const text of INJECTIONS) {
-      const encoded = encodeURIComponent(text);
-      requests.push(
-        ["POST", `table/${encoded}`, {}],
-        ["GET", `table/${encoded}`],
-        ["DELETE", `table/${encoded}`],
-        ["POST", `table/t?schema=${encoded}`, {}],
-        ["GET", `table?schema=${encoded}`],
-        ["POST", `schema/${encoded}`],
-        ["DELETE", `schema/${encoded}?cascade=true`],
-        ["POST", "table/t", { table: { columns: [{ name: "a", type: text }] } }],
-        ["POST", "table/t", {
-          table: { columns: [{ name: "a", type: "int", default: `1); DROP TABLE victim; --` }] },
-        }],
-        ["POST", "table/t", {
-          table: { columns: [{ name: "a", type: "varchar", default: `'${text}` }] },
-        }],
-        ["POST", "table/t", {
-          table: {
-            columns: [{ name: "a", type: "int" }],
-            constraints: {
-              foreign_keys: [{ column: "a", reference_table: text, reference_column: "id" }],
-            },
-          },
-        }],
-        ["POST", "table/t", {
-          table: {
-            columns: [{ name: "a", type: "int" }],
-            constraints: {
-              foreign_keys: [{ column: "a", reference_table: "victim", reference_column: text }],
-            },
-          },
-        }],
-        ["POST", "table/t", {
-          table: {
-            columns: [{ name: "a", type: "int" }],
-            constraints: {
-              foreign_keys: [{
-                column: "a",
-                reference_table: "victim",
-                reference_column: "id",
-                reference_schema: text,
-              }],
-            },
-          },
-        }],
-        ["POST", "table/t", {
-          table: {
-            columns: [{ name: "a", type: "int" }],
-            constraints: { primary_key: { columns: [text] } },
-          },
-        }],
-        ["GET", `table?limit=${encoded}`],
-        ["GET", `table?offset=${encoded}`],
-        ["GET", `table?verbose=${encoded}`],
-        ["POST", `table/t?if_not_exists=${encoded}`, {}],
-        ["DELETE", `schema/public?cascade=${encoded}`],
-      );
-    }
-    let refused = 0;
-    for (const [method, path, body] of requests) {
-      const answer = await server.request(method, path, body === undefined ? {} : { body });
-      assert.ok(
-        answer.status >= 400 && answer.status < 500,
-        `${method} ${path}: ${answer.status} ${answer.text}`,
-      );
-      errorOf(answer, answer.status);
-      refused++;
-    }
-    assert.equal(refused, requests.length);
-    assert.equal(await snapshot(server), before);
-    ok(await server.request("GET", "table/victim"));
   } finally {
     await server.dispose();
   }

@@ -304,3 +304,20 @@ export async function snapshot(server: TestServer): Promise<string> {
   const templates = ok(await server.request("GET", "table_template"));
   return JSON.stringify({ schemas, tables, templates });
 }
+
+/**
+ * {@link snapshot} plus every table's rows (its CSV export), hashed: equal fingerprints mean
+ * nothing visible changed, definitions or contents.
+ */
+export async function fingerprint(server: TestServer): Promise<string> {
+  const definitions = await snapshot(server);
+  const { tables } = ok(await server.request("GET", "table?limit=1000"));
+  const parts = [definitions];
+  for (const { name, schema } of tables as { name: string; schema: string }[]) {
+    const answer = await server.request("GET", `table/${name}/records/csv?schema=${schema}`);
+    if (answer.status !== 200) throw new Error(`Export of ${schema}.${name}: ${answer.text}`);
+    parts.push(`${schema}.${name}\n${answer.text}`);
+  }
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(parts.join("\0")));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
