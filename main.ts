@@ -22,9 +22,6 @@ async function main(): Promise<void> {
   await Deno.mkdir(config.spoolDir, { recursive: true });
   await Deno.mkdir(`${config.dataDir}/tmp`, { recursive: true });
   const spoolDir = await Deno.realPath(config.spoolDir);
-  for await (const entry of Deno.readDir(spoolDir)) {
-    await Deno.remove(`${spoolDir}/${entry.name}`, { recursive: true });
-  }
 
   let firstToken: string | undefined;
   if (config.auth.key.kind === "generated") {
@@ -41,6 +38,19 @@ async function main(): Promise<void> {
   }
   const verifier = await createVerifier(config.auth);
 
+  // Bind before the database is opened, so a port in use never touches the file. A request
+  // that arrives while the store opens waits for the app.
+  const ready = Promise.withResolvers<ReturnType<typeof createApp>>();
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve(
+      { hostname: config.host, port: config.port, onListen: () => {} },
+      async (request, info) => (await ready.promise).fetch(request, info),
+    );
+  } catch (error) {
+    throw new StartupError(`Cannot listen on ${config.host}:${config.port}: ${firstLine(error)}`);
+  }
+
   let store;
   try {
     store = await openStore({
@@ -52,8 +62,13 @@ async function main(): Promise<void> {
   } catch (error) {
     throw new StartupError(`Cannot open database "${config.databasePath}": ${firstLine(error)}`);
   }
+  // Only now, holding the database's lock, is the spool ours to clear: a second instance
+  // refused above must not delete the uploads of the one running.
+  for await (const entry of Deno.readDir(spoolDir)) {
+    await Deno.remove(`${spoolDir}/${entry.name}`, { recursive: true });
+  }
 
-  const app = createApp({
+  ready.resolve(createApp({
     store,
     verifier,
     logger,
@@ -62,29 +77,18 @@ async function main(): Promise<void> {
     maxSheetRows: config.maxSheetRows,
     maxSheetBytes: config.maxSheetBytes,
     spoolDir,
-  });
-  let server: Deno.HttpServer;
-  try {
-    server = Deno.serve({
-      hostname: config.host,
-      port: config.port,
-      onListen: ({ hostname, port }) => {
-        console.log(
-          `Listening on http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}/`,
-        );
-        if (firstToken) {
-          console.log(
-            `Created a signing secret in ${
-              config.auth.key.kind === "generated" ? config.auth.key.secretPath : ""
-            }.` +
-              ` A token with every scope, valid for 24 hours:\n${firstToken}`,
-          );
-        }
-      },
-    }, app.fetch);
-  } catch (error) {
-    await store.close();
-    throw new StartupError(`Cannot listen on ${config.host}:${config.port}: ${firstLine(error)}`);
+  }));
+  const { hostname, port } = server.addr;
+  console.log(
+    `Listening on http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}/`,
+  );
+  if (firstToken) {
+    console.log(
+      `Created a signing secret in ${
+        config.auth.key.kind === "generated" ? config.auth.key.secretPath : ""
+      }.` +
+        ` A token with every scope, valid for 24 hours:\n${firstToken}`,
+    );
   }
 
   let stopping = false;
@@ -118,8 +122,10 @@ async function ensureDirectory(path: string, variable: string): Promise<void> {
   }
 }
 
+/** The first line of an error's message, without the `(os error 13): open '/path'` Deno adds. */
 function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+  const line = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+  return line.replace(/ \(os error \d+\).*$/, "");
 }
 
 if (import.meta.main) {

@@ -5,7 +5,7 @@
  */
 
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue, type JS } from "@duckdb/node-api";
-import { quoteLiteral } from "./sql.ts";
+import { engineMessage, quoteLiteral } from "./sql.ts";
 
 /** A row as read back: DuckDB values converted to JavaScript, full precision kept. */
 export type Row = Record<string, JS>;
@@ -67,28 +67,44 @@ export class Database {
 
   /**
    * Opens (creating if needed) the database file with extensions off, file access confined
-   * to the spool directory, and the configuration locked against later `SET`s.
+   * to the spool directory, and the configuration locked against later `SET`s. A file that
+   * is not a DuckDB database, is damaged or truncated, or is held by another process is
+   * refused, with the reason as the message and the file untouched.
    */
   static async open(options: DatabaseOptions): Promise<Database> {
-    const instance = await DuckDBInstance.create(options.path, {
-      autoinstall_known_extensions: "false",
-      autoload_known_extensions: "false",
-      allow_community_extensions: "false",
-      temp_directory: options.tempDir,
-      ...(options.memoryBytes
-        ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }
-        : {}),
-    });
+    const onDisk = options.path !== ":memory:";
+    if (onDisk) await checkHeader(options.path);
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(options.path, {
+        autoinstall_known_extensions: "false",
+        autoload_known_extensions: "false",
+        allow_community_extensions: "false",
+        temp_directory: options.tempDir,
+        ...(options.memoryBytes
+          ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }
+          : {}),
+      });
+    } catch (error) {
+      throw new Error(openFailure(error));
+    }
     const database = new Database(instance);
-    await database.withSession(async (session) => {
-      // Order matters: each SET below would be refused after the next one.
-      await session.run(`SET allowed_directories=[${quoteLiteral(`${options.spoolDir}/`)}]`);
-      // GLOBAL: every later connection renders and reads times in UTC, whatever the
-      // machine's zone; a plain SET would reach only this connection.
-      await session.run("SET GLOBAL TimeZone='UTC'");
-      await session.run("SET enable_external_access=false");
-      await session.run("SET lock_configuration=true");
-    });
+    try {
+      await database.withSession(async (session) => {
+        if (onDisk) await checkLength(session, options.path);
+        // Order matters: each SET below would be refused after the next one.
+        await session.run(`SET allowed_directories=[${quoteLiteral(`${options.spoolDir}/`)}]`);
+        // GLOBAL: every later connection renders and reads times in UTC, whatever the
+        // machine's zone; a plain SET would reach only this connection.
+        await session.run("SET GLOBAL TimeZone='UTC'");
+        await session.run("SET enable_external_access=false");
+        await session.run("SET lock_configuration=true");
+      });
+    } catch (error) {
+      // Nothing was written yet: close without the checkpoint close() would run.
+      database.#closeNow();
+      throw error;
+    }
     return database;
   }
 
@@ -191,8 +207,77 @@ export class Database {
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.withSession((session) => session.run("CHECKPOINT"));
+    this.#closeNow();
+  }
+
+  #closeNow(): void {
     this.#closed = true;
     for (const connection of this.#idle.splice(0)) connection.closeSync();
     this.instance.closeSync();
   }
+}
+
+/** Bytes before a DuckDB file's first block: a main header and two database headers. */
+const HEADERS_BYTES = 3 * 4096;
+
+/**
+ * Refuses a file that is not a DuckDB database from its first bytes, before DuckDB opens
+ * it: for a SQLite file DuckDB would go looking for an extension instead of saying so.
+ */
+async function checkHeader(path: string): Promise<void> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return; // A new database.
+    throw error;
+  }
+  const head = new Uint8Array(16);
+  let length: number | null;
+  try {
+    length = await file.read(head);
+  } finally {
+    file.close();
+  }
+  const text = String.fromCharCode(...head.subarray(0, length ?? 0));
+  // Empty is refused, not taken as new: it is what a failed copy or restore leaves behind.
+  if (text === "") throw new Error("the file is empty (remove it to start a new database)");
+  if (text.startsWith("SQLite format 3\0")) {
+    throw new Error("it is a SQLite database, not a DuckDB one");
+  }
+  // A checksum, then the magic bytes.
+  if (text.slice(8, 12) !== "DUCK") throw new Error("it is not a DuckDB database file");
+}
+
+/**
+ * Refuses a file shorter than its header says. DuckDB reads blocks only when a query needs
+ * them, so a lost tail would otherwise pass start-up and fail requests later.
+ */
+async function checkLength(session: Session, path: string): Promise<void> {
+  const [row] = await session.rows(
+    `SELECT total_blocks, block_size FROM pragma_database_size()
+     WHERE database_name = current_database()`,
+  );
+  const expected = HEADERS_BYTES + Number(row?.total_blocks ?? 0) * Number(row?.block_size ?? 0);
+  const { size } = await Deno.stat(path);
+  if (size < expected) {
+    throw new Error(
+      `the file is truncated (${size} bytes of the ${expected} its header describes)`,
+    );
+  }
+}
+
+/** Why DuckDB could not open the file, in a few words and one line. */
+function openFailure(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  if (text.includes("Could not set lock on file")) {
+    const pid = /\(PID (\d+)\)/.exec(text)?.[1];
+    return `another process${pid ? ` (PID ${pid})` : ""} is using it`;
+  }
+  if (/Corrupt database file|Could not read enough bytes|not a valid DuckDB database/.test(text)) {
+    return `the file is damaged (${engineMessage(error)})`;
+  }
+  const denied = /: (Permission denied|Operation not permitted|Read-only file system)$/m.exec(text);
+  if (denied) return `it cannot be opened for reading and writing (${denied[1]})`;
+  return engineMessage(error);
 }
