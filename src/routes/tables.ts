@@ -4,11 +4,14 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
 import { planTable } from "../catalog/definition.ts";
 import { checkSchemaName, checkTableName, DEFAULT_SCHEMA } from "../catalog/names.ts";
+import type { Table } from "../catalog/model.ts";
 import { planUpdate } from "../catalog/update.ts";
+import { ApiError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
 import {
   BooleanQuery,
@@ -25,6 +28,32 @@ import {
 } from "./shapes.ts";
 import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
 import { validationHook } from "./validation.ts";
+
+/**
+ * The entity tag of a table's definition as the API shows it: GET, POST and PUT send it as
+ * `ETag`, and a PUT with `If-Match` applies only to the definition it names.
+ */
+export function etagOf(table: Table): string {
+  return `"${createHash("sha256").update(JSON.stringify(table)).digest("base64url").slice(0, 27)}"`;
+}
+
+/**
+ * Throws 409 unless `ifMatch` (an `If-Match` header, absent for none) names the current
+ * definition's tag or is `*`. 409 rather than HTTP's 412: clients of the contract read any
+ * status it does not list as an internal error.
+ */
+function checkIfMatch(ifMatch: string | undefined, current: Table): void {
+  if (ifMatch === undefined) return;
+  const tags = ifMatch.split(",").map((tag) => tag.trim());
+  const tag = etagOf(current);
+  if (tags.includes("*") || tags.includes(tag)) return;
+  throw new ApiError(
+    409,
+    "edit_conflict",
+    `Table "${current.schema}.${current.name}" changed since it was read: If-Match ${ifMatch} ` +
+      `is not its current tag ${tag}; read it again and redo the change`,
+  );
+}
 
 /** Largest page of a table listing. */
 export const MAX_TABLE_PAGE = 1000;
@@ -127,6 +156,12 @@ const updateTable = createRoute({
   request: {
     params: TableParams,
     query: z.object({ schema: SchemaQuery }),
+    headers: z.object({
+      "if-match": z.string().optional().openapi({
+        description: "The ETag of a GET: the update applies only if the table is unchanged " +
+          "since (409 edit_conflict otherwise)",
+      }),
+    }),
     body: {
       required: true,
       content: {
@@ -195,14 +230,15 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const plan = oneDefinition(fromTemplate, definition) ??
       planTable({ schema, name }, definition ?? {});
     const { table } = await store.createTable(plan, { ifNotExists });
-    return c.json({ table }, 200);
+    return c.json({ table }, 200, { etag: etagOf(table) });
   });
 
   app.openapi(getTable, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
-    return c.json({ table: await store.getTable({ schema, name }) }, 200);
+    const table = await store.getTable({ schema, name });
+    return c.json({ table }, 200, { etag: etagOf(table) });
   });
 
   app.openapi(listTables, async (c) => {
@@ -228,11 +264,13 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     checkSchemaAccess(c, schema);
     const wanted = c.req.valid("json").table;
     if (wanted.schema != null) checkSchemaAccess(c, checkSchemaName(wanted.schema));
-    const { table } = await store.updateTable(
-      { schema, name },
-      (current) => planUpdate(current, wanted),
-    );
-    return c.json({ table }, 200);
+    const ifMatch = c.req.header("if-match");
+    const { table } = await store.updateTable({ schema, name }, (current) => {
+      // Judged under the table's lock, against the definition the update starts from.
+      checkIfMatch(ifMatch, current);
+      return planUpdate(current, wanted);
+    });
+    return c.json({ table }, 200, { etag: etagOf(table) });
   });
 
   app.openapi(deleteTable, async (c) => {
