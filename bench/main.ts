@@ -9,6 +9,7 @@
 
 import { TestServer } from "../tests/helpers/server.ts";
 import { files } from "./files.ts";
+import { load } from "./load.ts";
 import { loading } from "./loading.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
@@ -86,4 +87,5 @@ if (import.meta.main) {
   if (!only || only === "definitions") await definitions();
   if (!only || only === "loading") await loading(Number(Deno.args[1] ?? 1_000_000));
   if (!only || only === "files") await files();
+  if (!only || only === "load") await load(Number(Deno.args[1] ?? 300));
 }

@@ -1,0 +1,341 @@
+/**
+ * Load and soak: autocannon on loopback at fixed concurrency against the service (inserts of
+ * 10 rows per request, reads) and, in the same run, against a baseline — a minimal Hono app
+ * on Deno that only verifies the JWT — then a mixed soak watching the service's memory.
+ *
+ * autocannon runs inside this process (it works under Deno's Node compatibility), so the
+ * generator shares the machine's cores with the server it drives, for both servers alike.
+ *
+ * @module
+ */
+
+// @ts-types="npm:@types/autocannon@^7.12.7"
+import autocannon from "autocannon";
+import { ALL_SCOPES, mint, TEST_SECRET, TestServer } from "../tests/helpers/server.ts";
+import { COLUMNS, row } from "./generate.ts";
+import { memory } from "./loading.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const TABLE = "load_bench";
+const ROWS_PER_INSERT = 10;
+const CONNECTIONS = 16;
+/** Length of each measured run (shortened to the soak's length when that is shorter). */
+const MEASURE_SECONDS = 20;
+const WARMUP_SECONDS = 5;
+const RSS_SAMPLE_MS = 5_000;
+
+/** One request a connection sends, in turn with the others of its load. */
+interface Step {
+  readonly method: "GET" | "POST";
+  readonly path: string;
+  /** Builds a fresh body for every request. */
+  readonly body?: () => string;
+}
+
+/** A fixed-concurrency load of one kind of request (or a cycle of kinds). */
+interface Load {
+  readonly label: string;
+  readonly base: string;
+  readonly token: string;
+  readonly connections: number;
+  readonly seconds: number;
+  readonly steps: readonly Step[];
+}
+
+/** What one load measured; latencies in milliseconds. */
+interface Measurement {
+  readonly label: string;
+  readonly connections: number;
+  readonly seconds: number;
+  readonly answered: number;
+  readonly ok: number;
+  readonly non2xx: number;
+  readonly serverErrors: number;
+  /** Connection errors and timeouts. */
+  readonly errors: number;
+  readonly requestsPerSecond: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+/** Bodies of 10 distinct rows each; ids never repeat, so inserts never conflict. */
+class Batches {
+  issued = 0;
+
+  next(): string {
+    const first = this.issued++ * ROWS_PER_INSERT;
+    const rows = [];
+    for (let i = first; i < first + ROWS_PER_INSERT; i++) rows.push(row(i));
+    return JSON.stringify(rows);
+  }
+}
+
+/** Runs one load to its end with autocannon and summarises it. */
+function drive(load: Load): Promise<Measurement> {
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon({
+      url: load.base,
+      connections: load.connections,
+      duration: load.seconds,
+      headers: { authorization: `Bearer ${load.token}`, "content-type": "application/json" },
+      requests: load.steps.map(({ method, path, body }) =>
+        body ? { method, path, setupRequest: (request) => ({ ...request, body: body() }) } : {
+          method,
+          path,
+        }
+      ),
+    }, (error, result) => {
+      if (error) return reject(error);
+      const sorted = Float64Array.from(latencies).sort();
+      const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+      resolve({
+        label: load.label,
+        connections: load.connections,
+        seconds: result.duration,
+        answered: latencies.length,
+        ok: result["2xx"],
+        non2xx: result.non2xx,
+        serverErrors: result["5xx"],
+        errors: result.errors,
+        requestsPerSecond: latencies.length / result.duration,
+        p50: at(0.5) ?? NaN,
+        p99: at(0.99) ?? NaN,
+      });
+    });
+    instance.on("response", (_client, _status, _bytes, milliseconds) => {
+      latencies.push(milliseconds);
+    });
+  });
+}
+
+/** The baseline server in a child process, driven exactly like the service. */
+class BaselineServer {
+  private constructor(readonly process: Deno.ChildProcess, readonly base: string) {}
+
+  static async start(): Promise<BaselineServer> {
+    const process = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-env=AUTH_JWT_SECRET",
+        "--allow-net=127.0.0.1",
+        `${ROOT}bench/baseline_server.ts`,
+      ],
+      cwd: ROOT,
+      env: { AUTH_JWT_SECRET: TEST_SECRET },
+      clearEnv: true,
+      stdout: "piped",
+    }).spawn();
+    let printed = "";
+    for await (const text of process.stdout.pipeThrough(new TextDecoderStream())) {
+      printed += text;
+      const match = /^Listening on (http:\/\/[^/]+)\//m.exec(printed);
+      if (match) return new BaselineServer(process, match[1]!);
+    }
+    throw new Error(`The baseline server exited with ${(await process.status).code}`);
+  }
+
+  get pid(): number {
+    return this.process.pid;
+  }
+
+  async stop(): Promise<void> {
+    this.process.kill("SIGTERM");
+    await this.process.status;
+  }
+}
+
+async function warmUp(load: Load): Promise<Measurement> {
+  return await drive({ ...load, label: `warm-up: ${load.label}`, seconds: WARMUP_SECONDS });
+}
+
+/** Baseline: the same 10-row POST against the JWT-only server. */
+async function measureBaseline(token: string, seconds: number): Promise<Measurement> {
+  const server = await BaselineServer.start();
+  try {
+    const batches = new Batches();
+    const load: Load = {
+      label: "baseline: Hono+jose, POST 10 rows",
+      base: server.base,
+      token,
+      connections: CONNECTIONS,
+      seconds,
+      steps: [{ method: "POST", path: "/api/v1/records", body: () => batches.next() }],
+    };
+    await warmUp(load);
+    return await drive(load);
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Samples a process's resident memory while `work` runs. */
+async function watchMemory<T>(
+  pid: number,
+  work: Promise<T>,
+): Promise<{ result: T; startMb: number; endMb: number; peakMb: number }> {
+  const startMb = memory(pid, "VmRSS");
+  let peakMb = startMb;
+  const timer = setInterval(() => peakMb = Math.max(peakMb, memory(pid, "VmRSS")), RSS_SAMPLE_MS);
+  try {
+    const result = await work;
+    const endMb = memory(pid, "VmRSS");
+    return { result, startMb, endMb, peakMb: Math.max(peakMb, endMb) };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+function grouped(value: number): string {
+  return Math.round(value).toLocaleString("en");
+}
+
+function verdict(pass: boolean): string {
+  return pass ? "PASS" : "FAIL";
+}
+
+function printTable(measurements: readonly Measurement[]): void {
+  console.log(
+    "run                                        conns  secs     req/s   p50 ms   p99 ms" +
+      "  non-2xx   5xx  errors",
+  );
+  for (const m of measurements) {
+    console.log(
+      `${m.label.padEnd(42)} ${String(m.connections).padStart(5)} ${
+        m.seconds.toFixed(0).padStart(5)
+      } ${grouped(m.requestsPerSecond).padStart(9)} ${m.p50.toFixed(2).padStart(8)} ${
+        m.p99.toFixed(2).padStart(8)
+      } ${String(m.non2xx).padStart(8)} ${String(m.serverErrors).padStart(5)} ${
+        String(m.errors).padStart(7)
+      }`,
+    );
+  }
+}
+
+/**
+ * Runs the load benchmark and prints its table: baseline, service inserts, service reads,
+ * then a mixed soak of `soakSeconds` (default 300) with the service's RSS at its start and end.
+ */
+export async function load(soakSeconds = 300): Promise<void> {
+  if (!Number.isFinite(soakSeconds) || soakSeconds < 1) {
+    throw new Error(`Cannot soak for "${soakSeconds}" seconds: give a positive number`);
+  }
+  const seconds = Math.min(MEASURE_SECONDS, soakSeconds);
+  // Outlives every run, warm-ups and soak included; the servers' default token does not.
+  const token = await mint({ scope: ALL_SCOPES, expiresIn: soakSeconds + 1_800 });
+  console.log(
+    `\nLoad and soak: autocannon on loopback, ${CONNECTIONS} connections, ` +
+      `${ROWS_PER_INSERT} rows × ${COLUMNS.length} columns per insert, ${seconds} s per run ` +
+      `after ${WARMUP_SECONDS} s warm-up, soak ${soakSeconds} s`,
+  );
+  const baseline = await measureBaseline(token, seconds);
+
+  const server = await TestServer.start({ LOG_LEVEL: "error" });
+  try {
+    const created = await server.request("POST", `table/${TABLE}`, {
+      token,
+      body: {
+        table: {
+          columns: COLUMNS.map((c) => ({ name: c.name, type: c.type })),
+          constraints: { primary_key: { columns: ["id"] } },
+        },
+      },
+    });
+    if (created.status !== 200) throw new Error(`Cannot create the table: ${created.text}`);
+
+    const batches = new Batches();
+    const inserts: Step = {
+      method: "POST",
+      path: `/api/v1/table/${TABLE}/records`,
+      body: () => batches.next(),
+    };
+    const readRecords: Step = { method: "GET", path: `/api/v1/table/${TABLE}/records?limit=10` };
+    const readTable: Step = { method: "GET", path: `/api/v1/table/${TABLE}` };
+    const on = { base: server.base, token, connections: CONNECTIONS, seconds };
+    const insertLoad: Load = { ...on, label: "service: POST /records, 10 rows", steps: [inserts] };
+    const recordsLoad: Load = {
+      ...on,
+      label: "service: GET /records?limit=10",
+      steps: [readRecords],
+    };
+    const tableLoad: Load = { ...on, label: "service: GET /table/{name}", steps: [readTable] };
+
+    // Every insert is counted, warm-ups too, to check the table against the answers.
+    const insertRuns: Measurement[] = [await warmUp(insertLoad), await drive(insertLoad)];
+    await warmUp(recordsLoad);
+    const records = await drive(recordsLoad);
+    await warmUp(tableLoad);
+    const table = await drive(tableLoad);
+
+    // The soak: half the connections insert, half read; the same mix warms up first.
+    const half = CONNECTIONS / 2;
+    const soakInserts: Load = {
+      ...on,
+      connections: half,
+      seconds: soakSeconds,
+      label: `soak: POST /records, 10 rows`,
+      steps: [inserts],
+    };
+    const soakReads: Load = {
+      ...on,
+      connections: half,
+      seconds: soakSeconds,
+      label: `soak: GET /records + GET /table`,
+      steps: [readRecords, readTable],
+    };
+    const [warmInserts] = await Promise.all([warmUp(soakInserts), warmUp(soakReads)]);
+    insertRuns.push(warmInserts);
+    const soak = await watchMemory(
+      server.pid,
+      Promise.all([drive(soakInserts), drive(soakReads)]),
+    );
+    const [soakInsert, soakRead] = soak.result;
+    insertRuns.push(soakInsert);
+
+    // Let requests cut off when the generator stopped finish on the server before counting.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const counted = await server.request(
+      "GET",
+      `table/${TABLE}/records?limit=1`,
+      { token },
+    );
+    if (counted.status !== 200) throw new Error(`Cannot count the rows: ${counted.text}`);
+    const rows = Number(counted.body.total);
+
+    const measurements = [baseline, insertRuns[1]!, records, table, soakInsert, soakRead];
+    printTable(measurements);
+
+    const ratio = insertRuns[1]!.requestsPerSecond / baseline.requestsPerSecond;
+    const serverErrors = measurements.reduce((sum, m) => sum + m.serverErrors, 0);
+    const growth = (soak.endMb - soak.startMb) / soak.startMb * 100;
+    const answeredOk = insertRuns.reduce((sum, m) => sum + m.ok, 0);
+    const rejected = insertRuns.reduce((sum, m) => sum + m.non2xx, 0);
+    // Requests in flight when a run stopped were cut off unanswered; each may have landed.
+    const unanswered = batches.issued - insertRuns.reduce((sum, m) => sum + m.answered, 0);
+    const expected = answeredOk * ROWS_PER_INSERT;
+    console.log(
+      `insert req/s ÷ baseline req/s: ${ratio.toFixed(2)} (target ≥ 0.25)  ${
+        verdict(ratio >= 0.25)
+      }`,
+    );
+    console.log(
+      `5xx over all service runs: ${serverErrors} (target 0)  ${verdict(serverErrors === 0)}`,
+    );
+    console.log(
+      `service RSS over the ${soakSeconds} s soak: ${soak.startMb.toFixed(0)} → ` +
+        `${soak.endMb.toFixed(0)} MB, ${growth >= 0 ? "+" : ""}${growth.toFixed(1)} % ` +
+        `(peak ${soak.peakMb.toFixed(0)} MB; target < 10 %)  ${verdict(growth < 10)}`,
+    );
+    console.log(
+      `rows in the table: ${grouped(rows)}; 2xx inserts × ${ROWS_PER_INSERT}: ${
+        grouped(expected)
+      }` +
+        ` (${rejected} rejected; ${unanswered} cut off unanswered when runs stopped, ` +
+        `which may add up to ${unanswered * ROWS_PER_INSERT} rows)  ${
+          verdict(rows >= expected && rows <= expected + unanswered * ROWS_PER_INSERT)
+        }`,
+    );
+  } finally {
+    await server.dispose();
+  }
+}
