@@ -157,7 +157,7 @@ Deno.test("start-up refuses a damaged DuckDB file with one line, leaving it unto
       const { dir, file } = await damaged("last-block", (b) => b.subarray(0, b.length - 262144));
       await assertRefused(
         dir,
-        new RegExp(`^Cannot open database ${file}: the file is truncated \\(\\d+ bytes of the`),
+        new RegExp(`^Cannot open database ${file}: the file is truncated \\(\\d+ bytes, too few`),
       );
     });
   } finally {

@@ -250,19 +250,21 @@ async function checkHeader(path: string): Promise<void> {
 }
 
 /**
- * Refuses a file shorter than its header says. DuckDB reads blocks only when a query needs
- * them, so a lost tail would otherwise pass start-up and fail requests later.
+ * Refuses a file too short to hold the blocks in use. DuckDB reads blocks only when a query
+ * needs them, so a lost tail would otherwise pass start-up and fail requests later. The
+ * header's total may exceed the file (a checkpoint cuts free blocks off the end without
+ * lowering it), but every block in use lies within the file.
  */
 async function checkLength(session: Session, path: string): Promise<void> {
   const [row] = await session.rows(
-    `SELECT total_blocks, block_size FROM pragma_database_size()
+    `SELECT total_blocks - free_blocks AS used, block_size FROM pragma_database_size()
      WHERE database_name = current_database()`,
   );
-  const expected = HEADERS_BYTES + Number(row?.total_blocks ?? 0) * Number(row?.block_size ?? 0);
+  const expected = HEADERS_BYTES + Number(row?.used ?? 0) * Number(row?.block_size ?? 0);
   const { size } = await Deno.stat(path);
   if (size < expected) {
     throw new Error(
-      `the file is truncated (${size} bytes of the ${expected} its header describes)`,
+      `the file is truncated (${size} bytes, too few for the ${expected} its blocks in use need)`,
     );
   }
 }
