@@ -1,22 +1,15 @@
 import assert from "node:assert/strict";
 import * as XLSX from "xlsx";
-import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
+import {
+  assertSpoolEmpty,
+  errorOf,
+  ok,
+  snapshot,
+  TestServer,
+  uploadForm as form,
+} from "./helpers/server.ts";
 
 const FIXTURES = new URL("./fixtures/", import.meta.url);
-
-function form(file: Uint8Array, filename: string, body?: unknown): FormData {
-  const data = new FormData();
-  if (body !== undefined) {
-    data.append(
-      "body",
-      new Blob([typeof body === "string" ? body : JSON.stringify(body)], {
-        type: "application/json",
-      }),
-    );
-  }
-  data.append("file", new File([file as Uint8Array<ArrayBuffer>], filename));
-  return data;
-}
 
 async function fixture(name: string): Promise<Uint8Array> {
   return await Deno.readFile(new URL(name, FIXTURES));
@@ -24,12 +17,6 @@ async function fixture(name: string): Promise<Uint8Array> {
 
 async function records(server: TestServer, table: string): Promise<Record<string, unknown>[]> {
   return ok(await server.request("GET", `table/${table}/records?limit=10000`)).records;
-}
-
-async function spoolIsEmpty(server: TestServer): Promise<void> {
-  const left = [];
-  for await (const entry of Deno.readDir(`${server.dataDir}/spool`)) left.push(entry.name);
-  assert.deepEqual(left, [], "uploads must not stay in the spool directory");
 }
 
 /** The People sheet as every office format of the fixture gives it. */
@@ -206,7 +193,7 @@ Deno.test("upload/excel reads office files: header, types, dates, formulas, text
       ok(await send("replace"));
       assert.equal((await records(server, "modes")).length, 4);
     });
-    await spoolIsEmpty(server);
+    await assertSpoolEmpty(server);
   } finally {
     await server.dispose();
   }
@@ -356,7 +343,7 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
       );
       errorOf(await server.request("GET", "table/csv_c"), 404);
     });
-    await spoolIsEmpty(server);
+    await assertSpoolEmpty(server);
   } finally {
     await server.dispose();
   }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { errorOf, ok, TestServer } from "./helpers/server.ts";
+import { assertSpoolEmpty, errorOf, ok, TestServer } from "./helpers/server.ts";
 
 const people = {
   columns: [
@@ -14,12 +14,6 @@ const people = {
 async function records(server: TestServer, table: string, query = "") {
   const limit = query.includes("limit=") ? "" : "&limit=10000";
   return ok(await server.request("GET", `table/${table}/records?schema=public${limit}${query}`));
-}
-
-async function spoolIsEmpty(server: TestServer): Promise<void> {
-  const left = [];
-  for await (const entry of Deno.readDir(`${server.dataDir}/spool`)) left.push(entry.name);
-  assert.deepEqual(left, [], "request bodies must not stay in the spool directory");
 }
 
 Deno.test("records: insert, read back, page, and each on_conflict mode", async (t) => {
@@ -318,7 +312,7 @@ Deno.test("records: insert, read back, page, and each on_conflict mode", async (
       assert.equal(ages.filter((a: number | null) => a === null).length, 2499);
     });
 
-    await spoolIsEmpty(server);
+    await assertSpoolEmpty(server);
   } finally {
     await server.dispose();
   }
@@ -810,7 +804,7 @@ Deno.test("upload/json: fail, replace and append, objects and arrays, inference"
       },
     );
 
-    await spoolIsEmpty(server);
+    await assertSpoolEmpty(server);
   } finally {
     await server.dispose();
   }
@@ -858,7 +852,7 @@ Deno.test("uploads: bodies over MAX_UPLOAD_BYTES are 413, declared or streamed, 
     }
     assert.ok(sent < 64 * 1024 * 1024, `the server read ${sent} bytes before answering`);
     assert.equal((await records(server, "small")).total, 0);
-    await spoolIsEmpty(server);
+    await assertSpoolEmpty(server);
   } finally {
     await server.dispose();
   }
@@ -896,7 +890,7 @@ Deno.test("records: a body of several spool parts loads whole, in order, and cle
       409,
     );
     assert.equal((await records(server, "large", "&limit=1")).total, 250_000);
-    await spoolIsEmpty(server);
+    await assertSpoolEmpty(server);
   } finally {
     await server.dispose();
   }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ok, spawn, TEST_SECRET, TestServer } from "./helpers/server.ts";
+import { ok, runToExit, sha256Hex, TEST_SECRET, TestServer } from "./helpers/server.ts";
 
 /**
  * What a start may add to a data directory before it refuses the database: the empty spool
@@ -48,11 +48,6 @@ async function listing(dir: string, prefix = ""): Promise<string[]> {
   return paths.sort();
 }
 
-async function sha256(path: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", await Deno.readFile(path));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 /** A new data directory holding `bytes` as its database file. */
 async function dataDirWith(parent: string, name: string, bytes: Uint8Array): Promise<string> {
   const dir = `${parent}/${name}`;
@@ -72,7 +67,7 @@ async function assertRefused(
   env: Record<string, string> = {},
 ): Promise<string> {
   const file = `${dir}/tables.duckdb`;
-  const hash = await sha256(file);
+  const hash = await sha256Hex(await Deno.readFile(file));
   const before = await listing(dir);
   const result = await runToExit({
     PORT: "0",
@@ -85,7 +80,7 @@ async function assertRefused(
   assert.match(result.stderr, /^[^\n]+\n$/, `not one line: ${result.stderr}`);
   assert.doesNotMatch(result.stderr, /Uncaught|\bat .*:\d+:\d+/);
   assert.match(result.stderr, pattern);
-  assert.equal(await sha256(file), hash, "the database file changed");
+  assert.equal(await sha256Hex(await Deno.readFile(file)), hash, "the database file changed");
   const after = await listing(dir);
   assert.deepEqual(before.filter((path) => !after.includes(path)), [], "a file went missing");
   assert.deepEqual(
@@ -94,29 +89,6 @@ async function assertRefused(
     "a file was left behind",
   );
   return result.stderr.trimEnd();
-}
-
-/**
- * Runs the service to completion, as the helpers' `runToExit` does, but kills it after
- * `seconds`: a service that starts when it should refuse fails the test instead of hanging it.
- */
-async function runToExit(
-  env: Record<string, string>,
-  seconds = 30,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = spawn(env);
-  const timer = setTimeout(() => child.kill("SIGKILL"), seconds * 1000);
-  try {
-    const output = await child.output();
-    const decoder = new TextDecoder();
-    return {
-      code: output.code,
-      stdout: decoder.decode(output.stdout),
-      stderr: decoder.decode(output.stderr),
-    };
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 function quoted(path: string): string {

@@ -177,8 +177,8 @@ export class TestServer {
   }
 }
 
-/** Runs the service's main module with `env` and piped output. */
-export function spawn(env: Record<string, string>, args: string[] = []): Deno.ChildProcess {
+/** The service's main module run with `env`, with the permissions `task start` grants. */
+function serviceCommand(env: Record<string, string>, args: string[]): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -196,36 +196,37 @@ export function spawn(env: Record<string, string>, args: string[] = []): Deno.Ch
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",
-  }).spawn();
+  });
 }
 
-/** Runs the service to completion (for start-up failures): exit code and output. */
+/** Runs the service's main module with `env` and piped output. */
+export function spawn(env: Record<string, string>, args: string[] = []): Deno.ChildProcess {
+  return serviceCommand(env, args).spawn();
+}
+
+/**
+ * Runs the service to completion (for start-up failures): exit code and output. It is killed
+ * after `seconds`, so a service that starts when it should refuse fails a test instead of
+ * hanging it.
+ */
 export async function runToExit(
   env: Record<string, string>,
   args: string[] = [],
+  seconds = 30,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--allow-env",
-      "--allow-net",
-      "--allow-read",
-      "--allow-write",
-      "--allow-ffi",
-      "--allow-sys=homedir,osRelease",
-      `${ROOT}main.ts`,
-      ...args,
-    ],
-    cwd: ROOT,
-    env,
-    clearEnv: true,
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  const child = spawn(env, args);
+  const timer = setTimeout(() => child.kill("SIGKILL"), seconds * 1000);
+  try {
+    const output = await child.output();
+    const decoder = new TextDecoder();
+    return {
+      code: output.code,
+      stdout: decoder.decode(output.stdout),
+      stderr: decoder.decode(output.stderr),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Claims and header tweaks for {@link mint}. */
@@ -318,6 +319,45 @@ export async function fingerprint(server: TestServer): Promise<string> {
     if (answer.status !== 200) throw new Error(`Export of ${schema}.${name}: ${answer.text}`);
     parts.push(`${schema}.${name}\n${answer.text}`);
   }
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(parts.join("\0")));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return await sha256Hex(new TextEncoder().encode(parts.join("\0")));
+}
+
+/** Asserts that no request body was left behind in the service's spool directory. */
+export async function assertSpoolEmpty(server: TestServer): Promise<void> {
+  const left = [];
+  for await (const entry of Deno.readDir(`${server.dataDir}/spool`)) left.push(entry.name);
+  if (left.length > 0) throw new Error(`Request bodies stayed in the spool: ${left.join(", ")}`);
+}
+
+/** The SHA-256 of `bytes` in hex. */
+export async function sha256Hex(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A multipart upload: `file` under `filename`, and a `body` part (JSON unless a string). */
+export function uploadForm(file: Uint8Array, filename: string, body?: unknown): FormData {
+  const data = new FormData();
+  if (body !== undefined) {
+    data.append(
+      "body",
+      new Blob([typeof body === "string" ? body : JSON.stringify(body)], {
+        type: "application/json",
+      }),
+    );
+  }
+  data.append("file", new File([file as Uint8Array<ArrayBuffer>], filename));
+  return data;
+}
+
+/** A seeded generator of numbers in [0, 1) (mulberry32), so a random run can be repeated. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
 }

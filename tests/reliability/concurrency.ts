@@ -6,7 +6,7 @@
  * @module
  */
 
-import { type Answer, ok, type TestServer } from "../helpers/server.ts";
+import { type Answer, ok, seededRandom, type TestServer } from "../helpers/server.ts";
 
 /** What the clients did and what the end state lacked. */
 export interface ConcurrencyReport {
@@ -28,17 +28,6 @@ export interface ConcurrencyReport {
 type Kind = "insert" | "replace" | "update" | "read";
 
 const SHARED = ["shared_a", "shared_b"] as const;
-
-/** A small deterministic generator, so a run can be repeated from its seed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0 || 1;
-  return () => {
-    state ^= state << 13;
-    state ^= state >>> 17;
-    state ^= state << 5;
-    return (state >>> 0) / 2 ** 32;
-  };
-}
 
 /**
  * Runs `clients` clients against `server` for `seconds`, then checks the end state: every
@@ -104,7 +93,7 @@ export async function runConcurrency(
 
   const deadline = Date.now() + seconds * 1000;
   const client = async (n: number) => {
-    const next = random(seed * 1000 + n);
+    const next = seededRandom(seed * 1000 + n);
     let counter = 0;
     while (Date.now() < deadline) {
       const choice = next();

@@ -24,7 +24,7 @@
  * @module
  */
 
-import { TestServer } from "../helpers/server.ts";
+import { seededRandom, TestServer } from "../helpers/server.ts";
 
 /** The writes a kill can land in. */
 export type CrashOperation = "replace" | "insert" | "rebuild";
@@ -132,7 +132,7 @@ export async function runCrashes(options: CrashOptions = {}): Promise<CrashRepor
   try {
     await run.setUp();
     await run.measure();
-    const random = mulberry32(seed);
+    const random = seededRandom(seed);
     const order = shuffle(
       Array.from({ length: kills }, (_, i) => CRASH_OPERATIONS[i % CRASH_OPERATIONS.length]!),
       random,
@@ -881,18 +881,6 @@ function expectOk(answer: { status: number; text: string }, what: string): { tab
     throw new Error(`${what} answered ${answer.status}: ${answer.text.slice(0, 300)}`);
   }
   return JSON.parse(answer.text);
-}
-
-/** A seeded generator of numbers in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {
