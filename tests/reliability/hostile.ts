@@ -8,7 +8,14 @@
 
 import fc from "fast-check";
 import * as XLSX from "xlsx";
-import { type Answer, fingerprint, mint, ok, TestServer } from "../helpers/server.ts";
+import {
+  type Answer,
+  fingerprint,
+  mint,
+  ok,
+  TestServer,
+  uploadForm as form,
+} from "../helpers/server.ts";
 import { zip } from "../helpers/zip.ts";
 
 /** One request of the catalogue. */
@@ -763,19 +770,6 @@ export function rawRequests(): RawRequest[] {
 }
 
 async function spreadsheets(): Promise<HostileRequest[]> {
-  const form = (file: Uint8Array, filename: string, body?: unknown) => {
-    const data = new FormData();
-    if (body !== undefined) {
-      data.append(
-        "body",
-        new Blob([typeof body === "string" ? body : JSON.stringify(body)], {
-          type: "application/json",
-        }),
-      );
-    }
-    data.append("file", new File([file as Uint8Array<ArrayBuffer>], filename));
-    return data;
-  };
   const workbook = XLSX.utils.book_new();
   XLSX.utils.book_append_sheet(workbook, XLSX.utils.aoa_to_sheet([["n"], [1], [2]]), "S");
   const xlsx = new Uint8Array(XLSX.write(workbook, { type: "array", bookType: "xlsx" }));
@@ -1195,21 +1189,20 @@ async function sendRaw(port: number, bytes: Uint8Array): Promise<string> {
   try {
     await connection.write(bytes);
     await connection.closeWrite();
-    const chunks: Uint8Array[] = [];
+    const decoder = new TextDecoder();
+    let text = "";
     const buffer = new Uint8Array(65536);
     const deadline = setTimeout(() => connection.close(), 5000);
     try {
-      for (;;) {
-        const n = await connection.read(buffer);
-        if (n === null) break;
-        chunks.push(buffer.slice(0, n));
+      for (let n; (n = await connection.read(buffer)) !== null;) {
+        text += decoder.decode(buffer.subarray(0, n), { stream: true });
       }
     } catch {
       // Closed by the deadline or reset by the server: what arrived is the answer.
     } finally {
       clearTimeout(deadline);
     }
-    return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+    return text;
   } finally {
     try {
       connection.close();
@@ -1248,67 +1241,69 @@ export async function runCatalogue(
   server: TestServer,
   log: (line: string) => void = () => {},
 ): Promise<HostileReport> {
-  const requests = await catalogue(server);
-  const raw = rawRequests();
+  const attempts = [
+    ...(await catalogue(server)).map((request) => ({
+      ...request,
+      problem: () => problemOf(server, request),
+    })),
+    ...rawRequests().map((request) => ({
+      ...request,
+      problem: async () => judgeRaw(await sendRaw(server.port, request.bytes)),
+    })),
+  ];
   const groups: Record<string, { tried: number; correct: number }> = {};
   const failures: string[] = [];
-  const count = (group: string, problem: string | undefined, label: string) => {
-    const tally = groups[group] ??= { tried: 0, correct: 0 };
-    tally.tried++;
-    if (problem === undefined) tally.correct++;
-    else failures.push(`${group} / ${label}: ${problem}`);
-  };
   const before = await fingerprint(server);
-  const byGroup = Map.groupBy(requests, (r) => r.group);
-  const checkpoint = async (group: string) => {
-    const alive = await fetch(`${server.base}/healthz`).then((r) => r.status, () => 0);
+  for (const [group, members] of Map.groupBy(attempts, (a) => a.group)) {
+    const started = performance.now();
+    const tally = groups[group] = { tried: 0, correct: 0 };
+    for (const attempt of members) {
+      const problem = await attempt.problem();
+      tally.tried++;
+      if (problem === undefined) tally.correct++;
+      else failures.push(`${group} / ${attempt.label}: ${problem}`);
+    }
+    const alive = await fetch(`${server.base}/healthz`).then(async (r) => {
+      await r.body?.cancel();
+      return r.status;
+    }, () => 0);
     if (alive !== 200) {
       failures.push(`${group}: the server is down after the group`);
       throw new Error(`The server went down during "${group}"`);
     }
-    const now = await fingerprint(server);
-    if (now !== before) failures.push(`${group}: the tables or definitions changed`);
-  };
-  for (const [group, members] of byGroup) {
-    const started = performance.now();
-    for (const request of members) {
-      let problem: string | undefined;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      try {
-        const answer = await Promise.race([
-          server.request(request.method, request.path, {
-            body: request.body,
-            headers: request.headers,
-            token: request.token,
-          }),
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(
-              () => reject(new Error(`more than ${ANSWER_WITHIN_MS} ms`)),
-              ANSWER_WITHIN_MS,
-            );
-          }),
-        ]);
-        problem = judge(request, answer);
-      } catch (error) {
-        problem = `no answer: ${error instanceof Error ? error.message : error}`;
-      } finally {
-        clearTimeout(timer);
-      }
-      count(group, problem, request.label);
+    if (await fingerprint(server) !== before) {
+      failures.push(`${group}: the tables or definitions changed`);
     }
-    await checkpoint(group);
     log(
-      `${group}: ${groups[group]!.correct}/${groups[group]!.tried} in ${
-        Math.round(performance.now() - started)
-      } ms`,
+      `${group}: ${tally.correct}/${tally.tried} in ${Math.round(performance.now() - started)} ms`,
     );
   }
-  for (const request of raw) {
-    count(request.group, judgeRaw(await sendRaw(server.port, request.bytes)), request.label);
-  }
-  await checkpoint("lying lengths");
-  log(`lying lengths: ${groups["lying lengths"]!.correct}/${groups["lying lengths"]!.tried}`);
   const tried = Object.values(groups).reduce((n, g) => n + g.tried, 0);
   const correct = Object.values(groups).reduce((n, g) => n + g.correct, 0);
   return { tried, correct, groups, failures };
+}
+
+/** Sends `request` and judges its answer, which must come within {@link ANSWER_WITHIN_MS}. */
+async function problemOf(server: TestServer, request: HostileRequest): Promise<string | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const answer = await Promise.race([
+      server.request(request.method, request.path, {
+        body: request.body,
+        headers: request.headers,
+        token: request.token,
+      }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`more than ${ANSWER_WITHIN_MS} ms`)),
+          ANSWER_WITHIN_MS,
+        );
+      }),
+    ]);
+    return judge(request, answer);
+  } catch (error) {
+    return `no answer: ${error instanceof Error ? error.message : error}`;
+  } finally {
+    clearTimeout(timer);
+  }
 }
