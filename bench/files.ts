@@ -9,7 +9,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import * as XLSX from "xlsx";
 import { TestServer } from "../tests/helpers/server.ts";
 import { COLUMNS, row } from "./generate.ts";
-import { memory } from "./loading.ts";
+import { memory } from "./measure.ts";
 
 const DEFINITION = { table: { columns: COLUMNS.map((c) => ({ name: c.name, type: c.type })) } };
 

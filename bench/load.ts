@@ -13,7 +13,7 @@
 import autocannon from "autocannon";
 import { ALL_SCOPES, mint, TEST_SECRET, TestServer } from "../tests/helpers/server.ts";
 import { COLUMNS, row } from "./generate.ts";
-import { memory } from "./loading.ts";
+import { memory, percentile } from "./measure.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const TABLE = "load_bench";
@@ -88,7 +88,6 @@ function drive(load: Load): Promise<Measurement> {
     }, (error, result) => {
       if (error) return reject(error);
       const sorted = Float64Array.from(latencies).sort();
-      const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
       resolve({
         label: load.label,
         connections: load.connections,
@@ -99,8 +98,8 @@ function drive(load: Load): Promise<Measurement> {
         serverErrors: result["5xx"],
         errors: result.errors,
         requestsPerSecond: latencies.length / result.duration,
-        p50: at(0.5) ?? NaN,
-        p99: at(0.99) ?? NaN,
+        p50: sorted.length ? percentile(sorted, 0.5) : NaN,
+        p99: sorted.length ? percentile(sorted, 0.99) : NaN,
       });
     });
     instance.on("response", (_client, _status, _bytes, milliseconds) => {

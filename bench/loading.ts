@@ -11,6 +11,7 @@ import pg from "pg";
 import { TestServer } from "../tests/helpers/server.ts";
 import { COLUMNS, writeJsonRows } from "./generate.ts";
 import { startPostgres } from "./postgres.ts";
+import { memory } from "./measure.ts";
 
 /** Result of one measured load. */
 export interface Measured {
@@ -136,13 +137,6 @@ export async function postgresPeer(
   } finally {
     await postgres.stop();
   }
-}
-
-/** A memory figure of a process in MB, from /proc/<pid>/status. */
-export function memory(pid: number, field: "VmHWM" | "VmRSS"): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
-  return match ? Number(match[1]) / 1024 : NaN;
 }
 
 /** Runs the loading benchmark and prints its table. */

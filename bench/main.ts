@@ -11,6 +11,7 @@ import { TestServer } from "../tests/helpers/server.ts";
 import { files } from "./files.ts";
 import { load } from "./load.ts";
 import { loading } from "./loading.ts";
+import { percentile } from "./measure.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
 async function time(count: number, work: (i: number) => Promise<void>): Promise<number[]> {
@@ -21,10 +22,6 @@ async function time(count: number, work: (i: number) => Promise<void>): Promise<
     samples.push(performance.now() - started);
   }
   return samples.sort((a, b) => a - b);
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!;
 }
 
 async function expectOk(answer: Promise<{ status: number; text: string }>): Promise<void> {
