@@ -577,6 +577,44 @@ Deno.test("records: rows without keys take every default, in one statement", asy
   }
 });
 
+Deno.test("records: concurrent small batches each keep their own keys, defaults and answers", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(await server.request("POST", "table/people", { body: { table: people } }));
+    const send = (batches: unknown[][]) =>
+      Promise.all(batches.map((body) => server.request("POST", "table/people/records", { body })));
+    // Sent at once, so they are inserted in groups: a row without "city" must still take the
+    // default even when a batch beside it names "city".
+    const batch = (i: number) =>
+      i % 2 === 0
+        ? [{ id: i, name: `n${i}` }]
+        : [{ id: i, name: `n${i}`, city: i % 4 === 1 ? null : "Oslo" }];
+    const first = await send(Array.from({ length: 30 }, (_, i) => batch(i)));
+    first.forEach((answer, i) => assert.equal(ok(answer).inserted, 1, `batch ${i}`));
+    // One bad batch among good ones with the same keys fails alone.
+    const second = await send([
+      ...Array.from({ length: 10 }, (_, i) => [{ id: 30 + i, name: "x", age: i }]),
+      [{ id: 100, name: "late", age: "old" }],
+    ]);
+    second.slice(0, 10).forEach((answer, i) => assert.equal(ok(answer).inserted, 1, `batch ${i}`));
+    const bad = errorOf(second[10]!, 422);
+    assert.equal(bad.type, "invalid_data");
+    assert.deepEqual(
+      (bad.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+      [[0, "age"]],
+    );
+    const { records: rows, total } = await records(server, "people");
+    assert.equal(total, 40);
+    rows.forEach((row: { id: number; city: string | null }) => {
+      const city = row.id >= 30 || row.id % 2 === 0 ? "Lima" : row.id % 4 === 1 ? null : "Oslo";
+      assert.equal(row.city, city, `row ${row.id}`);
+    });
+    await assertSpoolEmpty(server);
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("records: time zones read and write as UTC whatever the server's TZ", async () => {
   const server = await TestServer.start({ TZ: "Asia/Tokyo" });
   try {

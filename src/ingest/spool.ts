@@ -28,6 +28,12 @@ export interface SpooledPart {
   readonly last: boolean;
 }
 
+/** A body small enough to have stayed in memory, and what the pass learned about it. */
+export interface RowsInMemory extends RowsSummary {
+  /** Newline-delimited JSON objects, one row per line. */
+  readonly bytes: Uint8Array;
+}
+
 /** Where and how much. */
 export interface SpoolOptions extends RowsOptions {
   readonly spoolDir: string;
@@ -45,7 +51,7 @@ export async function spoolJsonRows(
   declaredLength: string | undefined,
   options: SpoolOptions,
 ): Promise<SpooledRows> {
-  const { paths, ...summary } = await spoolInParts(body, declaredLength, options, Infinity);
+  const { paths, ...summary } = await spoolInParts(body, declaredLength, options, Infinity, false);
   return { ...summary, path: paths[0]! };
 }
 
@@ -53,11 +59,14 @@ export async function spoolJsonRows(
  * A body being spooled in parts of about `partBytes`, each cut after a whole row, so rows
  * can be loaded while the rest of the body still arrives. {@link RowsInParts.parts} yields
  * the parts as they close; {@link RowsInParts.whole} gives the body as one file once all of
- * it has arrived. Both throw what the spool throws (400 malformed, 413 too large).
+ * it has arrived. All throw what the spool throws (400 malformed, 413 too large).
+ *
+ * A body that fits in the write buffer is never written unless asked for as a file: most
+ * bodies are a few rows, and {@link RowsInParts.inMemory} spares them the file system.
  */
 export class RowsInParts {
   readonly #parts: SpooledPart[] = [];
-  readonly #done: Promise<{ readonly paths: readonly string[] } & RowsSummary>;
+  readonly #done: Promise<Spooled>;
   #settled = false;
   #wake: (() => void) | undefined;
   #whole: Promise<SpooledRows> | undefined;
@@ -67,7 +76,7 @@ export class RowsInParts {
     declaredLength: string | undefined,
     private readonly options: SpoolOptions & { readonly partBytes: number },
   ) {
-    this.#done = spoolInParts(body, declaredLength, options, options.partBytes, (part) => {
+    this.#done = spoolInParts(body, declaredLength, options, options.partBytes, true, (part) => {
       this.#parts.push(part);
       this.#wake?.();
     });
@@ -89,11 +98,21 @@ export class RowsInParts {
     }
   }
 
+  /** The whole body, once it has arrived, when it stayed in memory; otherwise undefined. */
+  async inMemory(): Promise<RowsInMemory | undefined> {
+    const { paths: _, bytes, ...summary } = await this.#done;
+    return bytes && { ...summary, bytes };
+  }
+
   /** The whole body as one file (the parts joined), once all of it has arrived. */
   whole(): Promise<SpooledRows> {
-    this.#whole ??= this.#done.then(async ({ paths, ...summary }) => {
+    this.#whole ??= this.#done.then(async ({ paths, bytes, ...summary }) => {
       if (paths.length === 1) return { ...summary, path: paths[0]! };
       const path = `${this.options.spoolDir}/${crypto.randomUUID()}.json`;
+      if (bytes) {
+        await Deno.writeFile(path, bytes, { createNew: true, mode: 0o600 });
+        return { ...summary, path };
+      }
       const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
       try {
         for (const part of paths) {
@@ -120,14 +139,24 @@ export class RowsInParts {
   }
 }
 
-/** The spool itself: parts of about `partBytes`, each ending after a whole row. */
+/** What the spool made of a body: files, or with none the bytes it kept in memory. */
+type Spooled = RowsSummary & {
+  readonly paths: readonly string[];
+  readonly bytes?: Uint8Array;
+};
+
+/**
+ * The spool itself: parts of about `partBytes`, each ending after a whole row. With
+ * `keepSmall` a body that fits in the write buffer is kept in memory, in no file and no part.
+ */
 async function spoolInParts(
   body: ReadableStream<Uint8Array> | null,
   declaredLength: string | undefined,
   options: SpoolOptions,
   partBytes: number,
+  keepSmall: boolean,
   onPart?: (part: SpooledPart) => void,
-): Promise<{ readonly paths: readonly string[] } & RowsSummary> {
+): Promise<Spooled> {
   if (declaredLength !== undefined && Number(declaredLength) > options.maxBytes) {
     await body?.cancel().catch(() => {});
     throw ApiError.tooLarge(options.maxBytes);
@@ -142,6 +171,7 @@ async function spoolInParts(
     written = 0;
   };
   const write = async (bytes: Uint8Array) => {
+    if (!file) await openPart();
     await writeAll(file!, bytes);
     written += bytes.length;
   };
@@ -177,13 +207,13 @@ async function spoolInParts(
     for (const chunk of chunks) await write(chunk);
   };
   try {
-    await openPart();
     await readBody(body, options.maxBytes, async (chunk) => {
       pass.push(chunk);
       if (pending.length > 0) await flush();
     });
     const summary = pass.finish();
     await flush();
+    if (keepSmall && !file) return { ...summary, paths, bytes: buffer.slice(0, buffered) };
     await write(buffer.subarray(0, buffered));
     file!.close();
     onPart?.({ path: paths.at(-1)!, progress: summary, last: true });

@@ -4,6 +4,7 @@ import { ApiError } from "../errors.ts";
 import { RowsInParts } from "../ingest/spool.ts";
 import { type DuckDBStore, openStore } from "./duckdb_store.ts";
 import type { ArrivingRows } from "./store.ts";
+import { Session } from "./database.ts";
 
 const REF = { schema: "public", name: "arriving" };
 
@@ -43,6 +44,7 @@ async function insert(store: DuckDBStore, dir: string, stream: ReadableStream<Ui
       seen.whole = true;
       return rows.whole();
     },
+    inMemory: () => rows.inMemory(),
   };
   try {
     return { result: await store.insertRecords(REF, counted, "fail"), seen };
@@ -131,5 +133,66 @@ Deno.test("insertRecords() takes keys that first appear past the sample", async 
     assert.equal(seen.whole, true, "the late key sent the load down the whole-body path");
     const page = JSON.parse((await store.readRecords(REF, 2999, 1)).json);
     assert.deepEqual(page, [{ id: 2999, n: 2999 % 7, note: "late 2999" }]);
+  });
+});
+
+/** Counts the statements that insert grouped small bodies while `work` runs. */
+async function countingGroups<T>(work: () => Promise<T>): Promise<{ result: T; groups: number }> {
+  const original = Session.prototype.changes;
+  let groups = 0;
+  Session.prototype.changes = function (this: Session, ...args) {
+    groups++;
+    return original.apply(this, args);
+  };
+  try {
+    return { result: await work(), groups };
+  } finally {
+    Session.prototype.changes = original;
+  }
+}
+
+Deno.test("insertRecords() inserts small bodies arriving together in one statement", async () => {
+  await withStore(async (store, dir) => {
+    const bodies = Array.from({ length: 20 }, (_, i) => [{ id: 2 * i, n: i }, { id: 2 * i + 1 }]);
+    const { result, groups } = await countingGroups(() =>
+      Promise.all(bodies.map((rows) => insert(store, dir, body(rows))))
+    );
+    assert.deepEqual(result.map((r) => r.result?.inserted), bodies.map(() => 2));
+    // The first body runs alone, from a file of its own; the others arrive while it runs
+    // and go together, straight from memory.
+    const alone = result.filter((r) => r.seen.whole).length;
+    assert.ok(alone <= 2, `${alone} of 20 bodies inserted alone`);
+    assert.ok(groups >= 1 && groups <= 2, `${groups} group statements for 20 bodies`);
+    const page = JSON.parse((await store.readRecords(REF, 0, 100)).json);
+    assert.equal(page.length, 40);
+    assert.deepEqual(page[3], { id: 3, n: null, note: null });
+  });
+});
+
+Deno.test("insertRecords() answers each small body of a failed group on its own", async () => {
+  await withStore(async (store, dir) => {
+    assert.equal((await insert(store, dir, body([{ id: 500, n: 1 }]))).result?.inserted, 1);
+    const bodies: unknown[][] = Array.from({ length: 12 }, (_, i) => [{ id: i, n: i }]);
+    bodies.push([{ id: 100, n: 1 }, { id: 101, n: "seven" }]); // a bad value
+    bodies.push([{ id: 200, n: 1 }, { id: 500, n: 2 }]); // a key already in the table
+    bodies.push([{ id: 300, n: 1 }], [{ id: 300, n: 2 }]); // two bodies with one key
+    const { result, groups } = await countingGroups(() =>
+      Promise.all(bodies.map((rows) => insert(store, dir, body(rows))))
+    );
+    assert.ok(groups < bodies.length, `${groups} insert statements: the bodies went together`);
+    for (let i = 0; i < 12; i++) assert.equal(result[i]!.result?.inserted, 1, `body ${i}`);
+    const [bad, existing, first, second] = result.slice(12);
+    assert.equal(bad!.error?.status, 422);
+    assert.deepEqual(bad!.error?.details?.map((d) => [d.row, d.column]), [[1, "n"]]);
+    assert.equal(existing!.error?.status, 409);
+    assert.deepEqual(existing!.error?.details?.map((d) => d.row), [1]);
+    // Either of the two bodies sharing a key wins; the other is told which row clashed.
+    const clash = [first!, second!];
+    assert.equal(clash.filter((r) => r.result?.inserted === 1).length, 1);
+    assert.deepEqual(clash.flatMap((r) => r.error?.details?.map((d) => d.row) ?? []), [0]);
+    const ids = JSON.parse((await store.readRecords(REF, 0, 100)).json).map((r: { id: number }) =>
+      r.id
+    );
+    assert.deepEqual(ids, [...Array.from({ length: 12 }, (_, i) => i), 300, 500]);
   });
 });

@@ -41,6 +41,11 @@ export class Session {
   async run(sql: string, values: DuckDBValue[] = []): Promise<void> {
     await this.connection.run(sql, values);
   }
+
+  /** Runs one statement with bound values and returns how many rows it changed. */
+  async changes(sql: string, values: DuckDBValue[] = []): Promise<number> {
+    return (await this.connection.run(sql, values)).rowsChanged;
+  }
 }
 
 /**

@@ -29,6 +29,8 @@ import {
 } from "./update.ts";
 import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
+import { type Described, Descriptions } from "./descriptions.ts";
+import { GroupCommit } from "./group_commit.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
@@ -48,6 +50,7 @@ import {
 } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
+import type { RowsInMemory } from "../ingest/spool.ts";
 import type {
   ArrivingRows,
   IfExists,
@@ -67,6 +70,7 @@ import {
   csvQuery,
   describeCsv,
   explainLoadFailure,
+  insertRows,
   type LoadCounts,
   loadRows,
   type OnConflict,
@@ -74,6 +78,18 @@ import {
 } from "./rows.ts";
 import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../catalog/rows.ts";
 import { planTable } from "../catalog/definition.ts";
+
+/** Most bodies inserted together. */
+const GROUP_MEMBERS = 1000;
+/** Most bytes of bodies inserted together. */
+const GROUP_BYTES = 16 * 1024 * 1024;
+
+/** A small body of rows waiting to be inserted with others into the same table. */
+interface SmallInsert {
+  readonly ref: TableRef;
+  readonly rows: ArrivingRows;
+  readonly small: RowsInMemory;
+}
 
 /** Where the store keeps its files. */
 export interface StoreOptions {
@@ -110,14 +126,21 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
     await database.close().catch(() => {});
     throw error;
   }
-  return new DuckDBStore(database);
+  return new DuckDBStore(database, options.spoolDir);
 }
 
 /** Tables, schemas and their metadata in one DuckDB file. */
 export class DuckDBStore implements Store {
   readonly #locks = new LockSet();
+  readonly #descriptions = new Descriptions();
+  readonly #smallInserts = new GroupCommit<SmallInsert, { table: Table } & LoadCounts>(
+    (members) => this.#insertTogether(members),
+    { members: GROUP_MEMBERS, size: GROUP_BYTES },
+    (member) => member.small.bytes.length,
+  );
 
-  constructor(readonly database: Database) {}
+  /** `spoolDir`: the directory DuckDB may read files from, for the store's own. */
+  constructor(readonly database: Database, private readonly spoolDir: string) {}
 
   listSchemas(visible?: readonly string[]): Promise<string[]> {
     const allowed = visible && new Set(visible.map(nameKey));
@@ -152,26 +175,28 @@ export class DuckDBStore implements Store {
     return this.#locks.run(
       [schemaLock(name, "exclusive")],
       () =>
-        this.database.transaction(async (session) => {
-          const schema = await existingSchema(session, name);
-          const tables = await tablesInSchema(session, schema);
-          if (tables.length > 0 && !cascade) {
-            throw ApiError.conflict(
-              `Cannot drop schema "${schema}": it holds ${tables.length} table(s); use cascade=true`,
-            );
-          }
-          const outside = await referencingTables(session, tables.map((t) => t.id));
-          if (outside.length > 0) {
-            const first = outside[0]!;
-            throw ApiError.conflict(
-              `Cannot drop schema "${schema}": foreign key "${first.constraint}" of table ` +
-                `"${first.schema}.${first.name}" references one of its tables`,
-            );
-          }
-          await forgetTables(session, tables.map((t) => t.id));
-          await session.run(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
-          return schema;
-        }),
+        this.#descriptions.changing(() =>
+          this.database.transaction(async (session) => {
+            const schema = await existingSchema(session, name);
+            const tables = await tablesInSchema(session, schema);
+            if (tables.length > 0 && !cascade) {
+              throw ApiError.conflict(
+                `Cannot drop schema "${schema}": it holds ${tables.length} table(s); use cascade=true`,
+              );
+            }
+            const outside = await referencingTables(session, tables.map((t) => t.id));
+            if (outside.length > 0) {
+              const first = outside[0]!;
+              throw ApiError.conflict(
+                `Cannot drop schema "${schema}": foreign key "${first.constraint}" of table ` +
+                  `"${first.schema}.${first.name}" references one of its tables`,
+              );
+            }
+            await forgetTables(session, tables.map((t) => t.id));
+            await session.run(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
+            return schema;
+          })
+        ),
     );
   }
 
@@ -186,27 +211,45 @@ export class DuckDBStore implements Store {
       ...plan.foreignKeys.map((fk) => tableLock(fk.reference, "exclusive")),
     ];
     const defaults = await this.database.withSession((session) => checkColumns(session, plan));
-    return await this.#locks.run(locks, () =>
-      this.database.transaction(async (session) => {
-        const schema = await existingSchema(session, plan.ref.schema);
-        const existing = await findTable(session, { schema, name: plan.ref.name });
-        if (existing) {
-          if (!options.ifNotExists) {
-            throw ApiError.conflict(`Table "${existing.schema}.${existing.name}" already exists`);
-          }
-          return { table: (await describeTables(session, [existing]))[0]!, created: false };
-        }
-        const table = await buildTable(session, { schema, name: plan.ref.name }, plan, defaults);
-        return { table, created: true };
-      }));
+    return await this.#locks.run(
+      locks,
+      () =>
+        this.#descriptions.changing(() =>
+          this.database.transaction(async (session) => {
+            const schema = await existingSchema(session, plan.ref.schema);
+            const existing = await findTable(session, { schema, name: plan.ref.name });
+            if (existing) {
+              if (!options.ifNotExists) {
+                throw ApiError.conflict(
+                  `Table "${existing.schema}.${existing.name}" already exists`,
+                );
+              }
+              return { table: (await describeTables(session, [existing]))[0]!, created: false };
+            }
+            const table = await buildTable(
+              session,
+              { schema, name: plan.ref.name },
+              plan,
+              defaults,
+            );
+            return { table, created: true };
+          })
+        ),
+    );
   }
 
-  getTable(ref: TableRef): Promise<Table> {
-    // One snapshot for the metadata and DuckDB's catalog: a concurrent drop cannot fall between.
-    return this.database.transaction(async (session) => {
-      const row = await existingTable(session, ref);
-      return (await describeTables(session, [row]))[0]!;
-    });
+  async getTable(ref: TableRef): Promise<Table> {
+    return (await this.#describe(ref)).table;
+  }
+
+  /** The table's metadata row and description, from the cache when nothing changed since. */
+  #describe(ref: TableRef): Promise<Described> {
+    return this.#descriptions.get(`${ref.schema}\u0000${ref.name}`, () =>
+      // One snapshot for the metadata and DuckDB's catalog: a concurrent drop cannot fall between.
+      this.database.transaction(async (session) => {
+        const row = await existingTable(session, ref);
+        return { row, table: (await describeTables(session, [row]))[0]! };
+      }));
   }
 
   listTables(options: ListTablesOptions): Promise<TableListing> {
@@ -232,40 +275,42 @@ export class DuckDBStore implements Store {
     decide: (current: Table) => TableUpdate,
   ): Promise<{ table: Table; how: UpdateHow }> {
     let seen: number;
-    return this.#underLookedUpLocks(
-      ref,
-      () =>
-        this.database.transaction(async (session) => {
-          const row = await existingTable(session, ref);
-          seen = row.id;
-          const current = (await describeTables(session, [row]))[0]!;
-          const dependents = await dependentsInDropOrder(session, row.id);
-          return lockKeys(row, await tablesTouched(session, row, dependents, decide(current)));
-        }),
-      async (held) => {
-        const prepared = await this.database.withSession(async (session) => {
-          const row = await existingTable(session, ref);
-          const current = (await describeTables(session, [row]))[0]!;
-          let update = decide(current);
-          const dependents = await dependentsInDropOrder(session, row.id);
-          const touched = lockKeys(row, await tablesTouched(session, row, dependents, update));
-          if (row.id !== seen || touched.some((l) => !held.has(l.key))) return undefined;
-          if (update.plan.ref.schema !== current.schema) {
-            const schema = await existingSchema(session, update.plan.ref.schema);
-            update = { ...update, plan: { ...update.plan, ref: { ...update.plan.ref, schema } } };
-          }
-          const other = await findTable(session, update.plan.ref);
-          if (other && other.id !== row.id) {
-            throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
-          }
-          const analysis = await analyseUpdate(session, row, current, update, dependents);
-          if (!changesAnything(analysis)) return { table: current, how: "unchanged" as const };
-          await checkRows(session, analysis);
-          return analysis;
-        });
-        if (prepared === undefined || "how" in prepared) return prepared;
-        return await applyUpdate(this.database, prepared);
-      },
+    return this.#descriptions.changing(() =>
+      this.#underLookedUpLocks(
+        ref,
+        () =>
+          this.database.transaction(async (session) => {
+            const row = await existingTable(session, ref);
+            seen = row.id;
+            const current = (await describeTables(session, [row]))[0]!;
+            const dependents = await dependentsInDropOrder(session, row.id);
+            return lockKeys(row, await tablesTouched(session, row, dependents, decide(current)));
+          }),
+        async (held) => {
+          const prepared = await this.database.withSession(async (session) => {
+            const row = await existingTable(session, ref);
+            const current = (await describeTables(session, [row]))[0]!;
+            let update = decide(current);
+            const dependents = await dependentsInDropOrder(session, row.id);
+            const touched = lockKeys(row, await tablesTouched(session, row, dependents, update));
+            if (row.id !== seen || touched.some((l) => !held.has(l.key))) return undefined;
+            if (update.plan.ref.schema !== current.schema) {
+              const schema = await existingSchema(session, update.plan.ref.schema);
+              update = { ...update, plan: { ...update.plan, ref: { ...update.plan.ref, schema } } };
+            }
+            const other = await findTable(session, update.plan.ref);
+            if (other && other.id !== row.id) {
+              throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
+            }
+            const analysis = await analyseUpdate(session, row, current, update, dependents);
+            if (!changesAnything(analysis)) return { table: current, how: "unchanged" as const };
+            await checkRows(session, analysis);
+            return analysis;
+          });
+          if (prepared === undefined || "how" in prepared) return prepared;
+          return await applyUpdate(this.database, prepared);
+        },
+      )
     );
   }
 
@@ -273,26 +318,28 @@ export class DuckDBStore implements Store {
     // The tables this one references change too (DuckDB keeps the link on both sides), so
     // they are locked as well.
     let seen: { id: number; referenced: number[] };
-    return this.#underLookedUpLocks(
-      ref,
-      () =>
-        this.database.withSession(async (session) => {
-          const row = await existingTable(session, ref);
-          seen = { id: row.id, referenced: await referencedTableIds(session, row.id) };
-          return [
-            schemaLock(ref.schema, "shared"),
-            tableLock(ref, "exclusive"),
-            ...(await tablesById(session, seen.referenced)).map((r) => tableLock(r, "exclusive")),
-          ];
-        }),
-      () =>
-        this.database.transaction(async (session) => {
-          const row = await existingTable(session, ref);
-          const referenced = await referencedTableIds(session, row.id);
-          if (row.id !== seen.id || !sameIds(referenced, seen.referenced)) return undefined;
-          await dropTableIn(session, row);
-          return { schema: row.schema, name: row.name };
-        }),
+    return this.#descriptions.changing(() =>
+      this.#underLookedUpLocks(
+        ref,
+        () =>
+          this.database.withSession(async (session) => {
+            const row = await existingTable(session, ref);
+            seen = { id: row.id, referenced: await referencedTableIds(session, row.id) };
+            return [
+              schemaLock(ref.schema, "shared"),
+              tableLock(ref, "exclusive"),
+              ...(await tablesById(session, seen.referenced)).map((r) => tableLock(r, "exclusive")),
+            ];
+          }),
+        () =>
+          this.database.transaction(async (session) => {
+            const row = await existingTable(session, ref);
+            const referenced = await referencedTableIds(session, row.id);
+            if (row.id !== seen.id || !sameIds(referenced, seen.referenced)) return undefined;
+            await dropTableIn(session, row);
+            return { schema: row.schema, name: row.name };
+          }),
+      )
     );
   }
 
@@ -324,13 +371,71 @@ export class DuckDBStore implements Store {
       const early = await this.#insertWhileArriving(ref, rows);
       if (early) return early;
     }
-    const file = await rows.whole();
+    const small = onConflict === "fail" ? await rows.inMemory() : undefined;
+    if (small && small.keysComplete && small.form === "objects" && small.rows > 0) {
+      // Same table, same keys: one mapping, so one INSERT can take the whole group.
+      const key = [ref.schema, ref.name, ...[...small.keys].sort()].join("\u0000");
+      return await this.#smallInserts.submit(key, { ref, rows, small });
+    }
+    return await this.#insertWhole(ref, await rows.whole(), onConflict);
+  }
+
+  async #insertWhole(
+    ref: TableRef,
+    file: RowsFile,
+    onConflict: OnConflict,
+  ): Promise<{ table: Table } & LoadCounts> {
     try {
       return await this.#insertRecords(ref, file, onConflict);
     } catch (error) {
       if (!(error instanceof MoreKeys)) throw error;
       return await this.#insertRecords(ref, error.complete(file), onConflict);
     }
+  }
+
+  /**
+   * Inserts small bodies of rows with the same keys into the same table in one statement
+   * and one transaction. When that fails, each body is inserted on its own, so a bad body
+   * gets its own answer and the others are not held to it. A lone body goes its own way
+   * at once: trying it twice would only draw serial values twice.
+   */
+  async #insertTogether(
+    members: readonly SmallInsert[],
+  ): Promise<PromiseSettledResult<{ table: Table } & LoadCounts>[]> {
+    const alone = () =>
+      Promise.allSettled(
+        members.map(async (m) => this.#insertWhole(m.ref, await m.rows.whole(), "fail")),
+      );
+    if (members.length === 1) return await alone();
+    const { ref, small: first } = members[0]!;
+    const table = await this.#locks.run(
+      [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")],
+      async () => {
+        const table = await this.getTable(ref).catch(() => undefined);
+        if (!table) return undefined;
+        const { mapping, problems } = await matchRowKeys(table, first, () => Promise.resolve(0));
+        if (problems.length > 0 || mapping.length === 0) return undefined;
+        const path = `${this.spoolDir}/${crypto.randomUUID()}.json`;
+        try {
+          await writeLines(path, members.map((m) => m.small.bytes));
+          const expected = members.reduce((n, m) => n + m.small.rows, 0);
+          await this.database.transaction(async (session) => {
+            const inserted = await insertRows(session, table, path, mapping);
+            if (inserted !== expected) throw new Error(`${inserted} of ${expected} rows inserted`);
+          });
+          return table;
+        } catch {
+          return undefined;
+        } finally {
+          await Deno.remove(path).catch(() => {});
+        }
+      },
+    );
+    if (!table) return await alone();
+    return members.map((m) => ({
+      status: "fulfilled",
+      value: { table, inserted: m.small.rows },
+    }));
   }
 
   /**
@@ -489,19 +594,25 @@ export class DuckDBStore implements Store {
         }
         let table: Table | undefined;
         let mapping: readonly KeyColumn[] = [];
+        // Appending changes no definition; creating or replacing does.
+        const load = appending
+          ? <T>(work: () => Promise<T>) => work()
+          : <T>(work: () => Promise<T>) => this.#descriptions.changing(work);
         try {
-          return await this.database.transaction(async (session) => {
-            if (appending) {
-              table = (await describeTables(session, [existing.row!]))[0]!;
-              if (plan) await checkSameColumns(session, table, plan);
-            } else {
-              if (existing.row) await dropTableIn(session, existing.row);
-              table = await buildTable(session, at, plan!, defaults);
-            }
-            mapping = await this.#mapRowKeys(table, file);
-            const { inserted } = await this.#loadChecked(session, table, file, mapping, "fail");
-            return { table, inserted };
-          });
+          return await load(() =>
+            this.database.transaction(async (session) => {
+              if (appending) {
+                table = (await describeTables(session, [existing.row!]))[0]!;
+                if (plan) await checkSameColumns(session, table, plan);
+              } else {
+                if (existing.row) await dropTableIn(session, existing.row);
+                table = await buildTable(session, at, plan!, defaults);
+              }
+              mapping = await this.#mapRowKeys(table, file);
+              const { inserted } = await this.#loadChecked(session, table, file, mapping, "fail");
+              return { table, inserted };
+            })
+          );
         } catch (error) {
           if (!table || error instanceof MoreKeys) throw error;
           const described = table;
@@ -514,15 +625,25 @@ export class DuckDBStore implements Store {
     );
   }
 
-  readRecords(
+  async readRecords(
     ref: TableRef,
     offset: number,
     limit: number,
   ): Promise<{ json: string; total: number }> {
+    const generation = this.#descriptions.generation;
+    const { table } = await this.#describe(ref);
+    const read = await this.database.transaction((session) =>
+      readRecords(session, table, offset, limit)
+    ).catch((error) => ({ error }));
+    if (this.#descriptions.generation === generation) {
+      if ("error" in read) throw read.error;
+      return read;
+    }
+    // A definition changed meanwhile: read the table and its rows in one snapshot.
     return this.database.transaction(async (session) => {
       const row = await existingTable(session, ref);
-      const [table] = await describeTables(session, [row]);
-      return await readRecords(session, table!, offset, limit);
+      const [current] = await describeTables(session, [row]);
+      return await readRecords(session, current!, offset, limit);
     });
   }
 
@@ -822,4 +943,16 @@ class MoreKeys extends Error {
 
 function sameIds(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}
+
+/** Writes `texts` into a new file at `path`, a line break after each. */
+async function writeLines(path: string, texts: readonly Uint8Array[]): Promise<void> {
+  const joined = new Uint8Array(texts.reduce((n, t) => n + t.length + 1, 0));
+  let at = 0;
+  for (const text of texts) {
+    joined.set(text, at);
+    joined[at + text.length] = 0x0a;
+    at += text.length + 1;
+  }
+  await Deno.writeFile(path, joined, { createNew: true, mode: 0o600 });
 }

@@ -208,6 +208,20 @@ function insertStatement(
 }
 
 /**
+ * Inserts the rows of a spooled JSON file (`path`) into `table` inside the caller's
+ * transaction, failing on any key conflict; `mapping` must not be empty. Returns how many
+ * rows it inserted.
+ */
+export function insertRows(
+  session: Session,
+  table: Table,
+  path: string,
+  mapping: readonly KeyColumn[],
+): Promise<number> {
+  return session.changes(insertStatement(table, { path, rows: 0 }, mapping, "fail"), [path]);
+}
+
+/**
  * Appends the rows of spooled files to `table` as they arrive, inside the caller's
  * transaction, failing on any key conflict; `mapping` must not be empty. Returns the count.
  */

@@ -16,7 +16,7 @@ import type {
 } from "../catalog/templates.ts";
 import type { Compatibility } from "../catalog/compatibility.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
-import type { SpooledPart } from "../ingest/spool.ts";
+import type { RowsInMemory, SpooledPart } from "../ingest/spool.ts";
 import type { CsvLayout, LoadCounts, OnConflict } from "./rows.ts";
 
 export type { CsvLayout, LoadCounts, OnConflict };
@@ -29,11 +29,14 @@ export type RowsFile = RowsSummary & { readonly path: string; readonly csv?: Csv
 
 /**
  * Rows still arriving: parts of the body (files of whole rows) as they close, and the whole
- * body as one file once it is there. Both throw what the body's spool throws.
+ * body as one file (or, when small, in memory) once it is there. All throw what the body's
+ * spool throws.
  */
 export interface ArrivingRows {
   parts(): AsyncIterable<SpooledPart>;
   whole(): Promise<RowsFile>;
+  /** The whole body when it was small enough to stay in memory (then no part comes). */
+  inMemory(): Promise<RowsInMemory | undefined>;
 }
 
 /** How an update was carried out: not at all, in place, or by rebuilding the table. */

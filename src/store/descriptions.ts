@@ -1,0 +1,93 @@
+/**
+ * Table descriptions kept between requests. Describing a table takes several catalog
+ * queries, which cost more than a small insert itself, while definitions change rarely.
+ * One process owns the database file, so every change passes through {@link
+ * Descriptions.changing}, which empties the cache when the change starts and again when it
+ * has committed or rolled back.
+ *
+ * @module
+ */
+
+import type { Table } from "../catalog/model.ts";
+import type { TableRow } from "./metadata.ts";
+
+/** A table's metadata row with its full description. */
+export interface Described {
+  readonly row: TableRow;
+  readonly table: Table;
+}
+
+/**
+ * Described tables by name key. An entry is stored only when no change started or ended
+ * while it was being read, so it always equals what a fresh read would give.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Descriptions } from "./descriptions.ts";
+ *
+ * const cache = new Descriptions();
+ * let reads = 0;
+ * const read = () => {
+ *   reads++;
+ *   const table = { name: "t", schema: "public", columns: [], constraints: { primary_key: null, unique: [], foreign_keys: [] } };
+ *   return Promise.resolve({ row: { id: 1, schema: "public", name: "t" }, table });
+ * };
+ * await cache.get("public.t", read);
+ * await cache.get("public.t", read);
+ * assert.equal(reads, 1);
+ * await cache.changing(() => Promise.resolve());
+ * await cache.get("public.t", read);
+ * assert.equal(reads, 2);
+ * ```
+ */
+export class Descriptions {
+  readonly #entries = new Map<string, Described>();
+  /** Bumped when a change starts and when it ends. */
+  #generation = 0;
+  /** Changes under way. */
+  #changing = 0;
+
+  /** A stamp that differs from a later one when any change started or ended in between. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /** The cached description under `key`, or `read`'s, cached when nothing changed meanwhile. */
+  async get(key: string, read: () => Promise<Described>): Promise<Described> {
+    const hit = this.#entries.get(key);
+    if (hit) return hit;
+    const before = this.#generation;
+    const described = await read();
+    if (before === this.#generation && this.#changing === 0) {
+      this.#entries.set(key, deepFreeze(described));
+    }
+    return described;
+  }
+
+  /** Runs `change`, a change to any table's definition, with nothing cached across it. */
+  async changing<T>(change: () => Promise<T>): Promise<T> {
+    this.#changing++;
+    this.#invalidate();
+    try {
+      return await change();
+    } finally {
+      this.#changing--;
+      this.#invalidate();
+    }
+  }
+
+  #invalidate(): void {
+    this.#generation++;
+    this.#entries.clear();
+  }
+}
+
+/** `value` made read-only all the way down: cached descriptions are shared by requests. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}

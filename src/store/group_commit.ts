@@ -1,0 +1,97 @@
+/**
+ * Group commit: small writes that arrive while an earlier one runs are carried out together,
+ * so many concurrent requests share one statement and one commit instead of queueing for
+ * one each.
+ *
+ * @module
+ */
+
+/** How big a group may grow. */
+export interface GroupLimits {
+  /** Most members in one group. */
+  readonly members: number;
+  /** Most total size (as `sizeOf` counts it) in one group; a group has at least one member. */
+  readonly size: number;
+}
+
+interface Pending<M, R> {
+  readonly member: M;
+  readonly resolve: (result: R) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Queues members by key; one group per key runs at a time. A member with no group of its
+ * key running starts one at once, so nothing waits when the service is idle; members
+ * arriving meanwhile wait and then run together as the next group, up to the limits. `run`
+ * settles each member of a group on its own.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { GroupCommit } from "./group_commit.ts";
+ *
+ * const groups: number[][] = [];
+ * const commit = new GroupCommit<number, number>(async (members) => {
+ *   groups.push([...members]);
+ *   await new Promise((r) => setTimeout(r, 5));
+ *   return members.map((m) => ({ status: "fulfilled" as const, value: m * 10 }));
+ * }, { members: 100, size: 100 }, () => 1);
+ * const results = await Promise.all([1, 2, 3].map((m) => commit.submit("k", m)));
+ * assert.deepEqual(results, [10, 20, 30]);
+ * assert.deepEqual(groups, [[1], [2, 3]]);
+ * ```
+ */
+export class GroupCommit<M, R> {
+  /** Members waiting, by key; a key is present while a group of it runs. */
+  readonly #queues = new Map<string, Pending<M, R>[]>();
+
+  constructor(
+    private readonly run: (members: readonly M[]) => Promise<readonly PromiseSettledResult<R>[]>,
+    private readonly limits: GroupLimits,
+    private readonly sizeOf: (member: M) => number,
+  ) {}
+
+  /** Runs `member` in a group of others with the same key; settles as `run` settles it. */
+  submit(key: string, member: M): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      const pending = { member, resolve, reject };
+      const queue = this.#queues.get(key);
+      if (queue) return void queue.push(pending);
+      this.#queues.set(key, [pending]);
+      void this.#drain(key);
+    });
+  }
+
+  /** Runs groups of `key` until its queue is empty, then forgets the key. */
+  async #drain(key: string): Promise<void> {
+    const queue = this.#queues.get(key)!;
+    while (queue.length > 0) {
+      const group = this.#nextGroup(queue);
+      try {
+        const outcomes = await this.run(group.map((p) => p.member));
+        group.forEach((pending, i) => {
+          const outcome = outcomes[i];
+          if (outcome?.status === "fulfilled") pending.resolve(outcome.value);
+          else pending.reject(outcome ? outcome.reason : new Error("The group lost a member"));
+        });
+      } catch (error) {
+        for (const pending of group) pending.reject(error);
+      }
+    }
+    this.#queues.delete(key);
+  }
+
+  /** Takes the longest run of queued members within the limits (at least one). */
+  #nextGroup(queue: Pending<M, R>[]): Pending<M, R>[] {
+    let count = 0;
+    let size = 0;
+    while (count < queue.length && count < this.limits.members) {
+      const next = this.sizeOf(queue[count]!.member);
+      if (count > 0 && size + next > this.limits.size) break;
+      size += next;
+      count++;
+    }
+    return queue.splice(0, count);
+  }
+}
