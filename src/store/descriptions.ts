@@ -9,13 +9,6 @@
  */
 
 import type { Table } from "../catalog/model.ts";
-import type { TableRow } from "./metadata.ts";
-
-/** A table's metadata row with its full description. */
-export interface Described {
-  readonly row: TableRow;
-  readonly table: Table;
-}
 
 /**
  * Described tables by name key. An entry is stored only when no change started or ended
@@ -30,8 +23,8 @@ export interface Described {
  * let reads = 0;
  * const read = () => {
  *   reads++;
- *   const table = { name: "t", schema: "public", columns: [], constraints: { primary_key: null, unique: [], foreign_keys: [] } };
- *   return Promise.resolve({ row: { id: 1, schema: "public", name: "t" }, table });
+ *   const constraints = { primary_key: null, unique: [], foreign_keys: [] };
+ *   return Promise.resolve({ name: "t", schema: "public", columns: [], constraints });
  * };
  * await cache.get("public.t", read);
  * await cache.get("public.t", read);
@@ -42,7 +35,7 @@ export interface Described {
  * ```
  */
 export class Descriptions {
-  readonly #entries = new Map<string, Described>();
+  readonly #entries = new Map<string, Table>();
   /** Bumped when a change starts and when it ends. */
   #generation = 0;
   /** Changes under way. */
@@ -54,7 +47,7 @@ export class Descriptions {
   }
 
   /** The cached description under `key`, or `read`'s, cached when nothing changed meanwhile. */
-  async get(key: string, read: () => Promise<Described>): Promise<Described> {
+  async get(key: string, read: () => Promise<Table>): Promise<Table> {
     const hit = this.#entries.get(key);
     if (hit) return hit;
     const before = this.#generation;

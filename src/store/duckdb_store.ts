@@ -29,7 +29,7 @@ import {
 } from "./update.ts";
 import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
-import { type Described, Descriptions } from "./descriptions.ts";
+import { Descriptions } from "./descriptions.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
@@ -50,7 +50,7 @@ import {
 } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
-import type { RowsInMemory } from "../ingest/spool.ts";
+import { discard, type RowsInMemory } from "../ingest/spool.ts";
 import type {
   ArrivingRows,
   IfExists,
@@ -238,17 +238,13 @@ export class DuckDBStore implements Store {
     );
   }
 
-  async getTable(ref: TableRef): Promise<Table> {
-    return (await this.#describe(ref)).table;
-  }
-
-  /** The table's metadata row and description, from the cache when nothing changed since. */
-  #describe(ref: TableRef): Promise<Described> {
+  /** The table's description, from the cache when nothing changed since it was read. */
+  getTable(ref: TableRef): Promise<Table> {
     return this.#descriptions.get(`${ref.schema}\u0000${ref.name}`, () =>
       // One snapshot for the metadata and DuckDB's catalog: a concurrent drop cannot fall between.
       this.database.transaction(async (session) => {
         const row = await existingTable(session, ref);
-        return { row, table: (await describeTables(session, [row]))[0]! };
+        return (await describeTables(session, [row]))[0]!;
       }));
   }
 
@@ -427,7 +423,7 @@ export class DuckDBStore implements Store {
         } catch {
           return undefined;
         } finally {
-          await Deno.remove(path).catch(() => {});
+          await discard({ path });
         }
       },
     );
@@ -631,7 +627,7 @@ export class DuckDBStore implements Store {
     limit: number,
   ): Promise<{ json: string; total: number }> {
     const generation = this.#descriptions.generation;
-    const { table } = await this.#describe(ref);
+    const table = await this.getTable(ref);
     const read = await this.database.transaction((session) =>
       readRecords(session, table, offset, limit)
     ).catch((error) => ({ error }));

@@ -231,11 +231,9 @@ export async function appendParts(
   paths: AsyncIterable<string>,
   mapping: readonly KeyColumn[],
 ): Promise<number> {
-  const target = qualified(table.schema, table.name);
-  const statement = insertStatement(table, { path: "", rows: 0 }, mapping, "fail");
-  const before = await count(session, target);
-  for await (const path of paths) await session.run(statement, [path]);
-  return (await count(session, target)) - before;
+  let inserted = 0;
+  for await (const path of paths) inserted += await insertRows(session, table, path, mapping);
+  return inserted;
 }
 
 /** The source keeping one row per key: the first (ASC) or the last (DESC) in the batch. */
