@@ -4,6 +4,12 @@ import { errorOf, mint, ok, snapshot, TestServer } from "./helpers/server.ts";
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
+/**
+ * A customer id no test ever stores. Serial ids skip the values that failed inserts drew, so
+ * a small id such as 7 may belong to a real customer after a few refused batches.
+ */
+const NO_CUSTOMER = 424242;
+
 const customers = {
   columns: [
     { name: "id", type: "serial" },
@@ -426,7 +432,9 @@ Deno.test("PUT /table/{name}: constraints are replaced by the wanted set", async
         const { table } = ok(await put(server, "orders", { constraints: { foreign_keys: [fk] } }));
         assert.equal(table.constraints.foreign_keys[0].name, "orders_customer_fkey");
         errorOf(
-          await server.request("POST", "table/orders/records", { body: [{ id: 4, customer: 7 }] }),
+          await server.request("POST", "table/orders/records", {
+            body: [{ id: 4, customer: NO_CUSTOMER }],
+          }),
           422,
         );
       },
@@ -453,7 +461,9 @@ Deno.test("PUT /table/{name}: constraints are replaced by the wanted set", async
         }]);
         assert.deepEqual((await records(server, "orders")).map((r) => r.customer), [1, 99, null]);
         errorOf(
-          await server.request("POST", "table/orders/records", { body: [{ id: 5, customer: 7 }] }),
+          await server.request("POST", "table/orders/records", {
+            body: [{ id: 5, customer: NO_CUSTOMER }],
+          }),
           422,
         );
         errorOf(await server.request("DELETE", "table/people"), 409);
