@@ -9,6 +9,8 @@ import { JsonRows, type RowsOptions, type RowsSummary } from "./json_rows.ts";
 
 /** Bytes gathered before one write to the spool file. */
 const WRITE_BUFFER_BYTES = 1 << 20;
+/** Where the write buffer starts when the body's length is not declared. */
+const FIRST_BUFFER_BYTES = 1 << 16;
 
 const LF = 0x0a;
 
@@ -175,12 +177,24 @@ async function spoolInParts(
     await writeAll(file!, bytes);
     written += bytes.length;
   };
-  const buffer = new Uint8Array(Math.min(WRITE_BUFFER_BYTES, partBytes));
+  // The buffer starts at the declared length and grows up to its cap: a fresh megabyte for
+  // every small request is allocation and garbage collection that the request never uses.
+  const cap = Math.min(WRITE_BUFFER_BYTES, partBytes);
+  const declared = Number(declaredLength);
+  let buffer = new Uint8Array(
+    Math.min(cap, Number.isSafeInteger(declared) && declared > 0 ? declared : FIRST_BUFFER_BYTES),
+  );
   let buffered = 0;
   const pending: Uint8Array[] = [];
   const pass = new JsonRows(options, (bytes) => {
     if (bytes.length === 0) return;
-    if (buffered + bytes.length <= buffer.length) {
+    const needed = buffered + bytes.length;
+    if (needed > buffer.length && needed <= cap) {
+      const grown = new Uint8Array(Math.min(cap, Math.max(needed, buffer.length * 2)));
+      grown.set(buffer.subarray(0, buffered));
+      buffer = grown;
+    }
+    if (needed <= buffer.length) {
       buffer.set(bytes, buffered);
       buffered += bytes.length;
     } else {
