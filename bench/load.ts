@@ -18,6 +18,7 @@ import { memory, percentile } from "./measure.ts";
 const ROOT = new URL("../", import.meta.url).pathname;
 const TABLE = "load_bench";
 const ROWS_PER_INSERT = 10;
+/** Connections when none are asked for; the concurrency test uses 16 clients too. */
 const CONNECTIONS = 16;
 /** Length of each measured run (shortened to the soak's length when that is shorter). */
 const MEASURE_SECONDS = 20;
@@ -149,7 +150,11 @@ async function warmUp(load: Load): Promise<Measurement> {
 }
 
 /** Baseline: the same 10-row POST against the JWT-only server. */
-async function measureBaseline(token: string, seconds: number): Promise<Measurement> {
+async function measureBaseline(
+  token: string,
+  seconds: number,
+  connections: number,
+): Promise<Measurement> {
   const server = await BaselineServer.start();
   try {
     const batches = new Batches();
@@ -157,7 +162,7 @@ async function measureBaseline(token: string, seconds: number): Promise<Measurem
       label: "baseline: Hono+jose, POST 10 rows",
       base: server.base,
       token,
-      connections: CONNECTIONS,
+      connections,
       seconds,
       steps: [{ method: "POST", path: "/api/v1/records", body: () => batches.next() }],
     };
@@ -215,19 +220,22 @@ function printTable(measurements: readonly Measurement[]): void {
  * Runs the load benchmark and prints its table: baseline, service inserts, service reads,
  * then a mixed soak of `soakSeconds` (default 300) with the service's RSS at its start and end.
  */
-export async function load(soakSeconds = 300): Promise<void> {
+export async function load(soakSeconds = 300, connections = CONNECTIONS): Promise<void> {
   if (!Number.isFinite(soakSeconds) || soakSeconds < 1) {
     throw new Error(`Cannot soak for "${soakSeconds}" seconds: give a positive number`);
+  }
+  if (!Number.isInteger(connections) || connections < 2 || connections % 2 !== 0) {
+    throw new Error(`Cannot open "${connections}" connections: give an even number, 2 or more`);
   }
   const seconds = Math.min(MEASURE_SECONDS, soakSeconds);
   // Outlives every run, warm-ups and soak included; the servers' default token does not.
   const token = await mint({ scope: ALL_SCOPES, expiresIn: soakSeconds + 1_800 });
   console.log(
-    `\nLoad and soak: autocannon on loopback, ${CONNECTIONS} connections, ` +
+    `\nLoad and soak: autocannon on loopback, ${connections} connections, ` +
       `${ROWS_PER_INSERT} rows × ${COLUMNS.length} columns per insert, ${seconds} s per run ` +
       `after ${WARMUP_SECONDS} s warm-up, soak ${soakSeconds} s`,
   );
-  const baseline = await measureBaseline(token, seconds);
+  const baseline = await measureBaseline(token, seconds, connections);
 
   const server = await TestServer.start({ LOG_LEVEL: "error" });
   try {
@@ -250,7 +258,7 @@ export async function load(soakSeconds = 300): Promise<void> {
     };
     const readRecords: Step = { method: "GET", path: `/api/v1/table/${TABLE}/records?limit=10` };
     const readTable: Step = { method: "GET", path: `/api/v1/table/${TABLE}` };
-    const on = { base: server.base, token, connections: CONNECTIONS, seconds };
+    const on = { base: server.base, token, connections, seconds };
     const insertLoad: Load = { ...on, label: "service: POST /records, 10 rows", steps: [inserts] };
     const recordsLoad: Load = {
       ...on,
@@ -267,7 +275,7 @@ export async function load(soakSeconds = 300): Promise<void> {
     const table = await drive(tableLoad);
 
     // The soak: half the connections insert, half read; the same mix warms up first.
-    const half = CONNECTIONS / 2;
+    const half = connections / 2;
     const soakInserts: Load = {
       ...on,
       connections: half,

@@ -84,5 +84,8 @@ if (import.meta.main) {
   if (!only || only === "definitions") await definitions();
   if (!only || only === "loading") await loading(Number(Deno.args[1] ?? 1_000_000));
   if (!only || only === "files") await files();
-  if (!only || only === "load") await load(Number(Deno.args[1] ?? 300));
+  if (!only || only === "load") {
+    const [, soak, connections] = Deno.args;
+    await load(Number(soak ?? 300), connections === undefined ? undefined : Number(connections));
+  }
 }
