@@ -4,7 +4,7 @@
  * @module
  */
 
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
@@ -13,6 +13,7 @@ import { type AuthVariables, bearerAuth } from "./auth/middleware.ts";
 import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
+import { serviceRoutes } from "./routes/service.ts";
 import { rowRoutes } from "./routes/rows.ts";
 import { tableRoutes } from "./routes/tables.ts";
 import { templateRoutes } from "./routes/templates.ts";
@@ -62,10 +63,38 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     });
   });
 
-  app.get("/healthz", (c) => c.json({ status: "ok" }));
-  app.get("/readyz", async (c) => {
-    if (await deps.store.ready()) return c.json({ status: "ready" });
-    throw ApiError.unavailable("The database is not writable");
+  app.route("/", serviceRoutes(deps.store));
+
+  // Public, like the documentation it feeds, and registered before the token check so that
+  // check never runs for it. The document is built from the routes' own schemas on each call.
+  app.doc31(`${API_PREFIX}/openapi.json`, (c) => ({
+    openapi: "3.1.0",
+    info: {
+      title: "Table service",
+      version: "1",
+      description: "Define tables, load rows from JSON, CSV and spreadsheets, evolve " +
+        "definitions, and keep versioned table templates.",
+    },
+    servers: [{ url: new URL(c.req.url).origin }],
+    security: [{ bearer: [] }],
+  }));
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+  });
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: `${API_PREFIX}/openapi.json`,
+    summary: "This document: OpenAPI 3.1, built from the schemas that validate requests",
+    tags: ["service"],
+    security: [],
+    responses: {
+      200: {
+        description: "The OpenAPI document",
+        content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
+      },
+    },
   });
 
   app.use(`${API_PREFIX}/*`, bearerAuth(deps.verifier));

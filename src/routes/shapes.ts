@@ -122,9 +122,10 @@ export function errorResponses(
     413: "Body too large",
     415: "Unsupported content type",
     422: "Invalid definition or data",
+    500: "Unexpected failure; the message quotes the request id of the logged error",
   };
   return Object.fromEntries(
-    [400, 401, 403, ...statuses].map((status) => [status, {
+    [400, 401, 403, ...statuses, 500].map((status) => [status, {
       description: descriptions[status] ?? "Error",
       content: { "application/json": { schema: ErrorShape } },
     }]),
