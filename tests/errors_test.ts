@@ -1,9 +1,7 @@
 import assert from "node:assert/strict";
-import { createApp } from "../src/app.ts";
-import { createVerifier } from "../src/auth/jwt.ts";
-import { createLogger } from "../src/log.ts";
 import type { Store } from "../src/store/store.ts";
-import { errorOf, mint, ok, TEST_SECRET, TestServer } from "./helpers/server.ts";
+import { appOver } from "./helpers/app.ts";
+import { errorOf, mint, ok, TestServer } from "./helpers/server.ts";
 
 Deno.test("errors: every failure has the contract's shape", async (t) => {
   const server = await TestServer.start({ MAX_JSON_BYTES: "4096" });
@@ -115,16 +113,7 @@ Deno.test("createApp() answers an unexpected failure with 500, a request id and 
       ),
   }) as Store;
   const logged: string[] = [];
-  const app = createApp({
-    store: failing,
-    verifier: await createVerifier({ key: { kind: "hmac", secret: TEST_SECRET } }),
-    logger: createLogger("error", (line) => logged.push(line)),
-    maxJsonBytes: 1024,
-    maxUploadBytes: 1024,
-    maxSheetRows: 100,
-    maxSheetBytes: 1024,
-    spoolDir: "/nonexistent",
-  });
+  const app = await appOver(failing, (line) => logged.push(line));
   const response = await app.request("/api/v1/table/x", {
     headers: {
       authorization: `Bearer ${await mint({ scope: "tables:read" })}`,

@@ -1,10 +1,8 @@
 import assert from "node:assert/strict";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { createApp } from "../src/app.ts";
-import { createVerifier } from "../src/auth/jwt.ts";
-import { createLogger } from "../src/log.ts";
 import type { Store } from "../src/store/store.ts";
-import { ok, TEST_SECRET, TestServer } from "./helpers/server.ts";
+import { appOver } from "./helpers/app.ts";
+import { ok, TestServer } from "./helpers/server.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -13,17 +11,7 @@ const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "tr
 
 /** Every method and path the application routes, `:name` written as `{name}`. */
 async function servedRoutes(): Promise<string[]> {
-  const app = createApp({
-    store: {} as Store,
-    verifier: await createVerifier({ key: { kind: "hmac", secret: TEST_SECRET } }),
-    logger: createLogger("error", () => {}),
-    maxJsonBytes: 1024,
-    maxUploadBytes: 1024,
-    maxSheetRows: 100,
-    maxSheetBytes: 1024,
-    spoolDir: "/nonexistent",
-  });
-  const routes = app.routes
+  const routes = (await appOver({} as Store)).routes
     .filter((r) => METHODS.includes(r.method.toLowerCase()))
     .map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`);
   return [...new Set(routes)].sort();
