@@ -270,25 +270,29 @@ export class DuckDBStore implements Store {
     ref: TableRef,
     decide: (current: Table) => TableUpdate,
   ): Promise<{ table: Table; how: UpdateHow }> {
+    // Read once to learn the locks, and again under them to check nothing moved.
+    const plan = async (session: Session) => {
+      const row = await existingTable(session, ref);
+      const current = (await describeTables(session, [row]))[0]!;
+      const update = decide(current);
+      const dependents = await dependentsInDropOrder(session, row.id);
+      const touched = lockKeys(row, await tablesTouched(session, row, dependents, update));
+      return { row, current, update, dependents, touched };
+    };
     let seen: number;
     return this.#descriptions.changing(() =>
       this.#underLookedUpLocks(
         ref,
         () =>
           this.database.transaction(async (session) => {
-            const row = await existingTable(session, ref);
+            const { row, touched } = await plan(session);
             seen = row.id;
-            const current = (await describeTables(session, [row]))[0]!;
-            const dependents = await dependentsInDropOrder(session, row.id);
-            return lockKeys(row, await tablesTouched(session, row, dependents, decide(current)));
+            return touched;
           }),
         async (held) => {
           const prepared = await this.database.withSession(async (session) => {
-            const row = await existingTable(session, ref);
-            const current = (await describeTables(session, [row]))[0]!;
-            let update = decide(current);
-            const dependents = await dependentsInDropOrder(session, row.id);
-            const touched = lockKeys(row, await tablesTouched(session, row, dependents, update));
+            const { row, current, dependents, touched, ...planned } = await plan(session);
+            let update = planned.update;
             if (row.id !== seen || touched.some((l) => !held.has(l.key))) return undefined;
             if (update.plan.ref.schema !== current.schema) {
               const schema = await existingSchema(session, update.plan.ref.schema);
