@@ -76,6 +76,7 @@ async function main(): Promise<void> {
     maxUploadBytes: config.maxUploadBytes,
     maxSheetRows: config.maxSheetRows,
     maxSheetBytes: config.maxSheetBytes,
+    metricsAccess: config.metricsAccess,
     spoolDir,
   }));
   const { hostname, port } = server.addr;

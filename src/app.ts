@@ -9,9 +9,12 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { TokenVerifier } from "./auth/jwt.ts";
+import type { MetricsAccess } from "./config.ts";
 import { type AuthVariables, bearerAuth } from "./auth/middleware.ts";
 import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
+import { Metrics, type ObservedVariables, observeRequests } from "./observe.ts";
+import { docsRoutes } from "./routes/docs.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import { serviceRoutes } from "./routes/service.ts";
 import { rowRoutes } from "./routes/rows.ts";
@@ -33,37 +36,33 @@ export interface AppDeps {
   readonly maxSheetBytes: number;
   /** Where request bodies of rows are streamed to. */
   readonly spoolDir: string;
+  /** Who may read `/metrics`; a valid token by default. */
+  readonly metricsAccess?: MetricsAccess;
 }
 
 /** Routes whose bodies are streamed to disk under their own, larger limit. */
 const STREAMED_BODY = new RegExp(`^${API_PREFIX}/table/[^/]+/(?:records|upload/[^/]+)/?$`);
 
-type Env = { Variables: AuthVariables & { requestId: string } };
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+type Env = { Variables: AuthVariables & ObservedVariables };
 
 /** Builds the application. */
 export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ strict: false });
 
-  app.use("*", async function requestLog(c, next) {
-    const started = performance.now();
-    const given = c.req.header("x-request-id");
-    const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
-    c.set("requestId", requestId);
-    await next();
-    c.res.headers.set("x-request-id", requestId);
-    deps.logger.log("info", "request", {
-      request_id: requestId,
-      method: c.req.method,
-      path: c.req.path,
-      status: c.res.status,
-      duration_ms: Math.round((performance.now() - started) * 10) / 10,
-      subject: c.get("principal")?.subject,
-    });
-  });
+  const metrics = new Metrics();
+  app.use("*", observeRequests(deps.logger, metrics));
 
-  app.route("/", serviceRoutes(deps.store));
+  const auth = bearerAuth(deps.verifier);
+  app.route(
+    "/",
+    serviceRoutes({
+      store: deps.store,
+      metrics,
+      metricsAccess: deps.metricsAccess ?? "token",
+      auth,
+    }),
+  );
+  app.route("/", docsRoutes(`${API_PREFIX}/openapi.json`));
 
   // Public, like the documentation it feeds, and registered before the token check so that
   // check never runs for it. The document is built from the routes' own schemas on each call.
@@ -97,7 +96,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     },
   });
 
-  app.use(`${API_PREFIX}/*`, bearerAuth(deps.verifier));
+  app.use(`${API_PREFIX}/*`, auth);
   const jsonLimit = bodyLimit({
     maxSize: deps.maxJsonBytes,
     onError: () => {

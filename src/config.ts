@@ -42,6 +42,8 @@ export interface Config {
   readonly maxSheetRows: number;
   /** Most bytes an uploaded spreadsheet may decompress to (also at most 100× its size). */
   readonly maxSheetBytes: number;
+  /** Who may read `GET /metrics`: anyone, or holders of a valid token. */
+  readonly metricsAccess: MetricsAccess;
 }
 
 /** A configuration that cannot be used; the message names every bad variable on one line. */
@@ -51,6 +53,11 @@ export class ConfigError extends Error {
     this.name = "ConfigError";
   }
 }
+
+/** The choices of `METRICS_ACCESS`. */
+export const METRICS_ACCESS = ["token", "public"] as const;
+/** One of {@link METRICS_ACCESS}. */
+export type MetricsAccess = typeof METRICS_ACCESS[number];
 
 /** Every variable the service reads; each may also be given as a flag (`--data-dir`). */
 export const VARIABLES: readonly string[] = [
@@ -68,6 +75,7 @@ export const VARIABLES: readonly string[] = [
   "DUCKDB_MEMORY_LIMIT",
   "MAX_SHEET_ROWS",
   "MAX_SHEET_BYTES",
+  "METRICS_ACCESS",
 ];
 
 /** Shortest HMAC secret accepted: HS256 needs at least 256 bits to be worth its name. */
@@ -122,6 +130,13 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   const logLevel = (value("LOG_LEVEL") ?? "info").toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
     problems.push(`LOG_LEVEL "${value("LOG_LEVEL")}" is not one of ${LOG_LEVELS.join(", ")}`);
+  }
+
+  const metricsAccess = (value("METRICS_ACCESS") ?? "token").toLowerCase();
+  if (!(METRICS_ACCESS as readonly string[]).includes(metricsAccess)) {
+    problems.push(
+      `METRICS_ACCESS "${value("METRICS_ACCESS")}" is not one of ${METRICS_ACCESS.join(", ")}`,
+    );
   }
 
   const size = (name: string, fallback: number): number => {
@@ -179,6 +194,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     duckdbMemoryBytes,
     maxSheetRows,
     maxSheetBytes,
+    metricsAccess: metricsAccess as MetricsAccess,
   });
 }
 

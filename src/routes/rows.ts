@@ -10,6 +10,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
+import { noteRowsLoaded, noteStreamedResponse, requestBody } from "../observe.ts";
 import { planTable, type TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import { checkTableName } from "../catalog/names.ts";
@@ -261,6 +262,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
           ? undefined
           : planTable({ schema, name }, parseDefinition(file.table)));
       const result = await deps.store.uploadTable({ schema, name }, file, { plan, ifExists });
+      noteRowsLoaded(c, result.inserted);
       return c.json({ table: result.table, inserted: result.inserted }, 200);
     } finally {
       await discard(file);
@@ -271,13 +273,14 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     const { name, schema } = address(c);
     const onConflict = parseChoice("on_conflict", c.req.query("on_conflict"), ON_CONFLICT, "fail");
     checkJsonType(c);
-    const rows = new RowsInParts(c.req.raw.body, c.req.header("content-length"), {
+    const rows = new RowsInParts(requestBody(c), c.req.header("content-length"), {
       ...spoolOptions(deps, false),
       // Only fail-mode loads use parts early; the others would only join them again.
       partBytes: onConflict === "fail" ? PART_BYTES : Infinity,
     });
     try {
       const result = await deps.store.insertRecords({ schema, name }, rows, onConflict);
+      noteRowsLoaded(c, result.inserted);
       return c.json(result, 200);
     } finally {
       await rows.discard();
@@ -348,6 +351,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
     const { table, stream } = await deps.store.exportCsv({ schema, name });
+    noteStreamedResponse(c);
     return c.body(stream, 200, {
       "content-type": "text/csv; charset=utf-8",
       "content-disposition": `attachment; filename="${table.name}.csv"`,
@@ -396,7 +400,7 @@ async function withUpload(
     spooled: (path: string) => string,
   ) => Promise<{ table: Table; inserted: number }>,
 ): Promise<Response> {
-  const upload = await spoolMultipart(c.req.raw.body, c.req.header("content-type"), {
+  const upload = await spoolMultipart(requestBody(c), c.req.header("content-type"), {
     spoolDir: deps.spoolDir,
     maxBytes: deps.maxUploadBytes,
     maxBodyPartBytes: deps.maxJsonBytes,
@@ -404,6 +408,7 @@ async function withUpload(
   const paths = [upload.file.path];
   try {
     const result = await work(upload, (path) => (paths.push(path), path));
+    noteRowsLoaded(c, result.inserted);
     return c.json({ table: result.table, inserted: result.inserted }, 200);
   } finally {
     for (const path of paths) await discard({ path });
@@ -447,7 +452,7 @@ function inSheetTerms(error: unknown, rows: SheetRows): unknown {
 async function spool(c: Context<Env>, deps: RowsDeps): Promise<RowsFile> {
   checkJsonType(c);
   return await spoolJsonRows(
-    c.req.raw.body,
+    requestBody(c),
     c.req.header("content-length"),
     spoolOptions(deps, true),
   );

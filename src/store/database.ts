@@ -66,6 +66,7 @@ export class Session {
 export class Database {
   readonly #idle: DuckDBConnection[] = [];
   #active = 0;
+  #transactions = 0;
   #closed = false;
 
   private constructor(private readonly instance: DuckDBInstance) {}
@@ -143,8 +144,11 @@ export class Database {
     const encoder = new TextEncoder();
     let connection: DuckDBConnection | undefined;
     let result: Awaited<ReturnType<DuckDBConnection["stream"]>> | undefined;
+    let inTransaction = false;
     const release = () => {
       if (!connection) return;
+      if (inTransaction) this.#transactions--;
+      inTransaction = false;
       this.#active--;
       connection.closeSync();
       connection = undefined;
@@ -157,6 +161,8 @@ export class Database {
         try {
           // A snapshot: the export is consistent even while writers go on.
           await connection.run("BEGIN TRANSACTION");
+          inTransaction = true;
+          this.#transactions++;
           result = await connection.stream(sql, values);
         } catch (error) {
           release();
@@ -191,16 +197,26 @@ export class Database {
   transaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
     return this.withSession(async (session) => {
       await session.run("BEGIN TRANSACTION");
-      let result: T;
+      this.#transactions++;
       try {
-        result = await work(session);
-      } catch (error) {
-        await session.run("ROLLBACK").catch(() => {});
-        throw error;
+        let result: T;
+        try {
+          result = await work(session);
+        } catch (error) {
+          await session.run("ROLLBACK").catch(() => {});
+          throw error;
+        }
+        await session.run("COMMIT");
+        return result;
+      } finally {
+        this.#transactions--;
       }
-      await session.run("COMMIT");
-      return result;
     });
+  }
+
+  /** Transactions begun by {@link transaction} or an export and not yet ended. */
+  get openTransactions(): number {
+    return this.#transactions;
   }
 
   /** Connections currently doing work. */

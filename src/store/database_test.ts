@@ -37,3 +37,25 @@ Deno.test("Database.open() opens a file whose free tail a checkpoint cut off", a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("Database.openTransactions counts transactions until they commit or roll back", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const db = await Database.open({ path: ":memory:", spoolDir: dir, tempDir: dir });
+  try {
+    assert.equal(db.openTransactions, 0);
+    const inside = await db.transaction(async (outer) => {
+      await outer.run("CREATE TABLE t (x INTEGER)");
+      const nested = await db.transaction(() => Promise.resolve(db.openTransactions));
+      return [db.openTransactions, nested];
+    });
+    assert.deepEqual(inside, [1, 2]);
+    await assert.rejects(db.transaction(async (session) => {
+      assert.equal(db.openTransactions, 1);
+      await session.run("INSERT INTO t VALUES ('not a number')");
+    }));
+    assert.equal(db.openTransactions, 0);
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

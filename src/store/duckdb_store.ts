@@ -784,6 +784,10 @@ export class DuckDBStore implements Store {
     }
   }
 
+  openTransactions(): number {
+    return this.database.openTransactions;
+  }
+
   close(): Promise<void> {
     return this.database.close();
   }

@@ -167,6 +167,8 @@ export interface Store {
   dropTemplate(name: string, version?: Version | "latest"): Promise<string>;
   /** Is the database open and writable? */
   ready(): Promise<boolean>;
+  /** Database transactions open at this moment. */
+  openTransactions(): number;
   /** Checkpoints and closes; waits for nothing, so stop taking requests first. */
   close(): Promise<void>;
 }

@@ -1,0 +1,304 @@
+/**
+ * What the service tells about its requests: one JSON log line each, and the counters behind
+ * `GET /metrics` (Prometheus text format).
+ *
+ * @module
+ */
+
+import type { Context, MiddlewareHandler } from "hono";
+import { matchedRoutes } from "hono/route";
+import type { AuthVariables } from "./auth/middleware.ts";
+import type { Logger } from "./log.ts";
+
+/** What a request's handlers tell the observer, besides what it sees itself. */
+export interface ObservedVariables {
+  requestId: string;
+  /** Rows a load stored (uploads and record inserts). */
+  rowsLoaded: number;
+  /** Set by a handler whose response body is a stream: its bytes are counted as sent. */
+  streamedResponse: boolean;
+  /** Request body bytes read through {@link requestBody}. */
+  bodyBytes: number;
+}
+
+/** One finished request. */
+export interface RequestRecord {
+  readonly method: string;
+  /** The route's pattern (`/api/v1/table/:table_name`), or `unmatched`. */
+  readonly route: string;
+  readonly status: number;
+  readonly seconds: number;
+  readonly bytesIn: number;
+  readonly bytesOut: number;
+  readonly rowsLoaded: number;
+}
+
+/** Upper bounds of the latency histogram's buckets, in seconds. */
+const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Routes whose request bodies count as uploaded bytes. */
+const LOAD_ROUTE = /\/(?:records|upload\/[^/]+)$/;
+
+interface Histogram {
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+/**
+ * Counters over finished requests, rendered in the Prometheus text format.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Metrics } from "./observe.ts";
+ *
+ * const metrics = new Metrics();
+ * metrics.observe({
+ *   method: "POST", route: "/api/v1/table/:table_name/records", status: 200,
+ *   seconds: 0.004, bytesIn: 512, bytesOut: 80, rowsLoaded: 10,
+ * });
+ * const text = metrics.render({ openTransactions: 0 });
+ * assert.match(text, /^table_service_rows_loaded_total\{route="[^"]+records"\} 10$/m);
+ * assert.match(text, /^table_service_uploaded_bytes_total\{route="[^"]+records"\} 512$/m);
+ * ```
+ */
+export class Metrics {
+  readonly #requests = new Map<string, number>();
+  readonly #latency = new Map<string, Histogram>();
+  readonly #rows = new Map<string, number>();
+  readonly #uploaded = new Map<string, number>();
+  readonly #sent = new Map<string, number>();
+
+  /** Counts one finished request. */
+  observe(record: RequestRecord): void {
+    const route = labels({ method: record.method, route: record.route });
+    add(
+      this.#requests,
+      labels({ ...{ method: record.method, route: record.route }, status: String(record.status) }),
+      1,
+    );
+    let histogram = this.#latency.get(route);
+    if (histogram === undefined) {
+      histogram = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
+      this.#latency.set(route, histogram);
+    }
+    const bucket = BUCKETS.findIndex((bound) => record.seconds <= bound);
+    if (bucket >= 0) histogram.counts[bucket]!++;
+    histogram.sum += record.seconds;
+    histogram.count++;
+    add(this.#sent, route, record.bytesOut);
+    const path = labels({ route: record.route });
+    if (record.rowsLoaded > 0) add(this.#rows, path, record.rowsLoaded);
+    if (LOAD_ROUTE.test(record.route) && record.bytesIn > 0) {
+      add(this.#uploaded, path, record.bytesIn);
+    }
+  }
+
+  /** The Prometheus text exposition of every counter, plus the gauges given. */
+  render(gauges: { openTransactions: number }): string {
+    const out: string[] = [];
+    const family = (name: string, type: string, help: string) =>
+      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+
+    family(
+      "table_service_http_requests_total",
+      "counter",
+      "Requests answered, by route and status.",
+    );
+    for (const [key, value] of this.#requests) {
+      out.push(`table_service_http_requests_total{${key}} ${value}`);
+    }
+
+    const latency = "table_service_http_request_duration_seconds";
+    family(latency, "histogram", "Time from a request's arrival to its last byte sent.");
+    for (const [key, histogram] of this.#latency) {
+      let cumulative = 0;
+      BUCKETS.forEach((bound, i) => {
+        cumulative += histogram.counts[i]!;
+        out.push(`${latency}_bucket{${key},le="${bound}"} ${cumulative}`);
+      });
+      out.push(`${latency}_bucket{${key},le="+Inf"} ${histogram.count}`);
+      out.push(
+        `${latency}_sum{${key}} ${histogram.sum}`,
+        `${latency}_count{${key}} ${histogram.count}`,
+      );
+    }
+
+    family("table_service_http_response_bytes_total", "counter", "Response body bytes sent.");
+    for (const [key, value] of this.#sent) {
+      out.push(`table_service_http_response_bytes_total{${key}} ${value}`);
+    }
+
+    family(
+      "table_service_rows_loaded_total",
+      "counter",
+      "Rows stored by uploads and record inserts.",
+    );
+    for (const [key, value] of this.#rows) {
+      out.push(`table_service_rows_loaded_total{${key}} ${value}`);
+    }
+
+    family(
+      "table_service_uploaded_bytes_total",
+      "counter",
+      "Request body bytes received by the load routes.",
+    );
+    for (const [key, value] of this.#uploaded) {
+      out.push(`table_service_uploaded_bytes_total{${key}} ${value}`);
+    }
+
+    family("table_service_open_transactions", "gauge", "Database transactions open now.");
+    out.push(`table_service_open_transactions ${gauges.openTransactions}`);
+
+    family("process_resident_memory_bytes", "gauge", "Resident memory of the process.");
+    out.push(`process_resident_memory_bytes ${Deno.memoryUsage().rss}`);
+    return out.join("\n") + "\n";
+  }
+}
+
+function add(map: Map<string, number>, key: string, amount: number): void {
+  map.set(key, (map.get(key) ?? 0) + amount);
+}
+
+/** Prometheus label pairs, values escaped. */
+function labels(pairs: Record<string, string>): string {
+  return Object.entries(pairs)
+    .map(([name, value]) =>
+      `${name}="${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n")}"`
+    )
+    .join(",");
+}
+
+type Env = { Variables: AuthVariables & ObservedVariables };
+
+/** Tells the request's log line and metrics how many rows its load stored. */
+export function noteRowsLoaded(c: Context, rows: number): void {
+  (c as Context<Env>).set("rowsLoaded", rows);
+}
+
+/**
+ * The request's body, counted as the handler reads it: a route that streams its body takes
+ * it from here, so its log line tells the bytes that arrived (a chunked body included).
+ * Other routes' bodies are logged at their declared `Content-Length`.
+ */
+export function requestBody(c: Context): ReadableStream<Uint8Array> | null {
+  const body = c.req.raw.body;
+  if (body === null) return null;
+  const observed = c as Context<Env>;
+  observed.set("bodyBytes", 0);
+  return counted(body, (n) => observed.set("bodyBytes", observed.get("bodyBytes") + n));
+}
+
+/** Marks the response body as a stream, to be counted while it is sent. */
+export function noteStreamedResponse(c: Context): void {
+  (c as Context<Env>).set("streamedResponse", true);
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Middleware that gives each request an id (the client's `X-Request-Id` when it is sane),
+ * counts the body bytes read and sent, and when the response is over writes one log line
+ * and feeds `metrics`.
+ */
+export function observeRequests(logger: Logger, metrics: Metrics): MiddlewareHandler<Env> {
+  return async function observeRequests(c, next) {
+    const started = performance.now();
+    const given = c.req.header("x-request-id");
+    const requestId = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+    c.set("requestId", requestId);
+
+    await next();
+    c.res.headers.set("x-request-id", requestId);
+
+    const finish = (bytesOut: number, completed: boolean) => {
+      const record: RequestRecord = {
+        method: c.req.method,
+        route: matchedRoute(c),
+        status: c.res.status,
+        seconds: (performance.now() - started) / 1000,
+        bytesIn: c.get("bodyBytes") ?? (Number(c.req.header("content-length")) || 0),
+        bytesOut,
+        rowsLoaded: c.get("rowsLoaded") ?? 0,
+      };
+      metrics.observe(record);
+      logger.log("info", "request", {
+        request_id: requestId,
+        method: record.method,
+        route: record.route,
+        path: c.req.path,
+        status: record.status,
+        duration_ms: Math.round(record.seconds * 10_000) / 10,
+        bytes_in: record.bytesIn,
+        bytes_out: record.bytesOut,
+        subject: c.get("principal")?.subject ?? null,
+        rows_loaded: record.rowsLoaded,
+        ...(completed ? {} : { aborted: true }),
+      });
+    };
+
+    // `c.res.body` is read only for a stream: asked of a body given whole, it turns that body
+    // into a stream, and Deno then sends some answers chunked instead of with their length.
+    const declared = c.res.headers.get("content-length");
+    if (c.req.method === "HEAD") finish(0, true);
+    else if (declared !== null) finish(Number(declared), true);
+    else if (c.get("streamedResponse") && c.res.body !== null) {
+      // Logged when the last byte is sent (or the client goes away), not when it starts.
+      let bytesOut = 0;
+      const body = counted(c.res.body, (n) => bytesOut += n, (completed) => {
+        finish(bytesOut, completed);
+      });
+      const response = new Response(body, c.res);
+      // Hono's setter copies the body of a response it already has; start from none.
+      c.res = undefined as unknown as Response;
+      c.res = response;
+    } else {
+      // A body given whole (JSON, text): its length, without turning it into a stream.
+      finish((await c.res.clone().arrayBuffer()).byteLength, true);
+    }
+  };
+}
+
+/** The pattern of the route that answered, not the path asked (bounded label values). */
+function matchedRoute(c: Context<Env>): string {
+  const routes = matchedRoutes(c);
+  for (let i = routes.length - 1; i >= 0; i--) {
+    const route = routes[i]!;
+    if (route.method !== "ALL") return route.path;
+  }
+  return "unmatched";
+}
+
+/** `body` passed on unchanged, its chunk sizes told to `count`, its end to `done`. */
+function counted(
+  body: ReadableStream<Uint8Array>,
+  count: (bytes: number) => void,
+  done: (completed: boolean) => void = () => {},
+): ReadableStream<Uint8Array> {
+  // Taken on the first read: a body nobody reads stays untouched, for the server to drain.
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        reader ??= body.getReader();
+        chunk = await reader.read();
+      } catch (error) {
+        done(false);
+        throw error;
+      }
+      if (chunk.done) {
+        controller.close();
+        done(true);
+        return;
+      }
+      count(chunk.value.byteLength);
+      controller.enqueue(chunk.value);
+    },
+    cancel(reason) {
+      done(false);
+      return (reader ?? body).cancel(reason);
+    },
+  }, { highWaterMark: 0 });
+}

@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { errorOf, TestServer } from "./helpers/server.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SCREENSHOT = new URL("./tmp/docs.png", import.meta.url).pathname;
+
+/** Why the browser test cannot run here, or undefined when it can. */
+async function browserMissing(): Promise<string | undefined> {
+  try {
+    await Deno.stat(CHROMIUM);
+    return undefined;
+  } catch {
+    const reason = `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`;
+    // CI installs it, so there a missing browser is a failure, not a skip.
+    if (Deno.env.get("REQUIRE_BROWSER")) throw new Error(reason);
+    return reason;
+  }
+}
+
+Deno.test("/docs: the reference page and its assets are served by the service", async (t) => {
+  const server = await TestServer.start({});
+  try {
+    await t.step("the page is public HTML that loads only same-origin files", async () => {
+      for (const path of ["/docs", "/docs/"]) {
+        const page = await server.request("GET", path, { token: null });
+        assert.equal(page.status, 200, path);
+        assert.match(page.headers.get("content-type") ?? "", /^text\/html/);
+        assert.doesNotMatch(page.text, /(?:src|href)="(?:https?:)?\/\//, "no remote asset");
+        const policy = page.headers.get("content-security-policy") ?? "";
+        assert.match(policy, /default-src 'none'/);
+        assert.match(policy, /script-src 'self'(?:;|$)/);
+        const files = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+        assert.ok(files.length >= 4, `assets: ${files}`);
+        for (const file of files) {
+          const asset = await server.request("GET", file, { token: null });
+          assert.equal(asset.status, 200, file);
+          assert.ok(asset.text.length > 0, file);
+        }
+      }
+    });
+
+    await t.step("assets come from the swagger-ui-dist package, typed", async () => {
+      const script = await server.request("GET", "/docs/assets/swagger-ui-bundle.js", {
+        token: null,
+      });
+      assert.match(script.headers.get("content-type") ?? "", /^text\/javascript/);
+      assert.ok(script.text.includes("SwaggerUIBundle"));
+      const css = await server.request("GET", "/docs/assets/swagger-ui.css", { token: null });
+      assert.match(css.headers.get("content-type") ?? "", /^text\/css/);
+    });
+
+    await t.step("nothing else of the package or the disk is reachable", async () => {
+      for (
+        const path of [
+          "/docs/assets/package.json",
+          "/docs/assets/..%2F..%2Fdeno.json",
+          "/docs/assets/swagger-ui-bundle.js.map",
+          "/docs/assets/constructor",
+        ]
+      ) {
+        const answer = await server.request("GET", path, { token: null });
+        errorOf(answer, 404);
+      }
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+const missing = await browserMissing();
+
+Deno.test({
+  name: `/docs in headless Chromium: the table operations render, offline${
+    missing ? ` (skipped: ${missing})` : ""
+  }`,
+  ignore: missing !== undefined,
+  async fn() {
+    const server = await TestServer.start({});
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 2000 } });
+      const elsewhere: string[] = [];
+      const problems: string[] = [];
+      await page.route("**/*", (route) => {
+        const url = new URL(route.request().url());
+        if (url.origin === server.base || url.protocol === "data:") return route.continue();
+        elsewhere.push(url.href);
+        return route.abort();
+      });
+      page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+      page.on("console", (message) => {
+        if (message.type() === "error") problems.push(`console: ${message.text()}`);
+      });
+
+      const answer = await page.goto(`${server.base}/docs`);
+      assert.equal(answer?.status(), 200);
+      // Swagger UI fetches the document and renders one block per operation.
+      await page.locator(".opblock").first().waitFor({ timeout: 30_000 });
+      const operations = await page.locator(".opblock-summary-path").allTextContents();
+      const paths = operations.map((text) => text.replace(/\u200b/g, "").trim());
+      for (
+        const expected of [
+          "/api/v1/table/{table_name}/upload/json",
+          "/api/v1/table/{table_name}/upload/excel",
+          "/api/v1/table/{table_name}/records",
+          "/api/v1/table/{table_name}",
+          "/api/v1/table_template",
+        ]
+      ) {
+        assert.ok(paths.includes(expected), `${expected} not among ${paths.join(", ")}`);
+      }
+      const title = await page.locator(".info .title").textContent();
+      assert.match(title ?? "", /Table service/);
+
+      // Opening an operation shows its parameters, read from the document.
+      await page.locator(".opblock-summary-path", { hasText: "/upload/json" }).first().click();
+      await page.locator(".parameters-container").first().waitFor({ timeout: 10_000 });
+      assert.ok(await page.getByText("if_exists").first().isVisible());
+
+      await Deno.mkdir(new URL("./tmp/", import.meta.url), { recursive: true });
+      await page.screenshot({ path: SCREENSHOT, fullPage: false });
+      const png = await Deno.readFile(SCREENSHOT);
+      assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47], "a PNG file");
+      assert.ok(png.length > 10_000, `screenshot of ${png.length} bytes`);
+
+      assert.deepEqual(elsewhere, [], "requests that left the service");
+      assert.deepEqual(problems, []);
+    } finally {
+      await browser.close();
+      await server.dispose();
+    }
+  },
+});

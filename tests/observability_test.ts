@@ -1,0 +1,290 @@
+import assert from "node:assert/strict";
+import { ConfigError, parseConfig } from "../src/config.ts";
+import { type Answer, errorOf, ok, TestServer } from "./helpers/server.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+const UPLOAD = "/api/v1/table/:table_name/upload/json";
+const RECORDS = "/api/v1/table/:table_name/records";
+const EXPORT = "/api/v1/table/:table_name/records/csv";
+
+const bytes = (text: string) => new TextEncoder().encode(text).byteLength;
+
+/** The service's request log lines so far, parsed. */
+function requestLines(server: TestServer): Json[] {
+  return server.stderr.split("\n")
+    .filter((line) => line.includes('"message":"request"'))
+    .map((line) => JSON.parse(line));
+}
+
+/** Waits until the service has logged `count` requests (its output arrives on its own time). */
+async function loggedRequests(server: TestServer, count: number): Promise<Json[]> {
+  for (let waited = 0; waited < 5000; waited += 20) {
+    const lines = requestLines(server);
+    if (lines.length >= count) return lines;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`expected ${count} request lines, got:\n${server.stderr}`);
+}
+
+/** A body sent without Content-Length, in chunks. */
+function chunked(text: string): ReadableStream<Uint8Array> {
+  const data = new TextEncoder().encode(text);
+  let at = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (at >= data.length) return controller.close();
+      controller.enqueue(data.slice(at, at + 7));
+      at += 7;
+    },
+  });
+}
+
+async function send(
+  server: TestServer,
+  path: string,
+  init: RequestInit & { token?: string | null } = {},
+): Promise<Answer> {
+  const headers = new Headers(init.headers);
+  const token = init.token === undefined ? server.token : init.token;
+  if (token !== null) headers.set("authorization", `Bearer ${token}`);
+  const response = await fetch(`${server.base}${path}`, { ...init, headers });
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, headers: response.headers, body, text };
+}
+
+interface Sample {
+  readonly name: string;
+  readonly labels: Record<string, string>;
+  readonly value: number;
+}
+
+/** The samples of a Prometheus text exposition (the subset of the format the service writes). */
+function samples(text: string): Sample[] {
+  return text.split("\n").filter((line) => line !== "" && !line.startsWith("#")).map((line) => {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    assert.ok(match, `not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const pair of (match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[pair[1]!] = pair[2]!;
+    }
+    return { name: match[1]!, labels, value: Number(match[3]) };
+  });
+}
+
+function value(all: Sample[], name: string, labels: Record<string, string> = {}): number {
+  const found = all.filter((s) =>
+    s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)
+  );
+  assert.equal(found.length, 1, `${name} ${JSON.stringify(labels)}: ${found.length} samples`);
+  return found[0]!.value;
+}
+
+Deno.test("observability: one JSON log line per request, with what it moved", async (t) => {
+  const server = await TestServer.start({ LOG_LEVEL: "info" });
+  try {
+    const upload = JSON.stringify({ data: [{ id: 1, name: "Ada" }, { id: 2, name: "Grace" }] });
+    const insert = JSON.stringify([{ id: 3, name: "Edsger" }, { id: 4, name: "Barbara" }]);
+    const answers: Answer[] = [];
+    answers.push(
+      await send(server, "/api/v1/table/people/upload/json", {
+        method: "POST",
+        body: upload,
+        headers: { "content-type": "application/json", "x-request-id": "load-1" },
+      }),
+    );
+    answers.push(
+      await send(server, "/api/v1/table/people/records", {
+        method: "POST",
+        body: chunked(insert),
+        headers: { "content-type": "application/json", "x-request-id": "has space" },
+      }),
+    );
+    answers.push(await send(server, "/api/v1/table/people/records/csv"));
+    answers.push(await send(server, "/api/v1/nothing-here"));
+    answers.push(await send(server, "/api/v1/table", { token: "not-a-token" }));
+    answers.push(await send(server, "/healthz", { token: null }));
+    const lines = await loggedRequests(server, answers.length);
+
+    await t.step("exactly one line per request, each with the response's request id", () => {
+      assert.equal(lines.length, answers.length);
+      lines.forEach((line, i) => {
+        assert.equal(line.level, "info");
+        assert.equal(line.request_id, answers[i]!.headers.get("x-request-id"));
+        assert.equal(line.status, answers[i]!.status);
+        assert.equal(typeof line.duration_ms, "number");
+        assert.ok(line.duration_ms >= 0);
+        assert.equal(line.bytes_out, bytes(answers[i]!.text), `bytes out of ${line.path}`);
+      });
+      assert.equal(lines[0].request_id, "load-1", "a sane X-Request-Id is kept");
+      assert.match(lines[1].request_id, /^[0-9a-f-]{36}$/, "an odd one is replaced");
+    });
+
+    await t.step("a load tells its route, bytes in, subject and rows", () => {
+      assert.deepEqual(
+        [lines[0].method, lines[0].route, lines[0].path, lines[0].subject, lines[0].rows_loaded],
+        ["POST", UPLOAD, "/api/v1/table/people/upload/json", "tester", 2],
+      );
+      assert.equal(lines[0].bytes_in, bytes(upload));
+      // Sent in chunks without a length: the bytes are counted as they are read.
+      assert.equal(lines[1].route, RECORDS);
+      assert.equal(lines[1].bytes_in, bytes(insert));
+      assert.equal(lines[1].rows_loaded, 2);
+    });
+
+    await t.step("a streamed export is logged with every byte it sent", () => {
+      assert.equal(lines[2].route, EXPORT);
+      assert.equal(answers[2]!.text.split("\n").length, 6, "header, 4 rows, final newline");
+      assert.equal(lines[2].bytes_out, bytes(answers[2]!.text));
+      assert.equal(lines[2].rows_loaded, 0);
+    });
+
+    await t.step("failures: unmatched routes and unknown subjects are said so", () => {
+      assert.deepEqual([lines[3].route, lines[3].status, lines[3].subject], [
+        "unmatched",
+        404,
+        "tester",
+      ]);
+      assert.deepEqual([lines[4].status, lines[4].subject], [401, null]);
+      assert.deepEqual([lines[5].route, lines[5].subject], ["/healthz", null]);
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("observability: /metrics counts requests, latency, rows, bytes and transactions", async (t) => {
+  const server = await TestServer.start({});
+  try {
+    await t.step("it needs a token by default", async () => {
+      errorOf(await send(server, "/metrics", { token: null }), 401);
+    });
+
+    const upload = JSON.stringify({ data: Array.from({ length: 5 }, (_, i) => ({ n: i })) });
+    ok(
+      await send(server, "/api/v1/table/numbers/upload/json", {
+        method: "POST",
+        body: upload,
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    const inserts = ['[{"n": 10}]', '[{"n": 11}, {"n": 12}, {"n": 13}]'];
+    for (const body of inserts) {
+      ok(
+        await send(server, "/api/v1/table/numbers/records", {
+          method: "POST",
+          body,
+          headers: { "content-type": "application/json" },
+        }),
+      );
+    }
+    errorOf(
+      await send(server, "/api/v1/table/numbers/records", {
+        method: "POST",
+        body: '[{"n": "not a number"}]',
+        headers: { "content-type": "application/json" },
+      }),
+      422,
+    );
+
+    const answer = await send(server, "/metrics");
+    assert.equal(answer.status, 200);
+    assert.match(answer.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
+    const all = samples(answer.text);
+
+    await t.step("requests by route and status", () => {
+      const requests = "table_service_http_requests_total";
+      assert.equal(value(all, requests, { route: UPLOAD, status: "200" }), 1);
+      assert.equal(value(all, requests, { route: RECORDS, status: "200" }), 2);
+      assert.equal(value(all, requests, { route: RECORDS, status: "422" }), 1);
+      assert.equal(value(all, requests, { route: "/metrics", status: "401" }), 1);
+    });
+
+    await t.step("the latency histogram is cumulative and counts every request", () => {
+      const name = "table_service_http_request_duration_seconds";
+      const buckets = all.filter((s) => s.name === `${name}_bucket` && s.labels.route === RECORDS);
+      assert.equal(buckets.length, 16);
+      assert.equal(buckets.at(-1)!.labels.le, "+Inf");
+      for (let i = 1; i < buckets.length; i++) {
+        assert.ok(buckets[i]!.value >= buckets[i - 1]!.value, "cumulative");
+      }
+      assert.equal(buckets.at(-1)!.value, 3);
+      assert.equal(value(all, `${name}_count`, { route: RECORDS }), 3);
+      assert.ok(value(all, `${name}_sum`, { route: RECORDS }) > 0);
+    });
+
+    await t.step("rows loaded and bytes uploaded, per load route", () => {
+      assert.equal(value(all, "table_service_rows_loaded_total", { route: UPLOAD }), 5);
+      assert.equal(value(all, "table_service_rows_loaded_total", { route: RECORDS }), 4);
+      assert.equal(
+        value(all, "table_service_uploaded_bytes_total", { route: UPLOAD }),
+        bytes(upload),
+      );
+      assert.equal(
+        value(all, "table_service_uploaded_bytes_total", { route: RECORDS }),
+        inserts.reduce((sum, body) => sum + bytes(body), 0) + bytes('[{"n": "not a number"}]'),
+      );
+    });
+
+    await t.step("open transactions: one while an export is being read, none after", async () => {
+      assert.equal(value(all, "table_service_open_transactions"), 0);
+      // Enough rows that the export cannot all sit in the sockets' buffers at once.
+      const wide = "x".repeat(200);
+      const rows = JSON.stringify({ data: Array.from({ length: 150_000 }, () => [wide]) });
+      ok(
+        await send(server, "/api/v1/table/wide/upload/json", {
+          method: "POST",
+          body: JSON.stringify({
+            table: { columns: [{ name: "text", type: "VARCHAR" }] },
+            data: [],
+          }).replace('"data":[]', rows.slice(1, -1)),
+          headers: { "content-type": "application/json" },
+        }),
+      );
+      const exporting = await fetch(`${server.base}/api/v1/table/wide/records/csv`, {
+        headers: { authorization: `Bearer ${server.token}` },
+      });
+      const reader = exporting.body!.getReader();
+      await reader.read();
+      const during = samples((await send(server, "/metrics")).text);
+      assert.equal(value(during, "table_service_open_transactions"), 1);
+      await reader.cancel();
+      let after = 1;
+      for (let waited = 0; waited < 5000 && after !== 0; waited += 20) {
+        await new Promise((r) => setTimeout(r, 20));
+        after = value(
+          samples((await send(server, "/metrics")).text),
+          "table_service_open_transactions",
+        );
+      }
+      assert.equal(after, 0);
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("observability: METRICS_ACCESS=public opens /metrics, and the document says so", async () => {
+  const server = await TestServer.start({ METRICS_ACCESS: "public" });
+  try {
+    const answer = await send(server, "/metrics", { token: null });
+    assert.equal(answer.status, 200);
+    assert.ok(samples(answer.text).some((s) => s.name === "process_resident_memory_bytes"));
+    const doc = ok(await server.request("GET", "openapi.json", { token: null }));
+    assert.deepEqual(doc.paths["/metrics"].get.security, []);
+  } finally {
+    await server.dispose();
+  }
+  assert.throws(() => parseConfig({ METRICS_ACCESS: "everyone" }), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /METRICS_ACCESS "everyone" is not one of token, public/);
+    return true;
+  });
+});
