@@ -36,6 +36,7 @@ export interface RequestOptions {
 /** A running service. */
 export class TestServer {
   #process: Deno.ChildProcess;
+  #launch: (env: Record<string, string>) => Deno.ChildProcess;
   #stdout = "";
   #stderr = "";
   #readers: Promise<void>[] = [];
@@ -46,12 +47,21 @@ export class TestServer {
     readonly env: Record<string, string>,
     public port: number,
     public token: string,
+    launch: (env: Record<string, string>) => Deno.ChildProcess,
   ) {
     this.#process = process;
+    this.#launch = launch;
   }
 
-  /** Starts the service; `env` adds to or overrides the test defaults. */
-  static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
+  /**
+   * Starts the service; `env` adds to or overrides the test defaults. `launch` runs it (the
+   * main module with `deno run` unless told otherwise, such as a compiled binary).
+   */
+  static async start(
+    env: Record<string, string> = {},
+    dataDir?: string,
+    launch: (env: Record<string, string>) => Deno.ChildProcess = (env) => spawn(env),
+  ): Promise<TestServer> {
     const dir = dataDir ?? await Deno.makeTempDir({ prefix: "table-service-test-" });
     const fullEnv = {
       PORT: "0",
@@ -60,7 +70,7 @@ export class TestServer {
       LOG_LEVEL: Deno.env.get("TEST_LOG_LEVEL") ?? "warn",
       ...env,
     };
-    const server = new TestServer(spawn(fullEnv), dir, fullEnv, 0, "");
+    const server = new TestServer(launch(fullEnv), dir, fullEnv, 0, "", launch);
     await server.#waitForListening();
     server.token = fullEnv.AUTH_JWT_SECRET
       ? await mint({ scope: ALL_SCOPES })
@@ -139,7 +149,7 @@ export class TestServer {
     await this.stop();
     this.#stdout = "";
     this.#stderr = "";
-    this.#process = spawn(this.env);
+    this.#process = this.#launch(this.env);
     await this.#waitForListening();
   }
 
