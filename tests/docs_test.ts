@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { errorOf, TestServer } from "./helpers/server.ts";
+import { errorOf, ok, TestServer } from "./helpers/server.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOT = new URL("./tmp/docs.png", import.meta.url).pathname;
@@ -134,6 +134,29 @@ Deno.test({
       const png = await Deno.readFile(SCREENSHOT);
       assert.deepEqual([...png.subarray(1, 4)], [0x50, 0x4e, 0x47], "a PNG file");
       assert.ok(png.length > 10_000, `screenshot of ${png.length} bytes`);
+
+      // The page works against the service: authorize with a token, then "Try it out".
+      ok(await server.request("POST", "table/shown_in_docs", { body: {} }));
+      await page.locator(".auth-wrapper .authorize").first().click();
+      await page.locator(".modal-ux input").first().fill(server.token);
+      await page.locator(".modal-ux .btn.modal-btn.auth.authorize").click();
+      await page.locator(".modal-ux .btn-done").click();
+      const listTables = page.locator(".opblock-get", {
+        has: page.locator('.opblock-summary-path[data-path="/api/v1/table"]'),
+      });
+      await listTables.locator(".opblock-summary").click();
+      await listTables.locator(".try-out__btn").click();
+      await listTables.locator(".btn.execute").click();
+      const live = listTables.locator(".live-responses-table .response");
+      await live.first().waitFor({ timeout: 10_000 });
+      assert.equal(
+        (await live.locator(".response-col_status").first().textContent())?.trim(),
+        "200",
+      );
+      assert.match(
+        await live.locator(".microlight, pre").first().textContent() ?? "",
+        /shown_in_docs/,
+      );
 
       assert.deepEqual(elsewhere, [], "requests that left the service");
       assert.deepEqual(problems, []);
