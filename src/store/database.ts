@@ -153,6 +153,10 @@ export class Database {
       connection.closeSync();
       connection = undefined;
     };
+    // A consumer may cancel while the export is still opening (Hono drops a HEAD answer's
+    // body at once): the connection is then let go when opening ends, not under its feet.
+    let opening = true;
+    let cancelled = false;
     return new ReadableStream<Uint8Array>({
       start: async (controller) => {
         if (this.#closed) throw new Error("The database is closed");
@@ -167,7 +171,10 @@ export class Database {
         } catch (error) {
           release();
           throw error;
+        } finally {
+          opening = false;
         }
+        if (cancelled) return release();
         controller.enqueue(encoder.encode(`${first}\n`));
       },
       pull: async (controller) => {
@@ -186,7 +193,10 @@ export class Database {
           controller.error(error);
         }
       },
-      cancel: () => release(),
+      cancel: () => {
+        cancelled = true;
+        if (!opening) release();
+      },
     }, { highWaterMark: 1 });
   }
 
