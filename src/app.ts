@@ -36,8 +36,8 @@ export interface AppDeps {
   readonly maxSheetBytes: number;
   /** Where request bodies of rows are streamed to. */
   readonly spoolDir: string;
-  /** Who may read `/metrics`; a valid token by default. */
-  readonly metricsAccess?: MetricsAccess;
+  /** Who may read `/metrics`. */
+  readonly metricsAccess: MetricsAccess;
 }
 
 /** Routes whose bodies are streamed to disk under their own, larger limit. */
@@ -58,7 +58,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     serviceRoutes({
       store: deps.store,
       metrics,
-      metricsAccess: deps.metricsAccess ?? "token",
+      metricsAccess: deps.metricsAccess,
       auth,
     }),
   );
@@ -66,7 +66,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   // Public, like the documentation it feeds, and registered before the token check so that
   // check never runs for it. The document is built from the routes' own schemas on each call.
-  app.doc31(`${API_PREFIX}/openapi.json`, (c) => ({
+  app.doc31(`${API_PREFIX}/openapi.json`, () => ({
     openapi: "3.1.0",
     info: {
       title: "Table service",
@@ -74,7 +74,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       description: "Define tables, load rows from JSON, CSV and spreadsheets, evolve " +
         "definitions, and keep versioned table templates.",
     },
-    servers: [{ url: new URL(c.req.url).origin }],
+    // Relative: behind a proxy the browser's origin, not the one the service sees, is right.
+    servers: [{ url: "/" }],
     security: [{ bearer: [] }],
   }));
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
@@ -111,10 +112,13 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.route(API_PREFIX, schemaRoutes(deps.store));
   app.route(API_PREFIX, templateRoutes(deps.store));
 
+  // Answered, not thrown: where no route matches but the `*` middleware, Hono calls this
+  // from that middleware's `next()`, and a throw would skip the request's log line.
   app.notFound((c) => {
     const allowed = allowedMethods(app.routes, c.req.path);
-    if (allowed.length > 0) throw ApiError.methodNotAllowed(c.req.method, c.req.path, allowed);
-    throw ApiError.notFound(`No route for ${c.req.method} "${c.req.path}"`);
+    return (allowed.length > 0
+      ? ApiError.methodNotAllowed(c.req.method, c.req.path, allowed)
+      : ApiError.notFound(`No route for ${c.req.method} "${c.req.path}"`)).toResponse();
   });
 
   app.onError((error, c) => errorResponse(error, c, deps.logger));

@@ -36,6 +36,9 @@ export interface RequestRecord {
 /** Upper bounds of the latency histogram's buckets, in seconds. */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** Methods that get a label of their own; any other is counted as `OTHER`, keeping series few. */
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
 /** Routes whose request bodies count as uploaded bytes. */
 const LOAD_ROUTE = /\/(?:records|upload\/[^/]+)$/;
 
@@ -66,18 +69,15 @@ interface Histogram {
 export class Metrics {
   readonly #requests = new Map<string, number>();
   readonly #latency = new Map<string, Histogram>();
+  readonly #sent = new Map<string, number>();
   readonly #rows = new Map<string, number>();
   readonly #uploaded = new Map<string, number>();
-  readonly #sent = new Map<string, number>();
 
   /** Counts one finished request. */
   observe(record: RequestRecord): void {
-    const route = labels({ method: record.method, route: record.route });
-    add(
-      this.#requests,
-      labels({ ...{ method: record.method, route: record.route }, status: String(record.status) }),
-      1,
-    );
+    const method = METHODS.has(record.method) ? record.method : "OTHER";
+    const route = labels({ method, route: record.route });
+    add(this.#requests, `${route},${labels({ status: String(record.status) })}`, 1);
     let histogram = this.#latency.get(route);
     if (histogram === undefined) {
       histogram = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
@@ -98,18 +98,17 @@ export class Metrics {
   /** The Prometheus text exposition of every counter, plus the gauges given. */
   render(gauges: { openTransactions: number }): string {
     const out: string[] = [];
-    const family = (name: string, type: string, help: string) =>
+    const family = (name: string, type: string, help: string, series?: Map<string, number>) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+      for (const [key, value] of series ?? []) out.push(`${name}{${key}} ${value}`);
+    };
 
     family(
       "table_service_http_requests_total",
       "counter",
       "Requests answered, by route and status.",
+      this.#requests,
     );
-    for (const [key, value] of this.#requests) {
-      out.push(`table_service_http_requests_total{${key}} ${value}`);
-    }
-
     const latency = "table_service_http_request_duration_seconds";
     family(latency, "histogram", "Time from a request's arrival to its last byte sent.");
     for (const [key, histogram] of this.#latency) {
@@ -118,39 +117,32 @@ export class Metrics {
         cumulative += histogram.counts[i]!;
         out.push(`${latency}_bucket{${key},le="${bound}"} ${cumulative}`);
       });
-      out.push(`${latency}_bucket{${key},le="+Inf"} ${histogram.count}`);
       out.push(
+        `${latency}_bucket{${key},le="+Inf"} ${histogram.count}`,
         `${latency}_sum{${key}} ${histogram.sum}`,
         `${latency}_count{${key}} ${histogram.count}`,
       );
     }
-
-    family("table_service_http_response_bytes_total", "counter", "Response body bytes sent.");
-    for (const [key, value] of this.#sent) {
-      out.push(`table_service_http_response_bytes_total{${key}} ${value}`);
-    }
-
+    family(
+      "table_service_http_response_bytes_total",
+      "counter",
+      "Response body bytes sent.",
+      this.#sent,
+    );
     family(
       "table_service_rows_loaded_total",
       "counter",
       "Rows stored by uploads and record inserts.",
+      this.#rows,
     );
-    for (const [key, value] of this.#rows) {
-      out.push(`table_service_rows_loaded_total{${key}} ${value}`);
-    }
-
     family(
       "table_service_uploaded_bytes_total",
       "counter",
       "Request body bytes received by the load routes.",
+      this.#uploaded,
     );
-    for (const [key, value] of this.#uploaded) {
-      out.push(`table_service_uploaded_bytes_total{${key}} ${value}`);
-    }
-
     family("table_service_open_transactions", "gauge", "Database transactions open now.");
     out.push(`table_service_open_transactions ${gauges.openTransactions}`);
-
     family("process_resident_memory_bytes", "gauge", "Resident memory of the process.");
     out.push(`process_resident_memory_bytes ${Deno.memoryUsage().rss}`);
     return out.join("\n") + "\n";
@@ -190,9 +182,17 @@ export function requestBody(c: Context): ReadableStream<Uint8Array> | null {
   return counted(body, (n) => observed.set("bodyBytes", observed.get("bodyBytes") + n));
 }
 
-/** Marks the response body as a stream, to be counted while it is sent. */
-export function noteStreamedResponse(c: Context): void {
+/**
+ * Answers with a streamed body, marked so that its bytes are counted as they are sent and
+ * its log line is written when it ends (or a HEAD request cancels it).
+ */
+export function streamedResponse(
+  c: Context,
+  stream: ReadableStream<Uint8Array>,
+  headers: Record<string, string>,
+): Response {
   (c as Context<Env>).set("streamedResponse", true);
+  return c.body(stream, 200, headers);
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -241,18 +241,19 @@ export function observeRequests(logger: Logger, metrics: Metrics): MiddlewareHan
     // `c.res.body` is read only for a stream: asked of a body given whole, it turns that body
     // into a stream, and Deno then sends some answers chunked instead of with their length.
     const declared = c.res.headers.get("content-length");
-    if (c.req.method === "HEAD") finish(0, true);
-    else if (declared !== null) finish(Number(declared), true);
+    if (c.req.method === "HEAD") {
+      // Hono answers HEAD with the GET handler's response minus its body, unread: a stream
+      // left so would hold what it holds (an export: a connection and a transaction).
+      if (c.get("streamedResponse")) await c.res.body?.cancel();
+      finish(0, true);
+    } else if (declared !== null) finish(Number(declared), true);
     else if (c.get("streamedResponse") && c.res.body !== null) {
       // Logged when the last byte is sent (or the client goes away), not when it starts.
       let bytesOut = 0;
       const body = counted(c.res.body, (n) => bytesOut += n, (completed) => {
         finish(bytesOut, completed);
       });
-      const response = new Response(body, c.res);
-      // Hono's setter copies the body of a response it already has; start from none.
-      c.res = undefined as unknown as Response;
-      c.res = response;
+      c.res = new Response(body, c.res);
     } else {
       // A body given whole (JSON, text): its length, without turning it into a stream.
       finish((await c.res.clone().arrayBuffer()).byteLength, true);
@@ -278,6 +279,11 @@ function counted(
 ): ReadableStream<Uint8Array> {
   // Taken on the first read: a body nobody reads stays untouched, for the server to drain.
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  let ended = false;
+  const end = (completed: boolean) => {
+    if (!ended) done(completed);
+    ended = true;
+  };
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       let chunk: ReadableStreamReadResult<Uint8Array>;
@@ -285,19 +291,19 @@ function counted(
         reader ??= body.getReader();
         chunk = await reader.read();
       } catch (error) {
-        done(false);
+        end(false);
         throw error;
       }
       if (chunk.done) {
+        end(true);
         controller.close();
-        done(true);
         return;
       }
       count(chunk.value.byteLength);
       controller.enqueue(chunk.value);
     },
     cancel(reason) {
-      done(false);
+      end(false);
       return (reader ?? body).cancel(reason);
     },
   }, { highWaterMark: 0 });

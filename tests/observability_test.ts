@@ -13,7 +13,8 @@ const bytes = (text: string) => new TextEncoder().encode(text).byteLength;
 
 /** The service's request log lines so far, parsed. */
 function requestLines(server: TestServer): Json[] {
-  return server.stderr.split("\n")
+  // Only whole lines: the last one may still be arriving.
+  return server.stderr.slice(0, server.stderr.lastIndexOf("\n") + 1).split("\n")
     .filter((line) => line.includes('"message":"request"'))
     .map((line) => JSON.parse(line));
 }
@@ -41,23 +42,18 @@ function chunked(text: string): ReadableStream<Uint8Array> {
   });
 }
 
-async function send(
+/** A request as `fetch` options; the server's token unless `token` says otherwise. */
+function send(
   server: TestServer,
   path: string,
-  init: RequestInit & { token?: string | null } = {},
+  init: {
+    method?: string;
+    body?: unknown;
+    headers?: Record<string, string>;
+    token?: string | null;
+  } = {},
 ): Promise<Answer> {
-  const headers = new Headers(init.headers);
-  const token = init.token === undefined ? server.token : init.token;
-  if (token !== null) headers.set("authorization", `Bearer ${token}`);
-  const response = await fetch(`${server.base}${path}`, { ...init, headers });
-  const text = await response.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, headers: response.headers, body, text };
+  return server.request(init.method ?? "GET", path, init);
 }
 
 interface Sample {
@@ -111,6 +107,8 @@ Deno.test("observability: one JSON log line per request, with what it moved", as
     answers.push(await send(server, "/api/v1/nothing-here"));
     answers.push(await send(server, "/api/v1/table", { token: "not-a-token" }));
     answers.push(await send(server, "/healthz", { token: null }));
+    answers.push(await send(server, "/nothing-here", { token: null }));
+    answers.push(await send(server, "/healthz", { method: "POST", token: null, body: "{}" }));
     const lines = await loggedRequests(server, answers.length);
 
     await t.step("exactly one line per request, each with the response's request id", () => {
@@ -154,14 +152,27 @@ Deno.test("observability: one JSON log line per request, with what it moved", as
       ]);
       assert.deepEqual([lines[4].status, lines[4].subject], [401, null]);
       assert.deepEqual([lines[5].route, lines[5].subject], ["/healthz", null]);
+      // Outside /api/v1 no route but the observer's matches: still one line each.
+      assert.deepEqual([lines[6].route, lines[6].status], ["unmatched", 404]);
+      assert.deepEqual([lines[7].route, lines[7].status], ["unmatched", 405]);
     });
   } finally {
     await server.dispose();
   }
 });
 
+/** The open-transactions gauge once it stops falling (ended work is released asynchronously). */
+async function settledTransactions(server: TestServer): Promise<number> {
+  let open = -1;
+  for (let waited = 0; waited < 5000 && open !== 0; waited += 20) {
+    open = value(samples((await send(server, "/metrics")).text), "table_service_open_transactions");
+    if (open !== 0) await new Promise((r) => setTimeout(r, 20));
+  }
+  return open;
+}
+
 Deno.test("observability: /metrics counts requests, latency, rows, bytes and transactions", async (t) => {
-  const server = await TestServer.start({});
+  const server = await TestServer.start({ LOG_LEVEL: "info" });
   try {
     await t.step("it needs a token by default", async () => {
       errorOf(await send(server, "/metrics", { token: null }), 401);
@@ -256,15 +267,28 @@ Deno.test("observability: /metrics counts requests, latency, rows, bytes and tra
       const during = samples((await send(server, "/metrics")).text);
       assert.equal(value(during, "table_service_open_transactions"), 1);
       await reader.cancel();
-      let after = 1;
-      for (let waited = 0; waited < 5000 && after !== 0; waited += 20) {
-        await new Promise((r) => setTimeout(r, 20));
-        after = value(
-          samples((await send(server, "/metrics")).text),
-          "table_service_open_transactions",
-        );
-      }
-      assert.equal(after, 0);
+      assert.equal(await settledTransactions(server), 0);
+
+      // The export cut off by its client is logged once, as aborted, with what was sent.
+      const exports = (await loggedRequests(server, 1)).filter((l) => l.route === EXPORT);
+      assert.equal(exports.length, 1);
+      assert.equal(exports[0].aborted, true);
+      assert.ok(exports[0].bytes_out > 0 && exports[0].bytes_out < 150_000 * 201);
+
+      // HEAD runs the GET handler and drops its body: the export it began must end too.
+      const head = await send(server, "/api/v1/table/wide/records/csv", { method: "HEAD" });
+      assert.equal(head.status, 200);
+      assert.equal(await settledTransactions(server), 0);
+    });
+
+    await t.step("a method of no standard name is counted as OTHER", async () => {
+      errorOf(await send(server, "/api/v1/table", { method: "BREW" }), 405);
+      const after = samples((await send(server, "/metrics")).text);
+      assert.equal(
+        value(after, "table_service_http_requests_total", { method: "OTHER", status: "405" }),
+        1,
+      );
+      assert.ok(!after.some((s) => s.labels.method === "BREW"));
     });
   } finally {
     await server.dispose();

@@ -83,7 +83,7 @@ Deno.test("OpenAPI: the document covers every route, and every example fits its 
       assert.match(doc.openapi, /^3\.1\./);
       assert.equal(doc.components.securitySchemes.bearer.scheme, "bearer");
       assert.deepEqual(doc.security, [{ bearer: [] }]);
-      assert.equal(doc.servers[0].url, server.base);
+      assert.equal(doc.servers[0].url, "/");
     });
 
     await t.step("every route the app serves appears, and nothing it does not", async () => {

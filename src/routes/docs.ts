@@ -9,7 +9,9 @@
  */
 
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { etag } from "hono/etag";
 import { ApiError } from "../errors.ts";
+import { ErrorShape } from "./shapes.ts";
 
 /** Where the page is. */
 export const DOCS_PATH = "/docs";
@@ -113,13 +115,19 @@ const docsAsset = createRoute({
         "image/png": { schema: z.string().openapi({ format: "binary" }) },
       },
     },
-    404: { description: "No such file" },
+    404: {
+      description: "No such file",
+      content: { "application/json": { schema: ErrorShape } },
+    },
   },
 });
 
 /** The reference page, its script and its assets; `specUrl` is the document it renders. */
 export function docsRoutes(specUrl: string): OpenAPIHono {
   const app = new OpenAPIHono({ strict: false });
+  // The asset names stay the same across package versions: browsers revalidate each time and
+  // get a 304 while the bytes are unchanged.
+  app.use(`${DOCS_PATH}/*`, etag());
   const files = new Map<string, Promise<Uint8Array>>();
   const headers = (type: string) => ({
     "content-type": type,
@@ -142,7 +150,7 @@ export function docsRoutes(specUrl: string): OpenAPIHono {
     }
     return c.body((await bytes) as Uint8Array<ArrayBuffer>, 200, {
       ...headers(asset.type),
-      "cache-control": "public, max-age=86400",
+      "cache-control": "no-cache",
     });
   });
   return app;

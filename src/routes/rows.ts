@@ -10,7 +10,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
-import { noteRowsLoaded, noteStreamedResponse, requestBody } from "../observe.ts";
+import { noteRowsLoaded, requestBody, streamedResponse } from "../observe.ts";
 import { planTable, type TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import { checkTableName } from "../catalog/names.ts";
@@ -351,8 +351,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
     const { table, stream } = await deps.store.exportCsv({ schema, name });
-    noteStreamedResponse(c);
-    return c.body(stream, 200, {
+    return streamedResponse(c, stream, {
       "content-type": "text/csv; charset=utf-8",
       "content-disposition": `attachment; filename="${table.name}.csv"`,
     }) as never;

@@ -25,5 +25,6 @@ export async function appOver(
     maxSheetRows: 100,
     maxSheetBytes: 1024,
     spoolDir: "/nonexistent",
+    metricsAccess: "token",
   });
 }

@@ -26,7 +26,7 @@ export interface Answer {
 
 /** Options of a request. */
 export interface RequestOptions {
-  /** JSON-encoded unless it is a string, bytes or a form, which are sent as they are. */
+  /** JSON-encoded unless it is a string, bytes, a form or a stream, sent as they are. */
   readonly body?: unknown;
   /** Bearer token; the server's default all-scope token when absent, none when null. */
   readonly token?: string | null;
@@ -113,7 +113,7 @@ export class TestServer {
     if (options.body !== undefined) {
       if (
         typeof options.body === "string" || options.body instanceof Uint8Array ||
-        options.body instanceof FormData
+        options.body instanceof FormData || options.body instanceof ReadableStream
       ) {
         body = options.body as BodyInit;
       } else {
