@@ -430,7 +430,11 @@ export function formatProgress(sent: number, total: number, elapsedMs: number): 
   const rate = elapsedMs > 0 ? sent / (elapsedMs / 1000) : 0;
   const left = rate > 0 ? (total - sent) / rate : undefined;
   const time = sent >= total
-    ? `sent in ${formatDuration(elapsedMs / 1000)}`
+    // Elapsed time to a tenth under a minute: rounded up like the time left, a 0.2 s upload
+    // would read "0:01".
+    ? `sent in ${
+      elapsedMs < 60_000 ? `${(elapsedMs / 1000).toFixed(1)} s` : formatDuration(elapsedMs / 1000)
+    }`
     : `${formatDuration(left)} left`;
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${percent}  ` +
     `${formatBytes(sent)} / ${formatBytes(total)}  ${formatBytes(rate)}/s  ${time}`;

@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { ok, TestServer } from "./helpers/server.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
-const DOWNLOAD_HOST = "https://dl.deno.land/";
+/** What `deno compile` downloads when `DENORT_BIN` is not set. */
+const DENORT_URL =
+  `https://dl.deno.land/release/v${Deno.version.deno}/denort-${Deno.build.target}.zip`;
 
 /**
  * Why `deno compile` cannot run here, or undefined when it can: it needs the runtime it
@@ -19,14 +21,19 @@ async function compileUnavailable(): Promise<string | undefined> {
       throw new Error(`DENORT_BIN is set to "${denort}", which does not exist`);
     }
   }
+  let why: string;
   try {
-    await fetch(DOWNLOAD_HOST, { method: "HEAD", signal: AbortSignal.timeout(5000) })
-      .then((r) => r.body?.cancel());
-    return undefined;
+    const answer = await fetch(DENORT_URL, {
+      method: "HEAD",
+      signal: AbortSignal.timeout(5000),
+    });
+    await answer.body?.cancel();
+    if (answer.ok) return undefined;
+    why = `HTTP ${answer.status}`;
   } catch (error) {
-    const why = error instanceof Error ? error.message.split("\n")[0] : String(error);
-    return `DENORT_BIN is not set and ${DOWNLOAD_HOST} is unreachable (${why})`;
+    why = error instanceof Error ? error.message.split("\n")[0]! : String(error);
   }
+  return `DENORT_BIN is not set and ${DENORT_URL} cannot be downloaded (${why})`;
 }
 
 /** The `compile` task of deno.json, writing to `output` instead of `dist/`. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
 import { errorOf, ok, TestServer } from "./helpers/server.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -77,19 +77,20 @@ Deno.test({
   ignore: missing !== undefined,
   async fn() {
     const server = await TestServer.start({});
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    let browser: Browser | undefined;
     try {
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+        ],
+      });
       const page = await browser.newPage({ viewport: { width: 1280, height: 2000 } });
       const elsewhere: string[] = [];
       const problems: string[] = [];
@@ -127,7 +128,7 @@ Deno.test({
       // Opening an operation shows its parameters, read from the document.
       await page.locator(".opblock-summary-path", { hasText: "/upload/json" }).first().click();
       await page.locator(".parameters-container").first().waitFor({ timeout: 10_000 });
-      assert.ok(await page.getByText("if_exists").first().isVisible());
+      await page.getByText("if_exists").first().waitFor({ timeout: 10_000 });
 
       await Deno.mkdir(new URL("./tmp/", import.meta.url), { recursive: true });
       await page.screenshot({ path: SCREENSHOT, fullPage: false });
@@ -161,7 +162,7 @@ Deno.test({
       assert.deepEqual(elsewhere, [], "requests that left the service");
       assert.deepEqual(problems, []);
     } finally {
-      await browser.close();
+      await browser?.close();
       await server.dispose();
     }
   },
