@@ -10,10 +10,10 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { TokenVerifier } from "./auth/jwt.ts";
 import type { MetricsAccess } from "./config.ts";
-import { type AuthVariables, bearerAuth } from "./auth/middleware.ts";
+import { bearerAuth } from "./auth/middleware.ts";
 import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
-import { Metrics, type ObservedVariables, observeRequests } from "./observe.ts";
+import { type Env, Metrics, observeRequests } from "./observe.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import { serviceRoutes } from "./routes/service.ts";
@@ -42,8 +42,6 @@ export interface AppDeps {
 
 /** Routes whose bodies are streamed to disk under their own, larger limit. */
 const STREAMED_BODY = new RegExp(`^${API_PREFIX}/table/[^/]+/(?:records|upload/[^/]+)/?$`);
-
-type Env = { Variables: AuthVariables & ObservedVariables };
 
 /** Builds the application. */
 export function createApp(deps: AppDeps): OpenAPIHono<Env> {

@@ -17,7 +17,7 @@ export interface ObservedVariables {
   rowsLoaded: number;
   /** Set by a handler whose response body is a stream: its bytes are counted as sent. */
   streamedResponse: boolean;
-  /** Request body bytes read through {@link requestBody}. */
+  /** Request body bytes counted by {@link bodyCounter}. */
   bodyBytes: number;
 }
 
@@ -29,6 +29,8 @@ export interface RequestRecord {
   readonly status: number;
   readonly seconds: number;
   readonly bytesIn: number;
+  /** Did a load route read the body, counting it ({@link bodyCounter})? Its bytes are uploads. */
+  readonly uploaded: boolean;
   readonly bytesOut: number;
   readonly rowsLoaded: number;
 }
@@ -38,9 +40,6 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 /** Methods that get a label of their own; any other is counted as `OTHER`, keeping series few. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
-
-/** Routes whose request bodies count as uploaded bytes. */
-const LOAD_ROUTE = /\/(?:records|upload\/[^/]+)$/;
 
 interface Histogram {
   readonly counts: number[];
@@ -59,7 +58,7 @@ interface Histogram {
  * const metrics = new Metrics();
  * metrics.observe({
  *   method: "POST", route: "/api/v1/table/:table_name/records", status: 200,
- *   seconds: 0.004, bytesIn: 512, bytesOut: 80, rowsLoaded: 10,
+ *   seconds: 0.004, bytesIn: 512, uploaded: true, bytesOut: 80, rowsLoaded: 10,
  * });
  * const text = metrics.render({ openTransactions: 0 });
  * assert.match(text, /^table_service_rows_loaded_total\{route="[^"]+records"\} 10$/m);
@@ -90,7 +89,7 @@ export class Metrics {
     add(this.#sent, route, record.bytesOut);
     const path = labels({ route: record.route });
     if (record.rowsLoaded > 0) add(this.#rows, path, record.rowsLoaded);
-    if (LOAD_ROUTE.test(record.route) && record.bytesIn > 0) {
+    if (record.uploaded && record.bytesIn > 0) {
       add(this.#uploaded, path, record.bytesIn);
     }
   }
@@ -162,7 +161,8 @@ function labels(pairs: Record<string, string>): string {
     .join(",");
 }
 
-type Env = { Variables: AuthVariables & ObservedVariables };
+/** The context variables of every request: its principal and what the observer tracks. */
+export type Env = { Variables: AuthVariables & ObservedVariables };
 
 /** Tells the request's log line and metrics how many rows its load stored. */
 export function noteRowsLoaded(c: Context, rows: number): void {
@@ -170,16 +170,15 @@ export function noteRowsLoaded(c: Context, rows: number): void {
 }
 
 /**
- * The request's body, counted as the handler reads it: a route that streams its body takes
- * it from here, so its log line tells the bytes that arrived (a chunked body included).
- * Other routes' bodies are logged at their declared `Content-Length`.
+ * A counter for a route that reads its body itself: told each chunk's size, it gives the
+ * request's log line the bytes that arrived (a chunked body included). Other routes' bodies
+ * are logged at their declared `Content-Length`.
  */
-export function requestBody(c: Context): ReadableStream<Uint8Array> | null {
-  const body = c.req.raw.body;
-  if (body === null) return null;
+export function bodyCounter(c: Context): (bytes: number) => void {
   const observed = c as Context<Env>;
+  let received = 0;
   observed.set("bodyBytes", 0);
-  return counted(body, (n) => observed.set("bodyBytes", observed.get("bodyBytes") + n));
+  return (bytes) => observed.set("bodyBytes", received += bytes);
 }
 
 /**
@@ -212,13 +211,15 @@ export function observeRequests(logger: Logger, metrics: Metrics): MiddlewareHan
     await next();
     c.res.headers.set("x-request-id", requestId);
 
+    const bodyBytes = c.get("bodyBytes");
     const finish = (bytesOut: number, completed: boolean) => {
       const record: RequestRecord = {
         method: c.req.method,
         route: matchedRoute(c),
         status: c.res.status,
         seconds: (performance.now() - started) / 1000,
-        bytesIn: c.get("bodyBytes") ?? (Number(c.req.header("content-length")) || 0),
+        bytesIn: bodyBytes ?? (Number(c.req.header("content-length")) || 0),
+        uploaded: bodyBytes !== undefined,
         bytesOut,
         rowsLoaded: c.get("rowsLoaded") ?? 0,
       };

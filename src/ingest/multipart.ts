@@ -6,7 +6,7 @@
  */
 
 import { ApiError } from "../errors.ts";
-import { discard, readBody, writeAll } from "./spool.ts";
+import { type BodyOptions, discard, readBody, writeAll } from "./spool.ts";
 
 const CR = 0x0d;
 const LF = 0x0a;
@@ -27,10 +27,7 @@ export interface MultipartUpload {
 }
 
 /** Where and how much. */
-export interface MultipartOptions {
-  readonly spoolDir: string;
-  /** Largest request body; more is 413. */
-  readonly maxBytes: number;
+export interface MultipartOptions extends BodyOptions {
   /** Largest `body` part; more is 413. */
   readonly maxBodyPartBytes: number;
 }
@@ -84,7 +81,7 @@ export async function spoolMultipart(
   const boundary = multipartBoundary(contentType);
   const parser = new MultipartParser(boundary, options);
   try {
-    await readBody(body, options.maxBytes, (chunk) => parser.push(chunk));
+    await readBody(body, options, (chunk) => parser.push(chunk));
     return parser.finish();
   } catch (error) {
     await parser.abort();

@@ -36,12 +36,17 @@ export interface RowsInMemory extends RowsSummary {
   readonly bytes: Uint8Array;
 }
 
-/** Where and how much. */
-export interface SpoolOptions extends RowsOptions {
+/** Where a request body goes, how much of it is accepted, and who hears how much came. */
+export interface BodyOptions {
   readonly spoolDir: string;
   /** Largest body accepted; more is 413. */
   readonly maxBytes: number;
+  /** Told the size of each chunk of the body as it is read. */
+  readonly onBytes?: (bytes: number) => void;
 }
+
+/** Where and how much, and how the rows are checked on their way. */
+export interface SpoolOptions extends RowsOptions, BodyOptions {}
 
 /**
  * Streams a JSON body of rows to a new file in the spool directory, through
@@ -221,7 +226,7 @@ async function spoolInParts(
     for (const chunk of chunks) await write(chunk);
   };
   try {
-    await readBody(body, options.maxBytes, async (chunk) => {
+    await readBody(body, options, async (chunk) => {
       pass.push(chunk);
       if (pending.length > 0) await flush();
     });
@@ -254,7 +259,7 @@ export async function discard(file: { readonly path: string }): Promise<void> {
  */
 export async function readBody(
   body: ReadableStream<Uint8Array> | null,
-  maxBytes: number,
+  { maxBytes, onBytes }: BodyOptions,
   take: (chunk: Uint8Array) => void | Promise<void>,
 ): Promise<void> {
   if (!body) return;
@@ -265,6 +270,7 @@ export async function readBody(
       const { done, value } = await reader.read();
       if (done) return;
       received += value.length;
+      onBytes?.(value.length);
       if (received > maxBytes) throw ApiError.tooLarge(maxBytes);
       await take(value);
     }

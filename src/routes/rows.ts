@@ -10,7 +10,7 @@
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
-import { noteRowsLoaded, requestBody, streamedResponse } from "../observe.ts";
+import { bodyCounter, noteRowsLoaded, streamedResponse } from "../observe.ts";
 import { planTable, type TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import { checkTableName } from "../catalog/names.ts";
@@ -273,8 +273,8 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     const { name, schema } = address(c);
     const onConflict = parseChoice("on_conflict", c.req.query("on_conflict"), ON_CONFLICT, "fail");
     checkJsonType(c);
-    const rows = new RowsInParts(requestBody(c), c.req.header("content-length"), {
-      ...spoolOptions(deps, false),
+    const rows = new RowsInParts(c.req.raw.body, c.req.header("content-length"), {
+      ...spoolOptions(c, deps, false),
       // Only fail-mode loads use parts early; the others would only join them again.
       partBytes: onConflict === "fail" ? PART_BYTES : Infinity,
     });
@@ -399,10 +399,11 @@ async function withUpload(
     spooled: (path: string) => string,
   ) => Promise<{ table: Table; inserted: number }>,
 ): Promise<Response> {
-  const upload = await spoolMultipart(requestBody(c), c.req.header("content-type"), {
+  const upload = await spoolMultipart(c.req.raw.body, c.req.header("content-type"), {
     spoolDir: deps.spoolDir,
     maxBytes: deps.maxUploadBytes,
     maxBodyPartBytes: deps.maxJsonBytes,
+    onBytes: bodyCounter(c),
   });
   const paths = [upload.file.path];
   try {
@@ -451,9 +452,9 @@ function inSheetTerms(error: unknown, rows: SheetRows): unknown {
 async function spool(c: Context<Env>, deps: RowsDeps): Promise<RowsFile> {
   checkJsonType(c);
   return await spoolJsonRows(
-    requestBody(c),
+    c.req.raw.body,
     c.req.header("content-length"),
-    spoolOptions(deps, true),
+    spoolOptions(c, deps, true),
   );
 }
 
@@ -464,10 +465,11 @@ function checkJsonType(c: Context<Env>): void {
   }
 }
 
-function spoolOptions(deps: RowsDeps, envelope: boolean): SpoolOptions {
+function spoolOptions(c: Context<Env>, deps: RowsDeps, envelope: boolean): SpoolOptions {
   return {
     spoolDir: deps.spoolDir,
     maxBytes: deps.maxUploadBytes,
+    onBytes: bodyCounter(c),
     envelope,
     allowArrays: envelope,
     maxEnvelopeBytes: deps.maxJsonBytes,
