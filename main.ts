@@ -23,17 +23,19 @@ async function main(): Promise<void> {
   await Deno.mkdir(`${config.dataDir}/tmp`, { recursive: true });
   const spoolDir = await Deno.realPath(config.spoolDir);
 
-  let firstToken: string | undefined;
+  let firstStart: { secretPath: string; token: string } | undefined;
   if (config.auth.key.kind === "generated") {
-    const { secret, created } = await ensureSecret(config.auth.key.secretPath);
+    const { secretPath } = config.auth.key;
+    const { secret, created } = await ensureSecret(secretPath);
     if (created) {
-      firstToken = await mintToken(secret, {
+      const token = await mintToken(secret, {
         subject: "admin",
         scopes: [...SCOPES],
         ttlSeconds: FIRST_TOKEN_TTL_SECONDS,
         issuer: config.auth.issuer,
         audience: config.auth.audience,
       });
+      firstStart = { secretPath, token };
     }
   }
   const verifier = await createVerifier(config.auth);
@@ -83,12 +85,10 @@ async function main(): Promise<void> {
   console.log(
     `Listening on http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}/`,
   );
-  if (firstToken) {
+  if (firstStart) {
     console.log(
-      `Created a signing secret in ${
-        config.auth.key.kind === "generated" ? config.auth.key.secretPath : ""
-      }.` +
-        ` A token with every scope, valid for 24 hours:\n${firstToken}`,
+      `Created a signing secret in ${firstStart.secretPath}.` +
+        ` A token with every scope, valid for 24 hours:\n${firstStart.token}`,
     );
   }
 

@@ -127,17 +127,14 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
 
   const dataDir = (value("DATA_DIR") ?? "./data").replace(/\/+$/, "") || "/";
 
-  const logLevel = (value("LOG_LEVEL") ?? "info").toLowerCase();
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    problems.push(`LOG_LEVEL "${value("LOG_LEVEL")}" is not one of ${LOG_LEVELS.join(", ")}`);
-  }
-
-  const metricsAccess = (value("METRICS_ACCESS") ?? "token").toLowerCase();
-  if (!(METRICS_ACCESS as readonly string[]).includes(metricsAccess)) {
-    problems.push(
-      `METRICS_ACCESS "${value("METRICS_ACCESS")}" is not one of ${METRICS_ACCESS.join(", ")}`,
-    );
-  }
+  const choice = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const chosen = (value(name) ?? fallback).toLowerCase();
+    if ((allowed as readonly string[]).includes(chosen)) return chosen as T;
+    problems.push(`${name} "${value(name)}" is not one of ${allowed.join(", ")}`);
+    return fallback;
+  };
+  const logLevel = choice("LOG_LEVEL", LOG_LEVELS, "info");
+  const metricsAccess = choice("METRICS_ACCESS", METRICS_ACCESS, "token");
 
   const size = (name: string, fallback: number): number => {
     const raw = value(name);
@@ -188,13 +185,13 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
       issuer: value("AUTH_ISSUER"),
       audience: value("AUTH_AUDIENCE"),
     }),
-    logLevel: logLevel as LogLevel,
+    logLevel,
     maxUploadBytes,
     maxJsonBytes,
     duckdbMemoryBytes,
     maxSheetRows,
     maxSheetBytes,
-    metricsAccess: metricsAccess as MetricsAccess,
+    metricsAccess,
   });
 }
 

@@ -16,9 +16,7 @@ import {
   violations,
 } from "./compatibility.ts";
 import { planTable, type TablePlan } from "./definition.ts";
-import type { TableDefinition, TemplateRef } from "./model.ts";
-
-export type { TemplateRef };
+import type { TableDefinition } from "./model.ts";
 import { DEFAULT_SCHEMA, nameKey, printable } from "./names.ts";
 import { parseType } from "./types.ts";
 

@@ -14,7 +14,7 @@ import { ApiError } from "../errors.ts";
 import { ErrorShape } from "./shapes.ts";
 
 /** Where the page is. */
-export const DOCS_PATH = "/docs";
+const DOCS_PATH = "/docs";
 
 /** The package's files the page loads, by the name they are served under. */
 const ASSETS: Readonly<Record<string, { file: string; type: string }>> = {

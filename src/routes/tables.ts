@@ -33,7 +33,7 @@ import { validationHook } from "./validation.ts";
  * The entity tag of a table's definition as the API shows it: GET, POST and PUT send it as
  * `ETag`, and a PUT with `If-Match` applies only to the definition it names.
  */
-export function etagOf(table: Table): string {
+function etagOf(table: Table): string {
   return `"${createHash("sha256").update(JSON.stringify(table)).digest("base64url").slice(0, 27)}"`;
 }
 

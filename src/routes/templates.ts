@@ -209,7 +209,7 @@ const deleteTemplate = createRoute({
 /**
  * A `version` query parameter: absent, `latest` (any case), or a version; 400 otherwise.
  */
-export function versionQuery(
+function versionQuery(
   value: string | undefined,
   field = "version",
 ): Version | "latest" | undefined {

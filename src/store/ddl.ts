@@ -237,7 +237,7 @@ export async function canonicalTypes(session: Session, plan: TablePlan): Promise
 }
 
 /** Undefined when DuckDB knows the type, else its complaint. */
-export async function checkType(session: Session, typeSql: string): Promise<string | undefined> {
+async function checkType(session: Session, typeSql: string): Promise<string | undefined> {
   try {
     await session.rows(`SELECT CAST(NULL AS ${typeSql}) AS probe`);
     return undefined;
