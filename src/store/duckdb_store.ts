@@ -12,7 +12,6 @@ import { ApiError, type ErrorDetail } from "../errors.ts";
 import { listValue } from "@duckdb/node-api";
 import { buildTable, canonicalTypes, checkColumns } from "./ddl.ts";
 import {
-  formatVersion,
   pickVersions,
   type StoredTemplate,
   type Template,
@@ -127,6 +126,11 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
     throw error;
   }
   return new DuckDBStore(database, options.spoolDir);
+}
+
+/** The locks of an append: shared, so many loads may append at once; DDL waits for them. */
+function appendLocks(ref: TableRef): LockRequest[] {
+  return [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")];
 }
 
 /** Tables, schemas and their metadata in one DuckDB file. */
@@ -280,37 +284,35 @@ export class DuckDBStore implements Store {
       return { row, current, update, dependents, touched };
     };
     let seen: number;
-    return this.#descriptions.changing(() =>
-      this.#underLookedUpLocks(
-        ref,
-        () =>
-          this.database.transaction(async (session) => {
-            const { row, touched } = await plan(session);
-            seen = row.id;
-            return touched;
-          }),
-        async (held) => {
-          const prepared = await this.database.withSession(async (session) => {
-            const { row, current, dependents, touched, ...planned } = await plan(session);
-            let update = planned.update;
-            if (row.id !== seen || touched.some((l) => !held.has(l.key))) return undefined;
-            if (update.plan.ref.schema !== current.schema) {
-              const schema = await existingSchema(session, update.plan.ref.schema);
-              update = { ...update, plan: { ...update.plan, ref: { ...update.plan.ref, schema } } };
-            }
-            const other = await findTable(session, update.plan.ref);
-            if (other && other.id !== row.id) {
-              throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
-            }
-            const analysis = await analyseUpdate(session, row, current, update, dependents);
-            if (!changesAnything(analysis)) return { table: current, how: "unchanged" as const };
-            await checkRows(session, analysis);
-            return analysis;
-          });
-          if (prepared === undefined || "how" in prepared) return prepared;
-          return await applyUpdate(this.database, prepared);
-        },
-      )
+    return this.#underLookedUpLocks(
+      ref,
+      () =>
+        this.database.transaction(async (session) => {
+          const { row, touched } = await plan(session);
+          seen = row.id;
+          return touched;
+        }),
+      async (held) => {
+        const prepared = await this.database.withSession(async (session) => {
+          const { row, current, dependents, touched, ...planned } = await plan(session);
+          let update = planned.update;
+          if (row.id !== seen || touched.some((l) => !held.has(l.key))) return undefined;
+          if (update.plan.ref.schema !== current.schema) {
+            const schema = await existingSchema(session, update.plan.ref.schema);
+            update = { ...update, plan: { ...update.plan, ref: { ...update.plan.ref, schema } } };
+          }
+          const other = await findTable(session, update.plan.ref);
+          if (other && other.id !== row.id) {
+            throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
+          }
+          const analysis = await analyseUpdate(session, row, current, update, dependents);
+          if (!changesAnything(analysis)) return { table: current, how: "unchanged" as const };
+          await checkRows(session, analysis);
+          return analysis;
+        });
+        if (prepared === undefined || "how" in prepared) return prepared;
+        return await applyUpdate(this.database, prepared);
+      },
     );
   }
 
@@ -318,35 +320,34 @@ export class DuckDBStore implements Store {
     // The tables this one references change too (DuckDB keeps the link on both sides), so
     // they are locked as well.
     let seen: { id: number; referenced: number[] };
-    return this.#descriptions.changing(() =>
-      this.#underLookedUpLocks(
-        ref,
-        () =>
-          this.database.withSession(async (session) => {
-            const row = await existingTable(session, ref);
-            seen = { id: row.id, referenced: await referencedTableIds(session, row.id) };
-            return [
-              schemaLock(ref.schema, "shared"),
-              tableLock(ref, "exclusive"),
-              ...(await tablesById(session, seen.referenced)).map((r) => tableLock(r, "exclusive")),
-            ];
-          }),
-        () =>
-          this.database.transaction(async (session) => {
-            const row = await existingTable(session, ref);
-            const referenced = await referencedTableIds(session, row.id);
-            if (row.id !== seen.id || !sameIds(referenced, seen.referenced)) return undefined;
-            await dropTableIn(session, row);
-            return { schema: row.schema, name: row.name };
-          }),
-      )
+    return this.#underLookedUpLocks(
+      ref,
+      () =>
+        this.database.withSession(async (session) => {
+          const row = await existingTable(session, ref);
+          seen = { id: row.id, referenced: await referencedTableIds(session, row.id) };
+          return [
+            schemaLock(ref.schema, "shared"),
+            tableLock(ref, "exclusive"),
+            ...(await tablesById(session, seen.referenced)).map((r) => tableLock(r, "exclusive")),
+          ];
+        }),
+      () =>
+        this.database.transaction(async (session) => {
+          const row = await existingTable(session, ref);
+          const referenced = await referencedTableIds(session, row.id);
+          if (row.id !== seen.id || !sameIds(referenced, seen.referenced)) return undefined;
+          await dropTableIn(session, row);
+          return { schema: row.schema, name: row.name };
+        }),
     );
   }
 
   /**
-   * Runs `work` under locks only a look can tell: `look` gives the locks to take, and
-   * `work`, holding them, answers undefined when what it finds now needs other locks. Then
-   * all is tried again; a table that keeps changing is 409 after four tries.
+   * Runs `work`, a change to definitions, under locks only a look can tell: `look` gives
+   * the locks to take, and `work`, holding them, answers undefined when what it finds now
+   * needs other locks. Then all is tried again; a table that keeps changing is 409 after
+   * four tries. Descriptions go uncached only while `work` runs, not while it waits.
    */
   async #underLookedUpLocks<T>(
     ref: TableRef,
@@ -356,7 +357,10 @@ export class DuckDBStore implements Store {
     for (let attempt = 0;; attempt++) {
       const locks = await look();
       const held = new Set(locks.map((l) => l.key));
-      const result = await this.#locks.run(locks, () => work(held));
+      const result = await this.#locks.run(
+        locks,
+        () => this.#descriptions.changing(() => work(held)),
+      );
       if (result !== undefined) return result;
       if (attempt >= 3) throw ApiError.conflict(`Table "${ref.name}" is changing; try again`);
     }
@@ -408,29 +412,20 @@ export class DuckDBStore implements Store {
       );
     if (members.length === 1) return await alone();
     const { ref, small: first } = members[0]!;
-    const table = await this.#locks.run(
-      [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")],
-      async () => {
-        const table = await this.getTable(ref).catch(() => undefined);
-        if (!table) return undefined;
-        const { mapping, problems } = await matchRowKeys(table, first, () => Promise.resolve(0));
-        if (problems.length > 0 || mapping.length === 0) return undefined;
-        const path = `${this.spoolDir}/${crypto.randomUUID()}.json`;
-        try {
-          await writeLines(path, members.map((m) => m.small.bytes));
-          const expected = members.reduce((n, m) => n + m.small.rows, 0);
-          await this.database.transaction(async (session) => {
-            const inserted = await insertRows(session, table, path, mapping);
-            if (inserted !== expected) throw new Error(`${inserted} of ${expected} rows inserted`);
-          });
-          return table;
-        } catch {
-          return undefined;
-        } finally {
-          await discard({ path });
-        }
-      },
-    );
+    const table = await this.#loadPlainly(ref, first, async (table, mapping) => {
+      const path = `${this.spoolDir}/${crypto.randomUUID()}.json`;
+      try {
+        await writeLines(path, members.map((m) => m.small.bytes));
+        const expected = members.reduce((n, m) => n + m.small.rows, 0);
+        await this.database.transaction(async (session) => {
+          const inserted = await insertRows(session, table, path, mapping);
+          if (inserted !== expected) throw new Error(`${inserted} of ${expected} rows inserted`);
+        });
+        return table;
+      } finally {
+        await discard({ path });
+      }
+    });
     if (!table) return await alone();
     return members.map((m) => ({
       status: "fulfilled",
@@ -456,35 +451,47 @@ export class DuckDBStore implements Store {
     if (!first || first.done || first.value.last) return undefined;
     const sample = first.value.progress;
     if (sample.form !== "objects") return undefined;
-    return await this.#locks.run(
-      [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")],
-      async () => {
-        // A missing table is answered by the whole-body path, after the body's own errors.
-        const table = await this.getTable(ref).catch(() => undefined);
-        if (!table) return undefined;
-        const { mapping, problems } = await matchRowKeys(table, sample, () => Promise.resolve(0));
-        if (problems.length > 0 || mapping.length === 0) return undefined;
-        let summary: RowsSummary | undefined;
-        async function* paths() {
-          for (let part = first!.value;; part = (await parts.next()).value) {
-            yield part.path;
-            if (part.last) return void (summary = part.progress);
-          }
+    return await this.#loadPlainly(ref, sample, (table, mapping) => {
+      let summary: RowsSummary | undefined;
+      async function* paths() {
+        for (let part = first!.value;; part = (await parts.next()).value) {
+          yield part.path;
+          if (part.last) return void (summary = part.progress);
         }
-        try {
-          return await this.database.transaction(async (session) => {
-            const inserted = await appendParts(session, table, paths(), mapping);
-            // Keys only grow; the same count means the mapping saw them all.
-            if (!summary?.keysComplete || summary.keys.length !== sample.keys.length) {
-              throw new Error("Rows use keys the first part did not show");
-            }
-            return { table, inserted };
-          });
-        } catch {
-          return undefined;
+      }
+      return this.database.transaction(async (session) => {
+        const inserted = await appendParts(session, table, paths(), mapping);
+        // Keys only grow; the same count means the mapping saw them all.
+        if (!summary?.keysComplete || summary.keys.length !== sample.keys.length) {
+          throw new Error("Rows use keys the first part did not show");
         }
-      },
-    );
+        return { table, inserted };
+      });
+    });
+  }
+
+  /**
+   * Runs `load` under an append's locks with the table and the columns `sample`'s keys map
+   * to. Undefined, having changed nothing, when the table is missing (the whole-body path
+   * answers that, after the body's own errors), a key maps to no column, or `load` fails:
+   * the caller then takes the ordinary path.
+   */
+  #loadPlainly<T>(
+    ref: TableRef,
+    sample: RowsSummary,
+    load: (table: Table, mapping: KeyColumn[]) => Promise<T>,
+  ): Promise<T | undefined> {
+    return this.#locks.run(appendLocks(ref), async () => {
+      const table = await this.getTable(ref).catch(() => undefined);
+      if (!table) return undefined;
+      const { mapping, problems } = await matchRowKeys(table, sample, () => Promise.resolve(0));
+      if (problems.length > 0 || mapping.length === 0) return undefined;
+      try {
+        return await load(table, mapping);
+      } catch {
+        return undefined;
+      }
+    });
   }
 
   #insertRecords(
@@ -492,9 +499,8 @@ export class DuckDBStore implements Store {
     file: RowsFile,
     onConflict: OnConflict,
   ): Promise<{ table: Table } & LoadCounts> {
-    // Shared: many loads may append at once; DDL on the table waits for them.
     return this.#locks.run(
-      [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")],
+      appendLocks(ref),
       async () => {
         const table = await this.getTable(ref);
         if (onConflict !== "fail" && !conflictKey(table)) {
@@ -680,14 +686,7 @@ export class DuckDBStore implements Store {
           admit(existing);
           const name = existing[0]?.template.name ?? template.name;
           const createdAt = new Date().toISOString();
-          await insertTemplate(session, { ...template, name, createdAt });
-          return {
-            name,
-            table_template: template.definition,
-            version: formatVersion(template.version),
-            compatibility: template.compatibility,
-            created_at: createdAt,
-          };
+          return await insertTemplate(session, { ...template, name, createdAt });
         }),
     );
   }

@@ -9,6 +9,7 @@ import type { Compatibility } from "../catalog/compatibility.ts";
 import {
   formatVersion,
   type StoredTemplate,
+  type Template,
   type TemplateDefinition,
   type TemplateOrder,
   type Version,
@@ -60,15 +61,8 @@ export async function listTemplates(
 /** Stores a new version; the caller has checked it may join the others. */
 export async function insertTemplate(
   session: Session,
-  template: {
-    readonly name: string;
-    readonly version: Version;
-    readonly compatibility: Compatibility;
-    readonly definition: TemplateDefinition;
-    readonly types: readonly string[];
-    readonly createdAt: string;
-  },
-): Promise<void> {
+  template: TemplateFields & { readonly types: readonly string[] },
+): Promise<Template> {
   await session.run(
     `INSERT INTO ${META}.templates
      VALUES (nextval('${META}.template_ids')::INTEGER, $1, $2, $3, $4, $5, $6, $7)`,
@@ -82,6 +76,27 @@ export async function insertTemplate(
       template.createdAt,
     ],
   );
+  return shown(template);
+}
+
+/** What a stored version is made of. */
+interface TemplateFields {
+  readonly name: string;
+  readonly version: Version;
+  readonly compatibility: Compatibility;
+  readonly definition: TemplateDefinition;
+  readonly createdAt: string;
+}
+
+/** A version as the API shows it. */
+function shown(fields: TemplateFields): Template {
+  return {
+    name: fields.name,
+    table_template: fields.definition,
+    version: formatVersion(fields.version),
+    compatibility: fields.compatibility,
+    created_at: fields.createdAt,
+  };
 }
 
 /** Deletes one version of a template, or every version when `version` is undefined. */
@@ -100,13 +115,13 @@ export async function deleteTemplate(
 function toTemplate(row: Record<string, unknown>): StoredTemplate {
   const version = { major: row.major as number, minor: row.minor as number };
   return {
-    template: {
+    template: shown({
       name: row.name as string,
-      table_template: JSON.parse(row.definition as string),
-      version: formatVersion(version),
+      definition: JSON.parse(row.definition as string),
+      version,
       compatibility: row.compatibility as Compatibility,
-      created_at: row.created_at as string,
-    },
+      createdAt: row.created_at as string,
+    }),
     version,
     types: JSON.parse(row.column_types as string),
   };
