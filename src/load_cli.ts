@@ -37,12 +37,10 @@ import https from "node:https";
 import { basename, extname } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError } from "./config.ts";
+import { IF_EXISTS, type IfExists } from "./store/store.ts";
 
 /** The service's address when neither `--url` nor `TABLE_SERVICE_URL` is given. */
 export const DEFAULT_URL = "http://127.0.0.1:8080";
-
-/** What `--if-exists` accepts. */
-export const IF_EXISTS = ["fail", "replace", "append"] as const;
 
 /** The upload endpoint a file goes to. */
 export type UploadKind = "json" | "csv" | "excel";
@@ -74,7 +72,7 @@ export interface LoadOptions {
   readonly kind: UploadKind;
   readonly table: string;
   readonly schema?: string;
-  readonly ifExists: typeof IF_EXISTS[number];
+  readonly ifExists: IfExists;
   /** The service's base URL, without a trailing slash. */
   readonly url: string;
   readonly token?: string;
@@ -700,7 +698,7 @@ function post(
   return promise;
 }
 
-/** Reads up to `bytes` bytes from the start of `file`, then rewinds it. */
+/** Reads up to `bytes` bytes from the start of `file`; the caller seeks where it needs. */
 async function readStart(file: Deno.FsFile, bytes: number): Promise<Uint8Array> {
   const buffer = new Uint8Array(bytes);
   let filled = 0;
@@ -709,7 +707,6 @@ async function readStart(file: Deno.FsFile, bytes: number): Promise<Uint8Array> 
     if (n === null) break;
     filled += n;
   }
-  await file.seek(0, Deno.SeekMode.Start);
   return buffer.subarray(0, filled);
 }
 

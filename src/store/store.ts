@@ -43,7 +43,10 @@ export interface ArrivingRows {
 export type UpdateHow = "unchanged" | "altered" | "rebuilt";
 
 /** What an upload does when the table exists already. */
-export type IfExists = "fail" | "replace" | "append";
+/** What an upload does when its table exists. */
+export const IF_EXISTS = ["fail", "replace", "append"] as const;
+/** One of {@link IF_EXISTS}. */
+export type IfExists = typeof IF_EXISTS[number];
 
 /** Options of a table listing. */
 export interface ListTablesOptions {
