@@ -11,7 +11,7 @@
 
 // @ts-types="npm:@types/autocannon@^7.12.7"
 import autocannon from "autocannon";
-import { ALL_SCOPES, mint, TEST_SECRET, TestServer } from "../tests/helpers/server.ts";
+import { ALL_SCOPES, mint, TestServer } from "../tests/helpers/server.ts";
 import { COLUMNS, row } from "./generate.ts";
 import { memory, percentile } from "./measure.ts";
 
@@ -109,12 +109,10 @@ function drive(load: Load): Promise<Measurement> {
   });
 }
 
-/** The baseline server in a child process, driven exactly like the service. */
-class BaselineServer {
-  private constructor(readonly process: Deno.ChildProcess, readonly base: string) {}
-
-  static async start(): Promise<BaselineServer> {
-    const process = new Deno.Command(Deno.execPath(), {
+/** The baseline server in a child process, started and driven exactly like the service. */
+function startBaseline(): Promise<TestServer> {
+  return TestServer.start({}, undefined, (env) =>
+    new Deno.Command(Deno.execPath(), {
       args: [
         "run",
         "--allow-env=AUTH_JWT_SECRET",
@@ -122,27 +120,11 @@ class BaselineServer {
         `${ROOT}bench/baseline_server.ts`,
       ],
       cwd: ROOT,
-      env: { AUTH_JWT_SECRET: TEST_SECRET },
+      env,
       clearEnv: true,
       stdout: "piped",
-    }).spawn();
-    let printed = "";
-    for await (const text of process.stdout.pipeThrough(new TextDecoderStream())) {
-      printed += text;
-      const match = /^Listening on (http:\/\/[^/]+)\//m.exec(printed);
-      if (match) return new BaselineServer(process, match[1]!);
-    }
-    throw new Error(`The baseline server exited with ${(await process.status).code}`);
-  }
-
-  get pid(): number {
-    return this.process.pid;
-  }
-
-  async stop(): Promise<void> {
-    this.process.kill("SIGTERM");
-    await this.process.status;
-  }
+      stderr: "piped",
+    }).spawn());
 }
 
 async function warmUp(load: Load): Promise<Measurement> {
@@ -155,7 +137,7 @@ async function measureBaseline(
   seconds: number,
   connections: number,
 ): Promise<Measurement> {
-  const server = await BaselineServer.start();
+  const server = await startBaseline();
   try {
     const batches = new Batches();
     const load: Load = {
@@ -169,7 +151,7 @@ async function measureBaseline(
     await warmUp(load);
     return await drive(load);
   } finally {
-    await server.stop();
+    await server.dispose();
   }
 }
 

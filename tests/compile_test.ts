@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ok, TestServer } from "./helpers/server.ts";
+import { ok, TestServer, uploadForm } from "./helpers/server.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 /** What `deno compile` downloads when `DENORT_BIN` is not set. */
@@ -97,11 +97,9 @@ Deno.test({
         );
         assert.equal(loaded.inserted, 2);
         const csv = new TextEncoder().encode("id,name\n3,Edsger\n");
-        const form = new FormData();
-        form.append("file", new Blob([csv], { type: "text/csv" }), "more.csv");
         ok(
           await server.request("POST", "table/people/upload/csv?if_exists=append", {
-            body: form,
+            body: uploadForm(csv, "more.csv"),
           }),
         );
         const records = ok(await server.request("GET", "table/people/records"));

@@ -42,20 +42,6 @@ function chunked(text: string): ReadableStream<Uint8Array> {
   });
 }
 
-/** A request as `fetch` options; the server's token unless `token` says otherwise. */
-function send(
-  server: TestServer,
-  path: string,
-  init: {
-    method?: string;
-    body?: unknown;
-    headers?: Record<string, string>;
-    token?: string | null;
-  } = {},
-): Promise<Answer> {
-  return server.request(init.method ?? "GET", path, init);
-}
-
 interface Sample {
   readonly name: string;
   readonly labels: Record<string, string>;
@@ -90,25 +76,23 @@ Deno.test("observability: one JSON log line per request, with what it moved", as
     const insert = JSON.stringify([{ id: 3, name: "Edsger" }, { id: 4, name: "Barbara" }]);
     const answers: Answer[] = [];
     answers.push(
-      await send(server, "/api/v1/table/people/upload/json", {
-        method: "POST",
+      await server.request("POST", "/api/v1/table/people/upload/json", {
         body: upload,
         headers: { "content-type": "application/json", "x-request-id": "load-1" },
       }),
     );
     answers.push(
-      await send(server, "/api/v1/table/people/records", {
-        method: "POST",
+      await server.request("POST", "/api/v1/table/people/records", {
         body: chunked(insert),
         headers: { "content-type": "application/json", "x-request-id": "has space" },
       }),
     );
-    answers.push(await send(server, "/api/v1/table/people/records/csv"));
-    answers.push(await send(server, "/api/v1/nothing-here"));
-    answers.push(await send(server, "/api/v1/table", { token: "not-a-token" }));
-    answers.push(await send(server, "/healthz", { token: null }));
-    answers.push(await send(server, "/nothing-here", { token: null }));
-    answers.push(await send(server, "/healthz", { method: "POST", token: null, body: "{}" }));
+    answers.push(await server.request("GET", "/api/v1/table/people/records/csv"));
+    answers.push(await server.request("GET", "/api/v1/nothing-here"));
+    answers.push(await server.request("GET", "/api/v1/table", { token: "not-a-token" }));
+    answers.push(await server.request("GET", "/healthz", { token: null }));
+    answers.push(await server.request("GET", "/nothing-here", { token: null }));
+    answers.push(await server.request("POST", "/healthz", { token: null, body: "{}" }));
     const lines = await loggedRequests(server, answers.length);
 
     await t.step("exactly one line per request, each with the response's request id", () => {
@@ -165,7 +149,10 @@ Deno.test("observability: one JSON log line per request, with what it moved", as
 async function settledTransactions(server: TestServer): Promise<number> {
   let open = -1;
   for (let waited = 0; waited < 5000 && open !== 0; waited += 20) {
-    open = value(samples((await send(server, "/metrics")).text), "table_service_open_transactions");
+    open = value(
+      samples((await server.request("GET", "/metrics")).text),
+      "table_service_open_transactions",
+    );
     if (open !== 0) await new Promise((r) => setTimeout(r, 20));
   }
   return open;
@@ -175,13 +162,12 @@ Deno.test("observability: /metrics counts requests, latency, rows, bytes and tra
   const server = await TestServer.start({ LOG_LEVEL: "info" });
   try {
     await t.step("it needs a token by default", async () => {
-      errorOf(await send(server, "/metrics", { token: null }), 401);
+      errorOf(await server.request("GET", "/metrics", { token: null }), 401);
     });
 
     const upload = JSON.stringify({ data: Array.from({ length: 5 }, (_, i) => ({ n: i })) });
     ok(
-      await send(server, "/api/v1/table/numbers/upload/json", {
-        method: "POST",
+      await server.request("POST", "/api/v1/table/numbers/upload/json", {
         body: upload,
         headers: { "content-type": "application/json" },
       }),
@@ -189,23 +175,21 @@ Deno.test("observability: /metrics counts requests, latency, rows, bytes and tra
     const inserts = ['[{"n": 10}]', '[{"n": 11}, {"n": 12}, {"n": 13}]'];
     for (const body of inserts) {
       ok(
-        await send(server, "/api/v1/table/numbers/records", {
-          method: "POST",
+        await server.request("POST", "/api/v1/table/numbers/records", {
           body,
           headers: { "content-type": "application/json" },
         }),
       );
     }
     errorOf(
-      await send(server, "/api/v1/table/numbers/records", {
-        method: "POST",
+      await server.request("POST", "/api/v1/table/numbers/records", {
         body: '[{"n": "not a number"}]',
         headers: { "content-type": "application/json" },
       }),
       422,
     );
 
-    const answer = await send(server, "/metrics");
+    const answer = await server.request("GET", "/metrics");
     assert.equal(answer.status, 200);
     assert.match(answer.headers.get("content-type") ?? "", /^text\/plain; version=0\.0\.4/);
     const all = samples(answer.text);
@@ -250,8 +234,7 @@ Deno.test("observability: /metrics counts requests, latency, rows, bytes and tra
       const wide = "x".repeat(200);
       const rows = JSON.stringify({ data: Array.from({ length: 150_000 }, () => [wide]) });
       ok(
-        await send(server, "/api/v1/table/wide/upload/json", {
-          method: "POST",
+        await server.request("POST", "/api/v1/table/wide/upload/json", {
           body: JSON.stringify({
             table: { columns: [{ name: "text", type: "VARCHAR" }] },
             data: [],
@@ -264,7 +247,7 @@ Deno.test("observability: /metrics counts requests, latency, rows, bytes and tra
       });
       const reader = exporting.body!.getReader();
       await reader.read();
-      const during = samples((await send(server, "/metrics")).text);
+      const during = samples((await server.request("GET", "/metrics")).text);
       assert.equal(value(during, "table_service_open_transactions"), 1);
       await reader.cancel();
       assert.equal(await settledTransactions(server), 0);
@@ -276,14 +259,14 @@ Deno.test("observability: /metrics counts requests, latency, rows, bytes and tra
       assert.ok(exports[0].bytes_out > 0 && exports[0].bytes_out < 150_000 * 201);
 
       // HEAD runs the GET handler and drops its body: the export it began must end too.
-      const head = await send(server, "/api/v1/table/wide/records/csv", { method: "HEAD" });
+      const head = await server.request("HEAD", "/api/v1/table/wide/records/csv");
       assert.equal(head.status, 200);
       assert.equal(await settledTransactions(server), 0);
     });
 
     await t.step("a method of no standard name is counted as OTHER", async () => {
-      errorOf(await send(server, "/api/v1/table", { method: "BREW" }), 405);
-      const after = samples((await send(server, "/metrics")).text);
+      errorOf(await server.request("BREW", "/api/v1/table"), 405);
+      const after = samples((await server.request("GET", "/metrics")).text);
       assert.equal(
         value(after, "table_service_http_requests_total", { method: "OTHER", status: "405" }),
         1,
@@ -298,7 +281,7 @@ Deno.test("observability: /metrics counts requests, latency, rows, bytes and tra
 Deno.test("observability: METRICS_ACCESS=public opens /metrics, and the document says so", async () => {
   const server = await TestServer.start({ METRICS_ACCESS: "public" });
   try {
-    const answer = await send(server, "/metrics", { token: null });
+    const answer = await server.request("GET", "/metrics", { token: null });
     assert.equal(answer.status, 200);
     assert.ok(samples(answer.text).some((s) => s.name === "process_resident_memory_bytes"));
     const doc = ok(await server.request("GET", "openapi.json", { token: null }));

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as XLSX from "xlsx";
-import { errorOf, mint, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { errorOf, mint, ok, snapshot, TestServer, uploadForm } from "./helpers/server.ts";
 
 interface ColumnSpec {
   name: string;
@@ -871,7 +871,7 @@ Deno.test("templates: tables created and uploaded from a template", async (t) =>
     );
 
     await t.step("upload/csv and upload/excel from a template", async () => {
-      const csv = form(new TextEncoder().encode("email,score\nc@x,3\nd@x,4\n"), "p.csv");
+      const csv = uploadForm(new TextEncoder().encode("email,score\nc@x,3\nd@x,4\n"), "p.csv");
       const fromCsv = ok(
         await server.request("POST", "table/from_csv/upload/csv?template=people", { body: csv }),
       );
@@ -888,7 +888,7 @@ Deno.test("templates: tables created and uploaded from a template", async (t) =>
         await server.request(
           "POST",
           "table/from_sheet/upload/excel?template=people&template_version=1.0",
-          { body: form(bytes, "p.xlsx") },
+          { body: uploadForm(bytes, "p.xlsx") },
         ),
       );
       assert.equal(fromSheet.inserted, 2);
@@ -980,13 +980,13 @@ Deno.test("templates: tables created and uploaded from a template", async (t) =>
           [
             "table/t1/upload/csv?template=people",
             "upload/csv with both",
-            form(new TextEncoder().encode("a\n1\n"), "a.csv", { table: { columns: [] } }),
+            uploadForm(new TextEncoder().encode("a\n1\n"), "a.csv", { table: { columns: [] } }),
             400,
           ],
           [
             "table/t1/upload/excel?template=nobody",
             "upload/excel from an unknown template",
-            form(new TextEncoder().encode("a\n1\n"), "a.csv"),
+            uploadForm(new TextEncoder().encode("a\n1\n"), "a.csv"),
             404,
           ],
           ["table/t1?template=people", "a token without templates:read", {}, 403, "tables:write"],
@@ -1004,10 +1004,3 @@ Deno.test("templates: tables created and uploaded from a template", async (t) =>
     await server.dispose();
   }
 });
-
-function form(file: Uint8Array, filename: string, body?: unknown): FormData {
-  const data = new FormData();
-  if (body !== undefined) data.append("body", JSON.stringify(body));
-  data.append("file", new File([file as Uint8Array<ArrayBuffer>], filename));
-  return data;
-}

@@ -274,6 +274,20 @@ export async function mint(options: MintOptions = {}): Promise<string> {
   return await jwt.sign(typeof secret === "string" ? new TextEncoder().encode(secret) : secret);
 }
 
+/**
+ * What keeps a failure answer from the contract's error shape (`{"error": {code, type,
+ * message}}` and nothing beside it, `code` its status), or undefined when nothing does.
+ */
+export function errorShapeProblem(answer: Answer): string | undefined {
+  const error = answer.body?.error;
+  if (
+    !error || error.code !== answer.status || typeof error.message !== "string" ||
+    typeof error.type !== "string"
+  ) return "Not the contract's error shape";
+  if (Object.keys(answer.body).length !== 1) return "Extra top-level keys";
+  return undefined;
+}
+
 /** Asserts the contract's error shape and returns the error object. */
 export function errorOf(
   answer: Answer,
@@ -282,17 +296,9 @@ export function errorOf(
   if (answer.status !== status) {
     throw new Error(`Expected status ${status}, got ${answer.status}: ${answer.text}`);
   }
-  const error = answer.body?.error;
-  if (
-    !error || error.code !== status || typeof error.message !== "string" ||
-    typeof error.type !== "string"
-  ) {
-    throw new Error(`Not the contract's error shape: ${answer.text}`);
-  }
-  if (Object.keys(answer.body).length !== 1) {
-    throw new Error(`Extra top-level keys: ${answer.text}`);
-  }
-  return error;
+  const problem = errorShapeProblem(answer);
+  if (problem) throw new Error(`${problem}: ${answer.text}`);
+  return answer.body.error;
 }
 
 /** Asserts a success and returns its body. */

@@ -24,7 +24,7 @@
  * @module
  */
 
-import { seededRandom, TestServer } from "../helpers/server.ts";
+import { type Answer, seededRandom, TestServer } from "../helpers/server.ts";
 
 /** The writes a kill can land in. */
 export type CrashOperation = "replace" | "insert" | "rebuild";
@@ -290,7 +290,7 @@ class CrashRun {
       target = next;
       op = this.#upload("big", next).then((a) => {
         if (a.status === 200 && !this.#tables.has(next)) {
-          this.#remember(next, JSON.parse(a.text).table);
+          this.#remember(next, a.body.table);
         }
         return { acked: a.status === 200, text: `${a.status} ${a.text.slice(0, 300)}` };
       });
@@ -704,22 +704,13 @@ class CrashRun {
   }
 
   /** POSTs a payload file as a streamed body, replacing the table. */
-  async #upload(table: string, payload: string): Promise<{ status: number; text: string }> {
+  async #upload(table: string, payload: string): Promise<Answer> {
     const file = await Deno.open(`${this.#dir}/${payload}.json`);
     try {
-      const response = await fetch(
-        `${this.#server.base}/api/v1/table/${table}/upload/json?if_exists=replace`,
-        {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${this.#server.token}`,
-            "content-type": "application/json",
-          },
-          body: file.readable,
-        },
-      );
-      const text = await response.text();
-      return { status: response.status, text };
+      return await this.#server.request("POST", `table/${table}/upload/json?if_exists=replace`, {
+        body: file.readable,
+        headers: { "content-type": "application/json" },
+      });
     } finally {
       try {
         file.close();
@@ -876,11 +867,11 @@ function canonical(value: unknown): string {
   );
 }
 
-function expectOk(answer: { status: number; text: string }, what: string): { table: TableJson } {
+function expectOk(answer: Answer, what: string): { table: TableJson } {
   if (answer.status !== 200) {
     throw new Error(`${what} answered ${answer.status}: ${answer.text.slice(0, 300)}`);
   }
-  return JSON.parse(answer.text);
+  return answer.body;
 }
 
 function shuffle<T>(items: T[], random: () => number): T[] {

@@ -10,6 +10,7 @@ import fc from "fast-check";
 import * as XLSX from "xlsx";
 import {
   type Answer,
+  errorShapeProblem,
   fingerprint,
   mint,
   ok,
@@ -1173,12 +1174,11 @@ export function judge(request: HostileRequest, answer: Answer): string | undefin
     }`;
   }
   if (answer.status >= 400) {
-    const error = answer.body?.error;
-    if (
-      !error || error.code !== answer.status || typeof error.type !== "string" ||
-      typeof error.message !== "string" || Object.keys(answer.body).length !== 1
-    ) return `not the contract's error shape: ${answer.text.slice(0, 300)}`;
-    if (leaks(error.message)) return `the message leaks internals: ${error.message}`;
+    const problem = errorShapeProblem(answer);
+    if (problem) return `${problem}: ${answer.text.slice(0, 300)}`;
+    if (leaks(answer.body.error.message)) {
+      return `the message leaks internals: ${answer.body.error.message}`;
+    }
   }
   return request.check?.(answer);
 }
