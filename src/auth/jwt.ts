@@ -41,6 +41,8 @@ export interface TokenVerifier {
 
 /** Clock skew tolerated on `exp`, `nbf` and `iat`. */
 const SKEW_SECONDS = 30;
+/** Verified tokens remembered; the oldest is forgotten first. */
+const VERIFIED_TOKENS = 1024;
 const HMAC_ALGORITHMS = ["HS256", "HS384", "HS512"];
 const ASYMMETRIC_ALGORITHMS = [
   "RS256",
@@ -65,10 +67,18 @@ type KeyInput = Parameters<typeof jwtVerify>[1];
 export async function createVerifier(
   auth: AuthConfig,
   readTextFile: (path: string) => Promise<string> = Deno.readTextFile,
+  now: () => number = Date.now,
 ): Promise<TokenVerifier> {
   const { key, algorithms } = await loadKey(auth, readTextFile);
+  // Verified tokens, so a client sending the same token on every request pays for its
+  // signature once. The key never changes while the service runs; only expiry can end a
+  // token's validity, and a hit is checked against it exactly as jose checks `exp`.
+  const verified = new Map<string, { principal: Principal; expiresMs: number }>();
   return {
     async verify(token: string): Promise<Principal> {
+      const hit = verified.get(token);
+      if (hit && now() < hit.expiresMs) return hit.principal;
+      verified.delete(token);
       let payload: JWTPayload;
       try {
         ({ payload } = await jwtVerify(token, key, {
@@ -77,14 +87,18 @@ export async function createVerifier(
           audience: auth.audience,
           requiredClaims: ["exp"],
           clockTolerance: SKEW_SECONDS,
+          currentDate: new Date(now()),
         }));
       } catch (error) {
         throw ApiError.unauthorized(describeJoseError(error));
       }
-      if (typeof payload.iat === "number" && payload.iat > Date.now() / 1000 + SKEW_SECONDS) {
+      if (typeof payload.iat === "number" && payload.iat > now() / 1000 + SKEW_SECONDS) {
         throw ApiError.unauthorized("Token is issued in the future");
       }
-      return principalOf(payload);
+      const principal = principalOf(payload);
+      if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+      verified.set(token, { principal, expiresMs: (payload.exp! + SKEW_SECONDS) * 1000 });
+      return principal;
     },
   };
 }
@@ -96,12 +110,9 @@ async function loadKey(
   const source = auth.key;
   switch (source.kind) {
     case "hmac":
-      return { key: new TextEncoder().encode(source.secret), algorithms: HMAC_ALGORITHMS };
+      return await hmacKeys(source.secret);
     case "generated":
-      return {
-        key: new TextEncoder().encode((await readTextFile(source.secretPath)).trim()),
-        algorithms: HMAC_ALGORITHMS,
-      };
+      return await hmacKeys((await readTextFile(source.secretPath)).trim());
     case "pem":
       return await loadPem(source.value, readTextFile);
     case "jwks":
@@ -138,6 +149,31 @@ async function loadPem(
       "AUTH_JWT_PUBLIC_KEY is not a PEM public key or certificate (RSA, EC P-256/384/521 or Ed25519)",
     ]);
   }
+  return byAlgorithm(keys);
+}
+
+/**
+ * The HMAC secret as one imported key per algorithm, imported once: given the secret's
+ * bytes, jose would import a key again for every token it verifies.
+ */
+async function hmacKeys(secret: string): Promise<{ key: KeyInput; algorithms: string[] }> {
+  const bytes = new TextEncoder().encode(secret);
+  const keys = new Map<string, CryptoKey>();
+  for (const alg of HMAC_ALGORITHMS) {
+    const hash = `SHA-${alg.slice(2)}`;
+    const key = await crypto.subtle.importKey("raw", bytes, { name: "HMAC", hash }, false, [
+      "verify",
+    ]);
+    // The same Web Crypto key; jose declares its own CryptoKey type, which Deno's does not match.
+    keys.set(alg, key as unknown as CryptoKey);
+  }
+  return byAlgorithm(keys);
+}
+
+/** Keys chosen by the token's `alg`, which must be one of theirs. */
+function byAlgorithm(
+  keys: ReadonlyMap<string, CryptoKey>,
+): { key: KeyInput; algorithms: string[] } {
   return {
     key: (header: { alg?: string }) => {
       const key = header.alg ? keys.get(header.alg) : undefined;
