@@ -4,7 +4,13 @@
  * @module
  */
 
-import { type DuckDBConnection, DuckDBInstance, type DuckDBValue, type JS } from "@duckdb/node-api";
+import {
+  type DuckDBAppender,
+  type DuckDBConnection,
+  DuckDBInstance,
+  type DuckDBValue,
+  type JS,
+} from "@duckdb/node-api";
 import { engineMessage, quoteLiteral } from "./sql.ts";
 
 /** A row as read back: DuckDB values converted to JavaScript, full precision kept. */
@@ -45,6 +51,11 @@ export class Session {
   /** Runs one statement with bound values and returns how many rows it changed. */
   async changes(sql: string, values: DuckDBValue[] = []): Promise<number> {
     return (await this.connection.run(sql, values)).rowsChanged;
+  }
+
+  /** An appender to `schema.table`, writing in this session's transaction. */
+  appender(schema: string, table: string): Promise<DuckDBAppender> {
+    return this.connection.createAppender(table, schema);
   }
 }
 

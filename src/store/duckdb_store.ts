@@ -30,6 +30,7 @@ import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import { GroupCommit } from "./group_commit.ts";
+import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
@@ -398,10 +399,11 @@ export class DuckDBStore implements Store {
   }
 
   /**
-   * Inserts small bodies of rows with the same keys into the same table in one statement
-   * and one transaction. When that fails, each body is inserted on its own, so a bad body
-   * gets its own answer and the others are not held to it. A lone body goes its own way
-   * at once: trying it twice would only draw serial values twice.
+   * Inserts small bodies of rows with the same keys into the same table in one transaction:
+   * through the appender when their values are plain, else in one statement. When that
+   * fails, each body is inserted on its own, so a bad body gets its own answer and the
+   * others are not held to it. A lone body that is not plain goes its own way at once:
+   * trying it twice would only draw serial values twice (the appender draws none).
    */
   async #insertTogether(
     members: readonly SmallInsert[],
@@ -410,6 +412,13 @@ export class DuckDBStore implements Store {
       Promise.allSettled(
         members.map(async (m) => this.#insertWhole(m.ref, await m.rows.whole(), "fail")),
       );
+    const appended = await this.#appendTogether(members);
+    if (appended) {
+      return members.map((m) => ({
+        status: "fulfilled",
+        value: { table: appended, inserted: m.small.rows },
+      }));
+    }
     if (members.length === 1) return await alone();
     const { ref, small: first } = members[0]!;
     const table = await this.#loadPlainly(ref, first, async (table, mapping) => {
@@ -431,6 +440,28 @@ export class DuckDBStore implements Store {
       status: "fulfilled",
       value: { table, inserted: m.small.rows },
     }));
+  }
+
+  /**
+   * Appends a group's rows with the appender when they are few and plain (see
+   * {@link plainRows}), in one transaction; the table they went into, or undefined, having
+   * changed nothing, when they are not or anything fails.
+   */
+  async #appendTogether(members: readonly SmallInsert[]): Promise<Table | undefined> {
+    const bytes = members.reduce((n, m) => n + m.small.bytes.length, 0);
+    if (bytes > APPEND_BYTES) return undefined;
+    const { ref, small: first } = members[0]!;
+    return await this.#loadPlainly(ref, first, async (table, mapping) => {
+      const rows = plainRows(
+        table,
+        mapping,
+        members.map((m) => m.small.bytes),
+        members.reduce((n, m) => n + m.small.rows, 0),
+      );
+      if (!rows) return undefined;
+      await this.database.transaction((session) => appendRows(session, table, rows));
+      return table;
+    });
   }
 
   /**
