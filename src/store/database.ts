@@ -59,6 +59,15 @@ export class Session {
   }
 }
 
+/** A transaction begun by {@link Database.begin}. */
+export interface OpenTransaction {
+  readonly session: Session;
+  /** Commits, throwing what the commit throws (the transaction is then rolled back). */
+  commit(): Promise<void>;
+  /** Rolls back; never throws for the rollback itself. */
+  rollback(): Promise<void>;
+}
+
 /**
  * The open database.
  *
@@ -127,9 +136,7 @@ export class Database {
 
   /** Runs `work` on a connection of its own. */
   async withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
-    if (this.#closed) throw new Error("The database is closed");
-    const connection = this.#idle.pop() ?? await this.instance.connect();
-    this.#active++;
+    const connection = await this.#acquire();
     let healthy = true;
     try {
       return await work(new Session(connection));
@@ -137,12 +144,24 @@ export class Database {
       healthy = false;
       throw error;
     } finally {
-      this.#active--;
-      if (healthy && !this.#closed && this.#idle.length < MAX_IDLE_CONNECTIONS) {
-        this.#idle.push(connection);
-      } else {
-        connection.closeSync();
-      }
+      this.#release(connection, healthy);
+    }
+  }
+
+  async #acquire(): Promise<DuckDBConnection> {
+    if (this.#closed) throw new Error("The database is closed");
+    const connection = this.#idle.pop() ?? await this.instance.connect();
+    this.#active++;
+    return connection;
+  }
+
+  /** Puts a connection back in the pool; one that failed at something is closed instead. */
+  #release(connection: DuckDBConnection, healthy: boolean): void {
+    this.#active--;
+    if (healthy && !this.#closed && this.#idle.length < MAX_IDLE_CONNECTIONS) {
+      this.#idle.push(connection);
+    } else {
+      connection.closeSync();
     }
   }
 
@@ -215,24 +234,53 @@ export class Database {
    * Runs `work` in one transaction on a connection of its own: committed when `work`
    * returns, rolled back when it throws.
    */
-  transaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
-    return this.withSession(async (session) => {
-      await session.run("BEGIN TRANSACTION");
-      this.#transactions++;
+  async transaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
+    const transaction = await this.begin();
+    let result: T;
+    try {
+      result = await work(transaction.session);
+    } catch (error) {
+      await transaction.rollback();
+      throw error;
+    }
+    await transaction.commit();
+    return result;
+  }
+
+  /**
+   * Begins a transaction on a connection of its own, for a caller that wants it begun before
+   * its work is ready; it must end with exactly one `commit()` or `rollback()`.
+   */
+  async begin(): Promise<OpenTransaction> {
+    const connection = await this.#acquire();
+    try {
+      await connection.run("BEGIN TRANSACTION");
+    } catch (error) {
+      this.#release(connection, false);
+      throw error;
+    }
+    this.#transactions++;
+    let ended = false;
+    const end = async (sql: "COMMIT" | "ROLLBACK") => {
+      if (ended) throw new Error("The transaction has ended already");
+      ended = true;
+      // A connection whose transaction failed is not trusted with another.
+      let healthy = sql === "COMMIT";
       try {
-        let result: T;
-        try {
-          result = await work(session);
-        } catch (error) {
-          await session.run("ROLLBACK").catch(() => {});
-          throw error;
-        }
-        await session.run("COMMIT");
-        return result;
+        await connection.run(sql);
+      } catch (error) {
+        healthy = false;
+        if (sql === "COMMIT") throw error;
       } finally {
         this.#transactions--;
+        this.#release(connection, healthy);
       }
-    });
+    };
+    return {
+      session: new Session(connection),
+      commit: () => end("COMMIT"),
+      rollback: () => end("ROLLBACK"),
+    };
   }
 
   /** Transactions begun by {@link transaction} or an export and not yet ended. */

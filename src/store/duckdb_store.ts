@@ -27,7 +27,7 @@ import {
   tablesTouched,
 } from "./update.ts";
 import type { TableUpdate } from "../catalog/update.ts";
-import { Database, type Session } from "./database.ts";
+import { Database, type OpenTransaction, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
@@ -139,10 +139,13 @@ export class DuckDBStore implements Store {
   readonly #locks = new LockSet();
   readonly #descriptions = new Descriptions();
   readonly #smallInserts = new GroupCommit<SmallInsert, { table: Table } & LoadCounts>(
-    (members) => this.#insertTogether(members),
+    (members, more) => this.#insertTogether(members, more),
     { members: GROUP_MEMBERS, size: GROUP_BYTES },
     (member) => member.small.bytes.length,
   );
+
+  /** A transaction begun ahead for the next group of small inserts; see #appendTogether. */
+  #spare: { readonly begun: Promise<OpenTransaction>; readonly generation: number } | undefined;
 
   /** `spoolDir`: the directory DuckDB may read files from, for the store's own. */
   constructor(readonly database: Database, private readonly spoolDir: string) {}
@@ -407,12 +410,13 @@ export class DuckDBStore implements Store {
    */
   async #insertTogether(
     members: readonly SmallInsert[],
+    more: () => boolean,
   ): Promise<PromiseSettledResult<{ table: Table } & LoadCounts>[]> {
     const alone = () =>
       Promise.allSettled(
         members.map(async (m) => this.#insertWhole(m.ref, await m.rows.whole(), "fail")),
       );
-    const appended = await this.#appendTogether(members);
+    const appended = await this.#appendTogether(members, more);
     if (appended) {
       return members.map((m) => ({
         status: "fulfilled",
@@ -447,21 +451,57 @@ export class DuckDBStore implements Store {
    * {@link plainRows}), in one transaction; the table they went into, or undefined, having
    * changed nothing, when they are not or anything fails.
    */
-  async #appendTogether(members: readonly SmallInsert[]): Promise<Table | undefined> {
-    const bytes = members.reduce((n, m) => n + m.small.bytes.length, 0);
-    if (bytes > APPEND_BYTES) return undefined;
-    const { ref, small: first } = members[0]!;
-    return await this.#loadPlainly(ref, first, async (table, mapping) => {
-      const rows = plainRows(
-        table,
-        mapping,
-        members.map((m) => m.small.bytes),
-        members.reduce((n, m) => n + m.small.rows, 0),
-      );
-      if (!rows) return undefined;
-      await this.database.transaction((session) => appendRows(session, table, rows));
-      return table;
-    });
+  async #appendTogether(
+    members: readonly SmallInsert[],
+    more: () => boolean,
+  ): Promise<Table | undefined> {
+    let spare = this.#takeSpare();
+    try {
+      const bytes = members.reduce((n, m) => n + m.small.bytes.length, 0);
+      if (bytes > APPEND_BYTES) return undefined;
+      const { ref, small: first } = members[0]!;
+      return await this.#loadPlainly(ref, first, async (table, mapping) => {
+        const rows = plainRows(
+          table,
+          mapping,
+          members.map((m) => m.small.bytes),
+          members.reduce((n, m) => n + m.small.rows, 0),
+        );
+        if (!rows) return undefined;
+        const transaction = await spare?.catch(() => undefined) ?? await this.database.begin();
+        spare = undefined;
+        try {
+          await appendRows(transaction.session, table, rows);
+        } catch (error) {
+          await transaction.rollback();
+          throw error;
+        }
+        // The next group's BEGIN overlaps this COMMIT instead of following it. DuckDB takes
+        // a transaction's snapshot at its first statement, so that group still sees all
+        // that committed before its rows. One spare is enough, whichever group takes it.
+        if (more() && !this.#spare) {
+          this.#spare = { begun: this.database.begin(), generation: this.#descriptions.generation };
+          this.#spare.begun.catch(() => {});
+        }
+        await transaction.commit();
+        return table;
+      });
+    } finally {
+      void spare?.then((unused) => unused.rollback(), () => {});
+    }
+  }
+
+  /**
+   * The transaction begun for this group while the last one committed, if any and if no
+   * definition changed since: a group never runs in a transaction begun before a change,
+   * whenever DuckDB starts it.
+   */
+  #takeSpare(): Promise<OpenTransaction> | undefined {
+    const spare = this.#spare;
+    this.#spare = undefined;
+    if (!spare || spare.generation === this.#descriptions.generation) return spare?.begun;
+    void spare.begun.then((unused) => unused.rollback(), () => {});
+    return undefined;
   }
 
   /**

@@ -47,7 +47,11 @@ export class GroupCommit<M, R> {
   readonly #queues = new Map<string, Pending<M, R>[]>();
 
   constructor(
-    private readonly run: (members: readonly M[]) => Promise<readonly PromiseSettledResult<R>[]>,
+    private readonly run: (
+      members: readonly M[],
+      /** Whether members of the same key are waiting for the next group by now. */
+      more: () => boolean,
+    ) => Promise<readonly PromiseSettledResult<R>[]>,
     private readonly limits: GroupLimits,
     private readonly sizeOf: (member: M) => number,
   ) {}
@@ -69,7 +73,7 @@ export class GroupCommit<M, R> {
     while (queue.length > 0) {
       const group = this.#nextGroup(queue);
       try {
-        const outcomes = await this.run(group.map((p) => p.member));
+        const outcomes = await this.run(group.map((p) => p.member), () => queue.length > 0);
         group.forEach((pending, i) => {
           const outcome = outcomes[i];
           if (outcome?.status === "fulfilled") pending.resolve(outcome.value);
