@@ -60,6 +60,23 @@ Deno.test("records: insert, read back, page, and each on_conflict mode", async (
       );
     });
 
+    await t.step(
+      "GET records of a table without a primary key pages in insertion order",
+      async () => {
+        const log = { columns: [{ name: "n", type: "int" }, { name: "s", type: "varchar" }] };
+        ok(await server.request("POST", "table/log", { body: { table: log } }));
+        for (const body of [[{ n: 3 }, { n: 2, s: "two" }, { n: 1 }], [{ n: 0 }]]) {
+          ok(await server.request("POST", "table/log/records", { body }));
+        }
+        assert.deepEqual(await records(server, "log", "&offset=1&limit=2"), {
+          records: [{ n: 2, s: "two" }, { n: 1, s: null }],
+          total: 4,
+        });
+        assert.deepEqual((await records(server, "log", "&offset=3")).records, [{ n: 0, s: null }]);
+        ok(await server.request("DELETE", "table/log"));
+      },
+    );
+
     await t.step("GET records pages with offset and limit in primary key order", async () => {
       const page = await records(server, "people", "&offset=1&limit=1");
       assert.deepEqual(page, {

@@ -532,10 +532,17 @@ export async function readRecords(
 ): Promise<{ json: string; total: number }> {
   const target = qualified(table.schema, table.name);
   const total = await count(session, target);
+  // The page is chosen on the stored values and only its rows are rendered: rendered in the
+  // same SELECT as the ORDER BY, every row of the table would be turned into JSON first.
+  // "record order" cannot clash with a column: column names have no spaces.
+  const keyed = table.constraints.primary_key !== null;
+  const page = `SELECT *${keyed ? "" : `, rowid AS "record order"`} FROM ${target} ORDER BY ${
+    recordOrder(table)
+  } LIMIT $1 OFFSET $2`;
   const rows = limit === 0 ? [] : await session.rows(
-    `SELECT ${jsonObject(table.columns)} AS r FROM ${target} ORDER BY ${
-      recordOrder(table)
-    } LIMIT $1 OFFSET $2`,
+    `SELECT ${jsonObject(table.columns)} AS r FROM (${page}) AS page ORDER BY ${
+      keyed ? recordOrder(table) : `"record order"`
+    }`,
     [limit, offset],
   );
   return { json: `[${rows.map((r) => r.r as string).join(",")}]`, total };
