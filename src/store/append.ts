@@ -178,10 +178,11 @@ function wideInteger(
   };
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?$/;
-const TIMESTAMP_ZONED =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(Z|[+-]\d{2}:\d{2})?$/;
+const DAY = String.raw`(\d{4})-(\d{2})-(\d{2})`;
+const TIME = String.raw`[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?`;
+const DATE = new RegExp(`^${DAY}$`);
+const TIMESTAMP = new RegExp(`^${DAY}${TIME}$`);
+const TIMESTAMP_ZONED = new RegExp(String.raw`^${DAY}${TIME}(Z|[+-]\d{2}:\d{2})?$`);
 const MS_PER_DAY = 86_400_000;
 
 /**

@@ -232,10 +232,14 @@ export class Database {
 
   /**
    * Runs `work` in one transaction on a connection of its own: committed when `work`
-   * returns, rolled back when it throws.
+   * returns, rolled back when it throws. `begun`, from {@link begin}, is used instead of a
+   * new one when given.
    */
-  async transaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
-    const transaction = await this.begin();
+  async transaction<T>(
+    work: (session: Session) => Promise<T>,
+    begun?: OpenTransaction,
+  ): Promise<T> {
+    const transaction = begun ?? await this.begin();
     let result: T;
     try {
       result = await work(transaction.session);

@@ -129,6 +129,11 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
   return new DuckDBStore(database, options.spoolDir);
 }
 
+/** Rolls back a transaction begun ahead that no group took, once it has begun. */
+function discardSpare(spare: Promise<OpenTransaction> | undefined): void {
+  void spare?.then((unused) => unused.rollback(), () => {});
+}
+
 /** The locks of an append: shared, so many loads may append at once; DDL waits for them. */
 function appendLocks(ref: TableRef): LockRequest[] {
   return [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")];
@@ -412,34 +417,14 @@ export class DuckDBStore implements Store {
     members: readonly SmallInsert[],
     more: () => boolean,
   ): Promise<PromiseSettledResult<{ table: Table } & LoadCounts>[]> {
-    const alone = () =>
-      Promise.allSettled(
+    const rows = members.reduce((n, m) => n + m.small.rows, 0);
+    const table = await this.#appendTogether(members, rows, more) ??
+      (members.length > 1 ? await this.#insertJoined(members, rows) : undefined);
+    if (!table) {
+      return await Promise.allSettled(
         members.map(async (m) => this.#insertWhole(m.ref, await m.rows.whole(), "fail")),
       );
-    const appended = await this.#appendTogether(members, more);
-    if (appended) {
-      return members.map((m) => ({
-        status: "fulfilled",
-        value: { table: appended, inserted: m.small.rows },
-      }));
     }
-    if (members.length === 1) return await alone();
-    const { ref, small: first } = members[0]!;
-    const table = await this.#loadPlainly(ref, first, async (table, mapping) => {
-      const path = `${this.spoolDir}/${crypto.randomUUID()}.json`;
-      try {
-        await writeLines(path, members.map((m) => m.small.bytes));
-        const expected = members.reduce((n, m) => n + m.small.rows, 0);
-        await this.database.transaction(async (session) => {
-          const inserted = await insertRows(session, table, path, mapping);
-          if (inserted !== expected) throw new Error(`${inserted} of ${expected} rows inserted`);
-        });
-        return table;
-      } finally {
-        await discard({ path });
-      }
-    });
-    if (!table) return await alone();
     return members.map((m) => ({
       status: "fulfilled",
       value: { table, inserted: m.small.rows },
@@ -447,12 +432,13 @@ export class DuckDBStore implements Store {
   }
 
   /**
-   * Appends a group's rows with the appender when they are few and plain (see
+   * Appends a group's `rows` with the appender when they are few and plain (see
    * {@link plainRows}), in one transaction; the table they went into, or undefined, having
    * changed nothing, when they are not or anything fails.
    */
   async #appendTogether(
     members: readonly SmallInsert[],
+    rows: number,
     more: () => boolean,
   ): Promise<Table | undefined> {
     let spare = this.#takeSpare();
@@ -461,33 +447,27 @@ export class DuckDBStore implements Store {
       if (bytes > APPEND_BYTES) return undefined;
       const { ref, small: first } = members[0]!;
       return await this.#loadPlainly(ref, first, async (table, mapping) => {
-        const rows = plainRows(
-          table,
-          mapping,
-          members.map((m) => m.small.bytes),
-          members.reduce((n, m) => n + m.small.rows, 0),
-        );
-        if (!rows) return undefined;
-        const transaction = await spare?.catch(() => undefined) ?? await this.database.begin();
+        const plain = plainRows(table, mapping, members.map((m) => m.small.bytes), rows);
+        if (!plain) return undefined;
+        const begun = await spare?.catch(() => undefined);
         spare = undefined;
-        try {
-          await appendRows(transaction.session, table, rows);
-        } catch (error) {
-          await transaction.rollback();
-          throw error;
-        }
-        // The next group's BEGIN overlaps this COMMIT instead of following it. DuckDB takes
-        // a transaction's snapshot at its first statement, so that group still sees all
-        // that committed before its rows. One spare is enough, whichever group takes it.
-        if (more() && !this.#spare) {
-          this.#spare = { begun: this.database.begin(), generation: this.#descriptions.generation };
-          this.#spare.begun.catch(() => {});
-        }
-        await transaction.commit();
+        await this.database.transaction(async (session) => {
+          await appendRows(session, table, plain);
+          // The next group's BEGIN overlaps this COMMIT instead of following it. DuckDB
+          // takes a transaction's snapshot at its first statement, so that group still sees
+          // all that committed before its rows. One spare is enough, whichever group takes it.
+          if (more() && !this.#spare) {
+            this.#spare = {
+              begun: this.database.begin(),
+              generation: this.#descriptions.generation,
+            };
+            this.#spare.begun.catch(() => {});
+          }
+        }, begun);
         return table;
       });
     } finally {
-      void spare?.then((unused) => unused.rollback(), () => {});
+      discardSpare(spare);
     }
   }
 
@@ -499,9 +479,30 @@ export class DuckDBStore implements Store {
   #takeSpare(): Promise<OpenTransaction> | undefined {
     const spare = this.#spare;
     this.#spare = undefined;
-    if (!spare || spare.generation === this.#descriptions.generation) return spare?.begun;
-    void spare.begun.then((unused) => unused.rollback(), () => {});
+    if (spare?.generation === this.#descriptions.generation) return spare.begun;
+    discardSpare(spare?.begun);
     return undefined;
+  }
+
+  /**
+   * Inserts a group's `rows` in one `read_json` statement from one file; the table they went
+   * into, or undefined, having changed nothing, when anything fails.
+   */
+  #insertJoined(members: readonly SmallInsert[], rows: number): Promise<Table | undefined> {
+    const { ref, small: first } = members[0]!;
+    return this.#loadPlainly(ref, first, async (table, mapping) => {
+      const path = `${this.spoolDir}/${crypto.randomUUID()}.json`;
+      try {
+        await writeLines(path, members.map((m) => m.small.bytes));
+        await this.database.transaction(async (session) => {
+          const inserted = await insertRows(session, table, path, mapping);
+          if (inserted !== rows) throw new Error(`${inserted} of ${rows} rows inserted`);
+        });
+        return table;
+      } finally {
+        await discard({ path });
+      }
+    });
   }
 
   /**

@@ -536,12 +536,13 @@ export async function readRecords(
   // same SELECT as the ORDER BY, every row of the table would be turned into JSON first.
   // "record order" cannot clash with a column: column names have no spaces.
   const keyed = table.constraints.primary_key !== null;
-  const page = `SELECT *${keyed ? "" : `, rowid AS "record order"`} FROM ${target} ORDER BY ${
-    recordOrder(table)
-  } LIMIT $1 OFFSET $2`;
+  const order = recordOrder(table);
+  const page = `SELECT *${
+    keyed ? "" : `, rowid AS "record order"`
+  } FROM ${target} ORDER BY ${order} LIMIT $1 OFFSET $2`;
   const rows = limit === 0 ? [] : await session.rows(
     `SELECT ${jsonObject(table.columns)} AS r FROM (${page}) AS page ORDER BY ${
-      keyed ? recordOrder(table) : `"record order"`
+      keyed ? order : `"record order"`
     }`,
     [limit, offset],
   );
