@@ -24,6 +24,8 @@ import type { Store } from "./store/store.ts";
 
 /** Every API path starts with this. */
 export const API_PREFIX = "/api/v1";
+/** The OpenAPI document: served, linked from /docs, and described in itself. */
+const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
 
 /** What the application needs; it opens nothing itself. */
 export interface AppDeps {
@@ -60,11 +62,11 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       auth,
     }),
   );
-  app.route("/", docsRoutes(`${API_PREFIX}/openapi.json`));
+  app.route("/", docsRoutes(OPENAPI_PATH));
 
   // Public, like the documentation it feeds, and registered before the token check so that
   // check never runs for it. The document is built from the routes' own schemas on each call.
-  app.doc31(`${API_PREFIX}/openapi.json`, () => ({
+  app.doc31(OPENAPI_PATH, () => ({
     openapi: "3.1.0",
     info: {
       title: "Table service",
@@ -83,7 +85,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   app.openAPIRegistry.registerPath({
     method: "get",
-    path: `${API_PREFIX}/openapi.json`,
+    path: OPENAPI_PATH,
     summary: "This document: OpenAPI 3.1, built from the schemas that validate requests",
     tags: ["service"],
     security: [],

@@ -176,9 +176,8 @@ export function noteRowsLoaded(c: Context, rows: number): void {
  */
 export function bodyCounter(c: Context): (bytes: number) => void {
   const observed = c as Context<Env>;
-  let received = 0;
   observed.set("bodyBytes", 0);
-  return (bytes) => observed.set("bodyBytes", received += bytes);
+  return (bytes) => observed.set("bodyBytes", observed.get("bodyBytes") + bytes);
 }
 
 /**
@@ -276,7 +275,7 @@ function matchedRoute(c: Context<Env>): string {
 function counted(
   body: ReadableStream<Uint8Array>,
   count: (bytes: number) => void,
-  done: (completed: boolean) => void = () => {},
+  done: (completed: boolean) => void,
 ): ReadableStream<Uint8Array> {
   // Taken on the first read: a body nobody reads stays untouched, for the server to drain.
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;

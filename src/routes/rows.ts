@@ -24,7 +24,7 @@ import {
   type SheetRows,
 } from "../ingest/sheet.ts";
 import { discard, RowsInParts, spoolJsonRows, type SpoolOptions } from "../ingest/spool.ts";
-import { IF_EXISTS, type OnConflict, type RowsFile, type Store } from "../store/store.ts";
+import { IF_EXISTS, ON_CONFLICT, type RowsFile, type Store } from "../store/store.ts";
 import {
   CountQuery,
   errorResponses,
@@ -65,8 +65,6 @@ export interface RowsDeps {
 
 /** How many times its own size a spreadsheet may decompress to (the contract's 100×). */
 const MAX_EXPANSION_RATIO = 100;
-
-const ON_CONFLICT: readonly OnConflict[] = ["fail", "skip", "update"];
 
 /** The query of every upload. */
 const UploadQuery = z.object({

@@ -14,7 +14,9 @@ import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, readAs } from "./values.ts";
 
 /** What to do with rows whose key already exists. */
-export type OnConflict = "fail" | "skip" | "update";
+export const ON_CONFLICT = ["fail", "skip", "update"] as const;
+/** One of {@link ON_CONFLICT}. */
+export type OnConflict = typeof ON_CONFLICT[number];
 
 /** Counts of a load. */
 export interface LoadCounts {

@@ -17,9 +17,9 @@ import type {
 import type { Compatibility } from "../catalog/compatibility.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
 import type { RowsInMemory, SpooledPart } from "../ingest/spool.ts";
-import type { CsvLayout, LoadCounts, OnConflict } from "./rows.ts";
+import { type CsvLayout, type LoadCounts, ON_CONFLICT, type OnConflict } from "./rows.ts";
 
-export type { CsvLayout, LoadCounts, OnConflict };
+export { type CsvLayout, type LoadCounts, ON_CONFLICT, type OnConflict };
 
 /**
  * A spooled file of rows and what is known about it: newline-delimited JSON objects, or
@@ -42,7 +42,6 @@ export interface ArrivingRows {
 /** How an update was carried out: not at all, in place, or by rebuilding the table. */
 export type UpdateHow = "unchanged" | "altered" | "rebuilt";
 
-/** What an upload does when the table exists already. */
 /** What an upload does when its table exists. */
 export const IF_EXISTS = ["fail", "replace", "append"] as const;
 /** One of {@link IF_EXISTS}. */
