@@ -57,6 +57,7 @@ import type {
   ListTablesOptions,
   ListTemplatesOptions,
   NewTemplate,
+  OnConflict,
   RowsFile,
   Store,
   TableListing,
@@ -73,7 +74,6 @@ import {
   insertRows,
   type LoadCounts,
   loadRows,
-  type OnConflict,
   readRecords,
 } from "./rows.ts";
 import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../catalog/rows.ts";

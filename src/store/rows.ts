@@ -13,10 +13,7 @@ import { PLACEHOLDER_COLUMN } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, readAs } from "./values.ts";
 
-/** What to do with rows whose key already exists. */
-export const ON_CONFLICT = ["fail", "skip", "update"] as const;
-/** One of {@link ON_CONFLICT}. */
-export type OnConflict = typeof ON_CONFLICT[number];
+import type { OnConflict } from "./store.ts";
 
 /** Counts of a load. */
 export interface LoadCounts {

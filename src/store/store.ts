@@ -17,9 +17,17 @@ import type {
 import type { Compatibility } from "../catalog/compatibility.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
 import type { RowsInMemory, SpooledPart } from "../ingest/spool.ts";
-import { type CsvLayout, type LoadCounts, ON_CONFLICT, type OnConflict } from "./rows.ts";
+import type { CsvLayout, LoadCounts } from "./rows.ts";
 
-export { type CsvLayout, type LoadCounts, ON_CONFLICT, type OnConflict };
+export type { CsvLayout, LoadCounts };
+
+/**
+ * What to do with rows whose key already exists. Kept here, not beside the SQL that uses
+ * it, so that importing it loads no database code (the load command has no FFI access).
+ */
+export const ON_CONFLICT = ["fail", "skip", "update"] as const;
+/** One of {@link ON_CONFLICT}. */
+export type OnConflict = typeof ON_CONFLICT[number];
 
 /**
  * A spooled file of rows and what is known about it: newline-delimited JSON objects, or
