@@ -12,7 +12,6 @@ import type { Session } from "./database.ts";
 import { PLACEHOLDER_COLUMN } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, readAs } from "./values.ts";
-
 import type { OnConflict } from "./store.ts";
 
 /** Counts of a load. */
