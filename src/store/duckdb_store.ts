@@ -83,6 +83,12 @@ import { planTable } from "../catalog/definition.ts";
 const GROUP_MEMBERS = 1000;
 /** Most bytes of bodies inserted together. */
 const GROUP_BYTES = 16 * 1024 * 1024;
+/**
+ * Most milliseconds a group of inserts waits for the writers it expects back (see
+ * GroupCommit): about the time the service takes to answer a group of a dozen and read
+ * their next bodies. A lone writer never waits.
+ */
+const GROUP_GATHER_MS = 2;
 
 /** A small body of rows waiting to be inserted with others into the same table. */
 interface SmallInsert {
@@ -145,7 +151,7 @@ export class DuckDBStore implements Store {
   readonly #descriptions = new Descriptions();
   readonly #smallInserts = new GroupCommit<SmallInsert, { table: Table } & LoadCounts>(
     (members, more) => this.#insertTogether(members, more),
-    { members: GROUP_MEMBERS, size: GROUP_BYTES },
+    { members: GROUP_MEMBERS, size: GROUP_BYTES, gatherMs: GROUP_GATHER_MS },
     (member) => member.small.bytes.length,
   );
 

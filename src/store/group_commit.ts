@@ -12,6 +12,11 @@ export interface GroupLimits {
   readonly members: number;
   /** Most total size (as `sizeOf` counts it) in one group; a group has at least one member. */
   readonly size: number;
+  /**
+   * Most milliseconds a group waits for the members it expects (see {@link GroupCommit});
+   * 0 never waits.
+   */
+  readonly gatherMs: number;
 }
 
 interface Pending<M, R> {
@@ -20,11 +25,25 @@ interface Pending<M, R> {
   readonly reject: (error: unknown) => void;
 }
 
+/** The members of one key waiting for their group, and what the next group waits for. */
+interface Queue<M, R> {
+  readonly members: Pending<M, R>[];
+  /** While the next group gathers: how many members it waits for, and its wake-up. */
+  wanted?: { readonly count: number; readonly gathered: () => void };
+}
+
 /**
  * Queues members by key; one group per key runs at a time. A member with no group of its
  * key running starts one at once, so nothing waits when the service is idle; members
  * arriving meanwhile wait and then run together as the next group, up to the limits. `run`
  * settles each member of a group on its own.
+ *
+ * Clients that send their next write when the last one is answered would otherwise split
+ * into cohorts that take turns: while one group runs, the clients of the group before it
+ * queue up, and the clients it answers miss the group that starts next. So, like
+ * PostgreSQL's `commit_delay`, the next group waits up to `gatherMs` for as many members
+ * as were about (the last group's and those queued behind it), and starts as soon as they
+ * are there. A lone client is never held up: after a group of one, nothing waits.
  *
  * @example
  * ```ts
@@ -36,15 +55,15 @@ interface Pending<M, R> {
  *   groups.push([...members]);
  *   await new Promise((r) => setTimeout(r, 5));
  *   return members.map((m) => ({ status: "fulfilled" as const, value: m * 10 }));
- * }, { members: 100, size: 100 }, () => 1);
+ * }, { members: 100, size: 100, gatherMs: 0 }, () => 1);
  * const results = await Promise.all([1, 2, 3].map((m) => commit.submit("k", m)));
  * assert.deepEqual(results, [10, 20, 30]);
  * assert.deepEqual(groups, [[1], [2, 3]]);
  * ```
  */
 export class GroupCommit<M, R> {
-  /** Members waiting, by key; a key is present while a group of it runs. */
-  readonly #queues = new Map<string, Pending<M, R>[]>();
+  /** Members waiting, by key; a key is present while a group of it runs or gathers. */
+  readonly #queues = new Map<string, Queue<M, R>>();
 
   constructor(
     private readonly run: (
@@ -61,19 +80,27 @@ export class GroupCommit<M, R> {
     return new Promise<R>((resolve, reject) => {
       const pending = { member, resolve, reject };
       const queue = this.#queues.get(key);
-      if (queue) return void queue.push(pending);
-      this.#queues.set(key, [pending]);
-      void this.#drain(key);
+      if (!queue) {
+        this.#queues.set(key, { members: [pending] });
+        return void this.#drain(key);
+      }
+      queue.members.push(pending);
+      if (queue.members.length >= (queue.wanted?.count ?? Infinity)) queue.wanted!.gathered();
     });
   }
 
-  /** Runs groups of `key` until its queue is empty, then forgets the key. */
+  /** Runs groups of `key` until no member is queued or expected, then forgets the key. */
   async #drain(key: string): Promise<void> {
     const queue = this.#queues.get(key)!;
-    while (queue.length > 0) {
-      const group = this.#nextGroup(queue);
+    const waiting = queue.members;
+    // The first group starts at once; later ones expect as many members as were about.
+    let expected = 1;
+    for (;;) {
+      if (waiting.length < expected && expected > 1) await this.#gather(queue, expected);
+      if (waiting.length === 0) break;
+      const group = this.#nextGroup(waiting);
       try {
-        const outcomes = await this.run(group.map((p) => p.member), () => queue.length > 0);
+        const outcomes = await this.run(group.map((p) => p.member), () => waiting.length > 0);
         group.forEach((pending, i) => {
           const outcome = outcomes[i];
           if (outcome?.status === "fulfilled") pending.resolve(outcome.value);
@@ -82,8 +109,23 @@ export class GroupCommit<M, R> {
       } catch (error) {
         for (const pending of group) pending.reject(error);
       }
+      expected = Math.min(this.limits.members, group.length + waiting.length);
     }
     this.#queues.delete(key);
+  }
+
+  /** Waits until `count` members are queued, or `gatherMs` at most. */
+  #gather(queue: Queue<M, R>, count: number): Promise<void> {
+    if (this.limits.gatherMs <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const gathered = () => {
+        clearTimeout(timer);
+        queue.wanted = undefined;
+        resolve();
+      };
+      const timer = setTimeout(gathered, this.limits.gatherMs);
+      queue.wanted = { count, gathered };
+    });
   }
 
   /** Takes the longest run of queued members within the limits (at least one). */
