@@ -60,7 +60,7 @@ interface Histogram {
  *   method: "POST", route: "/api/v1/table/:table_name/records", status: 200,
  *   seconds: 0.004, bytesIn: 512, uploaded: true, bytesOut: 80, rowsLoaded: 10,
  * });
- * const text = metrics.render({ openTransactions: 0 });
+ * const text = metrics.render({ openTransactions: 0, storageMemoryBytes: 0 });
  * assert.match(text, /^table_service_rows_loaded_total\{route="[^"]+records"\} 10$/m);
  * assert.match(text, /^table_service_uploaded_bytes_total\{route="[^"]+records"\} 512$/m);
  * ```
@@ -95,7 +95,7 @@ export class Metrics {
   }
 
   /** The Prometheus text exposition of every counter, plus the gauges given. */
-  render(gauges: { openTransactions: number }): string {
+  render(gauges: { openTransactions: number; storageMemoryBytes: number }): string {
     const out: string[] = [];
     const family = (name: string, type: string, help: string, series?: Map<string, number>) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -142,6 +142,12 @@ export class Metrics {
     );
     family("table_service_open_transactions", "gauge", "Database transactions open now.");
     out.push(`table_service_open_transactions ${gauges.openTransactions}`);
+    family(
+      "table_service_storage_memory_bytes",
+      "gauge",
+      "Memory the database engine holds by its own count, its cache of table data included.",
+    );
+    out.push(`table_service_storage_memory_bytes ${gauges.storageMemoryBytes}`);
     family("process_resident_memory_bytes", "gauge", "Resident memory of the process.");
     out.push(`process_resident_memory_bytes ${Deno.memoryUsage().rss}`);
     return out.join("\n") + "\n";

@@ -278,12 +278,35 @@ Deno.test("observability: /metrics counts requests, latency, rows, bytes and tra
   }
 });
 
-Deno.test("observability: METRICS_ACCESS=public opens /metrics, and the document says so", async () => {
+Deno.test("observability: METRICS_ACCESS=public opens /metrics; the storage memory gauge; the document", async () => {
   const server = await TestServer.start({ METRICS_ACCESS: "public" });
   try {
     const answer = await server.request("GET", "/metrics", { token: null });
     assert.equal(answer.status, 200);
-    assert.ok(samples(answer.text).some((s) => s.name === "process_resident_memory_bytes"));
+    assert.ok(value(samples(answer.text), "process_resident_memory_bytes") > 0);
+
+    // DuckDB's own count grows as it caches a table's data, here read back by an export.
+    const storage = async () =>
+      value(
+        samples((await server.request("GET", "/metrics", { token: null })).text),
+        "table_service_storage_memory_bytes",
+      );
+    const before = await storage();
+    const rows = Array.from({ length: 200_000 }, (_, i) => [i, `row number ${i}`]);
+    ok(
+      await server.request("POST", "/api/v1/table/cached/upload/json", {
+        body: JSON.stringify({
+          table: { columns: [{ name: "n", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
+          data: rows,
+        }),
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    const exported = await server.request("GET", "/api/v1/table/cached/records/csv");
+    assert.equal(exported.text.split("\n").length, 200_002);
+    const after = await storage();
+    assert.ok(after > before + 1024 ** 2, `storage memory ${before} → ${after} bytes`);
+
     const doc = ok(await server.request("GET", "openapi.json", { token: null }));
     assert.deepEqual(doc.paths["/metrics"].get.security, []);
   } finally {

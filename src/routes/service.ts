@@ -104,8 +104,11 @@ export function serviceRoutes({ store, metrics, metricsAccess, auth }: ServiceDe
     if (await store.ready()) return c.json({ status: "ready" as const }, 200);
     throw ApiError.unavailable("The database is not writable");
   });
-  app.openapi(metricsRoute(metricsAccess, auth), (c) => {
-    const text = metrics.render({ openTransactions: store.openTransactions() });
+  app.openapi(metricsRoute(metricsAccess, auth), async (c) => {
+    const text = metrics.render({
+      openTransactions: store.openTransactions(),
+      storageMemoryBytes: await store.memoryBytes(),
+    });
     return c.text(text, 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
   });
   return app;

@@ -865,6 +865,13 @@ export class DuckDBStore implements Store {
     return this.database.openTransactions;
   }
 
+  async memoryBytes(): Promise<number> {
+    const [row] = await this.database.withSession((session) =>
+      session.rows("SELECT sum(memory_usage_bytes) AS bytes FROM duckdb_memory()")
+    );
+    return Number(row?.bytes ?? 0);
+  }
+
   close(): Promise<void> {
     return this.database.close();
   }

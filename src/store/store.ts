@@ -179,6 +179,11 @@ export interface Store {
   ready(): Promise<boolean>;
   /** Database transactions open at this moment. */
   openTransactions(): number;
+  /**
+   * Bytes the database engine holds in memory at this moment by its own count, its cache of
+   * table data included (bounded by its memory limit).
+   */
+  memoryBytes(): Promise<number>;
   /** Checkpoints and closes; waits for nothing, so stop taking requests first. */
   close(): Promise<void>;
 }
