@@ -31,6 +31,15 @@ export interface DatabaseOptions {
 }
 
 /**
+ * `values` when there are any. Given values, even none, the bindings split the text into
+ * statements, prepare the last and run it: three hand-offs to DuckDB's threads, each waiting
+ * for the event loop, where a statement without values takes one.
+ */
+function bound(values: DuckDBValue[]): DuckDBValue[] | undefined {
+  return values.length > 0 ? values : undefined;
+}
+
+/**
  * One connection for one unit of work. Sharing a connection between overlapping queries
  * is unsafe in the DuckDB bindings, so a session is never used by two requests at once.
  */
@@ -39,18 +48,18 @@ export class Session {
 
   /** Runs one statement with bound values and returns its rows. */
   async rows(sql: string, values: DuckDBValue[] = []): Promise<Row[]> {
-    const reader = await this.connection.runAndReadAll(sql, values);
+    const reader = await this.connection.runAndReadAll(sql, bound(values));
     return reader.getRowObjectsJS();
   }
 
   /** Runs one statement with bound values, ignoring any result. */
   async run(sql: string, values: DuckDBValue[] = []): Promise<void> {
-    await this.connection.run(sql, values);
+    await this.connection.run(sql, bound(values));
   }
 
   /** Runs one statement with bound values and returns how many rows it changed. */
   async changes(sql: string, values: DuckDBValue[] = []): Promise<number> {
-    return (await this.connection.run(sql, values)).rowsChanged;
+    return (await this.connection.run(sql, bound(values))).rowsChanged;
   }
 
   /** An appender to `schema.table`, writing in this session's transaction. */

@@ -716,7 +716,7 @@ export class DuckDBStore implements Store {
   ): Promise<{ json: string; total: number }> {
     const generation = this.#descriptions.generation;
     const table = await this.getTable(ref);
-    const read = await this.database.transaction((session) =>
+    const read = await this.database.withSession((session) =>
       readRecords(session, table, offset, limit)
     ).catch((error) => ({ error }));
     if (this.#descriptions.generation === generation) {

@@ -528,8 +528,10 @@ export async function readRecords(
   offset: number,
   limit: number,
 ): Promise<{ json: string; total: number }> {
+  for (const n of [offset, limit]) {
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`Not a row count: ${n}`);
+  }
   const target = qualified(table.schema, table.name);
-  const total = await count(session, target);
   // The page is chosen on the stored values and only its rows are rendered: rendered in the
   // same SELECT as the ORDER BY, every row of the table would be turned into JSON first.
   // "record order" cannot clash with a column: column names have no spaces.
@@ -537,14 +539,16 @@ export async function readRecords(
   const order = recordOrder(table);
   const page = `SELECT *${
     keyed ? "" : `, rowid AS "record order"`
-  } FROM ${target} ORDER BY ${order} LIMIT $1 OFFSET $2`;
-  const rows = limit === 0 ? [] : await session.rows(
-    `SELECT ${jsonObject(table.columns)} AS r FROM (${page}) AS page ORDER BY ${
+  } FROM ${target} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
+  // One statement, so one snapshot without a transaction around it; the checked integers
+  // are written into it because a statement without bound values is one call to DuckDB.
+  const [row] = await session.rows(
+    `SELECT (SELECT count(*) FROM ${target}) AS total,
+       (SELECT string_agg(${jsonObject(table.columns)}, ',' ORDER BY ${
       keyed ? order : `"record order"`
-    }`,
-    [limit, offset],
+    }) FROM (${page}) AS page) AS json`,
   );
-  return { json: `[${rows.map((r) => r.r as string).join(",")}]`, total };
+  return { json: `[${row?.json ?? ""}]`, total: Number(row!.total) };
 }
 
 /** The query giving one CSV line per record, in record order. */
