@@ -161,12 +161,21 @@ async function measureBaseline(
   }
 }
 
-/** DuckDB's own count of its memory, in MB, from the service's /metrics. */
-async function storageMemory(server: TestServer, token: string): Promise<number> {
+/** DuckDB's own count of its memory and the JavaScript heap, in MB, from /metrics. */
+async function memoryParts(
+  server: TestServer,
+  token: string,
+): Promise<{ storage: number; heap: number }> {
   const answer = await server.request("GET", "/metrics", { token });
-  const match = /^table_service_storage_memory_bytes (\d+)$/m.exec(answer.text);
-  if (!match) throw new Error(`No storage memory in /metrics: ${answer.status} ${answer.text}`);
-  return Number(match[1]) / 1024 ** 2;
+  const gauge = (name: string) => {
+    const match = new RegExp(`^${name} (\\d+)$`, "m").exec(answer.text);
+    if (!match) throw new Error(`No ${name} in /metrics: ${answer.status} ${answer.text}`);
+    return Number(match[1]) / 1024 ** 2;
+  };
+  return {
+    storage: gauge("table_service_storage_memory_bytes"),
+    heap: gauge("table_service_js_heap_bytes"),
+  };
 }
 
 /** Samples a process's resident memory while `work` runs. */
@@ -299,14 +308,14 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
     };
     const [warmInserts] = await Promise.all([warmUp(soakInserts), warmUp(soakReads)]);
     insertRuns.push(warmInserts);
-    const storageStart = await storageMemory(server, token);
+    const partsStart = await memoryParts(server, token);
     const soak = await watchMemory(
       server.pid,
       Promise.all([drive(soakInserts), drive(soakReads)]),
     );
     const [soakInsert, soakRead] = soak.result;
     insertRuns.push(soakInsert);
-    const storageEnd = await storageMemory(server, token);
+    const partsEnd = await memoryParts(server, token);
 
     // Let requests cut off when the generator stopped finish on the server before counting.
     await new Promise((r) => setTimeout(r, 1_000));
@@ -345,13 +354,15 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
     );
     // DuckDB keeps the table's blocks it wrote or read cached up to its memory limit; what
     // grows besides that cache is what a leak would show as.
-    const [outsideStart, outsideEnd] = [soak.startMb - storageStart, soak.endMb - storageEnd];
-    const outsideGrowth = (outsideEnd - outsideStart) / outsideStart * 100;
+    const rest = (rss: number, parts: { storage: number; heap: number }) =>
+      rss - parts.storage - parts.heap;
+    const [restStart, restEnd] = [rest(soak.startMb, partsStart), rest(soak.endMb, partsEnd)];
+    const change = (from: number, to: number) => `${from.toFixed(0)} → ${to.toFixed(0)} MB`;
     console.log(
-      `  of which DuckDB by its own count (its cache of table data included): ` +
-        `${storageStart.toFixed(0)} → ${storageEnd.toFixed(0)} MB; the rest: ` +
-        `${outsideStart.toFixed(0)} → ${outsideEnd.toFixed(0)} MB, ` +
-        `${outsideGrowth >= 0 ? "+" : ""}${outsideGrowth.toFixed(1)} %`,
+      `  DuckDB by its own count (its cache of table data included): ` +
+        `${change(partsStart.storage, partsEnd.storage)}; JavaScript heap: ` +
+        `${change(partsStart.heap, partsEnd.heap)}; the rest (code, threads, native memory ` +
+        `outside DuckDB's count): ${change(restStart, restEnd)}`,
     );
     console.log(
       `rows in the table: ${grouped(rows)}; 2xx inserts × ${ROWS_PER_INSERT}: ${

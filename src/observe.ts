@@ -148,8 +148,11 @@ export class Metrics {
       "Memory the database engine holds by its own count, its cache of table data included.",
     );
     out.push(`table_service_storage_memory_bytes ${gauges.storageMemoryBytes}`);
+    const memory = Deno.memoryUsage();
+    family("table_service_js_heap_bytes", "gauge", "JavaScript heap in use.");
+    out.push(`table_service_js_heap_bytes ${memory.heapUsed}`);
     family("process_resident_memory_bytes", "gauge", "Resident memory of the process.");
-    out.push(`process_resident_memory_bytes ${Deno.memoryUsage().rss}`);
+    out.push(`process_resident_memory_bytes ${memory.rss}`);
     return out.join("\n") + "\n";
   }
 }
