@@ -12,6 +12,7 @@
 
 // @ts-types="npm:@types/autocannon@^7.12.7"
 import autocannon from "autocannon";
+import { samples, value } from "../tests/helpers/metrics.ts";
 import { ALL_SCOPES, mint, TestServer } from "../tests/helpers/server.ts";
 import { COLUMNS, row } from "./generate.ts";
 import { memory, percentile } from "./measure.ts";
@@ -167,11 +168,9 @@ async function memoryParts(
   token: string,
 ): Promise<{ storage: number; heap: number }> {
   const answer = await server.request("GET", "/metrics", { token });
-  const gauge = (name: string) => {
-    const match = new RegExp(`^${name} (\\d+)$`, "m").exec(answer.text);
-    if (!match) throw new Error(`No ${name} in /metrics: ${answer.status} ${answer.text}`);
-    return Number(match[1]) / 1024 ** 2;
-  };
+  if (answer.status !== 200) throw new Error(`Cannot read /metrics: ${answer.text}`);
+  const all = samples(answer.text);
+  const gauge = (name: string) => value(all, name) / 1024 ** 2;
   return {
     storage: gauge("table_service_storage_memory_bytes"),
     heap: gauge("table_service_js_heap_bytes"),

@@ -85,7 +85,7 @@ export class GroupCommit<M, R> {
         return void this.#drain(key);
       }
       queue.members.push(pending);
-      if (queue.members.length >= (queue.wanted?.count ?? Infinity)) queue.wanted!.gathered();
+      if (queue.wanted && queue.members.length >= queue.wanted.count) queue.wanted.gathered();
     });
   }
 
