@@ -462,7 +462,8 @@ function castFails(alias: string, column: Column, file: RowsFile): string | unde
   }
   // try(CAST) rather than TRY_CAST: TRY_CAST of JSON to a LIST or STRUCT nulls only the
   // element that fails, so the row would pass this check and still fail the load.
-  return `try(CAST(${alias} AS ${column.type})) IS NULL`;
+  const read = readAs(column.type);
+  return `try(${read.expression(`CAST(${alias} AS ${read.type})`)}) IS NULL`;
 }
 
 /** Rows whose key repeats within the batch or already exists in the table. */

@@ -9,66 +9,135 @@
  */
 
 import { quoteIdent, quoteLiteral } from "./sql.ts";
+import { holds, mapScalars, type NestedType, parseType, typeName } from "./types.ts";
 
 const MAX_SAFE = "9007199254740991";
 const WIDE_INTEGERS = new Set(["BIGINT", "HUGEINT", "UBIGINT", "UHUGEINT"]);
 const FLOATS = new Set(["FLOAT", "DOUBLE"]);
 
-/** The type a column is read as from JSON, and how the read value becomes the column's. */
+/**
+ * The type a column is read as from JSON, and how the read value becomes the column's: BLOBs,
+ * at the top or inside a LIST, STRUCT or MAP, are read as base64 text and decoded.
+ */
 export function readAs(
   type: string,
 ): { readonly type: string; readonly expression: (value: string) => string } {
   if (type === "BLOB") return { type: "VARCHAR", expression: (v) => `from_base64(${v})` };
-  return { type, expression: (v) => v };
+  const nested = parseType(type);
+  if (nested.kind === "scalar" || !holds(nested, (t) => t === "BLOB")) {
+    return { type, expression: (v) => v };
+  }
+  return {
+    type: typeName(mapScalars(nested, (t) => t === "BLOB" ? "VARCHAR" : t)),
+    expression: (v) => decoded(v, nested, 0),
+  };
 }
 
-/** A SQL expression giving the JSON value of `column` (of DuckDB type `type`). */
+/** `value`, read with its BLOBs as base64 text, as `type`: its BLOBs decoded. */
+function decoded(value: string, type: NestedType, depth: number): string {
+  if (!holds(type, (t) => t === "BLOB")) return value;
+  const x = `x${depth}`;
+  switch (type.kind) {
+    case "scalar":
+      return `from_base64(${value})`;
+    case "list":
+      return `list_transform(${value}, lambda ${x}: ${decoded(x, type.element, depth + 1)})`;
+    case "struct":
+      return `CASE WHEN ${value} IS NULL THEN NULL ELSE struct_pack(${
+        type.fields.map((f) =>
+          `${quoteIdent(f.name)} := ${
+            decoded(`struct_extract(${value}, ${quoteLiteral(f.name)})`, f.type, depth)
+          }`
+        ).join(", ")
+      }) END`;
+    case "map":
+      return `CASE WHEN ${value} IS NULL THEN NULL ELSE map_from_entries(list_transform(map_entries(${value}), lambda ${x}: {'key': ${
+        decoded(`${x}.key`, type.key, depth + 1)
+      }, 'value': ${decoded(`${x}.value`, type.value, depth + 1)}})) END`;
+  }
+}
+
+/**
+ * A SQL expression giving the JSON value of `column` (of DuckDB type `type`) as text. Values
+ * inside LISTs, STRUCTs and MAPs travel as they would at the top: wide integers as strings,
+ * times in ISO 8601, BLOBs in base64.
+ */
 export function jsonValue(column: string, type: string): string {
-  const c = quoteIdent(column);
+  return jsonText(quoteIdent(column), parseType(type), 0);
+}
+
+/** The JSON text of `value`, of type `type`; `depth` names the lambdas' variables apart. */
+function jsonText(value: string, type: NestedType, depth: number): string {
+  const x = `x${depth}`;
+  const element = (v: string, t: NestedType) => `coalesce(${jsonText(v, t, depth + 1)}, 'null')`;
+  switch (type.kind) {
+    case "scalar":
+      return `${scalarJson(value, type.name)}::VARCHAR`;
+    case "list":
+      return `CASE WHEN ${value} IS NULL THEN NULL ELSE '[' || array_to_string(list_transform(${value}, lambda ${x}: ${
+        element(x, type.element)
+      }), ',') || ']' END`;
+    case "struct":
+      // Assembled as text, as a row is (see jsonObject).
+      return `CASE WHEN ${value} IS NULL THEN NULL ELSE '{' || ${
+        type.fields.map((f, i) =>
+          `${quoteLiteral(`${i === 0 ? "" : ","}${JSON.stringify(f.name)}:`)} || ${
+            element(`struct_extract(${value}, ${quoteLiteral(f.name)})`, f.type)
+          }`
+        ).join(" || ")
+      } || '}' END`;
+    case "map": {
+      // A key is a JSON object's name: the text of its value, unquoted when that is a string.
+      const key = `to_json(json_extract_string(${jsonText(`${x}.key`, type.key, depth + 1)}, '$'))`;
+      return `CASE WHEN ${value} IS NULL THEN NULL ELSE '{' || array_to_string(list_transform(map_entries(${value}), lambda ${x}: ${key}::VARCHAR || ':' || ${
+        element(`${x}.value`, type.value)
+      }), ',') || '}' END`;
+    }
+  }
+}
+
+/** The JSON value of `value`, of a type that holds no others. */
+function scalarJson(value: string, type: string): string {
   if (WIDE_INTEGERS.has(type)) {
-    return `CASE WHEN ${c} BETWEEN -${MAX_SAFE} AND ${MAX_SAFE} THEN to_json(${c}) ELSE to_json(${c}::VARCHAR) END`;
+    return `CASE WHEN ${value} BETWEEN -${MAX_SAFE} AND ${MAX_SAFE} THEN to_json(${value}) ELSE to_json(${value}::VARCHAR) END`;
   }
   if (FLOATS.has(type)) {
     // FLOAT goes through its shortest text so 0.1 stays 0.1; NaN and infinities become strings.
-    return `CASE WHEN isfinite(${c}) THEN to_json(${c}::VARCHAR::DOUBLE) ELSE to_json(${c}::VARCHAR) END`;
+    return `CASE WHEN isfinite(${value}) THEN to_json(${value}::VARCHAR::DOUBLE) ELSE to_json(${value}::VARCHAR) END`;
   }
   if (type.startsWith("DECIMAL")) {
     // to_json goes through DOUBLE for narrow decimals; the decimal's own text is exact.
-    return `CAST(${c}::VARCHAR AS JSON)`;
+    return `CAST(${value}::VARCHAR AS JSON)`;
   }
-  const text = textValue(column, type);
+  const text = textValue(value, type);
   if (text !== undefined) return `to_json(${text})`;
-  if (type === "JSON") return `${c}::JSON`;
-  return `to_json(${c})`;
+  if (type === "JSON") return `${value}::JSON`;
+  return `to_json(${value})`;
 }
 
 /** A SQL expression giving `column` as CSV cell text (before quoting). */
 export function csvValue(column: string, type: string): string {
   const c = quoteIdent(column);
-  const text = textValue(column, type);
+  const nested = parseType(type);
+  if (nested.kind !== "scalar") return jsonText(c, nested, 0);
+  const text = textValue(c, type);
   if (text !== undefined) return text;
-  if (
-    type.endsWith("]") || type.startsWith("STRUCT") || type.startsWith("MAP") ||
-    type.startsWith("UNION")
-  ) {
-    return `to_json(${c})::VARCHAR`;
-  }
+  if (type.startsWith("UNION")) return `to_json(${c})::VARCHAR`;
   return `${c}::VARCHAR`;
 }
 
-/** Text renderings shared by JSON and CSV; undefined when the type needs none. */
-function textValue(column: string, type: string): string | undefined {
-  const c = quoteIdent(column);
+/** Text renderings of `value` shared by JSON and CSV; undefined when the type needs none. */
+function textValue(value: string, type: string): string | undefined {
   switch (type) {
     case "TIMESTAMP WITH TIME ZONE":
-      return `strftime(${c}, '%Y-%m-%dT%H:%M:%S.%fZ')`;
+      return `strftime(${value}, '%Y-%m-%dT%H:%M:%S.%fZ')`;
     case "TIMESTAMP":
     case "TIMESTAMP_S":
     case "TIMESTAMP_MS":
     case "TIMESTAMP_NS":
-      return `strftime(${c}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%f')`;
+      return `strftime(${value}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%f')`;
     case "BLOB":
-      return `to_base64(${c})`;
+      return `to_base64(${value})`;
     default:
       return undefined;
   }
@@ -95,7 +164,7 @@ export function jsonObject(columns: readonly { name: string; type: string }[]): 
   const members = columns.map((c, i) =>
     `${quoteLiteral(`${i === 0 ? "" : ","}${JSON.stringify(c.name)}:`)} || coalesce(${
       jsonValue(c.name, c.type)
-    }::VARCHAR, 'null')`
+    }, 'null')`
   );
   return `'{' || ${members.join(" || ")} || '}'`;
 }
