@@ -4,8 +4,11 @@
  * @module
  */
 
-/** The statuses the contract uses for failures. */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 500 | 503;
+/**
+ * The statuses the contract uses for failures, and 499 (nginx's "client closed request") for
+ * the log and metrics of a request whose client went away: nobody receives that answer.
+ */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 499 | 500 | 503;
 
 /** One entry of `error.details`: where a problem is and what it is. */
 export interface ErrorDetail {
@@ -170,6 +173,11 @@ export class ApiError extends Error {
       "internal_error",
       `Internal error; the server log has the details under request id ${requestId}`,
     );
+  }
+
+  /** 499: the client went away before its request was read; answered to nobody. */
+  static clientClosed(): ApiError {
+    return new ApiError(499, "client_closed_request", "The client closed the request");
   }
 
   /** 503: the service is shutting down. */

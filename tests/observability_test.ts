@@ -119,6 +119,47 @@ Deno.test("observability: one JSON log line per request, with what it moved", as
   }
 });
 
+Deno.test("observability: a client gone mid-body is logged as 499, not as a failure", async () => {
+  const server = await TestServer.start({ LOG_LEVEL: "info" });
+  try {
+    const boundary = "b0und";
+    const cases = [
+      ["/api/v1/table/people/records", "application/json", '[{"id": 1},'],
+      ["/api/v1/table/people/upload/json", "application/json", '{"data": [{"id": 1},'],
+      [
+        "/api/v1/table/sheet/upload/csv",
+        `multipart/form-data; boundary=${boundary}`,
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n` +
+        `Content-Type: text/csv\r\n\r\na,b\n1,2\n`,
+      ],
+    ];
+    for (const [path, type, start] of cases) {
+      // Promises a megabyte, sends the start and hangs up once the service is reading.
+      const socket = await Deno.connect({
+        hostname: "127.0.0.1",
+        port: Number(new URL(server.base).port),
+      });
+      await socket.write(new TextEncoder().encode(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n` +
+          `Content-Type: ${type}\r\nContent-Length: 1000000\r\n\r\n${start}`,
+      ));
+      await new Promise((r) => setTimeout(r, 200));
+      socket.close();
+    }
+    const lines = await loggedRequests(server, cases.length);
+    assert.deepEqual(lines.map((l) => [l.path, l.status]), cases.map(([path]) => [path, 499]));
+    assert.ok(!server.stderr.includes('"level":"error"'), server.stderr);
+    const metrics = samples((await server.request("GET", "/metrics")).text);
+    assert.equal(
+      value(metrics, "table_service_http_requests_total", { route: RECORDS, status: "499" }),
+      1,
+    );
+    assert.ok(ok(await server.request("GET", "/api/v1/table")).tables.length === 0);
+  } finally {
+    await server.dispose();
+  }
+});
+
 /** The open-transactions gauge once it stops falling (ended work is released asynchronously). */
 async function settledTransactions(server: TestServer): Promise<number> {
   let open = -1;
