@@ -79,6 +79,7 @@ async function main(): Promise<void> {
     maxSheetRows: config.maxSheetRows,
     maxSheetBytes: config.maxSheetBytes,
     metricsAccess: config.metricsAccess,
+    bodyIdleMs: config.bodyIdleMs,
     spoolDir,
   }));
   const { hostname, port } = server.addr;

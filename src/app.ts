@@ -36,6 +36,8 @@ export interface AppDeps {
   readonly maxUploadBytes: number;
   readonly maxSheetRows: number;
   readonly maxSheetBytes: number;
+  /** Longest wait for the next bytes of a streamed body (408 past it). */
+  readonly bodyIdleMs: number;
   /** Where request bodies of rows are streamed to. */
   readonly spoolDir: string;
   /** Who may read `/metrics`. */

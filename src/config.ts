@@ -4,6 +4,8 @@
  * @module
  */
 
+import { DUCKDB_READER_BYTES } from "./store/store.ts";
+
 /** Log levels in increasing order of severity. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 /** One of {@link LOG_LEVELS}. */
@@ -44,6 +46,8 @@ export interface Config {
   readonly maxSheetBytes: number;
   /** Who may read `GET /metrics`: anyone, or holders of a valid token. */
   readonly metricsAccess: MetricsAccess;
+  /** Longest wait for the next bytes of a streamed request body before answering 408. */
+  readonly bodyIdleMs: number;
 }
 
 /** A configuration that cannot be used; the message names every bad variable on one line. */
@@ -76,6 +80,7 @@ export const VARIABLES: readonly string[] = [
   "MAX_SHEET_ROWS",
   "MAX_SHEET_BYTES",
   "METRICS_ACCESS",
+  "BODY_IDLE_SECONDS",
 ];
 
 /** Shortest HMAC secret accepted: HS256 needs at least 256 bits to be worth its name. */
@@ -149,9 +154,22 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
   const maxUploadBytes = size("MAX_UPLOAD_BYTES", 1024 ** 3);
   const maxJsonBytes = size("MAX_JSON_BYTES", 10 * 1024 ** 2);
   const duckdbMemoryBytes = size("DUCKDB_MEMORY_LIMIT", 256 * 1024 ** 2);
+  if (duckdbMemoryBytes < DUCKDB_READER_BYTES) {
+    problems.push(
+      `DUCKDB_MEMORY_LIMIT "${value("DUCKDB_MEMORY_LIMIT")}" is below ${
+        DUCKDB_READER_BYTES / 1024 ** 2
+      }MiB, the least a load needs`,
+    );
+  }
   // A count is a size without units; the same parser keeps one error message.
   const maxSheetRows = size("MAX_SHEET_ROWS", 1_048_576);
   const maxSheetBytes = size("MAX_SHEET_BYTES", 2 * 1024 ** 3);
+  const bodyIdleSeconds = parseInteger(value("BODY_IDLE_SECONDS") ?? "30", 1, 3600);
+  if (bodyIdleSeconds === undefined) {
+    problems.push(
+      `BODY_IDLE_SECONDS "${value("BODY_IDLE_SECONDS")}" is not a whole number of seconds (1-3600)`,
+    );
+  }
 
   const secret = value("AUTH_JWT_SECRET");
   const publicKey = value("AUTH_JWT_PUBLIC_KEY");
@@ -192,6 +210,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     maxSheetRows,
     maxSheetBytes,
     metricsAccess,
+    bodyIdleMs: bodyIdleSeconds! * 1000,
   });
 }
 

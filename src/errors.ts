@@ -8,7 +8,20 @@
  * The statuses the contract uses for failures, and 499 (nginx's "client closed request") for
  * the log and metrics of a request whose client went away: nobody receives that answer.
  */
-export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 422 | 499 | 500 | 503;
+export type ErrorStatus =
+  | 400
+  | 401
+  | 403
+  | 404
+  | 405
+  | 408
+  | 409
+  | 413
+  | 415
+  | 422
+  | 499
+  | 500
+  | 503;
 
 /** One entry of `error.details`: where a problem is and what it is. */
 export interface ErrorDetail {
@@ -138,6 +151,15 @@ export class ApiError extends Error {
       "method_not_allowed",
       `Method ${method} is not allowed on "${path}"; use ${allowed.join(", ")}`,
       { headers: { allow: allowed.join(", ") } },
+    );
+  }
+
+  /** 408: the request body stopped arriving. */
+  static bodyTimeout(idleMs: number): ApiError {
+    return new ApiError(
+      408,
+      "request_timeout",
+      `No part of the request body arrived for ${idleMs / 1000} s; nothing was changed`,
     );
   }
 

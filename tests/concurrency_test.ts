@@ -69,3 +69,82 @@ Deno.test("PUT with If-Match applies only to the definition it names", async () 
     await server.dispose();
   }
 });
+
+Deno.test("loads beyond what DuckDB's memory limit holds at once wait their turn, none fails", async () => {
+  // 96 MiB holds one load; each JSON reader alone allocates 32 MiB.
+  const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "96MiB" });
+  try {
+    const rows = Array.from(
+      { length: 100_000 },
+      (_, i) => ({ id: i, name: `name ${i}`, x: i / 7 }),
+    );
+    const json = JSON.stringify({ data: rows });
+    const csv = `id,name,x\n${rows.map((r) => `${r.id},${r.name},${r.x}`).join("\n")}\n`;
+    const answers = await Promise.all([
+      ...[0, 1, 2, 3].map((i) =>
+        server.request("POST", `table/j${i}/upload/json`, {
+          body: json,
+          headers: { "content-type": "application/json" },
+        })
+      ),
+      ...[0, 1].map((i) => {
+        const form = new FormData();
+        form.append("file", new File([csv], "rows.csv", { type: "text/csv" }));
+        return server.request("POST", `table/c${i}/upload/csv`, { body: form });
+      }),
+    ]);
+    assert.deepEqual(
+      answers.map((a) => [a.status, a.body?.inserted]),
+      answers.map(() => [200, 100_000]),
+    );
+    assert.ok(!server.stderr.includes('"level":"error"'), server.stderr);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("a body that stops arriving is answered 408 and lets go of its table", async () => {
+  const server = await TestServer.start({ BODY_IDLE_SECONDS: "1" });
+  let socket: Deno.Conn | undefined;
+  try {
+    ok(
+      await server.request("POST", "table/t", {
+        body: { table: { columns: [{ name: "id", type: "integer" }] } },
+      }),
+    );
+    // More than one 32 MiB part, so the load has begun, in a transaction under the table's
+    // lock, when the client stalls.
+    const start = `[${'{"id":1},'.repeat(4_000_000)}`;
+    socket = await Deno.connect({
+      hostname: "127.0.0.1",
+      port: Number(new URL(server.base).port),
+    });
+    const head = `POST /api/v1/table/t/records HTTP/1.1\r\nHost: x\r\n` +
+      `Authorization: Bearer ${server.token}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${start.length + 1000}\r\n\r\n`;
+    const bytes = new TextEncoder().encode(head + start);
+    for (let at = 0; at < bytes.length;) at += await socket.write(bytes.subarray(at));
+    const answer = (async () => {
+      const buffer = new Uint8Array(4096);
+      const read = await socket!.read(buffer);
+      return new TextDecoder().decode(buffer.subarray(0, read ?? 0));
+    })();
+    answer.catch(() => {}); // Read below; only a failure before that leaves it unread.
+    // DDL on the table waits for the load, and so for no longer than the body's idle time.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const dropped = await Promise.race([
+      server.request("DELETE", "table/t"),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("DELETE still waits after 10 s")), 10_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    assert.equal(dropped.status, 200);
+    const text = await answer;
+    assert.match(text, /^HTTP\/1\.1 408 /);
+    assert.match(text, /"code":408,"type":"request_timeout"/);
+  } finally {
+    // Hung up first: a stalled request would hold up the server's graceful stop.
+    socket?.close();
+    await server.dispose();
+  }
+});

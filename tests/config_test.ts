@@ -25,6 +25,7 @@ Deno.test("parseConfig() reads every variable", () => {
     LOG_LEVEL: "DEBUG",
     MAX_UPLOAD_BYTES: "2GiB",
     MAX_JSON_BYTES: "512k",
+    DUCKDB_MEMORY_LIMIT: "96MiB",
   });
   assert.equal(config.host, "0.0.0.0");
   assert.equal(config.port, 9000);
@@ -37,6 +38,7 @@ Deno.test("parseConfig() reads every variable", () => {
   assert.equal(config.logLevel, "debug");
   assert.equal(config.maxUploadBytes, 2 * 1024 ** 3);
   assert.equal(config.maxJsonBytes, 512 * 1024);
+  assert.equal(config.duckdbMemoryBytes, 96 * 1024 ** 2);
 });
 
 Deno.test("parseConfig() rejects each bad variable, naming it", () => {
@@ -48,6 +50,7 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ MAX_UPLOAD_BYTES: "lots" }, /MAX_UPLOAD_BYTES "lots"/],
     [{ MAX_JSON_BYTES: "0" }, /MAX_JSON_BYTES "0"/],
     [{ MAX_JSON_BYTES: "10 parsecs" }, /MAX_JSON_BYTES/],
+    [{ DUCKDB_MEMORY_LIMIT: "64MiB" }, /DUCKDB_MEMORY_LIMIT "64MiB" is below 96MiB/],
     [{ AUTH_JWT_SECRET: "short" }, /AUTH_JWT_SECRET is shorter than 32/],
     [
       { AUTH_JWT_SECRET: "s".repeat(40), AUTH_JWKS_FILE: "/x.json" },

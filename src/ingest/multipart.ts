@@ -65,6 +65,7 @@ export function multipartBoundary(contentType: string | undefined): string {
  * const upload = await spoolMultipart(request.body, request.headers.get("content-type")!, {
  *   spoolDir: dir,
  *   maxBytes: 1 << 20,
+ *   idleMs: 30_000,
  *   maxBodyPartBytes: 1 << 10,
  * });
  * assert.equal(upload.body, '{"table": null}');

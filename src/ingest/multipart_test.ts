@@ -50,7 +50,7 @@ function stream(bytes: Uint8Array, cuts: number[]): ReadableStream<Uint8Array> {
 async function withDir<T>(work: (options: MultipartOptions) => Promise<T>): Promise<T> {
   const spoolDir = await Deno.makeTempDir();
   try {
-    return await work({ spoolDir, maxBytes: 1 << 20, maxBodyPartBytes: 64 });
+    return await work({ spoolDir, maxBytes: 1 << 20, idleMs: 30_000, maxBodyPartBytes: 64 });
   } finally {
     await Deno.remove(spoolDir, { recursive: true });
   }

@@ -41,6 +41,8 @@ export interface BodyOptions {
   readonly spoolDir: string;
   /** Largest body accepted; more is 413. */
   readonly maxBytes: number;
+  /** Longest wait for the body's next bytes; longer is 408. */
+  readonly idleMs: number;
   /** Told the size of each chunk of the body as it is read. */
   readonly onBytes?: (bytes: number) => void;
 }
@@ -255,19 +257,29 @@ export async function discard(file: { readonly path: string }): Promise<void> {
 
 /**
  * Hands a request body to `take` chunk by chunk, waiting for each; 413 once more than
- * `maxBytes` have come. The body is cancelled when anything fails.
+ * `maxBytes` have come, 408 when nothing comes for `idleMs`. A client stalling mid-body
+ * would otherwise hold what its request holds by then (a load's transaction and table
+ * locks) for as long as it keeps the connection open. The body is cancelled when anything
+ * fails.
  */
 export async function readBody(
   body: ReadableStream<Uint8Array> | null,
-  { maxBytes, onBytes }: BodyOptions,
+  { maxBytes, idleMs, onBytes }: BodyOptions,
   take: (chunk: Uint8Array) => void | Promise<void>,
 ): Promise<void> {
   if (!body) return;
   const reader = body.getReader();
   let received = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = () =>
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(ApiError.bodyTimeout(idleMs)), idleMs);
+    });
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await Promise.race([reader.read(), idle()]).finally(() =>
+        clearTimeout(timer)
+      );
       if (done) return;
       received += value.length;
       onBytes?.(value.length);

@@ -61,6 +61,8 @@ export interface RowsDeps {
   readonly maxJsonBytes: number;
   readonly maxSheetRows: number;
   readonly maxSheetBytes: number;
+  /** Longest wait for the next bytes of a body (408 past it). */
+  readonly bodyIdleMs: number;
 }
 
 /** How many times its own size a spreadsheet may decompress to (the contract's 100×). */
@@ -399,6 +401,7 @@ async function withUpload(
   const upload = await spoolMultipart(c.req.raw.body, c.req.header("content-type"), {
     spoolDir: deps.spoolDir,
     maxBytes: deps.maxUploadBytes,
+    idleMs: deps.bodyIdleMs,
     maxBodyPartBytes: deps.maxJsonBytes,
     onBytes: bodyCounter(c),
   });
@@ -466,6 +469,7 @@ function spoolOptions(c: Context<Env>, deps: RowsDeps, envelope: boolean): Spool
   return {
     spoolDir: deps.spoolDir,
     maxBytes: deps.maxUploadBytes,
+    idleMs: deps.bodyIdleMs,
     onBytes: bodyCounter(c),
     envelope,
     allowArrays: envelope,

@@ -26,6 +26,7 @@ async function insert(store: DuckDBStore, dir: string, stream: ReadableStream<Ui
   const rows = new RowsInParts(stream, undefined, {
     spoolDir: dir,
     maxBytes: 1 << 30,
+    idleMs: 30_000,
     envelope: false,
     allowArrays: false,
     maxEnvelopeBytes: 1 << 20,

@@ -11,13 +11,21 @@ import {
   type DuckDBValue,
   type JS,
 } from "@duckdb/node-api";
+import { ApiError } from "../errors.ts";
 import { engineMessage, quoteLiteral } from "./sql.ts";
+import { DUCKDB_READER_BYTES } from "./store.ts";
 
 /** A row as read back: DuckDB values converted to JavaScript, full precision kept. */
 export type Row = Record<string, JS>;
 
 /** Connections kept open between units of work. */
 const MAX_IDLE_CONNECTIONS = 8;
+
+/** Readers at once when DuckDB chooses its own memory limit (80% of RAM). */
+const DEFAULT_READERS = 8;
+
+/** A statement that reads a file with one of DuckDB's readers. */
+const READS_FILE = /\b(read_json|read_json_objects|read_csv|sniff_csv)\s*\(/i;
 
 /** Where the database lives and the one directory its file readers may touch. */
 export interface DatabaseOptions {
@@ -44,22 +52,44 @@ function bound(values: DuckDBValue[]): DuckDBValue[] | undefined {
  * is unsafe in the DuckDB bindings, so a session is never used by two requests at once.
  */
 export class Session {
-  constructor(readonly connection: DuckDBConnection) {}
+  /** `readers`: the slots a statement that reads a file waits for (see DUCKDB_READER_BYTES in store.ts). */
+  constructor(readonly connection: DuckDBConnection, private readonly readers: Slots) {}
 
   /** Runs one statement with bound values and returns its rows. */
   async rows(sql: string, values: DuckDBValue[] = []): Promise<Row[]> {
-    const reader = await this.connection.runAndReadAll(sql, bound(values));
+    const reader = await this.#statement(
+      sql,
+      () => this.connection.runAndReadAll(sql, bound(values)),
+    );
     return reader.getRowObjectsJS();
   }
 
   /** Runs one statement with bound values, ignoring any result. */
   async run(sql: string, values: DuckDBValue[] = []): Promise<void> {
-    await this.connection.run(sql, bound(values));
+    await this.#statement(sql, () => this.connection.run(sql, bound(values)));
   }
 
   /** Runs one statement with bound values and returns how many rows it changed. */
   async changes(sql: string, values: DuckDBValue[] = []): Promise<number> {
-    return (await this.connection.run(sql, bound(values))).rowsChanged;
+    return (await this.#statement(sql, () => this.connection.run(sql, bound(values)))).rowsChanged;
+  }
+
+  /**
+   * Runs `statement`, in a reader slot when `sql` reads a file. DuckDB running out of memory
+   * is a 503 that says so, not an internal error: nothing failed that a retry, or a higher
+   * limit, would not mend.
+   */
+  async #statement<T>(sql: string, statement: () => Promise<T>): Promise<T> {
+    try {
+      return await (READS_FILE.test(sql) ? this.readers.run(statement) : statement());
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith("Out of Memory Error")) {
+        throw ApiError.unavailable(
+          "The database ran out of memory (DUCKDB_MEMORY_LIMIT); nothing was changed, try again",
+        );
+      }
+      throw error;
+    }
   }
 
   /** An appender to `schema.table`, writing in this session's transaction. */
@@ -94,11 +124,16 @@ export interface OpenTransaction {
  */
 export class Database {
   readonly #idle: DuckDBConnection[] = [];
+  readonly #readers: Slots;
   #active = 0;
   #transactions = 0;
   #closed = false;
 
-  private constructor(private readonly instance: DuckDBInstance) {}
+  private constructor(private readonly instance: DuckDBInstance, memoryBytes?: number) {
+    this.#readers = new Slots(
+      memoryBytes ? Math.max(1, Math.floor(memoryBytes / DUCKDB_READER_BYTES)) : DEFAULT_READERS,
+    );
+  }
 
   /**
    * Opens (creating if needed) the database file with extensions off, file access confined
@@ -123,7 +158,7 @@ export class Database {
     } catch (error) {
       throw new Error(openFailure(error));
     }
-    const database = new Database(instance);
+    const database = new Database(instance, options.memoryBytes);
     try {
       await database.withSession(async (session) => {
         if (onDisk) await checkLength(session, options.path);
@@ -148,7 +183,7 @@ export class Database {
     const connection = await this.#acquire();
     let healthy = true;
     try {
-      return await work(new Session(connection));
+      return await work(new Session(connection, this.#readers));
     } catch (error) {
       healthy = false;
       throw error;
@@ -290,7 +325,7 @@ export class Database {
       }
     };
     return {
-      session: new Session(connection),
+      session: new Session(connection, this.#readers),
       commit: () => end("COMMIT"),
       rollback: () => end("ROLLBACK"),
     };
@@ -317,6 +352,26 @@ export class Database {
     this.#closed = true;
     for (const connection of this.#idle.splice(0)) connection.closeSync();
     this.instance.closeSync();
+  }
+}
+
+/** A counting semaphore: at most `count` runs at once, the others wait first come, first served. */
+class Slots {
+  readonly #waiting: (() => void)[] = [];
+
+  constructor(private free: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      // The slot passes straight to the next waiter, so a newcomer cannot take it first.
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { DuckDBInstance } from "@duckdb/node-api";
+import { ApiError } from "../errors.ts";
 import { Database } from "./database.ts";
 
 Deno.test("Database.open() opens a file whose free tail a checkpoint cut off", async () => {
@@ -80,6 +81,29 @@ Deno.test("Database.begin() gives a transaction that starts at its first stateme
     await later.commit();
     const rows = await db.withSession((s) => s.rows("SELECT x FROM t ORDER BY x"));
     assert.deepEqual(rows.map((r) => r.x), [1, 2]);
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Session: DuckDB out of memory is a 503 that says so", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const db = await Database.open({
+    path: ":memory:",
+    spoolDir: dir,
+    tempDir: dir,
+    memoryBytes: 96 * 1024 ** 2,
+  });
+  try {
+    // One list of 100 million numbers cannot spill: it must fit in memory whole.
+    const failed = await db.withSession((s) => s.rows("SELECT list(range) FROM range(100000000)"))
+      .then(() => undefined, (error) => error);
+    assert.ok(failed instanceof ApiError, String(failed));
+    assert.equal(failed.status, 503);
+    assert.match(failed.message, /ran out of memory/);
+    // The database goes on.
+    assert.deepEqual(await db.withSession((s) => s.rows("SELECT 1 AS one")), [{ one: 1 }]);
   } finally {
     await db.close();
     await Deno.remove(dir, { recursive: true });

@@ -26,5 +26,6 @@ export async function appOver(
     maxSheetBytes: 1024,
     spoolDir: "/nonexistent",
     metricsAccess: "token",
+    bodyIdleMs: 30_000,
   });
 }
