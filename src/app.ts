@@ -141,8 +141,8 @@ function errorResponse(error: unknown, c: Context<Env>, logger: Logger): Respons
       return new ApiError(413, "payload_too_large", error.message).toResponse();
     }
   }
-  // Reading the body of a client that went away fails: nothing to answer, nothing broken.
-  if (error instanceof Deno.errors.BadResource || c.req.raw.signal.aborted) {
+  // A body read outside readBody (one Hono parses) whose client went away.
+  if (error instanceof Deno.errors.BadResource && c.req.raw.signal.aborted) {
     return ApiError.clientClosed().toResponse();
   }
   const requestId = c.get("requestId") ?? "unknown";

@@ -257,7 +257,7 @@ export async function discard(file: { readonly path: string }): Promise<void> {
 
 /**
  * Hands a request body to `take` chunk by chunk, waiting for each; 413 once more than
- * `maxBytes` have come, 408 when nothing comes for `idleMs`. A client stalling mid-body
+ * `maxBytes` have come, 408 when nothing comes for `idleMs`, 499 when the client hangs up. A client stalling mid-body
  * would otherwise hold what its request holds by then (a load's transaction and table
  * locks) for as long as it keeps the connection open. The body is cancelled when anything
  * fails.
@@ -277,9 +277,9 @@ export async function readBody(
     });
   try {
     for (;;) {
-      const { done, value } = await Promise.race([reader.read(), idle()]).finally(() =>
-        clearTimeout(timer)
-      );
+      // The body's stream fails only when the connection does: the client hung up.
+      const read = reader.read().catch(() => Promise.reject(ApiError.clientClosed()));
+      const { done, value } = await Promise.race([read, idle()]).finally(() => clearTimeout(timer));
       if (done) return;
       received += value.length;
       onBytes?.(value.length);
