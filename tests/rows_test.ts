@@ -463,6 +463,10 @@ Deno.test("records: values inside lists, structs and maps travel as they do at t
       ["deep", "struct(inner struct(x bigint)[])[]"],
       ["m", "map(varchar, blob)"],
       ["bm", "map(bigint, double)"],
+      // Nothing inside needs converting: rendered by DuckDB's to_json in one call.
+      ["plain", "struct(a integer, b varchar[], c map(varchar, boolean))"],
+      ["ints", "integer[][]"],
+      ["lists", "map(varchar, bigint[])"],
     ];
     ok(
       await server.request("POST", "table/nested", {
@@ -481,9 +485,12 @@ Deno.test("records: values inside lists, structs and maps travel as they do at t
         b: "aGVsbG8=",
         'odd "name"': "18446744073709551615",
       },
-      deep: [{ inner: [{ x: "9007199254740993" }, null] }, null],
+      deep: [{ inner: [{ x: "9007199254740993" }, null] }, { inner: [] }, null],
       m: { one: "AAE=", none: null },
       bm: { "9007199254740993": 1.5 },
+      plain: { a: 1, b: ["x", null], c: {} },
+      ints: [[1, 2], [], null],
+      lists: { empty: [], some: ["9007199254740993"] },
     };
     const expected = {
       ...first,

@@ -66,8 +66,19 @@ export function jsonValue(column: string, type: string): string {
   return jsonText(quoteIdent(column), parseType(type), 0);
 }
 
+/**
+ * Scalars whose JSON differs from DuckDB's `to_json`: wide integers, floats and decimals,
+ * times, BLOBs, and JSON (which `to_json` parses again, rounding its numbers).
+ */
+function ownJson(type: string): boolean {
+  return WIDE_INTEGERS.has(type) || FLOATS.has(type) || type === "BLOB" || type === "JSON" ||
+    type.startsWith("DECIMAL") || type.startsWith("TIMESTAMP");
+}
+
 /** The JSON text of `value`, of type `type`; `depth` names the lambdas' variables apart. */
 function jsonText(value: string, type: NestedType, depth: number): string {
+  // A nested value with nothing of its own inside is one native call, not lambdas.
+  if (type.kind !== "scalar" && !holds(type, ownJson)) return `to_json(${value})::VARCHAR`;
   const x = `x${depth}`;
   const element = (v: string, t: NestedType) => `coalesce(${jsonText(v, t, depth + 1)}, 'null')`;
   switch (type.kind) {
