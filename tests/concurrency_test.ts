@@ -103,17 +103,40 @@ Deno.test("loads beyond what DuckDB's memory limit holds at once wait their turn
   }
 });
 
-Deno.test("a body that stops arriving is answered 408 and lets go of its table", async () => {
+/** Settles with `promise`, or fails once `ms` pass. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/** Everything the server sends on `socket` until it closes it or its JSON answer is whole. */
+async function answerOn(socket: Deno.Conn): Promise<string> {
+  const decoder = new TextDecoder();
+  const buffer = new Uint8Array(4096);
+  let text = "";
+  for (;;) {
+    const read = await socket.read(buffer);
+    if (read === null) return text;
+    text += decoder.decode(buffer.subarray(0, read), { stream: true });
+    if (/\r\n\r\n[\s\S]*\}\}$/.test(text)) return text;
+  }
+}
+
+Deno.test("a body that trickles lets go of its table; one that stops is answered 408", async () => {
   const server = await TestServer.start({ BODY_IDLE_SECONDS: "1" });
   let socket: Deno.Conn | undefined;
+  let trickling = true;
   try {
     ok(
       await server.request("POST", "table/t", {
         body: { table: { columns: [{ name: "id", type: "integer" }] } },
       }),
     );
-    // More than one 32 MiB part, so the load has begun, in a transaction under the table's
-    // lock, when the client stalls.
+    // More than one 32 MiB part: the load begins, in a transaction under the table's lock,
+    // while the rest of the body is still to come.
     const start = `[${'{"id":1},'.repeat(4_000_000)}`;
     socket = await Deno.connect({
       hostname: "127.0.0.1",
@@ -124,27 +147,41 @@ Deno.test("a body that stops arriving is answered 408 and lets go of its table",
       `Content-Length: ${start.length + 1000}\r\n\r\n`;
     const bytes = new TextEncoder().encode(head + start);
     for (let at = 0; at < bytes.length;) at += await socket.write(bytes.subarray(at));
-    const answer = (async () => {
-      const buffer = new Uint8Array(4096);
-      const read = await socket!.read(buffer);
-      return new TextDecoder().decode(buffer.subarray(0, read ?? 0));
+    await within(
+      (async () => {
+        while (await openTransactions(server) === 0) await new Promise((r) => setTimeout(r, 50));
+      })(),
+      10_000,
+      "the load's transaction",
+    );
+
+    // A space every 300 ms: never idle for a second, never done.
+    const trickle = (async () => {
+      while (trickling) {
+        await socket!.write(new TextEncoder().encode(" "));
+        await new Promise((r) => setTimeout(r, 300));
+      }
     })();
-    answer.catch(() => {}); // Read below; only a failure before that leaves it unread.
-    // DDL on the table waits for the load, and so for no longer than the body's idle time.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const dropped = await Promise.race([
-      server.request("DELETE", "table/t"),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("DELETE still waits after 10 s")), 10_000);
-      }),
-    ]).finally(() => clearTimeout(timer));
+    // DDL on the table waits for the load only until its next part is late.
+    const dropped = await within(server.request("DELETE", "table/t"), 10_000, "DELETE");
     assert.equal(dropped.status, 200);
-    const text = await answer;
+    trickling = false;
+    await trickle;
+
+    // Once the bytes stop, the body is idle: 408 in the error shape.
+    const text = await within(answerOn(socket), 10_000, "the answer");
     assert.match(text, /^HTTP\/1\.1 408 /);
     assert.match(text, /"code":408,"type":"request_timeout"/);
   } finally {
+    trickling = false;
     // Hung up first: a stalled request would hold up the server's graceful stop.
     socket?.close();
     await server.dispose();
   }
 });
+
+/** Transactions open in the service now, by its /metrics. */
+async function openTransactions(server: TestServer): Promise<number> {
+  const text = (await server.request("GET", "/metrics")).text;
+  return Number(/^table_service_open_transactions (\d+)$/m.exec(text)?.[1] ?? -1);
+}

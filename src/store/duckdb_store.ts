@@ -50,7 +50,7 @@ import {
 } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
-import { discard, type RowsInMemory } from "../ingest/spool.ts";
+import { discard, type RowsInMemory, type SpooledPart } from "../ingest/spool.ts";
 import type {
   ArrivingRows,
   IfExists,
@@ -89,6 +89,8 @@ const GROUP_BYTES = 16 * 1024 * 1024;
  * their next bodies. A lone writer never waits.
  */
 const GROUP_GATHER_MS = 2;
+/** Longest a load of a body still arriving waits for its next part (see nextPart). */
+const PART_WAIT_MS = 2_000;
 
 /** A small body of rows waiting to be inserted with others into the same table. */
 interface SmallInsert {
@@ -133,6 +135,26 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
     throw error;
   }
   return new DuckDBStore(database, options.spoolDir);
+}
+
+/**
+ * The next part of a body loaded while it arrives. The load holds its table's lock and a
+ * transaction meanwhile, so a part that keeps it waiting past {@link PART_WAIT_MS} fails it:
+ * the body is then loaded whole once it has all arrived, holding nothing until then, and a
+ * client trickling its body cannot hold up DDL on the table.
+ */
+async function nextPart(parts: AsyncIterator<SpooledPart>): Promise<SpooledPart> {
+  const next = parts.next();
+  next.catch(() => {}); // Abandoned when late; the whole-body path meets the same failure.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("The body's next part is late")), PART_WAIT_MS);
+  });
+  try {
+    return (await Promise.race([next, late])).value;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Rolls back a transaction begun ahead that no group took, once it has begun. */
@@ -532,7 +554,7 @@ export class DuckDBStore implements Store {
     return await this.#loadPlainly(ref, sample, (table, mapping) => {
       let summary: RowsSummary | undefined;
       async function* paths() {
-        for (let part = first!.value;; part = (await parts.next()).value) {
+        for (let part = first!.value;; part = await nextPart(parts)) {
           yield part.path;
           if (part.last) return void (summary = part.progress);
         }
