@@ -202,8 +202,12 @@ export class ApiError extends Error {
     return new ApiError(499, "client_closed_request", "The client closed the request");
   }
 
-  /** 503: the service is shutting down. */
-  static unavailable(message: string): ApiError {
-    return new ApiError(503, "unavailable", message);
+  /** 503: the database cannot serve now; `retryAfterSeconds` says when to try again. */
+  static unavailable(message: string, retryAfterSeconds?: number): ApiError {
+    return new ApiError(503, "unavailable", message, {
+      headers: retryAfterSeconds === undefined ? undefined : {
+        "retry-after": String(retryAfterSeconds),
+      },
+    });
   }
 }

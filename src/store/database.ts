@@ -74,21 +74,12 @@ export class Session {
     return (await this.#statement(sql, () => this.connection.run(sql, bound(values)))).rowsChanged;
   }
 
-  /**
-   * Runs `statement`, in a reader slot when `sql` reads a file. DuckDB running out of memory
-   * is a 503 that says so, not an internal error: nothing failed that a retry, or a higher
-   * limit, would not mend.
-   */
+  /** Runs `statement`, in a reader slot when `sql` reads a file. */
   async #statement<T>(sql: string, statement: () => Promise<T>): Promise<T> {
     try {
       return await (READS_FILE.test(sql) ? this.readers.run(statement) : statement());
     } catch (error) {
-      if (error instanceof Error && error.message.startsWith("Out of Memory Error")) {
-        throw ApiError.unavailable(
-          "The database ran out of memory (DUCKDB_MEMORY_LIMIT); nothing was changed, try again",
-        );
-      }
-      throw error;
+      throw outOfMemory(error) ?? error;
     }
   }
 
@@ -318,7 +309,7 @@ export class Database {
         await connection.run(sql);
       } catch (error) {
         healthy = false;
-        if (sql === "COMMIT") throw error;
+        if (sql === "COMMIT") throw outOfMemory(error) ?? error;
       } finally {
         this.#transactions--;
         this.#release(connection, healthy);
@@ -353,6 +344,18 @@ export class Database {
     for (const connection of this.#idle.splice(0)) connection.closeSync();
     this.instance.closeSync();
   }
+}
+
+/**
+ * DuckDB running out of memory as a 503 that says so, not an internal error: nothing failed
+ * that a retry, or a higher limit, would not mend. Undefined for any other error.
+ */
+function outOfMemory(error: unknown): ApiError | undefined {
+  if (!(error instanceof Error && error.message.startsWith("Out of Memory Error"))) return;
+  return ApiError.unavailable(
+    "The database ran out of memory (DUCKDB_MEMORY_LIMIT); nothing was changed, try again",
+    1,
+  );
 }
 
 /** A counting semaphore: at most `count` runs at once, the others wait first come, first served. */

@@ -102,6 +102,7 @@ Deno.test("Session: DuckDB out of memory is a 503 that says so", async () => {
     assert.ok(failed instanceof ApiError, String(failed));
     assert.equal(failed.status, 503);
     assert.match(failed.message, /ran out of memory/);
+    assert.equal(failed.headers["retry-after"], "1");
     // The database goes on.
     assert.deepEqual(await db.withSession((s) => s.rows("SELECT 1 AS one")), [{ one: 1 }]);
   } finally {
