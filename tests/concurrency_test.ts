@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { beforeDeadline } from "../src/deadline.ts";
 import { runConcurrency } from "./reliability/concurrency.ts";
 
 Deno.test("concurrency: 16 clients for 10 s, no 5xx, no acknowledged row or column lost", async () => {
@@ -105,11 +106,7 @@ Deno.test("loads beyond what DuckDB's memory limit holds at once wait their turn
 
 /** Settles with `promise`, or fails once `ms` pass. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: still waiting after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  return beforeDeadline(promise, ms, () => new Error(`${what}: still waiting after ${ms} ms`));
 }
 
 /** Everything the server sends on `socket` until it closes it or its JSON answer is whole. */

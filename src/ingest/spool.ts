@@ -4,6 +4,7 @@
  * @module
  */
 
+import { beforeDeadline } from "../deadline.ts";
 import { ApiError } from "../errors.ts";
 import { JsonRows, type RowsOptions, type RowsSummary } from "./json_rows.ts";
 
@@ -257,10 +258,10 @@ export async function discard(file: { readonly path: string }): Promise<void> {
 
 /**
  * Hands a request body to `take` chunk by chunk, waiting for each; 413 once more than
- * `maxBytes` have come, 408 when nothing comes for `idleMs`, 499 when the client hangs up. A client stalling mid-body
- * would otherwise hold what its request holds by then (a load's transaction and table
- * locks) for as long as it keeps the connection open. The body is cancelled when anything
- * fails.
+ * `maxBytes` have come, 408 when nothing comes for `idleMs`, 499 when the client hangs up.
+ * A client stalling mid-body would otherwise hold what its request holds by then (a load's
+ * transaction and table locks) for as long as it keeps the connection open. The body is
+ * cancelled when anything fails.
  */
 export async function readBody(
   body: ReadableStream<Uint8Array> | null,
@@ -270,16 +271,15 @@ export async function readBody(
   if (!body) return;
   const reader = body.getReader();
   let received = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const idle = () =>
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(ApiError.bodyTimeout(idleMs)), idleMs);
-    });
   try {
     for (;;) {
       // The body's stream fails only when the connection does: the client hung up.
       const read = reader.read().catch(() => Promise.reject(ApiError.clientClosed()));
-      const { done, value } = await Promise.race([read, idle()]).finally(() => clearTimeout(timer));
+      const { done, value } = await beforeDeadline(
+        read,
+        idleMs,
+        () => ApiError.bodyTimeout(idleMs),
+      );
       if (done) return;
       received += value.length;
       onBytes?.(value.length);

@@ -52,7 +52,7 @@ function bound(values: DuckDBValue[]): DuckDBValue[] | undefined {
  * is unsafe in the DuckDB bindings, so a session is never used by two requests at once.
  */
 export class Session {
-  /** `readers`: the slots a statement that reads a file waits for (see DUCKDB_READER_BYTES in store.ts). */
+  /** `readers`: the slots a statement reading a file waits for (see DUCKDB_READER_BYTES). */
   constructor(readonly connection: DuckDBConnection, private readonly readers: Slots) {}
 
   /** Runs one statement with bound values and returns its rows. */
@@ -358,7 +358,7 @@ function outOfMemory(error: unknown): ApiError | undefined {
   );
 }
 
-/** A counting semaphore: at most `count` runs at once, the others wait first come, first served. */
+/** A counting semaphore: at most `free` runs at once, the others wait first come, first served. */
 class Slots {
   readonly #waiting: (() => void)[] = [];
 

@@ -51,6 +51,7 @@ import {
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
 import { discard, type RowsInMemory, type SpooledPart } from "../ingest/spool.ts";
+import { beforeDeadline } from "../deadline.ts";
 import type {
   ArrivingRows,
   IfExists,
@@ -146,15 +147,8 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
 async function nextPart(parts: AsyncIterator<SpooledPart>): Promise<SpooledPart> {
   const next = parts.next();
   next.catch(() => {}); // Abandoned when late; the whole-body path meets the same failure.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error("The body's next part is late")), PART_WAIT_MS);
-  });
-  try {
-    return (await Promise.race([next, late])).value;
-  } finally {
-    clearTimeout(timer);
-  }
+  const late = () => new Error("The body's next part is late");
+  return (await beforeDeadline(next, PART_WAIT_MS, late)).value;
 }
 
 /** Rolls back a transaction begun ahead that no group took, once it has begun. */

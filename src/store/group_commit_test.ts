@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { beforeDeadline } from "../deadline.ts";
 import { GroupCommit } from "./group_commit.ts";
 
 /** A GroupCommit whose groups each run until the test lets them finish. */
@@ -24,11 +25,7 @@ function controlled(gatherMs: number) {
 
 /** Settles with `promise`, or fails once `ms` pass: a wait of a minute shows as a failure. */
 function within<T>(promise: Promise<T>, ms = 5_000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+  return beforeDeadline(promise, ms, () => new Error(`still waiting after ${ms} ms`));
 }
 
 Deno.test("the next group waits for the members the last group and its queue had", async () => {
