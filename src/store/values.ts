@@ -22,20 +22,21 @@ const FLOATS = new Set(["FLOAT", "DOUBLE"]);
 export function readAs(
   type: string,
 ): { readonly type: string; readonly expression: (value: string) => string } {
-  if (type === "BLOB") return { type: "VARCHAR", expression: (v) => `from_base64(${v})` };
-  const nested = parseType(type);
-  if (nested.kind === "scalar" || !holds(nested, (t) => t === "BLOB")) {
-    return { type, expression: (v) => v };
-  }
+  const parsed = parseType(type);
+  if (!holds(parsed, isBlob)) return { type, expression: (v) => v };
   return {
-    type: typeName(mapScalars(nested, (t) => t === "BLOB" ? "VARCHAR" : t)),
-    expression: (v) => decoded(v, nested, 0),
+    type: typeName(mapScalars(parsed, (t) => isBlob(t) ? "VARCHAR" : t)),
+    expression: (v) => decoded(v, parsed, 0),
   };
+}
+
+function isBlob(type: string): boolean {
+  return type === "BLOB";
 }
 
 /** `value`, read with its BLOBs as base64 text, as `type`: its BLOBs decoded. */
 function decoded(value: string, type: NestedType, depth: number): string {
-  if (!holds(type, (t) => t === "BLOB")) return value;
+  if (!holds(type, isBlob)) return value;
   const x = `x${depth}`;
   switch (type.kind) {
     case "scalar":
