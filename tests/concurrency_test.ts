@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { samples, value } from "./helpers/metrics.ts";
+import { errorOf, ok, snapshot, TestServer, uploadForm } from "./helpers/server.ts";
 import { beforeDeadline } from "../src/deadline.ts";
 import { runConcurrency } from "./reliability/concurrency.ts";
 
@@ -89,8 +90,7 @@ Deno.test("loads beyond what DuckDB's memory limit holds at once wait their turn
         })
       ),
       ...[0, 1].map((i) => {
-        const form = new FormData();
-        form.append("file", new File([csv], "rows.csv", { type: "text/csv" }));
+        const form = uploadForm(new TextEncoder().encode(csv), "rows.csv");
         return server.request("POST", `table/c${i}/upload/csv`, { body: form });
       }),
     ]);
@@ -135,10 +135,7 @@ Deno.test("a body that trickles lets go of its table; one that stops is answered
     // More than one 32 MiB part: the load begins, in a transaction under the table's lock,
     // while the rest of the body is still to come.
     const start = `[${'{"id":1},'.repeat(4_000_000)}`;
-    socket = await Deno.connect({
-      hostname: "127.0.0.1",
-      port: Number(new URL(server.base).port),
-    });
+    socket = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
     const head = `POST /api/v1/table/t/records HTTP/1.1\r\nHost: x\r\n` +
       `Authorization: Bearer ${server.token}\r\nContent-Type: application/json\r\n` +
       `Content-Length: ${start.length + 1000}\r\n\r\n`;
@@ -179,6 +176,6 @@ Deno.test("a body that trickles lets go of its table; one that stops is answered
 
 /** Transactions open in the service now, by its /metrics. */
 async function openTransactions(server: TestServer): Promise<number> {
-  const text = (await server.request("GET", "/metrics")).text;
-  return Number(/^table_service_open_transactions (\d+)$/m.exec(text)?.[1] ?? -1);
+  const metrics = samples((await server.request("GET", "/metrics")).text);
+  return value(metrics, "table_service_open_transactions");
 }

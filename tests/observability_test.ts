@@ -135,10 +135,7 @@ Deno.test("observability: a client gone mid-body is logged as 499, not as a fail
     ];
     for (const [path, type, start] of cases) {
       // Promises a megabyte, sends the start and hangs up once the service is reading.
-      const socket = await Deno.connect({
-        hostname: "127.0.0.1",
-        port: Number(new URL(server.base).port),
-      });
+      const socket = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
       await socket.write(new TextEncoder().encode(
         `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n` +
           `Content-Type: ${type}\r\nContent-Length: 1000000\r\n\r\n${start}`,
