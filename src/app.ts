@@ -141,10 +141,6 @@ function errorResponse(error: unknown, c: Context<Env>, logger: Logger): Respons
       return new ApiError(413, "payload_too_large", error.message).toResponse();
     }
   }
-  // A body read outside readBody (one Hono parses) whose client went away.
-  if (error instanceof Deno.errors.BadResource && c.req.raw.signal.aborted) {
-    return ApiError.clientClosed().toResponse();
-  }
   const requestId = c.get("requestId") ?? "unknown";
   logger.log("error", "unexpected failure", {
     request_id: requestId,
