@@ -108,12 +108,19 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   app.use(`${API_PREFIX}/*`, async function jsonBody(c, next) {
     if (STREAMED_BODY.test(c.req.path)) return await next();
-    return await jsonLimit(c, async () => {
-      // Read here, within the limit, for the validator to parse: it would call a body
-      // that stopped because the client went away malformed JSON, a 400 in the log.
-      if (c.req.raw.body) await c.req.arrayBuffer().catch(clientGone);
-      await next();
-    });
+    // The body is read here, within the limit (a chunked body by the limit itself), for the
+    // validator to parse: it would call a body whose read failed malformed JSON, and a
+    // client gone mid-body would be a 400 in the log.
+    let reading = true;
+    try {
+      await jsonLimit(c, async () => {
+        if (c.req.raw.body) await c.req.arrayBuffer();
+        reading = false;
+        await next();
+      });
+    } catch (error) {
+      throw reading ? ApiError.unreadableBody(error) : error;
+    }
   });
   app.route(API_PREFIX, tableRoutes(deps.store));
   app.route(API_PREFIX, rowRoutes(deps));
@@ -131,14 +138,6 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   app.onError((error, c) => errorResponse(error, c, deps.logger));
   return app;
-}
-
-/** A failed read of a request body as the client's hang-up (499), other failures unchanged. */
-function clientGone(error: unknown): never {
-  if (error instanceof Deno.errors.BadResource || error instanceof Deno.errors.ConnectionReset) {
-    throw ApiError.clientClosed();
-  }
-  throw error;
 }
 
 function errorResponse(error: unknown, c: Context<Env>, logger: Logger): Response {

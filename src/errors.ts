@@ -202,6 +202,20 @@ export class ApiError extends Error {
     return new ApiError(499, "client_closed_request", "The client closed the request");
   }
 
+  /**
+   * A request body whose read failed: 499 when the connection went away, else 400 (the
+   * body's framing was broken, such as a malformed chunk). Only the connection fails a read.
+   */
+  static unreadableBody(error: unknown): ApiError {
+    if (error instanceof ApiError) return error;
+    if (error instanceof Deno.errors.BadResource || error instanceof Deno.errors.ConnectionReset) {
+      return ApiError.clientClosed();
+    }
+    return ApiError.badRequest(
+      `The request body could not be read: ${error instanceof Error ? error.message : error}`,
+    );
+  }
+
   /** 503: the database cannot serve now; `retryAfterSeconds` says when to try again. */
   static unavailable(message: string, retryAfterSeconds?: number): ApiError {
     return new ApiError(503, "unavailable", message, {

@@ -135,25 +135,64 @@ Deno.test("observability: a client gone mid-body is logged as 499, not as a fail
       // A JSON body read whole by the route's validator, not by the spool.
       ["/api/v1/table/people", "application/json", '{"table": {"columns": ['],
     ];
-    for (const [path, type, start] of cases) {
-      // Promises a megabyte, sends the start and hangs up once the service is reading.
-      const socket = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
-      await socket.write(new TextEncoder().encode(
-        `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n` +
-          `Content-Type: ${type}\r\nContent-Length: 1000000\r\n\r\n${start}`,
-      ));
-      await new Promise((r) => setTimeout(r, 200));
-      socket.close();
+    // Each body once with a length it never reaches, once chunked with its last chunk cut off.
+    const framings = [
+      (start: string) => `Content-Length: 1000000\r\n\r\n${start}`,
+      (start: string) =>
+        `Transfer-Encoding: chunked\r\n\r\n${start.length.toString(16)}\r\n${start}\r\n` +
+        `100\r\n{`,
+    ];
+    for (const framing of framings) {
+      for (const [path, type, start] of cases) {
+        // Sends the start and hangs up once the service is reading.
+        const socket = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+        await socket.write(new TextEncoder().encode(
+          `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n` +
+            `Content-Type: ${type}\r\n${framing(start!)}`,
+        ));
+        await new Promise((r) => setTimeout(r, 200));
+        socket.close();
+      }
     }
-    const lines = await loggedRequests(server, cases.length);
-    assert.deepEqual(lines.map((l) => [l.path, l.status]), cases.map(([path]) => [path, 499]));
+    const lines = await loggedRequests(server, cases.length * framings.length);
+    assert.deepEqual(
+      lines.map((l) => [l.path, l.status]),
+      [...cases, ...cases].map(([path]) => [path, 499]),
+    );
     assert.ok(!server.stderr.includes('"level":"error"'), server.stderr);
     const metrics = samples((await server.request("GET", "/metrics")).text);
     assert.equal(
       value(metrics, "table_service_http_requests_total", { route: RECORDS, status: "499" }),
-      1,
+      2,
     );
     assert.ok(ok(await server.request("GET", "/api/v1/table")).tables.length === 0);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("observability: a chunked body with broken framing is logged as 400, not a hang-up", async () => {
+  const server = await TestServer.start({ LOG_LEVEL: "info" });
+  try {
+    const paths = ["/api/v1/table/people", "/api/v1/table/people/records"];
+    for (const path of paths) {
+      const socket = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+      // A first chunk, then "zz", which is no chunk size.
+      await socket.write(new TextEncoder().encode(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n` +
+          `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n[{\r\n`,
+      ));
+      // Once the service is reading.
+      await new Promise((r) => setTimeout(r, 200));
+      await socket.write(new TextEncoder().encode("zz\r\n"));
+      // The connection cannot carry an answer after broken framing: the server closes it.
+      const buffer = new Uint8Array(4096);
+      while (await socket.read(buffer) !== null) { /* drain until closed */ }
+      socket.close();
+    }
+    const lines = await loggedRequests(server, paths.length);
+    assert.deepEqual(lines.map((l) => [l.path, l.status]), paths.map((path) => [path, 400]));
+    assert.ok(!server.stderr.includes('"level":"error"'), server.stderr);
   } finally {
     await server.dispose();
   }

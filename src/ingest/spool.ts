@@ -258,7 +258,8 @@ export async function discard(file: { readonly path: string }): Promise<void> {
 
 /**
  * Hands a request body to `take` chunk by chunk, waiting for each; 413 once more than
- * `maxBytes` have come, 408 when nothing comes for `idleMs`, 499 when the client hangs up.
+ * `maxBytes` have come, 408 when nothing comes for `idleMs`, 499 when the client hangs up,
+ * 400 when the body's framing is broken.
  * A client stalling mid-body would otherwise hold what its request holds by then (a load's
  * transaction and table locks) for as long as it keeps the connection open. The body is
  * cancelled when anything fails.
@@ -273,8 +274,8 @@ export async function readBody(
   let received = 0;
   try {
     for (;;) {
-      // The body's stream fails only when the connection does: the client hung up.
-      const read = reader.read().catch(() => Promise.reject(ApiError.clientClosed()));
+      // The body's stream fails only when the connection does: a hang-up or broken framing.
+      const read = reader.read().catch((error) => Promise.reject(ApiError.unreadableBody(error)));
       const { done, value } = await beforeDeadline(
         read,
         idleMs,
