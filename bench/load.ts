@@ -35,6 +35,8 @@ const MEASURE_SECONDS = 20;
  * taken minutes before the service would carry that drift into the ratio.
  */
 const ROUNDS = 4;
+/** Pause before each round, for the work the last one cut off to finish. */
+const PAUSE_MS = 1_000;
 const WARMUP_SECONDS = 5;
 const RSS_SAMPLE_MS = 5_000;
 
@@ -315,9 +317,15 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
       insertRuns.push(await warmUp({ ...insertLoad, connections: level }));
       const baselineRounds: Measurement[] = [];
       const insertRounds: Measurement[] = [];
+      // In the order ABBA, each after a pause: what a run leaves behind (inserts cut off and
+      // still committing, garbage) then weighs on both sides alike.
       for (let r = 0; r < ROUNDS; r++) {
-        baselineRounds.push(await drive({ ...baselineLoad, ...round }));
-        insertRounds.push(await drive({ ...insertLoad, ...round }));
+        const order = r % 2 === 0 ? ["baseline", "service"] : ["service", "baseline"];
+        for (const side of order) {
+          await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+          if (side === "baseline") baselineRounds.push(await drive({ ...baselineLoad, ...round }));
+          else insertRounds.push(await drive({ ...insertLoad, ...round }));
+        }
       }
       insertRuns.push(...insertRounds);
       baselines.push(combined(baselineRounds));
