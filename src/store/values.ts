@@ -67,13 +67,9 @@ export function jsonValue(column: string, type: string): string {
   return jsonText(quoteIdent(column), parseType(type), 0);
 }
 
-/**
- * Scalars whose JSON differs from DuckDB's `to_json`: wide integers, floats and decimals,
- * times, BLOBs, and JSON (which `to_json` parses again, rounding its numbers).
- */
+/** Scalars whose JSON is not DuckDB's plain `to_json` (see scalarJson). */
 function ownJson(type: string): boolean {
-  return WIDE_INTEGERS.has(type) || FLOATS.has(type) || type === "BLOB" || type === "JSON" ||
-    type.startsWith("DECIMAL") || type.startsWith("TIMESTAMP");
+  return scalarJson("v", type) !== "to_json(v)";
 }
 
 /** The JSON text of `value`, of type `type`; `depth` names the lambdas' variables apart. */
