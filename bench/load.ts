@@ -105,21 +105,15 @@ function drive(load: Load): Promise<Measurement> {
       ),
     }, (error, result) => {
       if (error) return reject(error);
-      const sorted = Float64Array.from(latencies).sort();
-      resolve({
+      resolve(measurement({
         label: load.label,
         connections: load.connections,
         seconds: result.duration,
-        answered: latencies.length,
         ok: result["2xx"],
         non2xx: result.non2xx,
         serverErrors: result["5xx"],
         errors: result.errors,
-        requestsPerSecond: latencies.length / result.duration,
-        p50: sorted.length ? percentile(sorted, 0.5) : NaN,
-        p99: sorted.length ? percentile(sorted, 0.99) : NaN,
-        latencies: sorted,
-      });
+      }, Float64Array.from(latencies).sort()));
     });
     instance.on("response", (_client, _status, _bytes, milliseconds) => {
       latencies.push(milliseconds);
@@ -149,31 +143,40 @@ async function warmUp(load: Load): Promise<Measurement> {
   return await drive({ ...load, label: `warm-up: ${load.label}`, seconds: WARMUP_SECONDS });
 }
 
+/** What a run counted, and what follows from its latencies (sorted). */
+function measurement(
+  counted: Omit<Measurement, "answered" | "requestsPerSecond" | "p50" | "p99" | "latencies">,
+  latencies: Float64Array,
+): Measurement {
+  return {
+    ...counted,
+    answered: latencies.length,
+    requestsPerSecond: latencies.length / counted.seconds,
+    p50: latencies.length ? percentile(latencies, 0.5) : NaN,
+    p99: latencies.length ? percentile(latencies, 0.99) : NaN,
+    latencies,
+  };
+}
+
 /** The runs of several rounds as one: their answers, time and latencies together. */
 function combined(runs: readonly Measurement[]): Measurement {
-  const sum = (field: "seconds" | "answered" | "ok" | "non2xx" | "serverErrors" | "errors") =>
+  const sum = (field: "seconds" | "ok" | "non2xx" | "serverErrors" | "errors") =>
     runs.reduce((total, run) => total + run[field], 0);
-  const latencies = new Float64Array(sum("answered"));
+  const latencies = new Float64Array(runs.reduce((n, run) => n + run.latencies.length, 0));
   let at = 0;
   for (const run of runs) {
     latencies.set(run.latencies, at);
     at += run.latencies.length;
   }
-  latencies.sort();
-  return {
+  return measurement({
     label: runs[0]!.label,
     connections: runs[0]!.connections,
     seconds: sum("seconds"),
-    answered: sum("answered"),
     ok: sum("ok"),
     non2xx: sum("non2xx"),
     serverErrors: sum("serverErrors"),
     errors: sum("errors"),
-    requestsPerSecond: sum("answered") / sum("seconds"),
-    p50: latencies.length ? percentile(latencies, 0.5) : NaN,
-    p99: latencies.length ? percentile(latencies, 0.99) : NaN,
-    latencies,
-  };
+  }, latencies.sort());
 }
 
 function median(values: readonly number[]): number {
