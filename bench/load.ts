@@ -13,7 +13,8 @@
 // @ts-types="npm:@types/autocannon@^7.12.7"
 import autocannon from "autocannon";
 import { samples, value } from "../tests/helpers/metrics.ts";
-import { ALL_SCOPES, mint, TestServer } from "../tests/helpers/server.ts";
+import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
+import type { AllocatorStats } from "./allocators.ts";
 import { COLUMNS, row } from "./generate.ts";
 import { memory, percentile } from "./measure.ts";
 
@@ -202,6 +203,21 @@ async function memoryParts(
   };
 }
 
+/**
+ * What the service's native allocators hold, from the module preloaded into it: it answers
+ * SIGUSR2 by writing them to `file`.
+ */
+async function allocators(pid: number, file: string): Promise<AllocatorStats> {
+  await Deno.remove(file).catch(() => {});
+  Deno.kill(pid, "SIGUSR2");
+  for (let waited = 0; waited < 5_000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+    const text = await Deno.readTextFile(file).catch(() => "");
+    if (text) return JSON.parse(text);
+  }
+  return { error: "the service did not write them within 5 s of SIGUSR2" };
+}
+
 /** Samples a process's resident memory while `work` runs. */
 async function watchMemory<T>(
   pid: number,
@@ -267,7 +283,12 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
   );
   const levels = [...new Set([connections, MORE_CONNECTIONS])];
   const baselineServer = await startBaseline();
-  const server = await TestServer.start({ LOG_LEVEL: "error" }).catch(async (error) => {
+  const statsFile = await Deno.makeTempFile({ prefix: "bench-allocators-", suffix: ".json" });
+  const server = await TestServer.start(
+    { LOG_LEVEL: "error", BENCH_ALLOCATOR_STATS: statsFile },
+    undefined,
+    (env) => spawn(env, [], ["--preload", `${ROOT}bench/allocators.ts`]),
+  ).catch(async (error) => {
     await baselineServer.dispose();
     throw error;
   });
@@ -362,6 +383,7 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
     const [warmInserts] = await Promise.all([warmUp(soakInserts), warmUp(soakReads)]);
     insertRuns.push(warmInserts);
     const partsStart = await memoryParts(server, token);
+    const nativeStart = await allocators(server.pid, statsFile);
     const soak = await watchMemory(
       server.pid,
       Promise.all([drive(soakInserts), drive(soakReads)]),
@@ -369,6 +391,7 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
     const [soakInsert, soakRead] = soak.result;
     insertRuns.push(soakInsert);
     const partsEnd = await memoryParts(server, token);
+    const nativeEnd = await allocators(server.pid, statsFile);
 
     // Let requests cut off when the generator stopped finish on the server before counting.
     await new Promise((r) => setTimeout(r, 1_000));
@@ -420,6 +443,19 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
         `${change(partsStart.heap, partsEnd.heap)}; the rest (code, threads, native memory ` +
         `outside DuckDB's count): ${change(restStart, restEnd)}`,
     );
+    if ("error" in nativeStart) console.log(`  native allocators: not read (${nativeStart.error})`);
+    else if ("error" in nativeEnd) {
+      console.log(`  native allocators: not read (${nativeEnd.error})`);
+    } else {
+      const [start, end] = [nativeStart, nativeEnd];
+      const from = (read: (stats: typeof start) => number) => change(read(start), read(end));
+      console.log(
+        `  native allocators: DuckDB's jemalloc (its count above included) allocated ` +
+          `${from((s) => s.jemalloc.allocated)}, resident ${from((s) => s.jemalloc.resident)}; ` +
+          `glibc's malloc (all other native code): heap ${from((s) => s.glibc.heap)}, ` +
+          `in use ${from((s) => s.glibc.inUse)}, free ${from((s) => s.glibc.free)}`,
+      );
+    }
     console.log(
       `rows in the table: ${grouped(rows)}; 2xx inserts × ${ROWS_PER_INSERT}: ${
         grouped(expected)
@@ -432,5 +468,6 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
   } finally {
     await baselineServer.dispose();
     await server.dispose();
+    await Deno.remove(statsFile).catch(() => {});
   }
 }

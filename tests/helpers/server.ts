@@ -188,7 +188,11 @@ export class TestServer {
 }
 
 /** The service's main module run with `env`, with the permissions `task start` grants. */
-function serviceCommand(env: Record<string, string>, args: string[]): Deno.Command {
+function serviceCommand(
+  env: Record<string, string>,
+  args: string[],
+  denoFlags: string[],
+): Deno.Command {
   return new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -198,6 +202,7 @@ function serviceCommand(env: Record<string, string>, args: string[]): Deno.Comma
       "--allow-write",
       "--allow-ffi",
       "--allow-sys=homedir,osRelease",
+      ...denoFlags,
       `${ROOT}main.ts`,
       ...args,
     ],
@@ -209,9 +214,16 @@ function serviceCommand(env: Record<string, string>, args: string[]): Deno.Comma
   });
 }
 
-/** Runs the service's main module with `env` and piped output. */
-export function spawn(env: Record<string, string>, args: string[] = []): Deno.ChildProcess {
-  return serviceCommand(env, args).spawn();
+/**
+ * Runs the service's main module with `env` and piped output; `denoFlags` go to `deno run`
+ * (the load bench preloads a module with them).
+ */
+export function spawn(
+  env: Record<string, string>,
+  args: string[] = [],
+  denoFlags: string[] = [],
+): Deno.ChildProcess {
+  return serviceCommand(env, args, denoFlags).spawn();
 }
 
 /**

@@ -1,0 +1,93 @@
+/**
+ * Preloaded into the service by `deno task bench load` (`deno run --preload`). On SIGUSR2 it
+ * writes what the process's two native allocators hold, as one JSON object, to the file
+ * named by `BENCH_ALLOCATOR_STATS`:
+ *
+ * - DuckDB allocates its buffers with the jemalloc built into its Linux library (symbols
+ *   prefixed `duckdb_je_`), read here with its `mallctl`. `allocated` is what DuckDB holds,
+ *   `resident` adds the pages it freed that jemalloc has not yet returned to the system.
+ * - Everything else native (DuckDB's C++ objects, Deno, array buffers) uses glibc's malloc,
+ *   read with `mallinfo2`: `heap` is what its arenas span, split into `inUse` and `free`.
+ *
+ * It reads on demand rather than on a timer so that it costs the service nothing between
+ * readings. Elsewhere than Linux with glibc the file holds `{ "error": … }` instead.
+ *
+ * @module
+ */
+
+const path = Deno.env.get("BENCH_ALLOCATOR_STATS");
+const MB = 1024 ** 2;
+const encoder = new TextEncoder();
+
+/** Figures in MB; the bench reads the same shape. */
+export type AllocatorStats =
+  | {
+    jemalloc: { allocated: number; active: number; resident: number };
+    glibc: { heap: number; inUse: number; free: number };
+  }
+  | { error: string };
+
+function read(): AllocatorStats {
+  // By soname: the library the DuckDB bindings loaded, not a second copy.
+  const duckdb = Deno.dlopen("libduckdb.so", {
+    duckdb_je_mallctl: {
+      parameters: ["buffer", "buffer", "buffer", "buffer", "usize"],
+      result: "i32",
+    },
+  });
+  const libc = Deno.dlopen("libc.so.6", {
+    mallinfo2: { parameters: [], result: { struct: new Array(10).fill("usize") } },
+  });
+  try {
+    const mallctl = duckdb.symbols.duckdb_je_mallctl;
+    const name = (text: string) => encoder.encode(`${text}\0`);
+    // jemalloc's statistics are a snapshot taken when the epoch advances.
+    const epoch = new BigUint64Array([1n]);
+    mallctl(name("epoch"), null, null, new Uint8Array(epoch.buffer), 8n);
+    const stat = (key: string) => {
+      const value = new BigUint64Array(1);
+      const length = new BigUint64Array([8n]);
+      const failed = mallctl(
+        name(`stats.${key}`),
+        new Uint8Array(value.buffer),
+        new Uint8Array(length.buffer),
+        null,
+        0n,
+      );
+      if (failed) throw new Error(`mallctl("stats.${key}") failed with ${failed}`);
+      return Number(value[0]) / MB;
+    };
+    // struct mallinfo2: arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks,
+    // fordblks, keepcost, each a size_t.
+    const info = new BigUint64Array((libc.symbols.mallinfo2() as Uint8Array<ArrayBuffer>).buffer);
+    return {
+      jemalloc: {
+        allocated: stat("allocated"),
+        active: stat("active"),
+        resident: stat("resident"),
+      },
+      glibc: {
+        heap: Number(info[0]) / MB,
+        inUse: Number(info[7]) / MB,
+        free: Number(info[8]) / MB,
+      },
+    };
+  } finally {
+    duckdb.close();
+    libc.close();
+  }
+}
+
+if (path) {
+  Deno.addSignalListener("SIGUSR2", () => {
+    let stats: AllocatorStats;
+    try {
+      stats = read();
+    } catch (error) {
+      stats = { error: error instanceof Error ? error.message : String(error) };
+    }
+    // Whole or not at all: the bench polls for the file.
+    Deno.writeTextFileSync(`${path}.part`, JSON.stringify(stats));
+    Deno.renameSync(`${path}.part`, path);
+  });
+}
