@@ -145,11 +145,7 @@ Deno.test("observability: a client gone mid-body is logged as 499, not as a fail
     for (const framing of framings) {
       for (const [path, type, start] of cases) {
         // Sends the start and hangs up once the service is reading.
-        const socket = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
-        await socket.write(new TextEncoder().encode(
-          `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n` +
-            `Content-Type: ${type}\r\n${framing(start!)}`,
-        ));
+        const socket = await server.rawPost(path!, `Content-Type: ${type}\r\n${framing(start!)}`);
         await new Promise((r) => setTimeout(r, 200));
         socket.close();
       }
@@ -176,12 +172,11 @@ Deno.test("observability: a chunked body with broken framing is logged as 400, n
   try {
     const paths = ["/api/v1/table/people", "/api/v1/table/people/records"];
     for (const path of paths) {
-      const socket = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
       // A first chunk, then "zz", which is no chunk size.
-      await socket.write(new TextEncoder().encode(
-        `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\n` +
-          `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n[{\r\n`,
-      ));
+      const socket = await server.rawPost(
+        path,
+        "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n[{\r\n",
+      );
       // Once the service is reading.
       await new Promise((r) => setTimeout(r, 200));
       await socket.write(new TextEncoder().encode("zz\r\n"));
