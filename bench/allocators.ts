@@ -20,62 +20,60 @@ const MB = 1024 ** 2;
 const encoder = new TextEncoder();
 
 /** Figures in MB; the bench reads the same shape. */
-export type AllocatorStats =
-  | {
-    jemalloc: { allocated: number; active: number; resident: number };
-    glibc: { heap: number; inUse: number; free: number };
-  }
-  | { error: string };
+export interface AllocatorFigures {
+  jemalloc: { allocated: number; resident: number };
+  glibc: { heap: number; inUse: number; free: number };
+}
 
-function read(): AllocatorStats {
-  // By soname: the library the DuckDB bindings loaded, not a second copy.
-  const duckdb = Deno.dlopen("libduckdb.so", {
-    duckdb_je_mallctl: {
-      parameters: ["buffer", "buffer", "buffer", "buffer", "usize"],
-      result: "i32",
-    },
-  });
-  const libc = Deno.dlopen("libc.so.6", {
-    mallinfo2: { parameters: [], result: { struct: new Array(10).fill("usize") } },
-  });
-  try {
-    const mallctl = duckdb.symbols.duckdb_je_mallctl;
-    const name = (text: string) => encoder.encode(`${text}\0`);
-    // jemalloc's statistics are a snapshot taken when the epoch advances.
-    const epoch = new BigUint64Array([1n]);
-    mallctl(name("epoch"), null, null, new Uint8Array(epoch.buffer), 8n);
-    const stat = (key: string) => {
-      const value = new BigUint64Array(1);
-      const length = new BigUint64Array([8n]);
-      const failed = mallctl(
-        name(`stats.${key}`),
-        new Uint8Array(value.buffer),
-        new Uint8Array(length.buffer),
-        null,
-        0n,
-      );
-      if (failed) throw new Error(`mallctl("stats.${key}") failed with ${failed}`);
-      return Number(value[0]) / MB;
-    };
-    // struct mallinfo2: arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks,
-    // fordblks, keepcost, each a size_t.
-    const info = new BigUint64Array((libc.symbols.mallinfo2() as Uint8Array<ArrayBuffer>).buffer);
-    return {
-      jemalloc: {
-        allocated: stat("allocated"),
-        active: stat("active"),
-        resident: stat("resident"),
+export type AllocatorStats = AllocatorFigures | { error: string };
+
+/** Opened at the first reading and kept: the process holds both libraries anyway. */
+let libraries: ReturnType<typeof open> | undefined;
+
+function open() {
+  return {
+    // By soname: the library the DuckDB bindings loaded, not a second copy.
+    duckdb: Deno.dlopen("libduckdb.so", {
+      duckdb_je_mallctl: {
+        parameters: ["buffer", "buffer", "buffer", "buffer", "usize"],
+        result: "i32",
       },
-      glibc: {
-        heap: Number(info[0]) / MB,
-        inUse: Number(info[7]) / MB,
-        free: Number(info[8]) / MB,
-      },
-    };
-  } finally {
-    duckdb.close();
-    libc.close();
-  }
+    }),
+    libc: Deno.dlopen("libc.so.6", {
+      mallinfo2: { parameters: [], result: { struct: new Array(10).fill("usize") } },
+    }),
+  };
+}
+
+function read(): AllocatorFigures {
+  libraries ??= open();
+  const mallctl = libraries.duckdb.symbols.duckdb_je_mallctl;
+  const name = (text: string) => encoder.encode(`${text}\0`);
+  // jemalloc's statistics are a snapshot taken when the epoch advances.
+  const epoch = new BigUint64Array([1n]);
+  mallctl(name("epoch"), null, null, new Uint8Array(epoch.buffer), 8n);
+  const stat = (key: string) => {
+    const value = new BigUint64Array(1);
+    const length = new BigUint64Array([8n]);
+    const failed = mallctl(
+      name(`stats.${key}`),
+      new Uint8Array(value.buffer),
+      new Uint8Array(length.buffer),
+      null,
+      0n,
+    );
+    if (failed) throw new Error(`mallctl("stats.${key}") failed with ${failed}`);
+    return Number(value[0]) / MB;
+  };
+  // struct mallinfo2: arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks,
+  // fordblks, keepcost, each a size_t.
+  const info = new BigUint64Array(
+    (libraries.libc.symbols.mallinfo2() as Uint8Array<ArrayBuffer>).buffer,
+  );
+  return {
+    jemalloc: { allocated: stat("allocated"), resident: stat("resident") },
+    glibc: { heap: Number(info[0]) / MB, inUse: Number(info[7]) / MB, free: Number(info[8]) / MB },
+  };
 }
 
 if (path) {

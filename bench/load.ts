@@ -14,7 +14,7 @@
 import autocannon from "autocannon";
 import { samples, value } from "../tests/helpers/metrics.ts";
 import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
-import type { AllocatorStats } from "./allocators.ts";
+import type { AllocatorFigures, AllocatorStats } from "./allocators.ts";
 import { COLUMNS, row } from "./generate.ts";
 import { memory, percentile } from "./measure.ts";
 
@@ -443,12 +443,12 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
         `${change(partsStart.heap, partsEnd.heap)}; the rest (code, threads, native memory ` +
         `outside DuckDB's count): ${change(restStart, restEnd)}`,
     );
-    if ("error" in nativeStart) console.log(`  native allocators: not read (${nativeStart.error})`);
-    else if ("error" in nativeEnd) {
-      console.log(`  native allocators: not read (${nativeEnd.error})`);
+    if ("error" in nativeStart || "error" in nativeEnd) {
+      const failed = [nativeStart, nativeEnd].find((s): s is { error: string } => "error" in s);
+      console.log(`  native allocators: not read (${failed!.error})`);
     } else {
-      const [start, end] = [nativeStart, nativeEnd];
-      const from = (read: (stats: typeof start) => number) => change(read(start), read(end));
+      const from = (read: (stats: AllocatorFigures) => number) =>
+        change(read(nativeStart), read(nativeEnd));
       console.log(
         `  native allocators: DuckDB's jemalloc (its count above included) allocated ` +
           `${from((s) => s.jemalloc.allocated)}, resident ${from((s) => s.jemalloc.resident)}; ` +
