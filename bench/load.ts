@@ -207,7 +207,7 @@ async function memoryParts(
  * What the service's native allocators hold, from the module preloaded into it: it answers
  * SIGUSR2 by writing them to `file`.
  */
-async function allocators(pid: number, file: string): Promise<AllocatorStats> {
+export async function allocators(pid: number, file: string): Promise<AllocatorStats> {
   await Deno.remove(file).catch(() => {});
   Deno.kill(pid, "SIGUSR2");
   for (let waited = 0; waited < 5_000; waited += 50) {

@@ -11,6 +11,7 @@ import { TestServer } from "../tests/helpers/server.ts";
 import { files } from "./files.ts";
 import { load } from "./load.ts";
 import { loading } from "./loading.ts";
+import { retained } from "./retained.ts";
 import { percentile } from "./measure.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
@@ -88,4 +89,5 @@ if (import.meta.main) {
     const [, soak, connections] = Deno.args;
     await load(Number(soak ?? 300), connections === undefined ? undefined : Number(connections));
   }
+  if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
 }

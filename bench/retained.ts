@@ -1,0 +1,180 @@
+/**
+ * `deno task bench retained`: the native memory the service keeps for good per request, and
+ * what single node-api calls keep in a bare Deno process.
+ *
+ * Both run with `--v8-flags=--expose-gc` and read glibc's "in use" figure only after
+ * collecting all garbage (see allocators.ts): memory still in use then is kept, not waiting
+ * for a finalizer. A batch of requests (or calls) runs between two readings; the difference
+ * over the batch is what each one kept. Two batches follow a warm-up, so a one-off cache
+ * shows as a first batch larger than the second. The controls keep nothing native:
+ * `GET /table/{name}` is answered from the service's cache, and `JSON.parse` is plain
+ * JavaScript.
+ *
+ * The bare calls separate two sources: each object the DuckDB bindings hand to JavaScript
+ * (a result, an appender) keeps a few dozen bytes after its finalizer ran, and DuckDB's
+ * late-materialized top-N (the plan of a page of whole rows) keeps more, which the same
+ * query with late materialization off does not.
+ *
+ * @module
+ */
+
+import { DuckDBInstance } from "@duckdb/node-api";
+import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
+import { type AllocatorFigures, collectGarbage, readAllocators } from "./allocators.ts";
+import { COLUMNS, row } from "./generate.ts";
+import { allocators } from "./load.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+const MB = 1024 ** 2;
+const TABLE = "retained";
+
+/** Bytes kept per item between two readings of glibc's memory in use, in MB. */
+function perItem(before: number, after: number, items: number): string {
+  return `${Math.round((after - before) * MB / items)}`.padStart(7);
+}
+
+/** Runs `work` `count` times over `clients` concurrent loops. */
+async function batch(count: number, clients: number, work: () => Promise<void>): Promise<void> {
+  let left = count;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (left-- > 0) await work();
+    }),
+  );
+}
+
+/**
+ * Prints the bytes the service keeps per request for inserts and reads at 1 and 16 clients,
+ * over `requests` requests per batch.
+ */
+export async function retained(requests = 4_000): Promise<void> {
+  const token = await mint({ scope: ALL_SCOPES, expiresIn: 3_600 });
+  const statsFile = await Deno.makeTempFile({ prefix: "bench-retained-", suffix: ".json" });
+  const server = await TestServer.start(
+    { LOG_LEVEL: "error", BENCH_ALLOCATOR_STATS: statsFile },
+    undefined,
+    (env) => spawn(env, [], ["--v8-flags=--expose-gc", "--preload", `${ROOT}bench/allocators.ts`]),
+  );
+  try {
+    const created = await server.request("POST", `table/${TABLE}`, {
+      token,
+      body: {
+        table: {
+          columns: COLUMNS.map((c) => ({ name: c.name, type: c.type })),
+          constraints: { primary_key: { columns: ["id"] } },
+        },
+      },
+    });
+    if (created.status !== 200) throw new Error(`Cannot create the table: ${created.text}`);
+    const inUse = async () => {
+      const stats = await allocators(server.pid, statsFile);
+      if ("error" in stats) throw new Error(`Cannot read the allocators: ${stats.error}`);
+      return stats.glibc.inUse;
+    };
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    let next = 0;
+    const send = async (path: string, init: RequestInit = {}) => {
+      const answer = await fetch(`${server.base}/api/v1/${path}`, { headers, ...init });
+      const text = await answer.text();
+      if (!answer.ok) throw new Error(`${path} answered ${answer.status}: ${text}`);
+    };
+    const insert = () => {
+      const rows = Array.from({ length: 10 }, () => row(next++));
+      return send(`table/${TABLE}/records`, { method: "POST", body: JSON.stringify(rows) });
+    };
+    const kinds: [string, () => Promise<void>][] = [
+      ["GET /table/{name} (control)", () => send(`table/${TABLE}`)],
+      ["POST /records, 10 rows", insert],
+      ["GET /records?limit=10", () => send(`table/${TABLE}/records?limit=10`)],
+    ];
+    console.log(
+      `\nNative memory kept per request: glibc's memory in use after a full collection, ` +
+        `before and after each batch of ${requests} requests`,
+    );
+    console.log("request                        clients   bytes kept per request (two batches)");
+    for (const clients of [1, 16]) {
+      for (const [label, work] of kinds) {
+        await batch(requests, clients, work);
+        const readings = [await inUse()];
+        for (let b = 0; b < 2; b++) {
+          await batch(requests, clients, work);
+          readings.push(await inUse());
+        }
+        console.log(
+          `${label.padEnd(30)} ${String(clients).padStart(7)}   ${
+            perItem(readings[0]!, readings[1]!, requests)
+          } ${perItem(readings[1]!, readings[2]!, requests)}`,
+        );
+      }
+    }
+  } finally {
+    await server.dispose();
+    await Deno.remove(statsFile).catch(() => {});
+  }
+  const bare = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--v8-flags=--expose-gc", `${ROOT}bench/retained.ts`],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!bare.success) throw new Error("The bare node-api measurement failed");
+}
+
+/** Prints the bytes single node-api calls keep in this process (run with --expose-gc). */
+async function bare(calls = 10_000): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "bench-retained-" });
+  const instance = await DuckDBInstance.create(`${dir}/bare.duckdb`);
+  const connection = await instance.connect();
+  // Without late materialization: DuckDB then sorts whole rows instead of fetching the
+  // page's rows after sorting their keys.
+  const sortsRows = await instance.connect();
+  try {
+    await connection.run("CREATE TABLE t (a BIGINT)");
+    await connection.run(
+      `CREATE TABLE wide AS SELECT i AS id, 'name-' || i AS name, i * 0.5 AS price,
+         'note number ' || i AS note FROM range(200000) r(i)`,
+    );
+    await sortsRows.run("SET late_materialization_max_rows = 0");
+    const page = "SELECT * FROM wide ORDER BY id LIMIT 10";
+    const cases: [string, () => unknown][] = [
+      ["JSON.parse of a small object (control)", () => JSON.parse('{"a":[1,2,3]}')],
+      ['connection.run("SELECT 42")', () => connection.run("SELECT 42")],
+      [
+        "createAppender + closeSync",
+        async () => (await connection.createAppender("t")).closeSync(),
+      ],
+      [
+        'runAndReadAll("SELECT 42") + rows',
+        async () => (await connection.runAndReadAll("SELECT 42")).getRowObjectsJS(),
+      ],
+      ["connection.run(top 10 of 200,000 rows)", () => connection.run(page)],
+      ["the same, late materialization off", () => sortsRows.run(page)],
+    ];
+    const inUse = async () => {
+      await collectGarbage();
+      const figures: AllocatorFigures = readAllocators();
+      return figures.glibc.inUse;
+    };
+    console.log(`\nThe same in a bare Deno ${Deno.version.deno} process, ${calls} calls a batch`);
+    console.log("call                                      bytes kept per call (two batches)");
+    for (const [label, call] of cases) {
+      for (let i = 0; i < calls; i++) await call();
+      const readings = [await inUse()];
+      for (let b = 0; b < 2; b++) {
+        for (let i = 0; i < calls; i++) await call();
+        readings.push(await inUse());
+      }
+      console.log(
+        `${label.padEnd(40)} ${perItem(readings[0]!, readings[1]!, calls)} ${
+          perItem(readings[1]!, readings[2]!, calls)
+        }`,
+      );
+    }
+  } finally {
+    sortsRows.closeSync();
+    connection.closeSync();
+    instance.closeSync();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+if (import.meta.main) await bare();
