@@ -99,6 +99,14 @@ export function plainRows(
 }
 
 /**
+ * Descriptions whose column types an appender has matched. Reading a column's type hands
+ * JavaScript a native object, and under Deno each such object leaves a few dozen bytes behind
+ * for good (README, "Memory kept per request"); a cached description is the same object
+ * until any definition changes, so its types are compared once, not for every group.
+ */
+const matchedTypes = new WeakSet<Table>();
+
+/**
  * Appends `rows` to `table` inside the session's open transaction. Throws, having appended
  * nothing that could be flushed later, when the table's columns are not the writers' or a
  * constraint fails; the caller rolls the transaction back.
@@ -109,10 +117,12 @@ export async function appendRows(session: Session, table: Table, rows: PlainRows
     // The description is the table's, read under the same locks; this only guards the order.
     if (
       appender.columnCount !== rows.writers.length ||
-      rows.writers.some((w, i) => appender.columnType(i).typeId !== w.typeId)
+      (!matchedTypes.has(table) &&
+        rows.writers.some((w, i) => appender.columnType(i).typeId !== w.typeId))
     ) {
       throw new Error(`The appender's columns of "${table.name}" differ from its description`);
     }
+    matchedTypes.add(table);
     const { writers, values } = rows;
     for (let v = 0; v < values.length;) {
       for (const writer of writers) {

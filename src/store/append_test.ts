@@ -185,3 +185,47 @@ Deno.test("plainRows() leaves out columns with defaults, repeated keys and other
     [1n],
   );
 });
+
+Deno.test("appendRows() refuses a description whose column types are not the table's, every time", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = await openStore({ path: `${dir}/db.duckdb`, spoolDir: dir, tempDir: dir });
+  try {
+    const ref = { schema: "public", name: "t" };
+    const columns = [{ name: "id", type: "integer" }, { name: "v", type: "varchar" }];
+    const { table } = await store.createTable(planTable(ref, { columns }), {
+      ifNotExists: false,
+    });
+    // The same names, with v described as a double: the appender's column is VARCHAR.
+    const wrong: Table = {
+      ...table,
+      columns: table.columns.map((c) => c.name === "v" ? { ...c, type: "DOUBLE" } : c),
+    };
+    const line = (id: number) => [new TextEncoder().encode(`{"id":${id},"v":1.5}\n`)];
+    const mapping = (t: Table): KeyColumn[] =>
+      t.columns.map((column) => ({ key: column.name, column }));
+    const rows = plainRows(wrong, mapping(wrong), line(1), 1)!;
+    assert.ok(rows, "the wrong description's rows are plain");
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await assert.rejects(
+        store.database.transaction((s) => appendRows(s, wrong, rows)),
+        /differ from its description/,
+      );
+    }
+    const right = plainRows(
+      table,
+      mapping(table),
+      [new TextEncoder().encode('{"id":2,"v":"x"}\n')],
+      1,
+    )!;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await store.database.transaction((s) => appendRows(s, table, right));
+    }
+    const stored = await store.database.withSession((s) =>
+      s.rows(`SELECT id, v FROM public.t ORDER BY id`)
+    );
+    assert.deepEqual(stored, [{ id: 2, v: "x" }, { id: 2, v: "x" }]);
+  } finally {
+    await store.database.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
