@@ -4,6 +4,8 @@
  * @module
  */
 
+import type { TestServer } from "../tests/helpers/server.ts";
+
 /** The 8-column shape of the loading benchmarks. */
 export const COLUMNS = [
   { name: "id", type: "BIGINT", pg: "bigint" },
@@ -15,6 +17,24 @@ export const COLUMNS = [
   { name: "at", type: "TIMESTAMP WITH TIME ZONE", pg: "timestamptz" },
   { name: "note", type: "VARCHAR", pg: "varchar" },
 ] as const;
+
+/** Creates `name` in `server` with {@link COLUMNS}, keyed by `id`. */
+export async function createKeyedTable(
+  server: TestServer,
+  token: string,
+  name: string,
+): Promise<void> {
+  const created = await server.request("POST", `table/${name}`, {
+    token,
+    body: {
+      table: {
+        columns: COLUMNS.map((c) => ({ name: c.name, type: c.type })),
+        constraints: { primary_key: { columns: ["id"] } },
+      },
+    },
+  });
+  if (created.status !== 200) throw new Error(`Cannot create the table: ${created.text}`);
+}
 
 const CITIES = ["Berlin", "Paris", "Tokyo", "Lima", "Zürich", "Montréal"];
 

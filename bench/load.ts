@@ -15,7 +15,7 @@ import autocannon from "autocannon";
 import { samples, value } from "../tests/helpers/metrics.ts";
 import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
 import type { AllocatorFigures, AllocatorStats } from "./allocators.ts";
-import { COLUMNS, row } from "./generate.ts";
+import { COLUMNS, createKeyedTable, row } from "./generate.ts";
 import { memory, percentile } from "./measure.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -293,16 +293,7 @@ export async function load(soakSeconds = 300, connections = CONNECTIONS): Promis
     throw error;
   });
   try {
-    const created = await server.request("POST", `table/${TABLE}`, {
-      token,
-      body: {
-        table: {
-          columns: COLUMNS.map((c) => ({ name: c.name, type: c.type })),
-          constraints: { primary_key: { columns: ["id"] } },
-        },
-      },
-    });
-    if (created.status !== 200) throw new Error(`Cannot create the table: ${created.text}`);
+    await createKeyedTable(server, token, TABLE);
 
     const batches = new Batches();
     const inserts: Step = {

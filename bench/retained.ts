@@ -21,7 +21,7 @@
 import { DuckDBInstance } from "@duckdb/node-api";
 import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
 import { type AllocatorFigures, collectGarbage, readAllocators } from "./allocators.ts";
-import { COLUMNS, row } from "./generate.ts";
+import { createKeyedTable, row } from "./generate.ts";
 import { allocators } from "./load.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -56,16 +56,7 @@ export async function retained(requests = 4_000): Promise<void> {
     (env) => spawn(env, [], ["--v8-flags=--expose-gc", "--preload", `${ROOT}bench/allocators.ts`]),
   );
   try {
-    const created = await server.request("POST", `table/${TABLE}`, {
-      token,
-      body: {
-        table: {
-          columns: COLUMNS.map((c) => ({ name: c.name, type: c.type })),
-          constraints: { primary_key: { columns: ["id"] } },
-        },
-      },
-    });
-    if (created.status !== 200) throw new Error(`Cannot create the table: ${created.text}`);
+    await createKeyedTable(server, token, TABLE);
     const inUse = async () => {
       const stats = await allocators(server.pid, statsFile);
       if ("error" in stats) throw new Error(`Cannot read the allocators: ${stats.error}`);
