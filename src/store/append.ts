@@ -99,12 +99,13 @@ export function plainRows(
 }
 
 /**
- * Descriptions whose column types an appender has matched. Reading a column's type hands
- * JavaScript a native object, and under Deno each such object leaves a few dozen bytes behind
- * for good (README, "Memory kept per request"); a cached description is the same object
- * until any definition changes, so its types are compared once, not for every group.
+ * The writers' types an appender of each cached description's table has matched. Reading a
+ * column's type hands JavaScript a native object, and under Deno each such object leaves a
+ * few dozen bytes behind for good (README, "Memory kept per request"). A cached description
+ * is frozen and stays the same object until a definition changes (every change empties the
+ * cache), so the same types for it are compared once, not for every group.
  */
-const matchedTypes = new WeakSet<Table>();
+const matchedTypes = new WeakMap<Table, string>();
 
 /**
  * Appends `rows` to `table` inside the session's open transaction. Throws, having appended
@@ -115,14 +116,15 @@ export async function appendRows(session: Session, table: Table, rows: PlainRows
   const appender = await session.appender(table.schema, table.name);
   try {
     // The description is the table's, read under the same locks; this only guards the order.
+    const types = rows.writers.map((w) => w.typeId).join();
     if (
       appender.columnCount !== rows.writers.length ||
-      (!matchedTypes.has(table) &&
+      (matchedTypes.get(table) !== types &&
         rows.writers.some((w, i) => appender.columnType(i).typeId !== w.typeId))
     ) {
       throw new Error(`The appender's columns of "${table.name}" differ from its description`);
     }
-    matchedTypes.add(table);
+    if (Object.isFrozen(table)) matchedTypes.set(table, types);
     const { writers, values } = rows;
     for (let v = 0; v < values.length;) {
       for (const writer of writers) {

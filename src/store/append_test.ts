@@ -217,8 +217,17 @@ Deno.test("appendRows() refuses a description whose column types are not the tab
       [new TextEncoder().encode('{"id":2,"v":"x"}\n')],
       1,
     )!;
+    // Matched as a frozen (cached) description, the table still refuses other types: rows
+    // described otherwise, or another description of the same name.
+    const cached = Object.freeze(table);
     for (let attempt = 0; attempt < 2; attempt++) {
-      await store.database.transaction((s) => appendRows(s, table, right));
+      await store.database.transaction((s) => appendRows(s, cached, right));
+      for (const description of [cached, wrong]) {
+        await assert.rejects(
+          store.database.transaction((s) => appendRows(s, description, rows)),
+          /differ from its description/,
+        );
+      }
     }
     const stored = await store.database.withSession((s) =>
       s.rows(`SELECT id, v FROM public.t ORDER BY id`)
