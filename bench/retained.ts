@@ -54,7 +54,10 @@ export async function retained(requests = 4_000): Promise<void> {
     { LOG_LEVEL: "error", BENCH_ALLOCATOR_STATS: statsFile },
     undefined,
     (env) => spawn(env, [], ["--v8-flags=--expose-gc", "--preload", `${ROOT}bench/allocators.ts`]),
-  );
+  ).catch(async (error) => {
+    await Deno.remove(statsFile).catch(() => {});
+    throw error;
+  });
   try {
     await createKeyedTable(server, token, TABLE);
     const inUse = async () => {
@@ -117,7 +120,11 @@ async function bare(calls = 10_000): Promise<void> {
   const connection = await instance.connect();
   // Without late materialization: DuckDB then sorts whole rows instead of fetching the
   // page's rows after sorting their keys.
-  const sortsRows = await instance.connect();
+  const sortsRows = await instance.connect().catch((error) => {
+    connection.closeSync();
+    instance.closeSync();
+    throw error;
+  });
   try {
     await connection.run("CREATE TABLE t (a BIGINT)");
     await connection.run(
@@ -164,7 +171,7 @@ async function bare(calls = 10_000): Promise<void> {
     sortsRows.closeSync();
     connection.closeSync();
     instance.closeSync();
-    await Deno.remove(dir, { recursive: true });
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }
 
