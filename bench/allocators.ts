@@ -94,6 +94,21 @@ export async function collectGarbage(): Promise<void> {
   }
 }
 
+/**
+ * What the native allocators of the service `pid` hold, asked from the bench's side: this
+ * module, preloaded into the service, answers SIGUSR2 by writing them to `file`.
+ */
+export async function allocators(pid: number, file: string): Promise<AllocatorStats> {
+  await Deno.remove(file).catch(() => {});
+  Deno.kill(pid, "SIGUSR2");
+  for (let waited = 0; waited < 5_000; waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+    const text = await Deno.readTextFile(file).catch(() => "");
+    if (text) return JSON.parse(text);
+  }
+  return { error: "the service did not write them within 5 s of SIGUSR2" };
+}
+
 if (path) {
   Deno.addSignalListener("SIGUSR2", async () => {
     let stats: AllocatorStats;

@@ -14,7 +14,7 @@
 import autocannon from "autocannon";
 import { samples, value } from "../tests/helpers/metrics.ts";
 import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
-import type { AllocatorFigures, AllocatorStats } from "./allocators.ts";
+import { type AllocatorFigures, allocators } from "./allocators.ts";
 import { COLUMNS, createKeyedTable, row } from "./generate.ts";
 import { memory, percentile } from "./measure.ts";
 
@@ -201,21 +201,6 @@ async function memoryParts(
     storage: gauge("table_service_storage_memory_bytes"),
     heap: gauge("table_service_js_heap_bytes"),
   };
-}
-
-/**
- * What the service's native allocators hold, from the module preloaded into it: it answers
- * SIGUSR2 by writing them to `file`.
- */
-export async function allocators(pid: number, file: string): Promise<AllocatorStats> {
-  await Deno.remove(file).catch(() => {});
-  Deno.kill(pid, "SIGUSR2");
-  for (let waited = 0; waited < 5_000; waited += 50) {
-    await new Promise((r) => setTimeout(r, 50));
-    const text = await Deno.readTextFile(file).catch(() => "");
-    if (text) return JSON.parse(text);
-  }
-  return { error: "the service did not write them within 5 s of SIGUSR2" };
 }
 
 /** Samples a process's resident memory while `work` runs. */

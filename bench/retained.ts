@@ -20,17 +20,31 @@
 
 import { DuckDBInstance } from "@duckdb/node-api";
 import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
-import { type AllocatorFigures, collectGarbage, readAllocators } from "./allocators.ts";
+import { allocators, collectGarbage, readAllocators } from "./allocators.ts";
 import { createKeyedTable, row } from "./generate.ts";
-import { allocators } from "./load.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MB = 1024 ** 2;
 const TABLE = "retained";
 
-/** Bytes kept per item between two readings of glibc's memory in use, in MB. */
-function perItem(before: number, after: number, items: number): string {
-  return `${Math.round((after - before) * MB / items)}`.padStart(7);
+/**
+ * Runs `work` in a warm-up batch and then two measured ones of `count`, reading glibc's
+ * memory in use (MB, by `inUse`) before and after each; the bytes each item kept, per batch.
+ */
+async function keptPerItem(
+  count: number,
+  runBatch: () => Promise<void>,
+  inUse: () => Promise<number>,
+): Promise<string> {
+  await runBatch();
+  const readings = [await inUse()];
+  for (let b = 0; b < 2; b++) {
+    await runBatch();
+    readings.push(await inUse());
+  }
+  return readings.slice(1).map((after, b) =>
+    `${Math.round((after - readings[b]!) * MB / count)}`.padStart(7)
+  ).join(" ");
 }
 
 /** Runs `work` `count` times over `clients` concurrent loops. */
@@ -88,17 +102,8 @@ export async function retained(requests = 4_000): Promise<void> {
     console.log("request                        clients   bytes kept per request (two batches)");
     for (const clients of [1, 16]) {
       for (const [label, work] of kinds) {
-        await batch(requests, clients, work);
-        const readings = [await inUse()];
-        for (let b = 0; b < 2; b++) {
-          await batch(requests, clients, work);
-          readings.push(await inUse());
-        }
-        console.log(
-          `${label.padEnd(30)} ${String(clients).padStart(7)}   ${
-            perItem(readings[0]!, readings[1]!, requests)
-          } ${perItem(readings[1]!, readings[2]!, requests)}`,
-        );
+        const kept = await keptPerItem(requests, () => batch(requests, clients, work), inUse);
+        console.log(`${label.padEnd(30)} ${String(clients).padStart(7)}   ${kept}`);
       }
     }
   } finally {
@@ -133,7 +138,7 @@ async function bare(calls = 10_000): Promise<void> {
     );
     await sortsRows.run("SET late_materialization_max_rows = 0");
     const page = "SELECT * FROM wide ORDER BY id LIMIT 10";
-    const cases: [string, () => unknown][] = [
+    const cases: [string, () => Promise<unknown> | unknown][] = [
       ["JSON.parse of a small object (control)", () => JSON.parse('{"a":[1,2,3]}')],
       ['connection.run("SELECT 42")', () => connection.run("SELECT 42")],
       [
@@ -149,23 +154,17 @@ async function bare(calls = 10_000): Promise<void> {
     ];
     const inUse = async () => {
       await collectGarbage();
-      const figures: AllocatorFigures = readAllocators();
-      return figures.glibc.inUse;
+      return readAllocators().glibc.inUse;
     };
     console.log(`\nThe same in a bare Deno ${Deno.version.deno} process, ${calls} calls a batch`);
     console.log("call                                      bytes kept per call (two batches)");
     for (const [label, call] of cases) {
-      for (let i = 0; i < calls; i++) await call();
-      const readings = [await inUse()];
-      for (let b = 0; b < 2; b++) {
-        for (let i = 0; i < calls; i++) await call();
-        readings.push(await inUse());
-      }
-      console.log(
-        `${label.padEnd(40)} ${perItem(readings[0]!, readings[1]!, calls)} ${
-          perItem(readings[1]!, readings[2]!, calls)
-        }`,
+      const kept = await keptPerItem(
+        calls,
+        () => batch(calls, 1, async () => void await call()),
+        inUse,
       );
+      console.log(`${label.padEnd(40)} ${kept}`);
     }
   } finally {
     sortsRows.closeSync();
