@@ -52,6 +52,18 @@ export function row(i: number): Record<string, unknown> {
   };
 }
 
+/**
+ * Rows `first` to `first + count - 1` of {@link row} as CSV text with a header, in the
+ * columns' order. No value of {@link row} needs quoting.
+ */
+export function csvRows(first: number, count: number): string {
+  const lines = [COLUMNS.map((c) => c.name).join(",")];
+  for (let i = first; i < first + count; i++) {
+    lines.push(Object.values(row(i)).join(","));
+  }
+  return `${lines.join("\n")}\n`;
+}
+
 /** Writes a JSON array of `count` rows to `path`; returns its size in bytes. */
 export async function writeJsonRows(path: string, count: number): Promise<number> {
   const file = await Deno.open(path, { write: true, create: true, truncate: true });

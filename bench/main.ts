@@ -86,8 +86,15 @@ if (import.meta.main) {
   if (!only || only === "loading") await loading(Number(Deno.args[1] ?? 1_000_000));
   if (!only || only === "files") await files();
   if (!only || only === "load") {
-    const [, soak, connections] = Deno.args;
-    await load(Number(soak ?? 300), connections === undefined ? undefined : Number(connections));
+    const [, soak, connections, warm] = Deno.args;
+    if (warm !== undefined && warm !== "warm") {
+      throw new Error(`Unknown load option "${warm}": give "warm" or nothing`);
+    }
+    await load(
+      Number(soak ?? 300),
+      connections === undefined ? undefined : Number(connections),
+      warm === "warm",
+    );
   }
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
 }
