@@ -327,6 +327,42 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
       },
     );
 
+    await t.step(
+      "a bad time with a zone is 422 like any other bad value, not a null",
+      async () => {
+        const definition = {
+          table: {
+            columns: [
+              { name: "id", type: "integer" },
+              { name: "at", type: "timestamptz" },
+              { name: "clock", type: "timetz" },
+            ],
+          },
+        };
+        const good = "id,at,clock\n1,2026-01-01 10:00:00+02,10:00:00+02\n2,,\n";
+        ok(
+          await server.request("POST", "table/csv_tz/upload/csv", {
+            body: form(new TextEncoder().encode(good), "tz.csv", definition),
+          }),
+        );
+        const before = await records(server, "csv_tz");
+        assert.deepEqual(before.map((r) => r.at), ["2026-01-01T08:00:00.000000Z", null]);
+        assert.equal(before[1]!.clock, null);
+        const bad = "id,at,clock\n3,abc,10:00:00+02\n4,2026-01-01 10:00:00Z,noon\n";
+        const answer = errorOf(
+          await server.request("POST", "table/csv_tz/upload/csv?if_exists=append", {
+            body: form(new TextEncoder().encode(bad), "bad.csv"),
+          }),
+          422,
+        );
+        assert.deepEqual(
+          (answer.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+          [[0, "at"], [1, "clock"]],
+        );
+        assert.deepEqual(await records(server, "csv_tz"), before);
+      },
+    );
+
     await t.step("a malformed CSV or a spreadsheet sent to upload/csv is refused", async () => {
       // Valid UTF-8 where the format is told apart, broken after it.
       const rows = new TextEncoder().encode("a,b\n" + "1,2\n".repeat(20_000));

@@ -55,6 +55,13 @@ function rawType(file: RowsFile): string {
 }
 
 /**
+ * Types `read_csv` stores as NULL where a value does not parse, where for every other type it
+ * fails (DuckDB 1.5.5). Columns of these types are read as text and cast after the reader,
+ * so that a bad value fails the load like any other.
+ */
+const CSV_NULLS_BAD = new Set(["TIMESTAMP WITH TIME ZONE", "TIME WITH TIME ZONE"]);
+
+/**
  * The reader over a rows file (`$1`), its mapped keys read as `typeOf` says, under the
  * aliases of {@link sourceColumns}: `read_json` for JSON rows; for CSV a `read_csv`
  * subquery without blank lines, and with `numbered` each row's position as `row_number_`.
@@ -68,17 +75,24 @@ function source(
   const names = sourceColumns(file, mapping);
   if (file.csv) {
     // Every column of the file is declared, in order; those no column takes are read as text.
-    const columns = file.csv.columns.map((key, i) => {
+    const types = file.csv.columns.map((key) => {
       const m = mapping.find((m) => m.key === key);
-      return `${quoteLiteral(names[i]!)}: ${quoteLiteral(m ? typeOf(m) : "VARCHAR")}`;
+      return m ? typeOf(m) : "VARCHAR";
     });
+    const columns = types.map((type, i) =>
+      `${quoteLiteral(names[i]!)}: ${quoteLiteral(CSV_NULLS_BAD.has(type) ? "VARCHAR" : type)}`
+    );
+    const projection = names.map((n, i) =>
+      CSV_NULLS_BAD.has(types[i]!) ? `CAST(${n} AS ${types[i]}) AS ${n}` : n
+    );
+    if (numbered) projection.push("row_number_");
     const { delimiter, quote, escape, skip } = file.csv;
     const reader = `read_csv($1, header=true, auto_detect=false, ` +
       `delim=${quoteLiteral(delimiter)}, quote=${quoteLiteral(quote)}, ` +
       `escape=${quoteLiteral(escape)}, skip=${skip}, columns={${columns.join(", ")}})`;
     const ordinality = numbered ? ` WITH ORDINALITY AS f(${names.join(", ")}, row_number_)` : "";
     // A line of empty fields is no record, as an empty row of a sheet is none.
-    return `(SELECT * FROM ${reader}${ordinality} WHERE NOT (${
+    return `(SELECT ${projection.join(", ")} FROM ${reader}${ordinality} WHERE NOT (${
       names.map((n) => `${n} IS NULL`).join(" AND ")
     }))`;
   }
