@@ -1,7 +1,7 @@
 /**
- * Preloaded into the service by `deno task bench load` (`deno run --preload`). On SIGUSR2 it
- * writes what the process's two native allocators hold, as one JSON object, to the file
- * named by `BENCH_ALLOCATOR_STATS`:
+ * Preloaded into the service by `deno task bench load` and `deno task bench retained`
+ * (`deno run --preload`). On SIGUSR2 it writes what the process's two native allocators hold,
+ * as one JSON object, to the file named by `BENCH_ALLOCATOR_STATS`:
  *
  * - DuckDB allocates its buffers with the jemalloc built into its Linux library (symbols
  *   prefixed `duckdb_je_`), read here with its `mallctl`. `allocated` is what DuckDB holds,
@@ -15,6 +15,10 @@
  * When the service runs with `--v8-flags=--expose-gc` (`deno task bench retained` does), each
  * reading first collects all garbage, so that native memory owned by unreachable JavaScript
  * objects has been handed back by their finalizers: what remains is memory kept.
+ *
+ * The benches import it too: {@link allocators} asks the service from their side, and
+ * `retained`'s bare process reads its own allocators with {@link readAllocators}. Without
+ * `BENCH_ALLOCATOR_STATS`, as there, it installs no listener.
  *
  * @module
  */

@@ -8,7 +8,7 @@
 import { DuckDBInstance } from "@duckdb/node-api";
 import * as XLSX from "xlsx";
 import { TestServer } from "../tests/helpers/server.ts";
-import { COLUMNS, row } from "./generate.ts";
+import { COLUMNS, CSV_HEADER, csvLine, row } from "./generate.ts";
 import { memory } from "./measure.ts";
 
 const DEFINITION = { table: { columns: COLUMNS.map((c) => ({ name: c.name, type: c.type })) } };
@@ -39,13 +39,9 @@ async function writeCsv(path: string, count: number): Promise<number> {
   const file = await Deno.open(path, { write: true, create: true, truncate: true });
   const encoder = new TextEncoder();
   let size = 0;
-  let buffer = COLUMNS.map((c) => c.name).join(",") + "\n";
+  let buffer = CSV_HEADER + "\n";
   for (let i = 0; i < count; i++) {
-    const r = row(i);
-    buffer += COLUMNS.map((c) => {
-      const v = r[c.name];
-      return typeof v === "string" && /[,"\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
-    }).join(",") + "\n";
+    buffer += csvLine(i) + "\n";
     if (buffer.length > 1 << 20 || i === count - 1) {
       const bytes = encoder.encode(buffer);
       size += bytes.length;

@@ -52,16 +52,16 @@ export function row(i: number): Record<string, unknown> {
   };
 }
 
-/**
- * Rows `first` to `first + count - 1` of {@link row} as CSV text with a header, in the
- * columns' order. No value of {@link row} needs quoting.
- */
-export function csvRows(first: number, count: number): string {
-  const lines = [COLUMNS.map((c) => c.name).join(",")];
-  for (let i = first; i < first + count; i++) {
-    lines.push(Object.values(row(i)).join(","));
-  }
-  return `${lines.join("\n")}\n`;
+/** The header line of a CSV of generated rows. */
+export const CSV_HEADER = COLUMNS.map((c) => c.name).join(",");
+
+/** Row `i` of {@link row} as one CSV line in the columns' order, its id replaced by `id`. */
+export function csvLine(i: number, id = i): string {
+  const r: Record<string, unknown> = { ...row(i), id };
+  return COLUMNS.map((c) => {
+    const v = r[c.name];
+    return typeof v === "string" && /[,"\n]/.test(v) ? `"${v.replaceAll('"', '""')}"` : v;
+  }).join(",");
 }
 
 /** Writes a JSON array of `count` rows to `path`; returns its size in bytes. */

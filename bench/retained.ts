@@ -28,8 +28,9 @@ const MB = 1024 ** 2;
 const TABLE = "retained";
 
 /**
- * Runs `work` in a warm-up batch and then two measured ones of `count`, reading glibc's
- * memory in use (MB, by `inUse`) before and after each; the bytes each item kept, per batch.
+ * Runs `runBatch` (a batch of `count` items) once to warm up and then twice more, reading
+ * glibc's memory in use (MB, by `inUse`) before and after each; the bytes each item kept in
+ * each measured batch, formatted for the table.
  */
 async function keptPerItem(
   count: number,
@@ -138,7 +139,7 @@ async function bare(calls = 10_000): Promise<void> {
     );
     await sortsRows.run("SET late_materialization_max_rows = 0");
     const page = "SELECT * FROM wide ORDER BY id LIMIT 10";
-    const cases: [string, () => Promise<unknown> | unknown][] = [
+    const cases: [string, () => unknown][] = [
       ["JSON.parse of a small object (control)", () => JSON.parse('{"a":[1,2,3]}')],
       ['connection.run("SELECT 42")', () => connection.run("SELECT 42")],
       [
