@@ -328,7 +328,7 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
     );
 
     await t.step(
-      "a bad time with a zone is 422 like any other bad value, not a null",
+      "a bad time with a zone, even in a list, is 422 like any other bad value, not a null",
       async () => {
         const definition = {
           table: {
@@ -336,10 +336,12 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
               { name: "id", type: "integer" },
               { name: "at", type: "timestamptz" },
               { name: "clock", type: "timetz" },
+              { name: "times", type: "timestamptz[]" },
             ],
           },
         };
-        const good = "id,at,clock\n1,2026-01-01 10:00:00+02,10:00:00+02\n2,,\n";
+        const good = "id,at,clock,times\n" +
+          "1,2026-01-01 10:00:00+02,10:00:00+02,[2026-01-01 10:00:00+02]\n2,,,\n";
         ok(
           await server.request("POST", "table/csv_tz/upload/csv", {
             body: form(new TextEncoder().encode(good), "tz.csv", definition),
@@ -347,18 +349,26 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
         );
         const before = await records(server, "csv_tz");
         assert.deepEqual(before.map((r) => r.at), ["2026-01-01T08:00:00.000000Z", null]);
+        assert.deepEqual(before[0]!.times, ["2026-01-01T08:00:00.000000Z"]);
         assert.equal(before[1]!.clock, null);
-        const bad = "id,at,clock\n3,abc,10:00:00+02\n4,2026-01-01 10:00:00Z,noon\n";
-        const answer = errorOf(
-          await server.request("POST", "table/csv_tz/upload/csv?if_exists=append", {
-            body: form(new TextEncoder().encode(bad), "bad.csv"),
-          }),
-          422,
-        );
-        assert.deepEqual(
-          (answer.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
-          [[0, "at"], [1, "clock"]],
-        );
+        // Each file alone, so that no other bad value fails the load for it.
+        const files = [
+          ["3,abc,10:00:00+02,", "at"],
+          ["4,2026-01-01 10:00:00Z,noon,", "clock"],
+          ["5,2026-01-01 10:00:00Z,10:00:00+00,[abc]", "times"],
+        ];
+        for (const [line, column] of files) {
+          const answer = errorOf(
+            await server.request("POST", "table/csv_tz/upload/csv?if_exists=append", {
+              body: form(new TextEncoder().encode(`id,at,clock,times\n${line}\n`), "bad.csv"),
+            }),
+            422,
+          );
+          assert.deepEqual(
+            (answer.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+            [[0, column]],
+          );
+        }
         assert.deepEqual(await records(server, "csv_tz"), before);
       },
     );

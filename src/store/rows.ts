@@ -11,6 +11,7 @@ import { ApiError, type ErrorDetail, MAX_DETAILS } from "../errors.ts";
 import type { Session } from "./database.ts";
 import { PLACEHOLDER_COLUMN } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { holds, parseType } from "./types.ts";
 import { csvLine, jsonObject, readAs } from "./values.ts";
 import type { OnConflict } from "./store.ts";
 
@@ -54,12 +55,17 @@ function rawType(file: RowsFile): string {
   return file.csv ? "VARCHAR" : "JSON";
 }
 
+const ZONED_TIMES = new Set(["TIMESTAMP WITH TIME ZONE", "TIME WITH TIME ZONE"]);
+
 /**
- * Types `read_csv` stores as NULL where a value does not parse, where for every other type it
- * fails (DuckDB 1.5.5). Columns of these types are read as text and cast after the reader,
- * so that a bad value fails the load like any other.
+ * Whether `read_csv` stores a bad value of `type` as NULL (or a NULL inside it) where for
+ * every other type it fails (DuckDB 1.5.5): so it does for times with a zone, at the top or
+ * inside a LIST, STRUCT or MAP. Such columns are read as text and cast after the reader, so
+ * that a bad value fails the load like any other.
  */
-const CSV_NULLS_BAD = new Set(["TIMESTAMP WITH TIME ZONE", "TIME WITH TIME ZONE"]);
+function csvNullsBadValues(type: string): boolean {
+  return holds(parseType(type), (scalar) => ZONED_TIMES.has(scalar));
+}
 
 /**
  * The reader over a rows file (`$1`), its mapped keys read as `typeOf` says, under the
@@ -80,10 +86,10 @@ function source(
       return m ? typeOf(m) : "VARCHAR";
     });
     const columns = types.map((type, i) =>
-      `${quoteLiteral(names[i]!)}: ${quoteLiteral(CSV_NULLS_BAD.has(type) ? "VARCHAR" : type)}`
+      `${quoteLiteral(names[i]!)}: ${quoteLiteral(csvNullsBadValues(type) ? "VARCHAR" : type)}`
     );
     const projection = names.map((n, i) =>
-      CSV_NULLS_BAD.has(types[i]!) ? `CAST(${n} AS ${types[i]}) AS ${n}` : n
+      csvNullsBadValues(types[i]!) ? `CAST(${n} AS ${types[i]}) AS ${n}` : n
     );
     if (numbered) projection.push("row_number_");
     const { delimiter, quote, escape, skip } = file.csv;
