@@ -373,6 +373,29 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
       },
     );
 
+    await t.step("a STRUCT's text form names only its fields", async () => {
+      const definition = {
+        table: { columns: [{ name: "id", type: "integer" }, { name: "s", type: "struct(a int)" }] },
+      };
+      const csv = (line: string) => new TextEncoder().encode(`id,s\n${line}\n`);
+      ok(
+        await server.request("POST", "table/csv_struct/upload/csv", {
+          body: form(csv(`1,"{'a': 1}"`), "s.csv", definition),
+        }),
+      );
+      const answer = errorOf(
+        await server.request("POST", "table/csv_struct/upload/csv?if_exists=append", {
+          body: form(csv(`2,"{'x': 1}"`), "s.csv"),
+        }),
+        422,
+      );
+      assert.deepEqual(
+        (answer.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+        [[0, "s"]],
+      );
+      assert.deepEqual(await records(server, "csv_struct"), [{ id: 1, s: { a: 1 } }]);
+    });
+
     await t.step("a malformed CSV or a spreadsheet sent to upload/csv is refused", async () => {
       // Valid UTF-8 where the format is told apart, broken after it.
       const rows = new TextEncoder().encode("a,b\n" + "1,2\n".repeat(20_000));

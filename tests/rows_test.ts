@@ -627,6 +627,18 @@ Deno.test("records: bad values inside lists and structs are named by row and col
       [[0, "l"], [2, "s"], [3, "id"], [4, "s"]],
     );
     assert.equal((await records(server, "nested")).total, 0);
+
+    // As json_populate_record does for a composite type: a key naming no field is ignored,
+    // a missing field is null.
+    ok(
+      await server.request("POST", "table/nested/records", {
+        body: [{ id: 7, s: { x: 1 } }, { id: 8, s: { a: 1, x: 2 } }],
+      }),
+    );
+    assert.deepEqual(
+      (await records(server, "nested")).records.map((r: { s: unknown }) => r.s),
+      [{ a: null }, { a: 1 }],
+    );
   } finally {
     await server.dispose();
   }
