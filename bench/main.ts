@@ -87,8 +87,11 @@ if (import.meta.main) {
   if (!only || only === "files") await files();
   if (!only || only === "load") {
     const [, soak, connections, warm] = Deno.args;
-    if (warm !== undefined && warm !== "warm") {
-      throw new Error(`Unknown load option "${warm}": give "warm" or nothing`);
+    if ((warm !== undefined && warm !== "warm") || [soak, connections].includes("warm")) {
+      throw new Error(
+        `Unknown load arguments "${Deno.args.slice(1).join(" ")}": ` +
+          "give [soak seconds] [connections] [warm], e.g. load 300 16 warm",
+      );
     }
     await load(
       Number(soak ?? 300),
