@@ -80,21 +80,20 @@ export async function retained(requests = 4_000): Promise<void> {
       if ("error" in stats) throw new Error(`Cannot read the allocators: ${stats.error}`);
       return stats.glibc.inUse;
     };
-    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
     let next = 0;
-    const send = async (path: string, init: RequestInit = {}) => {
-      const answer = await fetch(`${server.base}/api/v1/${path}`, { headers, ...init });
-      const text = await answer.text();
-      if (!answer.ok) throw new Error(`${path} answered ${answer.status}: ${text}`);
-    };
-    const insert = () => {
-      const rows = Array.from({ length: 10 }, () => row(next++));
-      return send(`table/${TABLE}/records`, { method: "POST", body: JSON.stringify(rows) });
+    const send = async (method: string, path: string, body?: unknown) => {
+      const answer = await server.request(method, path, { token, body });
+      if (answer.status !== 200) {
+        throw new Error(`${path} answered ${answer.status}: ${answer.text}`);
+      }
     };
     const kinds: [string, () => Promise<void>][] = [
-      ["GET /table/{name} (control)", () => send(`table/${TABLE}`)],
-      ["POST /records, 10 rows", insert],
-      ["GET /records?limit=10", () => send(`table/${TABLE}/records?limit=10`)],
+      ["GET /table/{name} (control)", () => send("GET", `table/${TABLE}`)],
+      [
+        "POST /records, 10 rows",
+        () => send("POST", `table/${TABLE}/records`, Array.from({ length: 10 }, () => row(next++))),
+      ],
+      ["GET /records?limit=10", () => send("GET", `table/${TABLE}/records?limit=10`)],
     ];
     console.log(
       `\nNative memory kept per request: glibc's memory in use after a full collection, ` +

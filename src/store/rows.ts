@@ -85,12 +85,11 @@ function source(
       const m = mapping.find((m) => m.key === key);
       return m ? typeOf(m) : "VARCHAR";
     });
+    const asText = types.map(csvNullsBadValues);
     const columns = types.map((type, i) =>
-      `${quoteLiteral(names[i]!)}: ${quoteLiteral(csvNullsBadValues(type) ? "VARCHAR" : type)}`
+      `${quoteLiteral(names[i]!)}: ${quoteLiteral(asText[i] ? "VARCHAR" : type)}`
     );
-    const projection = names.map((n, i) =>
-      csvNullsBadValues(types[i]!) ? `CAST(${n} AS ${types[i]}) AS ${n}` : n
-    );
+    const projection = names.map((n, i) => asText[i] ? `CAST(${n} AS ${types[i]}) AS ${n}` : n);
     if (numbered) projection.push("row_number_");
     const { delimiter, quote, escape, skip } = file.csv;
     const reader = `read_csv($1, header=true, auto_detect=false, ` +
