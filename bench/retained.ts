@@ -13,7 +13,8 @@
  * The bare calls separate two sources: each object the DuckDB bindings hand to JavaScript
  * (a result, an appender) keeps a few dozen bytes after its finalizer ran, and DuckDB's
  * late-materialized top-N (the plan of a page of whole rows) keeps more, which the same
- * query with late materialization off does not.
+ * query with late materialization off does not. Last, retained_node.mjs runs two of the
+ * bare calls under Node with the same bindings: what grows there too is DuckDB's, not Deno's.
  *
  * @module
  */
@@ -116,6 +117,18 @@ export async function retained(requests = 4_000): Promise<void> {
     stderr: "inherit",
   }).output();
   if (!bare.success) throw new Error("The bare node-api measurement failed");
+  // Node runs from the project root so that it resolves the bindings Deno installed there.
+  const node = await new Deno.Command("node", {
+    args: ["--expose-gc", `${ROOT}bench/retained_node.mjs`],
+    cwd: ROOT,
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output().catch((error) => {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    console.log("\nNode is not on PATH: the comparison under Node is skipped.");
+    return { success: true };
+  });
+  if (!node.success) throw new Error("The measurement under Node failed");
 }
 
 /** Prints the bytes single node-api calls keep in this process (run with --expose-gc). */
