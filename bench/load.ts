@@ -4,7 +4,7 @@
  * on Deno that only verifies the JWT — then a mixed soak watching the service's memory.
  * Inserts and the baseline are measured at two fixed concurrencies, the given one and 64.
  * A warm run first fills DuckDB's cache of table data by CSV upload and reads pages, so that
- * its soak does not measure the cache filling or the page query's early growth.
+ * its soak does not measure the cache filling or the steepest of the page query's growth.
  *
  * autocannon runs inside this process (it works under Deno's Node compatibility), so the
  * generator shares the machine's cores with the server it drives, for both servers alike.
@@ -54,7 +54,8 @@ const FILL_FIRST_ID = 1e12;
 /**
  * Seconds of page reads after the fill, before a warm soak. The memory DuckDB's page query
  * keeps grows fastest over its first tens of thousands of calls and then slows (`bench
- * retained` shows it under Deno and Node): a service that has run a while is past them.
+ * retained` shows it under Deno and Node): a service that has run a while is past the
+ * steepest of it. 150 s reads about 35,000 pages here, not all of that growth.
  */
 const WARM_READ_SECONDS = 150;
 

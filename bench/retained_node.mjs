@@ -9,6 +9,9 @@
  * pages), hence larger batches. The same page with late materialization off is left out: it
  * sorts whole rows, 8 ms a call here, too slow for batches this size.
  *
+ * Arguments: calls a batch (20,000) and measured batches (3). Each call first runs one batch
+ * unmeasured, to warm up.
+ *
  * @module
  */
 
@@ -30,9 +33,11 @@ async function settledRss() {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "bench-retained-node-"));
-const instance = await DuckDBInstance.create(join(dir, "bare.duckdb"));
-const connection = await instance.connect();
+let instance;
+let connection;
 try {
+  instance = await DuckDBInstance.create(join(dir, "bare.duckdb"));
+  connection = await instance.connect();
   await connection.run(
     `CREATE TABLE wide AS SELECT i AS id, 'name-' || i AS name, i * 0.5 AS price,
        'note number ' || i AS note FROM range(200000) r(i)`,
@@ -61,7 +66,7 @@ try {
     console.log(`${label.padEnd(40)} ${kept.join(" ")}   (${ms.toFixed(2)} ms a call)`);
   }
 } finally {
-  connection.closeSync();
-  instance.closeSync();
+  connection?.closeSync();
+  instance?.closeSync();
   rmSync(dir, { recursive: true, force: true });
 }
