@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import * as XLSX from "xlsx";
 import {
   assertSpoolEmpty,
+  cellsOf,
   errorOf,
   ok,
   snapshot,
@@ -320,7 +321,7 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
           422,
         );
         assert.deepEqual(
-          (answer.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+          cellsOf(answer),
           [[1, "id"], [2, "price"]],
         );
         assert.deepEqual(await records(server, "csv_b"), before);
@@ -365,7 +366,7 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
             422,
           );
           assert.deepEqual(
-            (answer.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+            cellsOf(answer),
             [[0, column]],
           );
         }
@@ -390,7 +391,7 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
         422,
       );
       assert.deepEqual(
-        (answer.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+        cellsOf(answer),
         [[0, "s"]],
       );
       assert.deepEqual(await records(server, "csv_struct"), [{ id: 1, s: { a: 1 } }]);

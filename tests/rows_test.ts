@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { assertSpoolEmpty, errorOf, ok, TestServer } from "./helpers/server.ts";
+import { assertSpoolEmpty, cellsOf, errorOf, ok, TestServer } from "./helpers/server.ts";
 
 const people = {
   columns: [
@@ -215,7 +215,7 @@ Deno.test("records: insert, read back, page, and each on_conflict mode", async (
         });
         const error = errorOf(answer, 422);
         assert.deepEqual(
-          (error.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+          cellsOf(error),
           [[1, "id"], [2, "name"], [3, "age"], [5, "name"]],
         );
         const unknown = errorOf(
@@ -623,7 +623,7 @@ Deno.test("records: bad values inside lists and structs are named by row and col
       422,
     );
     assert.deepEqual(
-      (bad.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+      cellsOf(bad),
       [[0, "l"], [2, "s"], [3, "id"], [4, "s"]],
     );
     assert.equal((await records(server, "nested")).total, 0);
@@ -659,7 +659,7 @@ Deno.test("records: unknown columns and bad values are reported together, in row
       422,
     );
     assert.deepEqual(
-      (bad.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+      cellsOf(bad),
       [[0, "id"], [1, "zzz"], [2, "id"], [3, "id"]],
     );
     assert.match(bad.message, /zzz|not a valid/);
@@ -726,7 +726,7 @@ Deno.test("records: concurrent small batches each keep their own keys, defaults 
     const bad = errorOf(second[10]!, 422);
     assert.equal(bad.type, "invalid_data");
     assert.deepEqual(
-      (bad.details as { row: number; column: string }[]).map((d) => [d.row, d.column]),
+      cellsOf(bad),
       [[0, "age"]],
     );
     const { records: rows, total } = await records(server, "people");

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { errorOf, mint, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { cellsOf, errorOf, mint, ok, snapshot, TestServer } from "./helpers/server.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -193,7 +193,7 @@ Deno.test("PUT /table/{name}: each kind of change alone keeps rows and column id
           422,
           /is null/,
         );
-        assert.deepEqual(error.details!.map((d: Json) => [d.row, d.column]), [
+        assert.deepEqual(cellsOf(error), [
           [1, "Full Name"],
           [3, "Full Name"],
         ]);

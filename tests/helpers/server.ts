@@ -328,6 +328,11 @@ export function errorOf(
   return answer.body.error;
 }
 
+/** The `[row, column]` each detail of a failure names, in order (none when it has no details). */
+export function cellsOf(error: { details?: unknown[] }): [number, string][] {
+  return ((error.details ?? []) as { row: number; column: string }[]).map((d) => [d.row, d.column]);
+}
+
 /** Asserts a success and returns its body. */
 // deno-lint-ignore no-explicit-any
 export function ok(answer: Answer): any {
