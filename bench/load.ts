@@ -222,9 +222,10 @@ async function memoryParts(
 }
 
 /**
- * Appends generated rows (ids from {@link FILL_FIRST_ID}) by CSV upload until DuckDB's cache
- * of table data is about as full as it gets, as in a service that has run for a while, and
- * prints DuckDB's own count after each upload. Returns the rows added.
+ * Appends {@link FILL_UPLOADS} × {@link FILL_ROWS} generated rows (ids from
+ * {@link FILL_FIRST_ID}) by CSV upload, enough for DuckDB's cache of table data to fill as in
+ * a service that has run for a while, and prints DuckDB's own count after each upload.
+ * Returns the rows added.
  */
 async function fillCache(server: TestServer, token: string): Promise<number> {
   const started = performance.now();
@@ -310,8 +311,8 @@ function printTable(measurements: readonly Measurement[]): void {
 /**
  * Runs the load benchmark and prints its table: baseline, service inserts, service reads,
  * then a mixed soak of `soakSeconds` (default 300) with the service's RSS at its start and end.
- * With `warm`, the soak starts once DuckDB's cache of table data has stopped growing and the
- * service has read pages for {@link WARM_READ_SECONDS}.
+ * With `warm`, the soak starts once DuckDB's cache of table data has filled and the service
+ * has read pages for {@link WARM_READ_SECONDS}.
  */
 export async function load(
   soakSeconds = 300,
@@ -409,7 +410,7 @@ export async function load(
     const table = await drive(tableLoad);
 
     const filled = warm ? await fillCache(server, token) : 0;
-    const warmReads = warm ? await readPages(server, recordsLoad) : undefined;
+    const warmReads = warm ? [await readPages(server, recordsLoad)] : [];
 
     // The soak: half the connections insert, half read; the same mix warms up first.
     const half = connections / 2;
@@ -453,8 +454,7 @@ export async function load(
     const measurements = [...baselines, ...insertsAt, records, table, soakInsert, soakRead];
     printTable(measurements);
 
-    const serverErrors = [...measurements, ...(warmReads ? [warmReads] : [])]
-      .reduce((sum, m) => sum + m.serverErrors, 0);
+    const serverErrors = [...measurements, ...warmReads].reduce((s, m) => s + m.serverErrors, 0);
     const growth = (soak.endMb - soak.startMb) / soak.startMb * 100;
     const answeredOk = insertRuns.reduce((sum, m) => sum + m.ok, 0);
     const rejected = insertRuns.reduce((sum, m) => sum + m.non2xx, 0);

@@ -21,7 +21,7 @@
  */
 
 import { DuckDBInstance } from "@duckdb/node-api";
-import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
+import { ALL_SCOPES, mint, ok, spawn, TestServer } from "../tests/helpers/server.ts";
 import { allocators, collectGarbage, readAllocators } from "./allocators.ts";
 import { createKeyedTable, row } from "./generate.ts";
 
@@ -83,12 +83,8 @@ export async function retained(requests = 4_000): Promise<void> {
       return stats.glibc.inUse;
     };
     let next = 0;
-    const send = async (method: string, path: string, body?: unknown) => {
-      const answer = await server.request(method, path, { token, body });
-      if (answer.status !== 200) {
-        throw new Error(`${path} answered ${answer.status}: ${answer.text}`);
-      }
-    };
+    const send = async (method: string, path: string, body?: unknown) =>
+      void ok(await server.request(method, path, { token, body }));
     const kinds: [string, () => Promise<void>][] = [
       ["GET /table/{name} (control)", () => send("GET", `table/${TABLE}`)],
       [
