@@ -24,6 +24,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import { ALL_SCOPES, mint, ok, spawn, TestServer } from "../tests/helpers/server.ts";
 import { allocators, collectGarbage, readAllocators } from "./allocators.ts";
 import { createKeyedTable, row } from "./generate.ts";
+import { PAGE, WIDE_TABLE } from "./retained_queries.mjs";
 
 const ROOT = new URL("../", import.meta.url).pathname;
 const MB = 1024 ** 2;
@@ -144,12 +145,8 @@ async function bare(calls = 10_000): Promise<void> {
   });
   try {
     await connection.run("CREATE TABLE t (a BIGINT)");
-    await connection.run(
-      `CREATE TABLE wide AS SELECT i AS id, 'name-' || i AS name, i * 0.5 AS price,
-         'note number ' || i AS note FROM range(200000) r(i)`,
-    );
+    await connection.run(WIDE_TABLE);
     await sortsRows.run("SET late_materialization_max_rows = 0");
-    const page = "SELECT * FROM wide ORDER BY id LIMIT 10";
     const cases: [string, () => unknown][] = [
       ["JSON.parse of a small object (control)", () => JSON.parse('{"a":[1,2,3]}')],
       ['connection.run("SELECT 42")', () => connection.run("SELECT 42")],
@@ -161,8 +158,8 @@ async function bare(calls = 10_000): Promise<void> {
         'runAndReadAll("SELECT 42") + rows',
         async () => (await connection.runAndReadAll("SELECT 42")).getRowObjectsJS(),
       ],
-      ["connection.run(top 10 of 200,000 rows)", () => connection.run(page)],
-      ["the same, late materialization off", () => sortsRows.run(page)],
+      ["connection.run(top 10 of 200,000 rows)", () => connection.run(PAGE)],
+      ["the same, late materialization off", () => sortsRows.run(PAGE)],
     ];
     const inUse = async () => {
       await collectGarbage();

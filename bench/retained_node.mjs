@@ -19,6 +19,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PAGE, WIDE_TABLE } from "./retained_queries.mjs";
 
 const calls = Number(process.argv[2] ?? 20_000);
 const batches = Number(process.argv[3] ?? 3);
@@ -38,14 +39,10 @@ let connection;
 try {
   instance = await DuckDBInstance.create(join(dir, "bare.duckdb"));
   connection = await instance.connect();
-  await connection.run(
-    `CREATE TABLE wide AS SELECT i AS id, 'name-' || i AS name, i * 0.5 AS price,
-       'note number ' || i AS note FROM range(200000) r(i)`,
-  );
-  const page = "SELECT * FROM wide ORDER BY id LIMIT 10";
+  await connection.run(WIDE_TABLE);
   const cases = [
     ['connection.run("SELECT 42")', () => connection.run("SELECT 42")],
-    ["connection.run(top 10 of 200,000 rows)", () => connection.run(page)],
+    ["connection.run(top 10 of 200,000 rows)", () => connection.run(PAGE)],
   ];
   console.log(`\nThe same under Node ${process.version}, RSS after a full collection`);
   console.log(
