@@ -21,6 +21,13 @@ import type { Session } from "./database.ts";
 
 /** Largest body (all members of a group together) parsed here; larger ones go to `read_json`. */
 export const APPEND_BYTES = 256 * 1024;
+/**
+ * Most rows appended at once. DuckDB's appender flushes by itself every 204,800 rows (100
+ * vectors, in DuckDB 1.5), and outside a transaction each flush commits on its own; below
+ * that, the one flush on closing takes all rows or none. (`APPEND_BYTES` alone keeps a
+ * group under 90,000 rows of `{}`.)
+ */
+export const APPEND_ROWS = 100_000;
 
 /** Returned by a column's `take` for a value this path does not carry. */
 const REFUSED = Symbol("refused");
@@ -108,9 +115,11 @@ export function plainRows(
 const matchedTypes = new WeakMap<Table, string>();
 
 /**
- * Appends `rows` to `table` inside the session's open transaction. Throws, having appended
- * nothing that could be flushed later, when the table's columns are not the writers' or a
- * constraint fails; the caller rolls the transaction back.
+ * Appends `rows` to `table` in one flush: into the session's open transaction, or, in a
+ * session outside one, as a transaction of its own that the flush commits (at most
+ * {@link APPEND_ROWS} rows, all or none). Throws, having appended nothing that could be
+ * flushed later, when the table's columns are not the writers' or a constraint fails; a
+ * caller in a transaction rolls it back.
  */
 export async function appendRows(session: Session, table: Table, rows: PlainRows): Promise<void> {
   const appender = await session.appender(table.schema, table.name);

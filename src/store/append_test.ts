@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { planTable } from "../catalog/definition.ts";
 import type { Table } from "../catalog/model.ts";
 import type { KeyColumn } from "../catalog/rows.ts";
-import { appendRows, plainRows } from "./append.ts";
+import { APPEND_ROWS, appendRows, plainRows } from "./append.ts";
 import { openStore } from "./duckdb_store.ts";
 import { insertRows } from "./rows.ts";
 
@@ -233,6 +233,42 @@ Deno.test("appendRows() refuses a description whose column types are not the tab
       s.rows(`SELECT id, v FROM public.t ORDER BY id`)
     );
     assert.deepEqual(stored, [{ id: 2, v: "x" }, { id: 2, v: "x" }]);
+  } finally {
+    await store.database.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("appendRows() outside a transaction commits all its rows or none, up to APPEND_ROWS", async () => {
+  const dir = await Deno.makeTempDir();
+  const store = await openStore({ path: `${dir}/db.duckdb`, spoolDir: dir, tempDir: dir });
+  try {
+    const ref = { schema: "public", name: "t" };
+    const columns = [{ name: "id", type: "integer" }];
+    const plan = planTable(ref, { columns, constraints: { primary_key: { columns: ["id"] } } });
+    const { table } = await store.createTable(plan, { ifNotExists: false });
+    const mapping: KeyColumn[] = [{ key: "id", column: table.columns[0]! }];
+    const body = (
+      ids: number[],
+    ) => [new TextEncoder().encode(ids.map((id) => `{"id":${id}}\n`).join(""))];
+    const count = () =>
+      store.database.withSession(async (s) =>
+        (await s.rows("SELECT count(*)::INTEGER AS n FROM public.t"))[0]?.n
+      );
+    // The last row repeats the first key: DuckDB has buffered many vectors by then, and
+    // would have committed some on its own past its flush threshold.
+    const ids = Array.from({ length: APPEND_ROWS }, (_, i) => i);
+    ids[APPEND_ROWS - 1] = 0;
+    const clashing = plainRows(table, mapping, body(ids), APPEND_ROWS)!;
+    await assert.rejects(
+      store.database.withSession((s) => appendRows(s, table, clashing)),
+      /duplicate key|primary key/i,
+    );
+    assert.equal(await count(), 0);
+    ids[APPEND_ROWS - 1] = APPEND_ROWS;
+    const distinct = plainRows(table, mapping, body(ids), APPEND_ROWS)!;
+    await store.database.withSession((s) => appendRows(s, table, distinct));
+    assert.equal(await count(), APPEND_ROWS);
   } finally {
     await store.database.close();
     await Deno.remove(dir, { recursive: true });

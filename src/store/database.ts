@@ -83,19 +83,13 @@ export class Session {
     }
   }
 
-  /** An appender to `schema.table`, writing in this session's transaction. */
+  /**
+   * An appender to `schema.table`. In a transaction its rows go into it; outside one, each
+   * flush (closing flushes) is a transaction of its own, committed as it returns.
+   */
   appender(schema: string, table: string): Promise<DuckDBAppender> {
     return this.connection.createAppender(table, schema);
   }
-}
-
-/** A transaction begun by {@link Database.begin}. */
-export interface OpenTransaction {
-  readonly session: Session;
-  /** Commits, throwing what the commit throws (the transaction is then rolled back). */
-  commit(): Promise<void>;
-  /** Rolls back; never throws for the rollback itself. */
-  rollback(): Promise<void>;
 }
 
 /**
@@ -267,30 +261,9 @@ export class Database {
 
   /**
    * Runs `work` in one transaction on a connection of its own: committed when `work`
-   * returns, rolled back when it throws. `begun`, from {@link begin}, is used instead of a
-   * new one when given.
+   * returns, rolled back when it throws.
    */
-  async transaction<T>(
-    work: (session: Session) => Promise<T>,
-    begun?: OpenTransaction,
-  ): Promise<T> {
-    const transaction = begun ?? await this.begin();
-    let result: T;
-    try {
-      result = await work(transaction.session);
-    } catch (error) {
-      await transaction.rollback();
-      throw error;
-    }
-    await transaction.commit();
-    return result;
-  }
-
-  /**
-   * Begins a transaction on a connection of its own, for a caller that wants it begun before
-   * its work is ready; it must end with exactly one `commit()` or `rollback()`.
-   */
-  async begin(): Promise<OpenTransaction> {
+  async transaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
     const connection = await this.#acquire();
     try {
       await connection.run("BEGIN TRANSACTION");
@@ -299,27 +272,27 @@ export class Database {
       throw error;
     }
     this.#transactions++;
-    let ended = false;
-    const end = async (sql: "COMMIT" | "ROLLBACK") => {
-      if (ended) throw new Error("The transaction has ended already");
-      ended = true;
-      // A connection whose transaction failed is not trusted with another.
-      let healthy = sql === "COMMIT";
+    // A connection whose transaction failed is not trusted with another.
+    let healthy = false;
+    try {
+      let result: T;
       try {
-        await connection.run(sql);
+        result = await work(new Session(connection, this.#readers));
       } catch (error) {
-        healthy = false;
-        if (sql === "COMMIT") throw outOfMemory(error) ?? error;
-      } finally {
-        this.#transactions--;
-        this.#release(connection, healthy);
+        await connection.run("ROLLBACK").catch(() => {});
+        throw error;
       }
-    };
-    return {
-      session: new Session(connection, this.#readers),
-      commit: () => end("COMMIT"),
-      rollback: () => end("ROLLBACK"),
-    };
+      try {
+        await connection.run("COMMIT");
+      } catch (error) {
+        throw outOfMemory(error) ?? error;
+      }
+      healthy = true;
+      return result;
+    } finally {
+      this.#transactions--;
+      this.#release(connection, healthy);
+    }
   }
 
   /** Transactions begun by {@link transaction} or an export and not yet ended. */

@@ -61,32 +61,6 @@ Deno.test("Database.openTransactions counts transactions until they commit or ro
   }
 });
 
-Deno.test("Database.begin() gives a transaction that starts at its first statement and ends once", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  const db = await Database.open({ path: ":memory:", spoolDir: dir, tempDir: dir });
-  try {
-    await db.transaction((s) => s.run("CREATE TABLE t (x INTEGER PRIMARY KEY)"));
-    const early = await db.begin();
-    assert.equal(db.openTransactions, 1);
-    await db.transaction((s) => s.run("INSERT INTO t VALUES (1)"));
-    // DuckDB takes the snapshot at a transaction's first statement, not at BEGIN: one begun
-    // ahead of its work sees what committed meanwhile, and refuses a key stored by then.
-    assert.deepEqual(await early.session.rows("SELECT count(*)::INTEGER AS n FROM t"), [{ n: 1 }]);
-    await assert.rejects(early.session.run("INSERT INTO t VALUES (1)"));
-    await early.rollback();
-    await assert.rejects(early.commit(), /ended already/);
-    assert.equal(db.openTransactions, 0);
-    const later = await db.begin();
-    await later.session.run("INSERT INTO t VALUES (2)");
-    await later.commit();
-    const rows = await db.withSession((s) => s.rows("SELECT x FROM t ORDER BY x"));
-    assert.deepEqual(rows.map((r) => r.x), [1, 2]);
-  } finally {
-    await db.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
 Deno.test("Session: DuckDB out of memory is a 503 that says so", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir());
   const db = await Database.open({

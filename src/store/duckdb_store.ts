@@ -27,10 +27,10 @@ import {
   tablesTouched,
 } from "./update.ts";
 import type { TableUpdate } from "../catalog/update.ts";
-import { Database, type OpenTransaction, type Session } from "./database.ts";
+import { Database, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import { GroupCommit } from "./group_commit.ts";
-import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
+import { APPEND_BYTES, APPEND_ROWS, appendRows, plainRows } from "./append.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
@@ -151,11 +151,6 @@ async function nextPart(parts: AsyncIterator<SpooledPart>): Promise<SpooledPart>
   return (await beforeDeadline(next, PART_WAIT_MS, late)).value;
 }
 
-/** Rolls back a transaction begun ahead that no group took, once it has begun. */
-function discardSpare(spare: Promise<OpenTransaction> | undefined): void {
-  void spare?.then((unused) => unused.rollback(), () => {});
-}
-
 /** The locks of an append: shared, so many loads may append at once; DDL waits for them. */
 function appendLocks(ref: TableRef): LockRequest[] {
   return [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")];
@@ -166,13 +161,10 @@ export class DuckDBStore implements Store {
   readonly #locks = new LockSet();
   readonly #descriptions = new Descriptions();
   readonly #smallInserts = new GroupCommit<SmallInsert, { table: Table } & LoadCounts>(
-    (members, more) => this.#insertTogether(members, more),
+    (members) => this.#insertTogether(members),
     { members: GROUP_MEMBERS, size: GROUP_BYTES, gatherMs: GROUP_GATHER_MS },
     (member) => member.small.bytes.length,
   );
-
-  /** A transaction begun ahead for the next group of small inserts; see #appendTogether. */
-  #spare: { readonly begun: Promise<OpenTransaction>; readonly generation: number } | undefined;
 
   /** `spoolDir`: the directory DuckDB may read files from, for the store's own. */
   constructor(readonly database: Database, private readonly spoolDir: string) {}
@@ -437,10 +429,9 @@ export class DuckDBStore implements Store {
    */
   async #insertTogether(
     members: readonly SmallInsert[],
-    more: () => boolean,
   ): Promise<PromiseSettledResult<{ table: Table } & LoadCounts>[]> {
     const rows = members.reduce((n, m) => n + m.small.rows, 0);
-    const table = await this.#appendTogether(members, rows, more) ??
+    const table = await this.#appendTogether(members, rows) ??
       (members.length > 1 ? await this.#insertJoined(members, rows) : undefined);
     if (!table) {
       return await Promise.allSettled(
@@ -455,55 +446,25 @@ export class DuckDBStore implements Store {
 
   /**
    * Appends a group's `rows` with the appender when they are few and plain (see
-   * {@link plainRows}), in one transaction; the table they went into, or undefined, having
-   * changed nothing, when they are not or anything fails.
+   * {@link plainRows}), in one transaction: the appender's own, as its one flush commits
+   * them. That keeps the group off DuckDB's asynchronous calls, each a hand-over to
+   * another thread and back, which an explicit `BEGIN` and `COMMIT` would be (README,
+   * Inserts). The table they went into, or undefined, having changed nothing, when they are
+   * not plain or anything fails.
    */
   async #appendTogether(
     members: readonly SmallInsert[],
     rows: number,
-    more: () => boolean,
   ): Promise<Table | undefined> {
-    let spare = this.#takeSpare();
-    try {
-      const bytes = members.reduce((n, m) => n + m.small.bytes.length, 0);
-      if (bytes > APPEND_BYTES) return undefined;
-      const { ref, small: first } = members[0]!;
-      return await this.#loadPlainly(ref, first, async (table, mapping) => {
-        const plain = plainRows(table, mapping, members.map((m) => m.small.bytes), rows);
-        if (!plain) return undefined;
-        const begun = await spare?.catch(() => undefined);
-        spare = undefined;
-        await this.database.transaction(async (session) => {
-          await appendRows(session, table, plain);
-          // The next group's BEGIN overlaps this COMMIT instead of following it. DuckDB
-          // takes a transaction's snapshot at its first statement, so that group still sees
-          // all that committed before its rows. One spare is enough, whichever group takes it.
-          if (more() && !this.#spare) {
-            this.#spare = {
-              begun: this.database.begin(),
-              generation: this.#descriptions.generation,
-            };
-            this.#spare.begun.catch(() => {});
-          }
-        }, begun);
-        return table;
-      });
-    } finally {
-      discardSpare(spare);
-    }
-  }
-
-  /**
-   * The transaction begun for this group while the last one committed, if any and if no
-   * definition changed since: a group never runs in a transaction begun before a change,
-   * whenever DuckDB starts it.
-   */
-  #takeSpare(): Promise<OpenTransaction> | undefined {
-    const spare = this.#spare;
-    this.#spare = undefined;
-    if (spare?.generation === this.#descriptions.generation) return spare.begun;
-    discardSpare(spare?.begun);
-    return undefined;
+    const bytes = members.reduce((n, m) => n + m.small.bytes.length, 0);
+    if (bytes > APPEND_BYTES || rows > APPEND_ROWS) return undefined;
+    const { ref, small: first } = members[0]!;
+    return await this.#loadPlainly(ref, first, async (table, mapping) => {
+      const plain = plainRows(table, mapping, members.map((m) => m.small.bytes), rows);
+      if (!plain) return undefined;
+      await this.database.withSession((session) => appendRows(session, table, plain));
+      return table;
+    });
   }
 
   /**

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { setImmediate } from "node:timers";
+
 /** How big a group may grow. */
 export interface GroupLimits {
   /** Most members in one group. */
@@ -66,11 +68,7 @@ export class GroupCommit<M, R> {
   readonly #queues = new Map<string, Queue<M, R>>();
 
   constructor(
-    private readonly run: (
-      members: readonly M[],
-      /** Whether members of the same key are waiting for the next group by now. */
-      more: () => boolean,
-    ) => Promise<readonly PromiseSettledResult<R>[]>,
+    private readonly run: (members: readonly M[]) => Promise<readonly PromiseSettledResult<R>[]>,
     private readonly limits: GroupLimits,
     private readonly sizeOf: (member: M) => number,
   ) {}
@@ -99,16 +97,23 @@ export class GroupCommit<M, R> {
       if (waiting.length < expected && expected > 1) await this.#gather(queue, expected);
       if (waiting.length === 0) break;
       const group = this.#nextGroup(waiting);
+      let settle: (pending: Pending<M, R>, index: number) => void;
       try {
-        const outcomes = await this.run(group.map((p) => p.member), () => waiting.length > 0);
-        group.forEach((pending, i) => {
+        const outcomes = await this.run(group.map((p) => p.member));
+        settle = (pending, i) => {
           const outcome = outcomes[i];
           if (outcome?.status === "fulfilled") pending.resolve(outcome.value);
           else pending.reject(outcome ? outcome.reason : new Error("The group lost a member"));
-        });
+        };
       } catch (error) {
-        for (const pending of group) pending.reject(error);
+        settle = (pending) => pending.reject(error);
       }
+      // A group that never gave up the thread (the appender's flush is synchronous) saw
+      // nothing arrive while it ran: before answering its members, whose clients could send
+      // again at once, let the event loop read what came meanwhile from others, so they
+      // are counted. A turn, not a timer: setTimeout(0) takes 2 ms.
+      if (waiting.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      group.forEach(settle);
       expected = Math.min(this.limits.members, group.length + waiting.length);
     }
     this.#queues.delete(key);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { beforeDeadline } from "../deadline.ts";
+import { setImmediate } from "node:timers";
 import { GroupCommit } from "./group_commit.ts";
 
 /** A GroupCommit whose groups each run until the test lets them finish. */
@@ -79,4 +80,29 @@ Deno.test("a key that gathers holds up no other key", async () => {
   await finish();
   assert.deepEqual(await within(Promise.all([...a, late])), [10, 20, 40]);
   assert.deepEqual(groups, [[1], [3], [2, 4]]);
+});
+
+Deno.test("a group that never yields counts what arrived while it ran before answering", async () => {
+  const groups: number[][] = [];
+  const commit = new GroupCommit<number, number>(
+    (members) => {
+      groups.push([...members]);
+      // Others' requests reach the event loop while this group holds the thread; they are
+      // read only at its next turn.
+      if (members[0] === 1) {
+        setImmediate(() => {
+          void commit.submit("k", 2);
+          void commit.submit("k", 3);
+        });
+      }
+      return Promise.resolve(members.map((m) => ({ status: "fulfilled" as const, value: m })));
+    },
+    { members: 100, size: 100, gatherMs: 60_000 },
+    () => 1,
+  );
+  // The first writer sends again as soon as it is answered.
+  await commit.submit("k", 1);
+  await within(commit.submit("k", 4));
+  // Three writers were about, so the group after [1] waited for all three.
+  assert.deepEqual(groups, [[1], [2, 3, 4]]);
 });
