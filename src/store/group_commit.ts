@@ -45,7 +45,9 @@ interface Queue<M, R> {
  * queue up, and the clients it answers miss the group that starts next. So, like
  * PostgreSQL's `commit_delay`, the next group waits up to `gatherMs` for as many members
  * as were about (the last group's and those queued behind it), and starts as soon as they
- * are there. A lone client is never held up: after a group of one, nothing waits.
+ * are there. A lone client is never held up for others: after a group of one, nothing waits
+ * but the one turn of the event loop a group takes before answering when none are queued
+ * (see #drain).
  *
  * @example
  * ```ts
