@@ -50,7 +50,8 @@ export interface PlainRows {
 /**
  * Parses bodies of newline-delimited JSON objects (as the spool keeps small bodies) into
  * values for every column of `table`, keys mapped by `mapping`. Undefined when any column
- * or value is not one this path carries exactly, or the rows are not `rows` objects.
+ * or value is not one this path carries exactly, the rows are not `rows` objects, or they
+ * are more than {@link APPEND_ROWS}.
  *
  * @example
  * ```ts
@@ -71,6 +72,7 @@ export function plainRows(
   bodies: readonly Uint8Array[],
   rows: number,
 ): PlainRows | undefined {
+  if (rows > APPEND_ROWS) return undefined;
   const writers: ColumnWriter[] = [];
   const keys: (string | undefined)[] = [];
   for (const column of table.columns) {

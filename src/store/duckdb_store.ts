@@ -30,7 +30,7 @@ import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import { GroupCommit } from "./group_commit.ts";
-import { APPEND_BYTES, APPEND_ROWS, appendRows, plainRows } from "./append.ts";
+import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
@@ -457,7 +457,7 @@ export class DuckDBStore implements Store {
     rows: number,
   ): Promise<Table | undefined> {
     const bytes = members.reduce((n, m) => n + m.small.bytes.length, 0);
-    if (bytes > APPEND_BYTES || rows > APPEND_ROWS) return undefined;
+    if (bytes > APPEND_BYTES) return undefined;
     const { ref, small: first } = members[0]!;
     return await this.#loadPlainly(ref, first, async (table, mapping) => {
       const plain = plainRows(table, mapping, members.map((m) => m.small.bytes), rows);
