@@ -3,8 +3,8 @@ import { planTable } from "../catalog/definition.ts";
 import type { Table } from "../catalog/model.ts";
 import type { KeyColumn } from "../catalog/rows.ts";
 import { APPEND_ROWS, appendRows, plainRows } from "./append.ts";
-import { openStore } from "./duckdb_store.ts";
 import { insertRows } from "./rows.ts";
+import { withTempStore } from "../../tests/helpers/store.ts";
 
 /** JSON value texts by column type, and whether the appender path should take each. */
 const CASES: Record<string, [string, boolean][]> = {
@@ -129,9 +129,7 @@ const CASES: Record<string, [string, boolean][]> = {
 };
 
 Deno.test("plainRows() and appendRows() store what read_json stores, or leave the rows to it", async () => {
-  const dir = await Deno.makeTempDir();
-  const store = await openStore({ path: `${dir}/db.duckdb`, spoolDir: dir, tempDir: dir });
-  try {
+  await withTempStore(async (store, dir) => {
     for (const [type, cases] of Object.entries(CASES)) {
       const tables: Table[] = [];
       for (const name of ["appended", "read"]) {
@@ -165,10 +163,7 @@ Deno.test("plainRows() and appendRows() store what read_json stores, or leave th
       assert.deepEqual(got.map((r) => r.id), taken, type);
       assert.deepEqual(got, want, type);
     }
-  } finally {
-    await store.database.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("plainRows() leaves out columns with defaults, repeated keys and other row counts", () => {
@@ -187,9 +182,7 @@ Deno.test("plainRows() leaves out columns with defaults, repeated keys and other
 });
 
 Deno.test("appendRows() refuses a description whose column types are not the table's, every time", async () => {
-  const dir = await Deno.makeTempDir();
-  const store = await openStore({ path: `${dir}/db.duckdb`, spoolDir: dir, tempDir: dir });
-  try {
+  await withTempStore(async (store) => {
     const ref = { schema: "public", name: "t" };
     const columns = [{ name: "id", type: "integer" }, { name: "v", type: "varchar" }];
     const { table } = await store.createTable(planTable(ref, { columns }), {
@@ -233,16 +226,11 @@ Deno.test("appendRows() refuses a description whose column types are not the tab
       s.rows(`SELECT id, v FROM public.t ORDER BY id`)
     );
     assert.deepEqual(stored, [{ id: 2, v: "x" }, { id: 2, v: "x" }]);
-  } finally {
-    await store.database.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("appendRows() outside a transaction commits all its rows or none, up to APPEND_ROWS", async () => {
-  const dir = await Deno.makeTempDir();
-  const store = await openStore({ path: `${dir}/db.duckdb`, spoolDir: dir, tempDir: dir });
-  try {
+  await withTempStore(async (store) => {
     const ref = { schema: "public", name: "t" };
     const columns = [{ name: "id", type: "integer" }];
     const plan = planTable(ref, { columns, constraints: { primary_key: { columns: ["id"] } } });
@@ -269,8 +257,5 @@ Deno.test("appendRows() outside a transaction commits all its rows or none, up t
     const distinct = plainRows(table, mapping, body(ids), APPEND_ROWS)!;
     await store.database.withSession((s) => appendRows(s, table, distinct));
     assert.equal(await count(), APPEND_ROWS);
-  } finally {
-    await store.database.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });

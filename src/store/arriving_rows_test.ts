@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { planTable } from "../catalog/definition.ts";
 import { ApiError } from "../errors.ts";
 import { RowsInParts } from "../ingest/spool.ts";
-import { type DuckDBStore, openStore } from "./duckdb_store.ts";
+import type { DuckDBStore } from "./duckdb_store.ts";
+import { withTempStore } from "../../tests/helpers/store.ts";
 import type { ArrivingRows } from "./store.ts";
 import { Session } from "./database.ts";
 
@@ -57,10 +58,9 @@ async function insert(store: DuckDBStore, dir: string, stream: ReadableStream<Ui
   }
 }
 
-async function withStore(work: (store: DuckDBStore, dir: string) => Promise<void>) {
-  const dir = await Deno.makeTempDir();
-  const store = await openStore({ path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir });
-  try {
+/** A store of its own holding the table REF, for `work`. */
+function withStore(work: (store: DuckDBStore, dir: string) => Promise<void>): Promise<void> {
+  return withTempStore(async (store, dir) => {
     await store.createTable(
       planTable(REF, {
         columns: [
@@ -73,10 +73,7 @@ async function withStore(work: (store: DuckDBStore, dir: string) => Promise<void
       { ifNotExists: false },
     );
     await work(store, dir);
-  } finally {
-    await store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 }
 
 function many(count: number): Record<string, unknown>[] {

@@ -2,18 +2,8 @@ import assert from "node:assert/strict";
 import { planTable } from "../catalog/definition.ts";
 import type { Table } from "../catalog/model.ts";
 import { planUpdate, type TableUpdateRequest } from "../catalog/update.ts";
-import { type DuckDBStore, openStore } from "./duckdb_store.ts";
-
-async function withStore(work: (store: DuckDBStore) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "update-test-" });
-  const store = await openStore({ path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir });
-  try {
-    await work(store);
-  } finally {
-    await store.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import type { DuckDBStore } from "./duckdb_store.ts";
+import { withTempStore } from "../../tests/helpers/store.ts";
 
 const ref = { schema: "public", name: "items" };
 
@@ -38,7 +28,7 @@ async function tableOid(store: DuckDBStore): Promise<bigint> {
 }
 
 Deno.test("DuckDBStore.updateTable() rewrites nothing for a GET response sent back", async () => {
-  await withStore(async (store) => {
+  await withTempStore(async (store) => {
     await store.createTable(
       planTable(ref, {
         columns: [{ name: "id", type: "serial" }, { name: "label", type: "varchar" }],
@@ -55,7 +45,7 @@ Deno.test("DuckDBStore.updateTable() rewrites nothing for a GET response sent ba
 });
 
 Deno.test("DuckDBStore.updateTable() alters in place where DuckDB can and rebuilds where not", async () => {
-  await withStore(async (store) => {
+  await withTempStore(async (store) => {
     await store.createTable(
       planTable(ref, {
         columns: [{ name: "a", type: "int" }, { name: "b", type: "varchar" }],
@@ -75,7 +65,7 @@ Deno.test("DuckDBStore.updateTable() alters in place where DuckDB can and rebuil
 });
 
 Deno.test("DuckDBStore.updateTable() alters a table that references itself in place, keeping the rows", async () => {
-  await withStore(async (store) => {
+  await withTempStore(async (store) => {
     await store.createTable(
       planTable(ref, {
         columns: [{ name: "id", type: "int" }, { name: "up", type: "int" }, {
