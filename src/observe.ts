@@ -60,9 +60,14 @@ interface Histogram {
  *   method: "POST", route: "/api/v1/table/:table_name/records", status: 200,
  *   seconds: 0.004, bytesIn: 512, uploaded: true, bytesOut: 80, rowsLoaded: 10,
  * });
- * const text = metrics.render({ openTransactions: 0, storageMemoryBytes: 0 });
+ * const text = metrics.render({
+ *   openTransactions: 0,
+ *   storageMemory: new Map([["base_table", 2048]]),
+ * });
  * assert.match(text, /^table_service_rows_loaded_total\{route="[^"]+records"\} 10$/m);
  * assert.match(text, /^table_service_uploaded_bytes_total\{route="[^"]+records"\} 512$/m);
+ * assert.match(text, /^table_service_storage_memory_bytes 2048$/m);
+ * assert.match(text, /^table_service_storage_memory_by_use_bytes\{use="base_table"\} 2048$/m);
  * ```
  */
 export class Metrics {
@@ -95,7 +100,9 @@ export class Metrics {
   }
 
   /** The Prometheus text exposition of every counter, plus the gauges given. */
-  render(gauges: { openTransactions: number; storageMemoryBytes: number }): string {
+  render(
+    gauges: { openTransactions: number; storageMemory: ReadonlyMap<string, number> },
+  ): string {
     const out: string[] = [];
     const family = (name: string, type: string, help: string, series?: Map<string, number>) => {
       out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -147,7 +154,15 @@ export class Metrics {
       "gauge",
       "Memory the database engine holds by its own count, its cache of table data included.",
     );
-    out.push(`table_service_storage_memory_bytes ${gauges.storageMemoryBytes}`);
+    let storageTotal = 0;
+    for (const bytes of gauges.storageMemory.values()) storageTotal += bytes;
+    out.push(`table_service_storage_memory_bytes ${storageTotal}`);
+    family(
+      "table_service_storage_memory_by_use_bytes",
+      "gauge",
+      "The same by what the engine holds it for; base_table is its cache of table data.",
+      new Map([...gauges.storageMemory].map(([use, bytes]) => [labels({ use }), bytes])),
+    );
     const memory = Deno.memoryUsage();
     family("table_service_js_heap_bytes", "gauge", "JavaScript heap in use.");
     out.push(`table_service_js_heap_bytes ${memory.heapUsed}`);

@@ -356,6 +356,16 @@ Deno.test("observability: METRICS_ACCESS=public opens /metrics; the storage memo
     assert.equal(exported.text.split("\n").length, 200_002);
     const after = await storage();
     assert.ok(after > before + 1024 ** 2, `storage memory ${before} → ${after} bytes`);
+    // What it is held for adds up to that count, and most of it is the table's data.
+    const scrape = samples((await server.request("GET", "/metrics", { token: null })).text);
+    const uses = scrape.filter((s) => s.name === "table_service_storage_memory_by_use_bytes");
+    assert.ok(uses.every((s) => /^[a-z_]+$/.test(s.labels.use ?? "")), JSON.stringify(uses));
+    assert.equal(
+      uses.reduce((sum, s) => sum + s.value, 0),
+      value(scrape, "table_service_storage_memory_bytes"),
+    );
+    const byUse = Object.fromEntries(uses.map((s) => [s.labels.use, s.value]));
+    assert.ok(byUse.base_table! > 1024 ** 2, JSON.stringify(byUse));
 
     const doc = ok(await server.request("GET", "openapi.json", { token: null }));
     assert.deepEqual(doc.paths["/metrics"].get.security, []);

@@ -842,11 +842,14 @@ export class DuckDBStore implements Store {
     return this.database.openTransactions;
   }
 
-  async memoryBytes(): Promise<number> {
-    const [row] = await this.database.withSession((session) =>
-      session.rows("SELECT sum(memory_usage_bytes) AS bytes FROM duckdb_memory()")
+  async memoryBytes(): Promise<Map<string, number>> {
+    const rows = await this.database.withSession((session) =>
+      session.rows(
+        `SELECT lower(tag) AS use, memory_usage_bytes AS bytes FROM duckdb_memory()
+         WHERE memory_usage_bytes > 0 ORDER BY tag`,
+      )
     );
-    return Number(row?.bytes ?? 0);
+    return new Map(rows.map((row) => [String(row.use), Number(row.bytes)]));
   }
 
   close(): Promise<void> {

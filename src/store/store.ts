@@ -188,10 +188,11 @@ export interface Store {
   /** Database transactions open at this moment. */
   openTransactions(): number;
   /**
-   * Bytes the database engine holds in memory at this moment by its own count, its cache of
-   * table data included (bounded by its memory limit).
+   * Bytes the database engine holds in memory at this moment by its own count, by what it holds
+   * them for (in DuckDB, `duckdb_memory()`'s tags in lower case: `base_table` is its cache of
+   * table data, bounded by its memory limit). Uses holding nothing are left out.
    */
-  memoryBytes(): Promise<number>;
+  memoryBytes(): Promise<Map<string, number>>;
   /** Checkpoints and closes; waits for nothing, so stop taking requests first. */
   close(): Promise<void>;
 }
