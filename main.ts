@@ -9,6 +9,7 @@ import { createVerifier, mintToken, SCOPES } from "./src/auth/jwt.ts";
 import { ensureSecret } from "./src/auth/secret.ts";
 import { ConfigError, flagsToEnv, parseConfig } from "./src/config.ts";
 import { createLogger } from "./src/log.ts";
+import { startMemoryTrim } from "./src/memory_trim.ts";
 import { openStore } from "./src/store/duckdb_store.ts";
 
 /** Lifetime of the token printed when a development secret is created. */
@@ -93,6 +94,8 @@ async function main(): Promise<void> {
     );
   }
 
+  const stopTrim = startMemoryTrim(config.memoryTrimMs, logger);
+
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -100,6 +103,7 @@ async function main(): Promise<void> {
     logger.log("info", "shutting down", { signal });
     // Stop accepting, let requests in flight finish, then checkpoint and close the file.
     await server.shutdown();
+    stopTrim();
     await store.close();
     logger.log("info", "stopped");
     Deno.exit(0);

@@ -31,6 +31,8 @@ const encoder = new TextEncoder();
 export interface AllocatorFigures {
   jemalloc: { allocated: number; resident: number };
   glibc: { heap: number; inUse: number; free: number };
+  /** When asked for: the process's RSS before and after a `malloc_trim(0)` run after reading. */
+  trim?: { before: number; after: number };
 }
 
 export type AllocatorStats = AllocatorFigures | { error: string };
@@ -49,6 +51,7 @@ function open() {
     }),
     libc: Deno.dlopen("libc.so.6", {
       mallinfo2: { parameters: [], result: { struct: new Array(10).fill("usize") } },
+      malloc_trim: { parameters: ["usize"], result: "i32" },
     }),
   };
 }
@@ -100,10 +103,17 @@ export async function collectGarbage(): Promise<void> {
 
 /**
  * What the native allocators of the service `pid` hold, asked from the bench's side: this
- * module, preloaded into the service, answers SIGUSR2 by writing them to `file`.
+ * module, preloaded into the service, answers SIGUSR2 by writing them to `file`. With `trim`,
+ * the service then runs glibc's `malloc_trim(0)` and adds its RSS before and after: how much
+ * of what glibc kept could have been handed back.
  */
-export async function allocators(pid: number, file: string): Promise<AllocatorStats> {
+export async function allocators(
+  pid: number,
+  file: string,
+  trim = false,
+): Promise<AllocatorStats> {
   await Deno.remove(file).catch(() => {});
+  if (trim) await Deno.writeTextFile(`${file}.trim`, "");
   Deno.kill(pid, "SIGUSR2");
   for (let waited = 0; waited < 5_000; waited += 50) {
     await new Promise((r) => setTimeout(r, 50));
@@ -113,12 +123,28 @@ export async function allocators(pid: number, file: string): Promise<AllocatorSt
   return { error: "the service did not write them within 5 s of SIGUSR2" };
 }
 
+/** Removes `file`; false when there was none. */
+function removed(file: string): boolean {
+  try {
+    Deno.removeSync(file);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
 if (path) {
   Deno.addSignalListener("SIGUSR2", async () => {
     let stats: AllocatorStats;
     try {
       await collectGarbage();
       stats = readAllocators();
+      if (removed(`${path}.trim`)) {
+        const before = Deno.memoryUsage().rss / MB;
+        libraries!.libc.symbols.malloc_trim(0n);
+        stats.trim = { before, after: Deno.memoryUsage().rss / MB };
+      }
     } catch (error) {
       stats = { error: error instanceof Error ? error.message : String(error) };
     }

@@ -206,17 +206,23 @@ function median(values: readonly number[]): number {
     : sorted[Math.floor(middle)]!;
 }
 
-/** DuckDB's own count of its memory and the JavaScript heap, in MB, from /metrics. */
+/**
+ * DuckDB's own count of its memory, the part of it that caches table data, and the JavaScript
+ * heap, in MB, from /metrics.
+ */
 async function memoryParts(
   server: TestServer,
   token: string,
-): Promise<{ storage: number; heap: number }> {
+): Promise<{ storage: number; tableData: number; heap: number }> {
   const answer = await server.request("GET", "/metrics", { token });
   if (answer.status !== 200) throw new Error(`Cannot read /metrics: ${answer.text}`);
   const all = samples(answer.text);
   const gauge = (name: string) => value(all, name) / 1024 ** 2;
   return {
     storage: gauge("table_service_storage_memory_bytes"),
+    tableData: all.filter((s) =>
+      s.name === "table_service_storage_memory_by_use_bytes" && s.labels.use === "base_table"
+    ).reduce((sum, s) => sum + s.value / 1024 ** 2, 0),
     heap: gauge("table_service_js_heap_bytes"),
   };
 }
@@ -335,11 +341,20 @@ export async function load(
       `after ${WARMUP_SECONDS} s warm-up, soak ${soakSeconds} s` +
       (warm ? ", once DuckDB's cache is full and pages have been read" : ""),
   );
+  const trimSeconds = Deno.env.get("MEMORY_TRIM_SECONDS");
+  console.log(
+    `the service's MEMORY_TRIM_SECONDS: ${trimSeconds ?? "its default"} (from the environment)`,
+  );
   const levels = [...new Set([connections, MORE_CONNECTIONS])];
   const baselineServer = await startBaseline();
   const statsFile = await Deno.makeTempFile({ prefix: "bench-allocators-", suffix: ".json" });
   const server = await TestServer.start(
-    { LOG_LEVEL: "error", BENCH_ALLOCATOR_STATS: statsFile },
+    {
+      LOG_LEVEL: "error",
+      BENCH_ALLOCATOR_STATS: statsFile,
+      // To measure the service with its memory trim off (0) or at another interval.
+      ...(trimSeconds === undefined ? {} : { MEMORY_TRIM_SECONDS: trimSeconds }),
+    },
     undefined,
     (env) => spawn(env, [], ["--preload", `${ROOT}bench/allocators.ts`]),
   ).catch(async (error) => {
@@ -439,7 +454,7 @@ export async function load(
     const [soakInsert, soakRead] = soak.result;
     insertRuns.push(soakInsert);
     const partsEnd = await memoryParts(server, token);
-    const nativeEnd = await allocators(server.pid, statsFile);
+    const nativeEnd = await allocators(server.pid, statsFile, true);
 
     // Let requests cut off when the generator stopped finish on the server before counting.
     await new Promise((r) => setTimeout(r, 1_000));
@@ -487,7 +502,8 @@ export async function load(
     const change = (from: number, to: number) => `${from.toFixed(0)} → ${to.toFixed(0)} MB`;
     console.log(
       `  DuckDB by its own count (its cache of table data included): ` +
-        `${change(partsStart.storage, partsEnd.storage)}; JavaScript heap: ` +
+        `${change(partsStart.storage, partsEnd.storage)}, of which its cache of table data ` +
+        `${change(partsStart.tableData, partsEnd.tableData)}; JavaScript heap: ` +
         `${change(partsStart.heap, partsEnd.heap)}; the rest (code, threads, native memory ` +
         `outside DuckDB's count): ${change(restStart, restEnd)}`,
     );
@@ -503,6 +519,13 @@ export async function load(
           `glibc's malloc (all other native code): heap ${from((s) => s.glibc.heap)}, ` +
           `in use ${from((s) => s.glibc.inUse)}, free ${from((s) => s.glibc.free)}`,
       );
+      if (nativeEnd.trim) {
+        const { before, after } = nativeEnd.trim;
+        console.log(
+          `  after the soak, one malloc_trim(0) took RSS from ${change(before, after)}: what ` +
+            `glibc held freed and could have handed back`,
+        );
+      }
     }
     console.log(
       `rows in the table: ${grouped(rows)}; 2xx inserts × ${ROWS_PER_INSERT}${

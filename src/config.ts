@@ -48,6 +48,8 @@ export interface Config {
   readonly metricsAccess: MetricsAccess;
   /** Longest wait for the next bytes of a streamed request body before answering 408. */
   readonly bodyIdleMs: number;
+  /** How often freed native memory is handed back to the system; 0: never. */
+  readonly memoryTrimMs: number;
 }
 
 /** A configuration that cannot be used; the message names every bad variable on one line. */
@@ -81,6 +83,7 @@ export const VARIABLES: readonly string[] = [
   "MAX_SHEET_BYTES",
   "METRICS_ACCESS",
   "BODY_IDLE_SECONDS",
+  "MEMORY_TRIM_SECONDS",
 ];
 
 /** Shortest HMAC secret accepted: HS256 needs at least 256 bits to be worth its name. */
@@ -170,6 +173,14 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
       `BODY_IDLE_SECONDS "${value("BODY_IDLE_SECONDS")}" is not a whole number of seconds (1-3600)`,
     );
   }
+  const memoryTrimSeconds = parseInteger(value("MEMORY_TRIM_SECONDS") ?? "10", 0, 3600);
+  if (memoryTrimSeconds === undefined) {
+    problems.push(
+      `MEMORY_TRIM_SECONDS "${
+        value("MEMORY_TRIM_SECONDS")
+      }" is not a whole number of seconds (0-3600)`,
+    );
+  }
 
   const secret = value("AUTH_JWT_SECRET");
   const publicKey = value("AUTH_JWT_PUBLIC_KEY");
@@ -211,6 +222,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     maxSheetBytes,
     metricsAccess,
     bodyIdleMs: bodyIdleSeconds! * 1000,
+    memoryTrimMs: memoryTrimSeconds! * 1000,
   });
 }
 

@@ -11,6 +11,7 @@ Deno.test("parseConfig() applies the documented defaults", () => {
   assert.equal(config.maxUploadBytes, 1024 ** 3);
   assert.equal(config.maxJsonBytes, 10 * 1024 ** 2);
   assert.equal(config.logLevel, "info");
+  assert.equal(config.memoryTrimMs, 10_000);
   assert.deepEqual(config.auth.key, { kind: "generated", secretPath: "./data/jwt-secret" });
 });
 
@@ -26,6 +27,7 @@ Deno.test("parseConfig() reads every variable", () => {
     MAX_UPLOAD_BYTES: "2GiB",
     MAX_JSON_BYTES: "512k",
     DUCKDB_MEMORY_LIMIT: "96MiB",
+    MEMORY_TRIM_SECONDS: "0",
   });
   assert.equal(config.host, "0.0.0.0");
   assert.equal(config.port, 9000);
@@ -39,6 +41,7 @@ Deno.test("parseConfig() reads every variable", () => {
   assert.equal(config.maxUploadBytes, 2 * 1024 ** 3);
   assert.equal(config.maxJsonBytes, 512 * 1024);
   assert.equal(config.duckdbMemoryBytes, 96 * 1024 ** 2);
+  assert.equal(config.memoryTrimMs, 0);
 });
 
 Deno.test("parseConfig() rejects each bad variable, naming it", () => {
@@ -51,6 +54,8 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ MAX_JSON_BYTES: "0" }, /MAX_JSON_BYTES "0"/],
     [{ MAX_JSON_BYTES: "10 parsecs" }, /MAX_JSON_BYTES/],
     [{ DUCKDB_MEMORY_LIMIT: "64MiB" }, /DUCKDB_MEMORY_LIMIT "64MiB" is below 96MiB/],
+    [{ MEMORY_TRIM_SECONDS: "-1" }, /MEMORY_TRIM_SECONDS "-1"/],
+    [{ MEMORY_TRIM_SECONDS: "soon" }, /MEMORY_TRIM_SECONDS "soon"/],
     [{ AUTH_JWT_SECRET: "short" }, /AUTH_JWT_SECRET is shorter than 32/],
     [
       { AUTH_JWT_SECRET: "s".repeat(40), AUTH_JWKS_FILE: "/x.json" },
