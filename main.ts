@@ -103,7 +103,7 @@ async function main(): Promise<void> {
     logger.log("info", "shutting down", { signal });
     // Stop accepting, let requests in flight finish, then checkpoint and close the file.
     await server.shutdown();
-    stopTrim();
+    await stopTrim();
     await store.close();
     logger.log("info", "stopped");
     Deno.exit(0);

@@ -56,6 +56,7 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ DUCKDB_MEMORY_LIMIT: "64MiB" }, /DUCKDB_MEMORY_LIMIT "64MiB" is below 96MiB/],
     [{ MEMORY_TRIM_SECONDS: "-1" }, /MEMORY_TRIM_SECONDS "-1"/],
     [{ MEMORY_TRIM_SECONDS: "soon" }, /MEMORY_TRIM_SECONDS "soon"/],
+    [{ MEMORY_TRIM_SECONDS: "3601" }, /MEMORY_TRIM_SECONDS "3601"/],
     [{ AUTH_JWT_SECRET: "short" }, /AUTH_JWT_SECRET is shorter than 32/],
     [
       { AUTH_JWT_SECRET: "s".repeat(40), AUTH_JWKS_FILE: "/x.json" },
