@@ -107,7 +107,7 @@ export function serviceRoutes({ store, metrics, metricsAccess, auth }: ServiceDe
   app.openapi(metricsRoute(metricsAccess, auth), async (c) => {
     const text = metrics.render({
       openTransactions: store.openTransactions(),
-      storageMemory: await store.memoryBytes(),
+      storageMemory: await store.memoryByUse(),
     });
     return c.text(text, 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
   });

@@ -842,11 +842,10 @@ export class DuckDBStore implements Store {
     return this.database.openTransactions;
   }
 
-  async memoryBytes(): Promise<Map<string, number>> {
+  async memoryByUse(): Promise<Map<string, number>> {
     const rows = await this.database.withSession((session) =>
       session.rows(
-        `SELECT lower(tag) AS use, memory_usage_bytes AS bytes FROM duckdb_memory()
-         WHERE memory_usage_bytes > 0 ORDER BY tag`,
+        "SELECT lower(tag) AS use, memory_usage_bytes AS bytes FROM duckdb_memory() ORDER BY tag",
       )
     );
     return new Map(rows.map((row) => [String(row.use), Number(row.bytes)]));

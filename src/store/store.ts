@@ -189,10 +189,11 @@ export interface Store {
   openTransactions(): number;
   /**
    * Bytes the database engine holds in memory at this moment by its own count, by what it holds
-   * them for (in DuckDB, `duckdb_memory()`'s tags in lower case: `base_table` is its cache of
-   * table data, bounded by its memory limit). Uses holding nothing are left out.
+   * them for: in DuckDB, every tag of `duckdb_memory()` in lower case, zeros included, so a
+   * series never vanishes; `base_table` is its cache of table data, bounded by its memory
+   * limit. The names are DuckDB's and may change with it.
    */
-  memoryBytes(): Promise<Map<string, number>>;
+  memoryByUse(): Promise<Map<string, number>>;
   /** Checkpoints and closes; waits for nothing, so stop taking requests first. */
   close(): Promise<void>;
 }
