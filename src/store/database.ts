@@ -38,6 +38,9 @@ export interface DatabaseOptions {
   readonly memoryBytes?: number;
 }
 
+/** A statement that begins or ends a transaction, and which. */
+const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|END|ROLLBACK|ABORT)\b/i;
+
 /**
  * `values` when there are any. Given values, even none, the bindings split the text into
  * statements, prepare the last and run it: three hand-offs to DuckDB's threads, each waiting
@@ -52,8 +55,19 @@ function bound(values: DuckDBValue[]): DuckDBValue[] | undefined {
  * is unsafe in the DuckDB bindings, so a session is never used by two requests at once.
  */
 export class Session {
+  /**
+   * Whether a transaction this session began with `BEGIN` is still open. A pooled connection
+   * must never be handed on inside one: an insert group appending there would never commit.
+   */
+  #inTransaction = false;
+
   /** `readers`: the slots a statement reading a file waits for (see DUCKDB_READER_BYTES). */
   constructor(readonly connection: DuckDBConnection, private readonly readers: Slots) {}
+
+  /** Whether a transaction begun through this session is still open. */
+  get inTransaction(): boolean {
+    return this.#inTransaction;
+  }
 
   /** Runs one statement with bound values and returns its rows. */
   async rows(sql: string, values: DuckDBValue[] = []): Promise<Row[]> {
@@ -76,8 +90,13 @@ export class Session {
 
   /** Runs `statement`, in a reader slot when `sql` reads a file. */
   async #statement<T>(sql: string, statement: () => Promise<T>): Promise<T> {
+    const control = TRANSACTION_CONTROL.exec(sql)?.[1]?.toUpperCase();
+    // An ending statement that fails leaves the state unknown: count it as still open.
+    if (control !== undefined && control !== "BEGIN") this.#inTransaction = true;
     try {
-      return await (READS_FILE.test(sql) ? this.readers.run(statement) : statement());
+      const result = await (READS_FILE.test(sql) ? this.readers.run(statement) : statement());
+      if (control !== undefined) this.#inTransaction = control === "BEGIN";
+      return result;
     } catch (error) {
       throw outOfMemory(error) ?? error;
     }
@@ -163,12 +182,21 @@ export class Database {
     return database;
   }
 
-  /** Runs `work` on a connection of its own. */
+  /**
+   * Runs `work` on a connection of its own, outside any transaction: each statement commits by
+   * itself unless `work` begins one, and it must end it. One left open fails `work` and is
+   * rolled back with its connection.
+   */
   async withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
     const connection = await this.#acquire();
+    const session = new Session(connection, this.#readers);
     let healthy = true;
     try {
-      return await work(new Session(connection, this.#readers));
+      const result = await work(session);
+      if (session.inTransaction) {
+        throw new Error("A session ended inside the transaction it began; it was rolled back");
+      }
+      return result;
     } catch (error) {
       healthy = false;
       throw error;

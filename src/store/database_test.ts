@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { ApiError } from "../errors.ts";
-import { Database } from "./database.ts";
+import { Database, type Session } from "./database.ts";
 
 Deno.test("Database.open() opens a file whose free tail a checkpoint cut off", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir());
@@ -79,6 +79,38 @@ Deno.test("Session: DuckDB out of memory is a 503 that says so", async () => {
     assert.equal(failed.headers["retry-after"], "1");
     // The database goes on.
     assert.deepEqual(await db.withSession((s) => s.rows("SELECT 1 AS one")), [{ one: 1 }]);
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Database.withSession() never pools a connection left inside a transaction", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const db = await Database.open({ path: ":memory:", spoolDir: dir, tempDir: dir });
+  const count = (s: Session) => s.rows("SELECT count(*) AS n FROM t").then((r) => r[0]?.n);
+  try {
+    await db.withSession((s) => s.run("CREATE TABLE t (x INTEGER)"));
+    await assert.rejects(
+      db.withSession(async (s) => {
+        await s.run("BEGIN TRANSACTION");
+        await s.run("INSERT INTO t VALUES (1)");
+      }),
+      /ended inside the transaction it began; it was rolled back/,
+    );
+    // The next session's statements commit by themselves: another connection sees them.
+    const seen = await db.withSession(async (s) => {
+      await s.run("INSERT INTO t VALUES (2)");
+      return await db.withSession(count);
+    });
+    assert.equal(seen, 1n);
+    // A transaction ended inside the session is fine.
+    await db.withSession(async (s) => {
+      await s.run("BEGIN TRANSACTION");
+      await s.run("INSERT INTO t VALUES (3)");
+      await s.run("COMMIT");
+    });
+    assert.equal(await db.withSession(count), 2n);
   } finally {
     await db.close();
     await Deno.remove(dir, { recursive: true });
