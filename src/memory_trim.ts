@@ -47,7 +47,8 @@ export function startMemoryTrim(intervalMs: number, logger: Logger): () => Promi
   const trim = libc.symbols.malloc_trim;
   let running: Promise<void> | undefined;
   const timer = setInterval(() => {
-    running ??= (async () => {
+    if (running) return;
+    const call = (async () => {
       const started = performance.now();
       try {
         const released = await trim(0n);
@@ -57,15 +58,22 @@ export function startMemoryTrim(intervalMs: number, logger: Logger): () => Promi
         });
       } catch (error) {
         logger.log("warn", "memory trim failed", { error: String(error) });
-      } finally {
-        running = undefined;
       }
     })();
+    running = call;
+    // Cleared in a later microtask, so also after a call that failed before its first await.
+    void call.finally(() => running = undefined);
   }, intervalMs);
   Deno.unrefTimer(timer);
-  return async () => {
-    clearInterval(timer);
-    await running;
-    libc.close();
-  };
+  let stopped: Promise<void> | undefined;
+  return () =>
+    stopped ??= (async () => {
+      clearInterval(timer);
+      await running;
+      try {
+        libc.close();
+      } catch (error) {
+        logger.log("warn", "memory trim: cannot close libc", { error: String(error) });
+      }
+    })();
 }

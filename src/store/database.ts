@@ -39,7 +39,7 @@ export interface DatabaseOptions {
 }
 
 /** A statement that begins or ends a transaction, and which. */
-const TRANSACTION_CONTROL = /^\s*(BEGIN|COMMIT|END|ROLLBACK|ABORT)\b/i;
+const TRANSACTION_CONTROL = /^\s*(BEGIN|START|COMMIT|END|ROLLBACK|ABORT)\b/i;
 
 /**
  * `values` when there are any. Given values, even none, the bindings split the text into
@@ -92,10 +92,12 @@ export class Session {
   async #statement<T>(sql: string, statement: () => Promise<T>): Promise<T> {
     const control = TRANSACTION_CONTROL.exec(sql)?.[1]?.toUpperCase();
     // An ending statement that fails leaves the state unknown: count it as still open.
-    if (control !== undefined && control !== "BEGIN") this.#inTransaction = true;
+    if (control !== undefined && control !== "BEGIN" && control !== "START") {
+      this.#inTransaction = true;
+    }
     try {
       const result = await (READS_FILE.test(sql) ? this.readers.run(statement) : statement());
-      if (control !== undefined) this.#inTransaction = control === "BEGIN";
+      if (control !== undefined) this.#inTransaction = control === "BEGIN" || control === "START";
       return result;
     } catch (error) {
       throw outOfMemory(error) ?? error;
