@@ -207,22 +207,25 @@ function median(values: readonly number[]): number {
 }
 
 /**
- * DuckDB's own count of its memory, the part of it that caches table data, and the JavaScript
- * heap, in MB, from /metrics.
+ * DuckDB's own count of its memory, the same by use (its cache of table data is
+ * `base_table`), and the JavaScript heap, in MB, from /metrics.
  */
 async function memoryParts(
   server: TestServer,
   token: string,
-): Promise<{ storage: number; tableData: number; heap: number }> {
+): Promise<{ storage: number; byUse: Map<string, number>; tableData: number; heap: number }> {
   const answer = await server.request("GET", "/metrics", { token });
   if (answer.status !== 200) throw new Error(`Cannot read /metrics: ${answer.text}`);
   const all = samples(answer.text);
   const gauge = (name: string) => value(all, name) / 1024 ** 2;
+  const byUse = new Map(
+    all.filter((s) => s.name === "table_service_storage_memory_by_use_bytes")
+      .map((s) => [s.labels.use ?? "", s.value / 1024 ** 2]),
+  );
   return {
     storage: gauge("table_service_storage_memory_bytes"),
-    tableData: all.filter((s) =>
-      s.name === "table_service_storage_memory_by_use_bytes" && s.labels.use === "base_table"
-    ).reduce((sum, s) => sum + s.value / 1024 ** 2, 0),
+    byUse,
+    tableData: byUse.get("base_table") ?? 0,
     heap: gauge("table_service_js_heap_bytes"),
   };
 }
@@ -506,6 +509,15 @@ export async function load(
         `${change(partsStart.tableData, partsEnd.tableData)}; JavaScript heap: ` +
         `${change(partsStart.heap, partsEnd.heap)}; the rest (code, threads, native memory ` +
         `outside DuckDB's count): ${change(restStart, restEnd)}`,
+    );
+    const uses = [...new Set([...partsStart.byUse.keys(), ...partsEnd.byUse.keys()])]
+      .filter((use) => (partsStart.byUse.get(use) ?? 0) + (partsEnd.byUse.get(use) ?? 0) >= 0.5);
+    console.log(
+      `  DuckDB's count by use: ${
+        uses.map((use) =>
+          `${use} ${change(partsStart.byUse.get(use) ?? 0, partsEnd.byUse.get(use) ?? 0)}`
+        ).join(", ")
+      }`,
     );
     // Not a second target: the cache is bounded by DUCKDB_MEMORY_LIMIT and holds the rows the
     // soak itself inserted, so this says how much of the growth is anything else.
