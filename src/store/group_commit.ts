@@ -99,23 +99,23 @@ export class GroupCommit<M, R> {
       if (waiting.length < expected && expected > 1) await this.#gather(queue, expected);
       if (waiting.length === 0) break;
       const group = this.#nextGroup(waiting);
-      let settle: (pending: Pending<M, R>, index: number) => void;
+      let outcomes: readonly PromiseSettledResult<R>[];
       try {
-        const outcomes = await this.run(group.map((p) => p.member));
-        settle = (pending, i) => {
-          const outcome = outcomes[i];
-          if (outcome?.status === "fulfilled") pending.resolve(outcome.value);
-          else pending.reject(outcome ? outcome.reason : new Error("The group lost a member"));
-        };
-      } catch (error) {
-        settle = (pending) => pending.reject(error);
+        outcomes = await this.run(group.map((p) => p.member));
+      } catch (reason) {
+        // A group that throws fails each of its members with that error.
+        outcomes = group.map(() => ({ status: "rejected", reason }));
       }
       // A group that never gave up the thread (the appender's flush is synchronous) saw
       // nothing arrive while it ran: before answering its members, whose clients could send
       // again at once, let the event loop read what came meanwhile from others, so they
       // are counted. A turn, not a timer: setTimeout(0) takes 2 ms.
       if (waiting.length === 0) await new Promise((resolve) => setImmediate(resolve));
-      group.forEach(settle);
+      group.forEach((pending, i) => {
+        const outcome = outcomes[i];
+        if (outcome?.status === "fulfilled") pending.resolve(outcome.value);
+        else pending.reject(outcome ? outcome.reason : new Error("The group lost a member"));
+      });
       expected = Math.min(this.limits.members, group.length + waiting.length);
     }
     this.#queues.delete(key);
