@@ -48,7 +48,8 @@ export function startMemoryTrim(intervalMs: number, logger: Logger): () => Promi
   let running: Promise<void> | undefined;
   const timer = setInterval(() => {
     if (running) return;
-    const call = (async () => {
+    // Cleared in a later microtask, after this assignment, however the call ends.
+    running = (async () => {
       const started = performance.now();
       try {
         const released = await trim(0n);
@@ -59,10 +60,7 @@ export function startMemoryTrim(intervalMs: number, logger: Logger): () => Promi
       } catch (error) {
         logger.log("warn", "memory trim failed", { error: String(error) });
       }
-    })();
-    running = call;
-    // Cleared in a later microtask, so also after a call that failed before its first await.
-    void call.finally(() => running = undefined);
+    })().finally(() => running = undefined);
   }, intervalMs);
   Deno.unrefTimer(timer);
   let stopped: Promise<void> | undefined;
