@@ -3,6 +3,21 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import { ApiError } from "../errors.ts";
 import { Database, type Session } from "./database.ts";
 
+/** An in-memory Database of its own for `work`, closed and its directory removed after. */
+async function withDatabase(
+  work: (db: Database) => Promise<void>,
+  memoryBytes?: number,
+): Promise<void> {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const db = await Database.open({ path: ":memory:", spoolDir: dir, tempDir: dir, memoryBytes });
+  try {
+    await work(db);
+  } finally {
+    await db.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 Deno.test("Database.open() opens a file whose free tail a checkpoint cut off", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir());
   const path = `${dir}/t.duckdb`;
@@ -40,9 +55,7 @@ Deno.test("Database.open() opens a file whose free tail a checkpoint cut off", a
 });
 
 Deno.test("Database.openTransactions counts transactions until they commit or roll back", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  const db = await Database.open({ path: ":memory:", spoolDir: dir, tempDir: dir });
-  try {
+  await withDatabase(async (db) => {
     assert.equal(db.openTransactions, 0);
     const inside = await db.transaction(async (outer) => {
       await outer.run("CREATE TABLE t (x INTEGER)");
@@ -55,21 +68,11 @@ Deno.test("Database.openTransactions counts transactions until they commit or ro
       await session.run("INSERT INTO t VALUES ('not a number')");
     }));
     assert.equal(db.openTransactions, 0);
-  } finally {
-    await db.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
 
 Deno.test("Session: DuckDB out of memory is a 503 that says so", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  const db = await Database.open({
-    path: ":memory:",
-    spoolDir: dir,
-    tempDir: dir,
-    memoryBytes: 96 * 1024 ** 2,
-  });
-  try {
+  await withDatabase(async (db) => {
     // One list of 100 million numbers cannot spill: it must fit in memory whole.
     const failed = await db.withSession((s) => s.rows("SELECT list(range) FROM range(100000000)"))
       .then(() => undefined, (error) => error);
@@ -79,17 +82,12 @@ Deno.test("Session: DuckDB out of memory is a 503 that says so", async () => {
     assert.equal(failed.headers["retry-after"], "1");
     // The database goes on.
     assert.deepEqual(await db.withSession((s) => s.rows("SELECT 1 AS one")), [{ one: 1 }]);
-  } finally {
-    await db.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  }, 96 * 1024 ** 2);
 });
 
 Deno.test("Database.withSession() never pools a connection left inside a transaction", async () => {
-  const dir = await Deno.realPath(await Deno.makeTempDir());
-  const db = await Database.open({ path: ":memory:", spoolDir: dir, tempDir: dir });
   const count = (s: Session) => s.rows("SELECT count(*) AS n FROM t").then((r) => r[0]?.n);
-  try {
+  await withDatabase(async (db) => {
     await db.withSession((s) => s.run("CREATE TABLE t (x INTEGER)"));
     await assert.rejects(
       db.withSession(async (s) => {
@@ -111,8 +109,5 @@ Deno.test("Database.withSession() never pools a connection left inside a transac
       await s.run("COMMIT");
     });
     assert.equal(await db.withSession(count), 2n);
-  } finally {
-    await db.close();
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 });
