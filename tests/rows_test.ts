@@ -1,5 +1,13 @@
 import assert from "node:assert/strict";
-import { assertSpoolEmpty, cellsOf, errorOf, ok, TestServer } from "./helpers/server.ts";
+import {
+  assertSpoolEmpty,
+  cellsOf,
+  errorOf,
+  ok,
+  TestServer,
+  uploadForm,
+} from "./helpers/server.ts";
+import { samples, value } from "./helpers/metrics.ts";
 
 const people = {
   columns: [
@@ -589,6 +597,79 @@ Deno.test("records: CSV export is streamed with a header and a file name", async
     const big = await server.request("GET", "table/csvout/records/csv");
     // Header, four rows (one spanning two lines inside its quotes), then the 20,000.
     assert.equal(big.text.trimEnd().split("\n").length, 1 + 5 + 20000);
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("records: a table loaded in large uploads still exports at the least memory limit", async () => {
+  // Until a checkpoint, DuckDB keeps a large load's part of the key's index in memory it cannot
+  // evict, and the export's sort then ran out of it: the store checkpoints after such loads.
+  const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "96MiB" });
+  try {
+    ok(
+      await server.request("POST", "table/bulk", {
+        body: {
+          table: {
+            columns: [{ name: "id", type: "bigint" }, { name: "name", type: "varchar" }, {
+              name: "note",
+              type: "varchar",
+            }],
+            constraints: { primary_key: { columns: ["id"] } },
+          },
+        },
+      }),
+    );
+    const rows = 1_000_000;
+    for (const upload of [0, 1]) {
+      const lines = ["id,name,note"];
+      for (let i = upload * rows; i < (upload + 1) * rows; i++) {
+        lines.push(`${i},name-${i},note number ${i} with some text`);
+      }
+      const file = new TextEncoder().encode(`${lines.join("\n")}\n`);
+      const loaded = ok(
+        await server.request("POST", "table/bulk/upload/csv?if_exists=append", {
+          body: uploadForm(file, "bulk.csv"),
+        }),
+      );
+      assert.equal(loaded.inserted, rows);
+    }
+    const answer = await server.request("GET", "table/bulk/records/csv");
+    assert.equal(answer.status, 200);
+    const lines = answer.text.trimEnd().split("\n");
+    assert.equal(lines.length, 1 + 2 * rows);
+    assert.equal(
+      lines[2 * rows],
+      `${2 * rows - 1},name-${2 * rows - 1},note number ${2 * rows - 1} with some text`,
+    );
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("records: a large insert leaves no key index held in memory", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/many", {
+        body: {
+          table: {
+            columns: [{ name: "id", type: "bigint" }, { name: "name", type: "varchar" }],
+            constraints: { primary_key: { columns: ["id"] } },
+          },
+        },
+      }),
+    );
+    const body = Array.from({ length: 300_000 }, (_, i) => ({ id: i, name: `name-${i}` }));
+    assert.equal(
+      ok(await server.request("POST", "table/many/records", { body })).inserted,
+      300_000,
+    );
+    const metrics = await server.request("GET", "/metrics");
+    const index = value(samples(metrics.text), "table_service_storage_memory_by_use_bytes", {
+      use: "art_index",
+    });
+    assert.ok(index < 256 * 1024, `${index} bytes of key index held in memory after the insert`);
   } finally {
     await server.dispose();
   }

@@ -29,6 +29,7 @@ import {
 import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
+import type { Logger } from "../log.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
@@ -110,6 +111,8 @@ export interface StoreOptions {
   readonly tempDir: string;
   /** DuckDB's memory limit in bytes. */
   readonly memoryBytes?: number;
+  /** Where the store reports what fails after a change has committed. */
+  readonly logger?: Logger;
 }
 
 /**
@@ -135,7 +138,7 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
     await database.close().catch(() => {});
     throw error;
   }
-  return new DuckDBStore(database, options.spoolDir);
+  return new DuckDBStore(database, options.spoolDir, options.logger);
 }
 
 /**
@@ -156,6 +159,13 @@ function appendLocks(ref: TableRef): LockRequest[] {
   return [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")];
 }
 
+/**
+ * Rows a load must add or change for the store to checkpoint right after it: about one of
+ * DuckDB's row groups (122,880 rows), the size from which DuckDB writes a load's rows to the
+ * file as it goes rather than to its write-ahead log.
+ */
+export const CHECKPOINT_ROWS = 100_000;
+
 /** Tables, schemas and their metadata in one DuckDB file. */
 export class DuckDBStore implements Store {
   readonly #locks = new LockSet();
@@ -167,7 +177,11 @@ export class DuckDBStore implements Store {
   );
 
   /** `spoolDir`: the directory DuckDB may read files from, for the store's own. */
-  constructor(readonly database: Database, private readonly spoolDir: string) {}
+  constructor(
+    readonly database: Database,
+    private readonly spoolDir: string,
+    private readonly logger?: Logger,
+  ) {}
 
   listSchemas(visible?: readonly string[]): Promise<string[]> {
     const allowed = visible && new Set(visible.map(nameKey));
@@ -293,7 +307,17 @@ export class DuckDBStore implements Store {
     });
   }
 
-  updateTable(
+  async updateTable(
+    ref: TableRef,
+    decide: (current: Table) => TableUpdate,
+  ): Promise<{ table: Table; how: UpdateHow }> {
+    const updated = await this.#updateTable(ref, decide);
+    // A rebuild copies every row, as a large load does.
+    if (updated.how === "rebuilt") await this.#checkpointAfterLoad(Infinity);
+    return updated;
+  }
+
+  #updateTable(
     ref: TableRef,
     decide: (current: Table) => TableUpdate,
   ): Promise<{ table: Table; how: UpdateHow }> {
@@ -390,6 +414,16 @@ export class DuckDBStore implements Store {
   }
 
   async insertRecords(
+    ref: TableRef,
+    rows: ArrivingRows,
+    onConflict: OnConflict,
+  ): Promise<{ table: Table } & LoadCounts> {
+    const loaded = await this.#insert(ref, rows, onConflict);
+    await this.#checkpointAfterLoad(loaded.inserted + (loaded.updated ?? 0));
+    return loaded;
+  }
+
+  async #insert(
     ref: TableRef,
     rows: ArrivingRows,
     onConflict: OnConflict,
@@ -585,6 +619,16 @@ export class DuckDBStore implements Store {
     file: RowsFile,
     options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
   ): Promise<{ table: Table; inserted: number }> {
+    const loaded = await this.#uploadTable(ref, file, options);
+    await this.#checkpointAfterLoad(loaded.inserted);
+    return loaded;
+  }
+
+  async #uploadTable(
+    ref: TableRef,
+    file: RowsFile,
+    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+  ): Promise<{ table: Table; inserted: number }> {
     try {
       try {
         return await this.#upload(ref, file, options, false);
@@ -684,6 +728,25 @@ export class DuckDBStore implements Store {
         }
       },
     );
+  }
+
+  /**
+   * Checkpoints after a load of at least {@link CHECKPOINT_ROWS} rows. DuckDB writes a large
+   * load's rows straight to the file, so its write-ahead log, whose size triggers the
+   * automatic checkpoint, hardly grows and no checkpoint follows. Until one does, DuckDB holds
+   * the load's part of a key's index in memory, and sorting the table can fail for want of
+   * memory: after ten uploads of a million keyed rows of 8 columns the service held 82 MB of
+   * index, and a CSV export of the table failed at the default 256 MiB. The load has
+   * committed when this runs, so a checkpoint that fails is logged, not answered: the next
+   * one writes the same.
+   */
+  async #checkpointAfterLoad(rows: number): Promise<void> {
+    if (rows < CHECKPOINT_ROWS) return;
+    try {
+      await this.database.withSession((session) => session.run("CHECKPOINT"));
+    } catch (error) {
+      this.logger?.log("warn", "checkpoint after a load failed", { error: String(error) });
+    }
   }
 
   async readRecords(

@@ -93,3 +93,29 @@ Deno.test("DuckDBStore.updateTable() alters a table that references itself in pl
     assert.deepEqual(rows, [{ id: 1, up: null, label: "root" }, { id: 2, up: 1, label: "leaf" }]);
   });
 });
+
+Deno.test("DuckDBStore.updateTable() checkpoints after a rebuild: the new key's index is not left in memory", async () => {
+  await withTempStore(async (store) => {
+    await store.createTable(
+      planTable(ref, {
+        columns: [{ name: "id", type: "bigint" }, { name: "label", type: "varchar" }],
+        constraints: { primary_key: { columns: ["id"] } },
+      }),
+      { ifNotExists: false },
+    );
+    await store.database.withSession(async (session) => {
+      await session.run(
+        `INSERT INTO public.items SELECT range, 'row ' || range FROM range(300000)`,
+      );
+      await session.run("CHECKPOINT");
+    });
+    const rebuilt = await update(store, (t) => ({ columns: [...t.columns].reverse() }));
+    assert.equal(rebuilt.how, "rebuilt");
+    const index = (await store.memoryByUse()).get("art_index") ?? 0;
+    assert.ok(index < 256 * 1024, `${index} bytes of key index held in memory after the rebuild`);
+    const [row] = await store.database.withSession((session) =>
+      session.rows("SELECT count(*) AS n, max(id) AS top FROM public.items")
+    );
+    assert.deepEqual([Number(row!.n), Number(row!.top)], [300000, 299999]);
+  });
+});
