@@ -1,13 +1,16 @@
 /**
  * Preloaded into the service by `deno task bench load` and `deno task bench retained`
- * (`deno run --preload`). On SIGUSR2 it writes what the process's two native allocators hold,
- * as one JSON object, to the file named by `BENCH_ALLOCATOR_STATS`:
+ * (`deno run --preload`). On SIGUSR2 it writes what the process's two native allocators and
+ * V8's heap hold, as one JSON object, to the file named by `BENCH_ALLOCATOR_STATS`:
  *
  * - DuckDB allocates its buffers with the jemalloc built into its Linux library (symbols
  *   prefixed `duckdb_je_`), read here with its `mallctl`. `allocated` is what DuckDB holds,
  *   `resident` adds the pages it freed that jemalloc has not yet returned to the system.
  * - Everything else native (DuckDB's C++ objects, Deno, array buffers) uses glibc's malloc,
  *   read with `mallinfo2`: `heap` is what its arenas span, split into `inUse` and `free`.
+ * - V8's heap, with `node:v8`'s statistics: `physical` is what it holds resident, of which
+ *   `used` are live or not yet collected objects; `external` is memory outside the heap that
+ *   JavaScript objects own (array buffers among it), allocated with glibc's malloc.
  *
  * It reads on demand rather than on a timer so that it costs the service nothing between
  * readings. Elsewhere than Linux with glibc the file holds `{ "error": … }` instead.
@@ -23,6 +26,8 @@
  * @module
  */
 
+import { getHeapStatistics } from "node:v8";
+
 const path = Deno.env.get("BENCH_ALLOCATOR_STATS");
 const MB = 1024 ** 2;
 const encoder = new TextEncoder();
@@ -31,11 +36,18 @@ const encoder = new TextEncoder();
 export interface AllocatorFigures {
   jemalloc: { allocated: number; resident: number };
   glibc: { heap: number; inUse: number; free: number };
+  v8: { physical: number; used: number; external: number };
   /** When asked for: the process's RSS before and after a `malloc_trim(0)` run after reading. */
   trim?: { before: number; after: number };
 }
 
-export type AllocatorStats = AllocatorFigures | { error: string };
+/** As read from the bench's side: with the service's resident memory by kind. */
+export interface ServiceMemory extends AllocatorFigures {
+  /** From `/proc/<pid>/status`, which the service itself may not read. */
+  rss: { anonymous: number; file: number };
+}
+
+export type AllocatorStats = ServiceMemory | { error: string };
 
 /** Opened at the first reading and kept: the process holds both libraries anyway. */
 let libraries: ReturnType<typeof open> | undefined;
@@ -79,13 +91,26 @@ export function readAllocators(): AllocatorFigures {
   };
   // struct mallinfo2: arena, ordblks, smblks, hblks, hblkhd, usmblks, fsmblks, uordblks,
   // fordblks, keepcost, each a size_t.
+  const heap = getHeapStatistics();
   const info = new BigUint64Array(
     (libraries.libc.symbols.mallinfo2() as Uint8Array<ArrayBuffer>).buffer,
   );
   return {
     jemalloc: { allocated: stat("allocated"), resident: stat("resident") },
     glibc: { heap: Number(info[0]) / MB, inUse: Number(info[7]) / MB, free: Number(info[8]) / MB },
+    v8: {
+      physical: heap.total_physical_size / MB,
+      used: heap.used_heap_size / MB,
+      external: heap.external_memory / MB,
+    },
   };
+}
+
+/** A `kB` field of a `/proc/<pid>/status`, in MB. */
+function statusMb(status: string, field: string): number {
+  const kb = status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"));
+  if (!kb) throw new Error(`no ${field} in /proc/<pid>/status`);
+  return Number(kb[1]) / 1024;
 }
 
 /**
@@ -102,10 +127,11 @@ export async function collectGarbage(): Promise<void> {
 }
 
 /**
- * What the native allocators of the service `pid` hold, asked from the bench's side: this
- * module, preloaded into the service, answers SIGUSR2 by writing them to `file`. With `trim`,
- * the service then runs glibc's `malloc_trim(0)` and adds its RSS before and after: how much
- * of what glibc kept could have been handed back.
+ * What the native allocators and V8's heap of the service `pid` hold, asked from the bench's
+ * side, with its resident memory by kind: this module, preloaded into the service, answers
+ * SIGUSR2 by writing them to `file`. With `trim`, the service then runs glibc's
+ * `malloc_trim(0)` and adds its RSS before and after: how much of what glibc kept could have
+ * been handed back.
  */
 export async function allocators(
   pid: number,
@@ -114,11 +140,16 @@ export async function allocators(
 ): Promise<AllocatorStats> {
   await Deno.remove(file).catch(() => {});
   if (trim) await Deno.writeTextFile(`${file}.trim`, "");
+  // Read here, just before the service reads its allocators (and trims, if asked).
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const rss = { anonymous: statusMb(status, "RssAnon"), file: statusMb(status, "RssFile") };
   Deno.kill(pid, "SIGUSR2");
   for (let waited = 0; waited < 5_000; waited += 50) {
     await new Promise((r) => setTimeout(r, 50));
     const text = await Deno.readTextFile(file).catch(() => "");
-    if (text) return JSON.parse(text);
+    if (!text) continue;
+    const figures: AllocatorFigures | { error: string } = JSON.parse(text);
+    return "error" in figures ? figures : { ...figures, rss };
   }
   return { error: "the service did not write them within 5 s of SIGUSR2" };
 }
@@ -136,7 +167,7 @@ function removed(file: string): boolean {
 
 if (path) {
   Deno.addSignalListener("SIGUSR2", async () => {
-    let stats: AllocatorStats;
+    let stats: AllocatorFigures | { error: string };
     try {
       await collectGarbage();
       stats = readAllocators();

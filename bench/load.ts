@@ -16,7 +16,7 @@
 import autocannon from "autocannon";
 import { samples, value } from "../tests/helpers/metrics.ts";
 import { ALL_SCOPES, mint, spawn, TestServer, uploadForm } from "../tests/helpers/server.ts";
-import { type AllocatorFigures, allocators } from "./allocators.ts";
+import { allocators, type ServiceMemory } from "./allocators.ts";
 import { COLUMNS, createKeyedTable, CSV_HEADER, csvLine, row } from "./generate.ts";
 import { memory, percentile } from "./measure.ts";
 
@@ -30,6 +30,9 @@ const CONNECTIONS = 16;
  * shares a transaction among the inserts that wait, so its throughput depends on how many do.
  */
 const MORE_CONNECTIONS = 64;
+/** The service's settings a run takes from the bench's environment. */
+const PASSED_THROUGH = ["MEMORY_TRIM_SECONDS", "DUCKDB_MEMORY_LIMIT"];
+
 /** Length of each measured run (shortened to the soak's length when that is shorter). */
 const MEASURE_SECONDS = 20;
 /**
@@ -344,9 +347,18 @@ export async function load(
       `after ${WARMUP_SECONDS} s warm-up, soak ${soakSeconds} s` +
       (warm ? ", once DuckDB's cache is full and pages have been read" : ""),
   );
-  const trimSeconds = Deno.env.get("MEMORY_TRIM_SECONDS");
+  // To measure the service with its memory trim off (0) or at another interval, or with
+  // another memory limit for DuckDB.
+  const passed = Object.fromEntries(
+    PASSED_THROUGH.flatMap((name) => {
+      const value = Deno.env.get(name);
+      return value === undefined ? [] : [[name, value]];
+    }),
+  );
   console.log(
-    `the service's MEMORY_TRIM_SECONDS: ${trimSeconds ?? "its default"} (from the environment)`,
+    `the service's ${
+      PASSED_THROUGH.map((name) => `${name}: ${passed[name] ?? "its default"}`).join(", ")
+    } (from the environment)`,
   );
   const levels = [...new Set([connections, MORE_CONNECTIONS])];
   const baselineServer = await startBaseline();
@@ -355,8 +367,7 @@ export async function load(
     {
       LOG_LEVEL: "error",
       BENCH_ALLOCATOR_STATS: statsFile,
-      // To measure the service with its memory trim off (0) or at another interval.
-      ...(trimSeconds === undefined ? {} : { MEMORY_TRIM_SECONDS: trimSeconds }),
+      ...passed,
     },
     undefined,
     (env) => spawn(env, [], ["--preload", `${ROOT}bench/allocators.ts`]),
@@ -531,13 +542,19 @@ export async function load(
       const failed = [nativeStart, nativeEnd].find((s): s is { error: string } => "error" in s);
       console.log(`  native allocators: not read (${failed!.error})`);
     } else {
-      const from = (read: (stats: AllocatorFigures) => number) =>
+      const from = (read: (stats: ServiceMemory) => number) =>
         change(read(nativeStart), read(nativeEnd));
       console.log(
         `  native allocators: DuckDB's jemalloc (its count above included) allocated ` +
           `${from((s) => s.jemalloc.allocated)}, resident ${from((s) => s.jemalloc.resident)}; ` +
           `glibc's malloc (all other native code): heap ${from((s) => s.glibc.heap)}, ` +
-          `in use ${from((s) => s.glibc.inUse)}, free ${from((s) => s.glibc.free)}`,
+          `in use ${from((s) => s.glibc.inUse)}, free ${from((s) => s.glibc.free)}; V8's heap ` +
+          `resident ${from((s) => s.v8.physical)}, in use ${from((s) => s.v8.used)}, memory ` +
+          `its objects own outside it ${from((s) => s.v8.external)}`,
+      );
+      console.log(
+        `  RSS by kind: anonymous ${from((s) => s.rss.anonymous)}, mapped from files (code) ` +
+          `${from((s) => s.rss.file)}`,
       );
       if (nativeEnd.trim) {
         const { before, after } = nativeEnd.trim;
