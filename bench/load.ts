@@ -45,6 +45,8 @@ const ROUNDS = 4;
 const PAUSE_MS = 1_000;
 const WARMUP_SECONDS = 5;
 const RSS_SAMPLE_MS = 5_000;
+/** How often the soak's RSS is kept for the series it prints (a multiple of the above). */
+const RSS_SERIES_MS = 30_000;
 /**
  * CSV uploads, and rows per upload, filling DuckDB's cache before a warm soak. DuckDB's own
  * count reaches about 100 MB within 3 million rows of this table and then swings by ±15 MB
@@ -281,14 +283,27 @@ async function readPages(server: TestServer, reads: Load): Promise<Measurement> 
 async function watchMemory<T>(
   pid: number,
   work: Promise<T>,
-): Promise<{ result: T; startMb: number; endMb: number; peakMb: number }> {
+): Promise<{ result: T; startMb: number; endMb: number; peakMb: number; everyMb: number[] }> {
   const startMb = memory(pid, "VmRSS");
   let peakMb = startMb;
-  const timer = setInterval(() => peakMb = Math.max(peakMb, memory(pid, "VmRSS")), RSS_SAMPLE_MS);
+  // One reading every RSS_SERIES_MS, for the shape: growth that levels off, or a slope.
+  const everyMb = [startMb];
+  let sampled = 0;
+  const timer = setInterval(() => {
+    const mb = memory(pid, "VmRSS");
+    peakMb = Math.max(peakMb, mb);
+    if (++sampled % (RSS_SERIES_MS / RSS_SAMPLE_MS) === 0) everyMb.push(mb);
+  }, RSS_SAMPLE_MS);
   try {
     const result = await work;
     const endMb = memory(pid, "VmRSS");
-    return { result, startMb, endMb, peakMb: Math.max(peakMb, endMb) };
+    return {
+      result,
+      startMb,
+      endMb,
+      peakMb: Math.max(peakMb, endMb),
+      everyMb: [...everyMb, endMb],
+    };
   } finally {
     clearInterval(timer);
   }
@@ -507,6 +522,11 @@ export async function load(
       `service RSS over the ${soakSeconds} s soak: ${soak.startMb.toFixed(0)} → ` +
         `${soak.endMb.toFixed(0)} MB, ${growth >= 0 ? "+" : ""}${growth.toFixed(1)} % ` +
         `(peak ${soak.peakMb.toFixed(0)} MB; target < 10 %)  ${verdict(growth < 10)}`,
+    );
+    console.log(
+      `  RSS every ${RSS_SERIES_MS / 1000} s of the soak, then at its end: ${
+        soak.everyMb.map((mb) => mb.toFixed(0)).join(", ")
+      } MB`,
     );
     // DuckDB keeps the table's blocks it wrote or read cached up to its memory limit; what
     // grows besides that cache is what a leak would show as.
