@@ -9,6 +9,7 @@ import type { TableDefinition } from "../catalog/model.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import { DEFAULT_SCHEMA, nameKey } from "../catalog/names.ts";
 import { ApiError, type ErrorDetail } from "../errors.ts";
+import type { Logger } from "../log.ts";
 import { listValue } from "@duckdb/node-api";
 import { buildTable, canonicalTypes, checkColumns } from "./ddl.ts";
 import {
@@ -29,7 +30,6 @@ import {
 import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
-import type { Logger } from "../log.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
