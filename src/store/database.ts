@@ -7,6 +7,7 @@
 import {
   type DuckDBAppender,
   type DuckDBConnection,
+  type DuckDBDataChunk,
   DuckDBInstance,
   type DuckDBValue,
   type JS,
@@ -226,51 +227,52 @@ export class Database {
 
   /**
    * Streams the text of the first column of each result row, one line each, after `first`.
-   * The connection is held until the stream ends or is cancelled, so a slow client holds a
-   * connection, not the result.
+   * Resolves once the statement has given its first rows: one that fails before any (a sort
+   * out of memory, say) rejects here, before an answer has begun, as any other statement
+   * would; a later failure can only break the stream off. The connection is held until the
+   * stream ends or is cancelled, so a slow client holds a connection, not the result.
    */
-  streamLines(first: string, sql: string, values: DuckDBValue[] = []): ReadableStream<Uint8Array> {
+  async streamLines(
+    first: string,
+    sql: string,
+    values: DuckDBValue[] = [],
+  ): Promise<ReadableStream<Uint8Array>> {
+    if (this.#closed) throw new Error("The database is closed");
     const encoder = new TextEncoder();
-    let connection: DuckDBConnection | undefined;
-    let result: Awaited<ReturnType<DuckDBConnection["stream"]>> | undefined;
+    const connection = await this.instance.connect();
+    this.#active++;
+    let held = true;
     let inTransaction = false;
     const release = () => {
-      if (!connection) return;
+      if (!held) return;
+      held = false;
       if (inTransaction) this.#transactions--;
       inTransaction = false;
       this.#active--;
       connection.closeSync();
-      connection = undefined;
     };
-    // A consumer may cancel while the export is still opening (Hono drops a HEAD answer's
-    // body at once): the connection is then let go when opening ends, not under its feet.
-    let opening = true;
-    let cancelled = false;
+    let result: Awaited<ReturnType<DuckDBConnection["stream"]>>;
+    let next: DuckDBDataChunk | null | undefined;
+    try {
+      // A snapshot: the export is consistent even while writers go on.
+      await connection.run("BEGIN TRANSACTION");
+      inTransaction = true;
+      this.#transactions++;
+      result = await connection.stream(sql, values);
+      // The statement runs here, up to its first rows: all of a sort's work, say.
+      next = await result.fetchChunk();
+    } catch (error) {
+      release();
+      throw outOfMemory(error) ?? error;
+    }
     return new ReadableStream<Uint8Array>({
-      start: async (controller) => {
-        if (this.#closed) throw new Error("The database is closed");
-        connection = await this.instance.connect();
-        this.#active++;
-        try {
-          // A snapshot: the export is consistent even while writers go on.
-          await connection.run("BEGIN TRANSACTION");
-          inTransaction = true;
-          this.#transactions++;
-          result = await connection.stream(sql, values);
-        } catch (error) {
-          release();
-          throw error;
-        } finally {
-          opening = false;
-        }
-        if (cancelled) return release();
-        controller.enqueue(encoder.encode(`${first}\n`));
-      },
+      start: (controller) => controller.enqueue(encoder.encode(`${first}\n`)),
       pull: async (controller) => {
         try {
-          const chunk = await result!.fetchChunk();
+          const chunk = next === undefined ? await result.fetchChunk() : next;
+          next = undefined;
           if (!chunk || chunk.rowCount === 0) {
-            await connection?.run("COMMIT").catch(() => {});
+            await connection.run("COMMIT").catch(() => {});
             release();
             controller.close();
             return;
@@ -282,10 +284,7 @@ export class Database {
           controller.error(error);
         }
       },
-      cancel: () => {
-        cancelled = true;
-        if (!opening) release();
-      },
+      cancel: release,
     }, { highWaterMark: 1 });
   }
 

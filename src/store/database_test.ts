@@ -111,3 +111,32 @@ Deno.test("Database.withSession() never pools a connection left inside a transac
     assert.equal(await db.withSession(count), 2n);
   });
 });
+
+/** Reads a stream whole, as text. */
+async function text(stream: ReadableStream<Uint8Array>): Promise<string> {
+  return await new Response(stream).text();
+}
+
+Deno.test("Database.streamLines() rejects with 503 when the statement runs out of memory before its first rows", async () => {
+  await withDatabase(async (db) => {
+    // One list of 100 million values: a single value DuckDB cannot spill.
+    const failed = await db.streamLines("h", "SELECT list(range)::VARCHAR FROM range(100000000)")
+      .then(() => undefined, (error) => error);
+    assert.ok(failed instanceof ApiError, `not an ApiError: ${failed}`);
+    assert.equal(failed.status, 503);
+    assert.equal(db.openTransactions, 0);
+    // The connection went back; the next export runs whole.
+    const lines = await text(await db.streamLines("n", "SELECT range::VARCHAR FROM range(3)"));
+    assert.equal(lines, "n\n0\n1\n2\n");
+    assert.equal(db.openTransactions, 0);
+  }, 32 * 1024 ** 2);
+});
+
+Deno.test("Database.streamLines() lets go of its transaction when the reader cancels", async () => {
+  await withDatabase(async (db) => {
+    const stream = await db.streamLines("n", "SELECT range::VARCHAR FROM range(100000)");
+    assert.equal(db.openTransactions, 1);
+    await stream.cancel();
+    assert.equal(db.openTransactions, 0);
+  });
+});

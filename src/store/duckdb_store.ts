@@ -773,7 +773,10 @@ export class DuckDBStore implements Store {
 
   async exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
     const table = await this.getTable(ref);
-    return { table, stream: this.database.streamLines(csvHeader(table.columns), csvQuery(table)) };
+    return {
+      table,
+      stream: await this.database.streamLines(csvHeader(table.columns), csvQuery(table)),
+    };
   }
 
   columnTypes(plan: TablePlan): Promise<string[]> {
