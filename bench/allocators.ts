@@ -27,6 +27,7 @@
  */
 
 import { getHeapStatistics } from "node:v8";
+import { memory } from "./measure.ts";
 
 const path = Deno.env.get("BENCH_ALLOCATOR_STATS");
 const MB = 1024 ** 2;
@@ -106,13 +107,6 @@ export function readAllocators(): AllocatorFigures {
   };
 }
 
-/** A `kB` field of a `/proc/<pid>/status`, in MB. */
-function statusMb(status: string, field: string): number {
-  const kb = status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"));
-  if (!kb) throw new Error(`no ${field} in /proc/<pid>/status`);
-  return Number(kb[1]) / 1024;
-}
-
 /**
  * Collects all garbage when the process was started with `--expose-gc`, and waits for the
  * finalizers the collection queued; otherwise does nothing.
@@ -141,8 +135,7 @@ export async function allocators(
   await Deno.remove(file).catch(() => {});
   if (trim) await Deno.writeTextFile(`${file}.trim`, "");
   // Read here, just before the service reads its allocators (and trims, if asked).
-  const status = await Deno.readTextFile(`/proc/${pid}/status`);
-  const rss = { anonymous: statusMb(status, "RssAnon"), file: statusMb(status, "RssFile") };
+  const rss = { anonymous: memory(pid, "RssAnon"), file: memory(pid, "RssFile") };
   Deno.kill(pid, "SIGUSR2");
   for (let waited = 0; waited < 5_000; waited += 50) {
     await new Promise((r) => setTimeout(r, 50));

@@ -211,14 +211,23 @@ function median(values: readonly number[]): number {
     : sorted[Math.floor(middle)]!;
 }
 
-/**
- * DuckDB's own count of its memory, the same by use (its cache of table data is
- * `base_table`), and the JavaScript heap, in MB, from /metrics.
- */
+/** DuckDB's own count of its memory, the same by use, and the JavaScript heap, in MB. */
+interface MemoryParts {
+  storage: number;
+  byUse: Map<string, number>;
+  heap: number;
+}
+
+/** DuckDB's cache of table data, in MB: its use `base_table`. */
+function tableData(parts: MemoryParts): number {
+  return parts.byUse.get("base_table") ?? 0;
+}
+
+/** {@link MemoryParts} from /metrics. */
 async function memoryParts(
   server: TestServer,
   token: string,
-): Promise<{ storage: number; byUse: Map<string, number>; tableData: number; heap: number }> {
+): Promise<MemoryParts> {
   const answer = await server.request("GET", "/metrics", { token });
   if (answer.status !== 200) throw new Error(`Cannot read /metrics: ${answer.text}`);
   const all = samples(answer.text);
@@ -230,7 +239,6 @@ async function memoryParts(
   return {
     storage: gauge("table_service_storage_memory_bytes"),
     byUse,
-    tableData: byUse.get("base_table") ?? 0,
     heap: gauge("table_service_js_heap_bytes"),
   };
 }
@@ -537,7 +545,7 @@ export async function load(
     console.log(
       `  DuckDB by its own count (its cache of table data included): ` +
         `${change(partsStart.storage, partsEnd.storage)}, of which its cache of table data ` +
-        `${change(partsStart.tableData, partsEnd.tableData)}; JavaScript heap: ` +
+        `${change(tableData(partsStart), tableData(partsEnd))}; JavaScript heap: ` +
         `${change(partsStart.heap, partsEnd.heap)}; the rest (code, threads, native memory ` +
         `outside DuckDB's count): ${change(restStart, restEnd)}`,
     );
@@ -552,7 +560,7 @@ export async function load(
     );
     // Not a second target: the cache is bounded by DUCKDB_MEMORY_LIMIT and holds the rows the
     // soak itself inserted, so this says how much of the growth is anything else.
-    const cacheGrowth = partsEnd.tableData - partsStart.tableData;
+    const cacheGrowth = tableData(partsEnd) - tableData(partsStart);
     const otherGrowth = (soak.endMb - soak.startMb - cacheGrowth) / soak.startMb * 100;
     console.log(
       `  RSS growth less the growth of DuckDB's cache of table data (${cacheGrowth.toFixed(0)} ` +

@@ -5,7 +5,7 @@
  */
 
 /** A memory figure of a process in MB, from /proc/<pid>/status. */
-export function memory(pid: number, field: "VmHWM" | "VmRSS"): number {
+export function memory(pid: number, field: "VmHWM" | "VmRSS" | "RssAnon" | "RssFile"): number {
   const status = Deno.readTextFileSync(`/proc/${pid}/status`);
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status);
   return match ? Number(match[1]) / 1024 : NaN;
