@@ -112,11 +112,6 @@ Deno.test("Database.withSession() never pools a connection left inside a transac
   });
 });
 
-/** Reads a stream whole, as text. */
-async function text(stream: ReadableStream<Uint8Array>): Promise<string> {
-  return await new Response(stream).text();
-}
-
 Deno.test("Database.streamLines() rejects with 503 when the statement runs out of memory before its first rows", async () => {
   await withDatabase(async (db) => {
     // One list of 100 million values: a single value DuckDB cannot spill.
@@ -126,7 +121,8 @@ Deno.test("Database.streamLines() rejects with 503 when the statement runs out o
     assert.equal(failed.status, 503);
     assert.equal(db.openTransactions, 0);
     // The connection went back; the next export runs whole.
-    const lines = await text(await db.streamLines("n", "SELECT range::VARCHAR FROM range(3)"));
+    const stream = await db.streamLines("n", "SELECT range::VARCHAR FROM range(3)");
+    const lines = await new Response(stream).text();
     assert.equal(lines, "n\n0\n1\n2\n");
     assert.equal(db.openTransactions, 0);
   }, 32 * 1024 ** 2);

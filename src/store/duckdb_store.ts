@@ -313,7 +313,7 @@ export class DuckDBStore implements Store {
   ): Promise<{ table: Table; how: UpdateHow }> {
     const updated = await this.#updateTable(ref, decide);
     // A rebuild copies every row, as a large load does.
-    if (updated.how === "rebuilt") await this.#checkpointAfterLoad(Infinity);
+    if (updated.how === "rebuilt") await this.#checkpoint("rebuild");
     return updated;
   }
 
@@ -741,11 +741,15 @@ export class DuckDBStore implements Store {
    * one writes the same.
    */
   async #checkpointAfterLoad(rows: number): Promise<void> {
-    if (rows < CHECKPOINT_ROWS) return;
+    if (rows >= CHECKPOINT_ROWS) await this.#checkpoint("load");
+  }
+
+  /** Checkpoints after a committed `change`; a failure is logged (see above). */
+  async #checkpoint(change: "load" | "rebuild"): Promise<void> {
     try {
       await this.database.withSession((session) => session.run("CHECKPOINT"));
     } catch (error) {
-      this.logger?.log("warn", "checkpoint after a load failed", { error: String(error) });
+      this.logger?.log("warn", `checkpoint after a ${change} failed`, { error: String(error) });
     }
   }
 
