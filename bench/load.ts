@@ -5,8 +5,8 @@
  * Inserts and the baseline are measured at two fixed concurrencies, the given one and 64.
  * A warm run first appends 10 million rows by CSV upload and reads pages, so that its soak
  * runs on a large table and past the steepest of the page query's growth. It does not fill
- * DuckDB's cache of table data to its limit: each upload's own work evicts most of it (the
- * count after each is printed), and an export of the whole table empties it.
+ * DuckDB's cache of table data to its limit: each upload leaves it where the upload's own work
+ * evicted it to (the count after each is printed), and an export of the whole table empties it.
  *
  * autocannon runs inside this process (it works under Deno's Node compatibility), so the
  * generator shares the machine's cores with the server it drives, for both servers alike.
@@ -50,7 +50,7 @@ const WARMUP_SECONDS = 5;
  * The soak's own mix runs this long before its first RSS reading. The phase before it
  * (inserts alone, reads alone, or a warm run's fill and page reads) leaves the service in
  * another state: V8's young generation and glibc's heaps sized for that phase, pages the
- * memory trim gave back that the mix then faults in again. In the warm runs at 8fdaa5b two
+ * memory trim gave back that the mix then faults in again. In a warm run at 8fdaa5b two
  * thirds of the growth came in the first 30 s.
  */
 const SOAK_RAMP_SECONDS = 60;
@@ -363,9 +363,9 @@ function printTable(measurements: readonly Measurement[]): void {
  * Runs the load benchmark and prints its table: baseline, service inserts, service reads,
  * then a mixed soak of `soakSeconds` (default 300), after a ramp-up of its own mix, with the
  * service's RSS at its start and end.
- * With `warm`, the soak starts once {@link FILL_UPLOADS} × {@link FILL_ROWS} rows are in (DuckDB's cache of table data
- * then holds what the last upload left it, not its limit) and the service has read pages for
- * {@link WARM_READ_SECONDS}.
+ * With `warm`, the soak starts once {@link FILL_UPLOADS} × {@link FILL_ROWS} rows are in
+ * (DuckDB's cache of table data then holds what the last upload left it, not its limit) and
+ * the service has read pages for {@link WARM_READ_SECONDS}.
  */
 export async function load(
   soakSeconds = 300,
@@ -502,11 +502,11 @@ export async function load(
       steps: [readRecords, readTable],
     };
     const rampStartMb = memory(server.pid, "VmRSS");
-    const [warmInserts] = await Promise.all([
+    const ramp = await Promise.all([
       warmUp(soakInserts, SOAK_RAMP_SECONDS),
       warmUp(soakReads, SOAK_RAMP_SECONDS),
     ]);
-    insertRuns.push(warmInserts);
+    insertRuns.push(ramp[0]);
     const partsStart = await memoryParts(server, token);
     const nativeStart = await allocators(server.pid, statsFile);
     const soak = await watchMemory(
@@ -531,7 +531,9 @@ export async function load(
     const measurements = [...baselines, ...insertsAt, records, table, soakInsert, soakRead];
     printTable(measurements);
 
-    const serverErrors = [...measurements, ...warmReads].reduce((s, m) => s + m.serverErrors, 0);
+    // The ramp-up's are counted too: it is as long as a measured run.
+    const serverErrors = [...measurements, ...warmReads, ...ramp]
+      .reduce((s, m) => s + m.serverErrors, 0);
     const growth = (soak.endMb - soak.startMb) / soak.startMb * 100;
     const answeredOk = insertRuns.reduce((sum, m) => sum + m.ok, 0);
     const rejected = insertRuns.reduce((sum, m) => sum + m.non2xx, 0);
