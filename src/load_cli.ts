@@ -5,6 +5,7 @@
  * ```sh
  * deno task load -- people.csv --table people [--schema public] [--if-exists fail|replace|append]
  *   [--definition people.def.json] [--sheet NAME|INDEX] [--url http://127.0.0.1:8080] [--token JWT]
+ *   [--timeout SECONDS]
  * ```
  *
  * - The extension picks the endpoint: `.json` → `upload/json`; `.csv`, `.tsv`, `.txt` →
@@ -19,6 +20,9 @@
  * - `--definition FILE` holds `{"table": definition}` or the bare definition.
  * - `--url` defaults to `TABLE_SERVICE_URL`, then to `http://127.0.0.1:8080` (the service's
  *   default host and port); `--token` defaults to `TABLE_SERVICE_TOKEN`.
+ * - `--timeout SECONDS` gives up once nothing has been sent or received for that long: a
+ *   service that stopped reading the body or never answers. The default, 0, waits as long as
+ *   it takes, as a large load may keep the service busy for minutes after the last byte.
  * - The body is never held whole in memory and is sent with its `Content-Length`, so the
  *   service can refuse an oversized file (413) before it arrives. Deno's `fetch` drops a
  *   caller's `Content-Length` on a stream body and sends it chunked (denoland/deno#24197),
@@ -48,7 +52,7 @@ export type UploadKind = "json" | "csv" | "excel";
 /** The one-line usage, printed with every command-line error. */
 export const USAGE = "usage: deno task load -- FILE --table NAME [--schema S] " +
   "[--if-exists fail|replace|append] [--definition FILE.json] [--sheet NAME|INDEX] " +
-  "[--url URL] [--token T]";
+  "[--url URL] [--token T] [--timeout SECONDS]";
 
 /** Extensions and the endpoint and part content type of each. */
 const EXTENSIONS: Record<string, { kind: UploadKind; type: string }> = {
@@ -78,6 +82,8 @@ export interface LoadOptions {
   readonly token?: string;
   readonly definition?: string;
   readonly sheet?: string;
+  /** Seconds with nothing sent or received before giving up; 0 for no limit. */
+  readonly timeout: number;
 }
 
 /** A local failure: a file that cannot be read, a service that cannot be reached. */
@@ -142,6 +148,7 @@ export function parseLoadArgs(
         sheet: { type: "string" },
         url: { type: "string" },
         token: { type: "string" },
+        timeout: { type: "string", default: "0" },
       },
       allowPositionals: true,
       strict: true,
@@ -176,6 +183,10 @@ export function parseLoadArgs(
   const rawUrl = values.url ?? nonEmpty(env.TABLE_SERVICE_URL) ?? DEFAULT_URL;
   const url = parseBaseUrl(rawUrl);
   if (url === undefined) problems.push(`--url "${rawUrl}" is not an http:// or https:// URL`);
+  const timeout = /^\d+(\.\d+)?$/.test(values.timeout.trim()) ? Number(values.timeout) : NaN;
+  if (!Number.isFinite(timeout)) {
+    problems.push(`--timeout "${values.timeout}" is not a number of seconds (0: no limit)`);
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
   const token = values.token ?? nonEmpty(env.TABLE_SERVICE_TOKEN);
@@ -185,6 +196,7 @@ export function parseLoadArgs(
     table: values.table!,
     ifExists: ifExists as LoadOptions["ifExists"],
     url: url!,
+    timeout,
     ...(values.schema === undefined ? {} : { schema: values.schema }),
     ...(token === undefined ? {} : { token }),
     ...(values.definition === undefined ? {} : { definition: values.definition }),
@@ -636,21 +648,29 @@ interface Answer {
 /**
  * POSTs `body` with its `Content-Length`, calling `onSent` with each chunk's size as the
  * request takes it. An answer that comes before the body is sent (a 401, a 413) stops the
- * upload and is returned.
+ * upload and is returned. With `idleSeconds` above 0, gives up with a {@link LoadError} once
+ * nothing has been sent or received for that long.
  */
 function post(
   url: string,
   headers: Record<string, string>,
   body: ReadableStream<Uint8Array>,
   onSent: (bytes: number) => void,
+  idleSeconds: number,
 ): Promise<Answer> {
   const { promise, resolve, reject } = Promise.withResolvers<Answer>();
   const reader = body.getReader();
   let answered = false;
   const send = url.startsWith("https:") ? https.request : http.request;
+  let lastActive = performance.now();
+  let sentAll = false;
+  const idleMs = idleSeconds * 1000;
   const request = send(url, { method: "POST", headers }, (response) => {
     const chunks: Uint8Array[] = [];
-    response.on("data", (chunk: Uint8Array) => chunks.push(chunk));
+    response.on("data", (chunk: Uint8Array) => {
+      lastActive = performance.now();
+      chunks.push(chunk);
+    });
     response.on("error", reject);
     response.on("end", () => {
       answered = true;
@@ -670,6 +690,24 @@ function post(
     if (!answered) reject(error);
   });
 
+  // One check at most every second, so a chunk sent costs a clock read, not a new timer.
+  const watchdog = idleMs > 0
+    ? setInterval(() => {
+      if (performance.now() - lastActive < idleMs) return;
+      const error = new LoadError(
+        `Gave up: nothing sent to or received from ${url} for ${idleSeconds} s` +
+          (sentAll ? ", after the whole file was sent" : ""),
+        (sentAll
+          ? "the service may still load it: look at the table before sending it again; "
+          : "the service may be stuck; ") +
+          "pass a longer --timeout, or 0 to wait as long as it takes",
+      );
+      request.destroy(error);
+      reject(error);
+    }, Math.min(idleMs / 2, 1_000))
+    : undefined;
+  promise.finally(() => clearInterval(watchdog)).catch(() => {});
+
   const drained = () =>
     new Promise<void>((done) => {
       const finish = () => {
@@ -686,9 +724,11 @@ function post(
       if (answered || request.destroyed) return;
       if (done) {
         request.end();
+        sentAll = true;
         return;
       }
       if (!request.write(value)) await drained();
+      lastActive = performance.now();
       onSent(value.length);
     }
   })().catch((error) => {
@@ -834,7 +874,7 @@ async function main(args: string[]): Promise<number> {
         sent += bytes;
         if (sent < length) progress.update(sent);
         else progress.finish(sent);
-      });
+      }, options.timeout);
     } catch (error) {
       throw unreachable(error, options);
     } finally {

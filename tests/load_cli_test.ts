@@ -45,6 +45,8 @@ Deno.test("parseLoadArgs() takes defaults from the environment and flags over th
   assert.equal(plain.ifExists, "fail");
   assert.equal(plain.token, undefined);
   assert.equal(plain.schema, undefined);
+  assert.equal(plain.timeout, 0);
+  assert.equal(parseLoadArgs(["p.csv", "--table", "t", "--timeout", "2.5"], {}).timeout, 2.5);
 
   const env = { TABLE_SERVICE_URL: "http://svc:9000/", TABLE_SERVICE_TOKEN: "from-env" };
   const fromEnv = parseLoadArgs(["p.csv", "--table", "people"], env);
@@ -92,8 +94,11 @@ Deno.test("parseLoadArgs() reports every problem of a command line at once", () 
     }
     throw new Error("no problem reported");
   };
-  const all = problems(["data.parquet", "--if-exists", "maybe", "--url", "ftp://x"]);
-  assert.equal(all.length, 4, all.join("\n"));
+  const all = problems(
+    ["data.parquet", "--if-exists", "maybe", "--url", "ftp://x", "--timeout=-1"],
+  );
+  assert.equal(all.length, 5, all.join("\n"));
+  assert.match(all.join("\n"), /--timeout "-1" is not a number of seconds \(0: no limit\)/);
   assert.match(all.join("\n"), /"data\.parquet" has an unknown extension; use one of \.json/);
   assert.match(all.join("\n"), /missing --table NAME/);
   assert.match(all.join("\n"), /--if-exists "maybe" is not one of fail, replace, append/);
@@ -103,6 +108,9 @@ Deno.test("parseLoadArgs() reports every problem of a command line at once", () 
   assert.match(problems(["a.csv", "--table", "t", "--sheet", "1"])[0]!, /spreadsheets only/);
   assert.match(problems(["a.csv", "--table", "t", "--force"])[0]!, /--force/);
   assert.match(problems(["a.csv", "--table"])[0]!, /--table/);
+  for (const bad of ["soon", "", "1e3", "Infinity"]) {
+    assert.match(problems(["a.csv", "--table", "t", "--timeout", bad])[0]!, /--timeout/);
+  }
 });
 
 /** Everything a body stream produces. */
@@ -320,15 +328,22 @@ interface Run {
 }
 
 /** Runs the CLI with the permissions of `deno task load` and only `env` set. */
-async function load(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const output = await new Deno.Command(Deno.execPath(), {
+/** Runs the load command; killed after `killAfterMs`, so a hang fails the test, not CI. */
+async function load(
+  args: string[],
+  env: Record<string, string> = {},
+  killAfterMs = 120_000,
+): Promise<Run> {
+  const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-env", "--allow-net", "--allow-read", `${ROOT}src/load_cli.ts`, ...args],
     cwd: ROOT,
     env,
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",
-  }).output();
+  }).spawn();
+  const guard = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+  const output = await child.output().finally(() => clearTimeout(guard));
   return {
     code: output.code,
     stdout: decoder.decode(output.stdout),
@@ -546,6 +561,58 @@ Deno.test("the load command streams files to the service and explains every fail
         assert.match(unknown.stderr, /"[^"]*notes\.md" has an unknown extension/);
       },
     );
+
+    await t.step(
+      "--timeout gives up on a service that takes the body and never answers",
+      async () => {
+        // Accepts connections and reads what comes, but never answers.
+        const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+        const held: Deno.Conn[] = [];
+        const accepting = (async () => {
+          for await (const conn of listener) {
+            held.push(conn);
+            conn.readable.pipeTo(new WritableStream()).catch(() => {});
+          }
+        })();
+        const silent = `http://127.0.0.1:${listener.addr.port}`;
+        try {
+          // Killed after 20 s, which fails the exit code check below.
+          const run = await load(
+            [`${dir}/people.csv`, "--table", "t", "--url", silent, "--timeout", "1"],
+            {},
+            20_000,
+          );
+          assert.equal(run.code, 1, run.stderr);
+          assert.match(
+            run.stderr,
+            new RegExp(
+              `^error: Gave up: nothing sent to or received from ${silent}` +
+                `/api/v1/table/t/upload/csv\\?if_exists=fail for 1 s, after the whole file was sent$`,
+              "m",
+            ),
+          );
+          assert.match(
+            run.stderr,
+            /^hint: the service may still load it: look at the table before sending it again; pass a longer --timeout, or 0 to wait/m,
+          );
+          assert.equal(run.stdout, "");
+          assert.ok(held.length >= 1, "the request reached the listener");
+        } finally {
+          listener.close();
+          for (const conn of held) {
+            try {
+              conn.close();
+            } catch { /* closed by the client */ }
+          }
+          await accepting.catch(() => {});
+        }
+      },
+    );
+
+    await t.step("--timeout leaves a load that keeps moving alone", async () => {
+      const run = await load(target("people.csv", "timed", "--timeout", "30"));
+      assert.equal(answer(run).inserted, 3);
+    });
 
     await t.step("a 20 MB CSV streams with progress lines on standard error", async () => {
       const rows = 850_000;
