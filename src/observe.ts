@@ -41,6 +41,13 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 /** Methods that get a label of their own; any other is counted as `OTHER`, keeping series few. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
+/**
+ * Routes that probes and scrapers call every few seconds. Their answers below 400 are logged at
+ * debug, so that a health check every 10 s does not bury the requests at info; their failures
+ * stay at info.
+ */
+const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
+
 interface Histogram {
   readonly counts: number[];
   sum: number;
@@ -247,7 +254,8 @@ export function observeRequests(logger: Logger, metrics: Metrics): MiddlewareHan
         rowsLoaded: c.get("rowsLoaded") ?? 0,
       };
       metrics.observe(record);
-      logger.log("info", "request", {
+      const probe = PROBE_ROUTES.has(record.route) && record.status < 400;
+      logger.log(probe ? "debug" : "info", "request", {
         request_id: requestId,
         method: record.method,
         route: record.route,

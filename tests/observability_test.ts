@@ -64,7 +64,6 @@ Deno.test("observability: one JSON log line per request, with what it moved", as
     answers.push(await server.request("GET", "/api/v1/table/people/records/csv"));
     answers.push(await server.request("GET", "/api/v1/nothing-here"));
     answers.push(await server.request("GET", "/api/v1/table", { token: "not-a-token" }));
-    answers.push(await server.request("GET", "/healthz", { token: null }));
     answers.push(await server.request("GET", "/nothing-here", { token: null }));
     answers.push(await server.request("POST", "/healthz", { token: null, body: "{}" }));
     const lines = await loggedRequests(server, answers.length);
@@ -109,13 +108,43 @@ Deno.test("observability: one JSON log line per request, with what it moved", as
         "tester",
       ]);
       assert.deepEqual([lines[4].status, lines[4].subject], [401, null]);
-      assert.deepEqual([lines[5].route, lines[5].subject], ["/healthz", null]);
       // Outside /api/v1 no route but the observer's matches: still one line each.
-      assert.deepEqual([lines[6].route, lines[6].status], ["unmatched", 404]);
-      assert.deepEqual([lines[7].route, lines[7].status], ["unmatched", 405]);
+      assert.deepEqual([lines[5].route, lines[5].status], ["unmatched", 404]);
+      assert.deepEqual([lines[6].route, lines[6].status], ["unmatched", 405]);
     });
   } finally {
     await server.dispose();
+  }
+});
+
+Deno.test("observability: probes and scrapes that succeed are logged at debug, failures at info", async (t) => {
+  for (const level of ["info", "debug"]) {
+    await t.step(`at LOG_LEVEL=${level}`, async () => {
+      const server = await TestServer.start({ LOG_LEVEL: level });
+      try {
+        const probes = [
+          await server.request("GET", "/healthz", { token: null }),
+          await server.request("GET", "/readyz", { token: null }),
+          await server.request("GET", "/metrics"),
+        ];
+        assert.deepEqual(probes.map((a) => a.status), [200, 200, 200]);
+        // A failed scrape (no token) and a table read, after the probes: the log is in order.
+        const failed = await server.request("GET", "/metrics", { token: null });
+        assert.equal(failed.status, 401);
+        ok(await server.request("GET", "/api/v1/table"));
+        const lines = await loggedRequests(server, level === "debug" ? 5 : 2);
+        const seen = lines.map((l) => [l.route, l.status, l.level]);
+        const probeLines = ["/healthz", "/readyz", "/metrics"].map((r) => [r, 200, "debug"]);
+        assert.deepEqual(seen, [
+          ...(level === "debug" ? probeLines : []),
+          ["/metrics", 401, "info"],
+          ["/api/v1/table", 200, "info"],
+        ]);
+        if (level === "debug") assert.equal(lines[0].subject, null, "no token, no subject");
+      } finally {
+        await server.dispose();
+      }
+    });
   }
 });
 
