@@ -666,6 +666,7 @@ function post(
   let sentAll = false;
   const idleMs = idleSeconds * 1000;
   const request = send(url, { method: "POST", headers }, (response) => {
+    lastActive = performance.now();
     const chunks: Uint8Array[] = [];
     response.on("data", (chunk: Uint8Array) => {
       lastActive = performance.now();
@@ -690,7 +691,8 @@ function post(
     if (!answered) reject(error);
   });
 
-  // One check at most every second, so a chunk sent costs a clock read, not a new timer.
+  // A check every second at most, or twice per timeout when shorter (but not more often than
+  // every 10 ms): a chunk sent costs a clock read, not a new timer.
   const watchdog = idleMs > 0
     ? setInterval(() => {
       if (performance.now() - lastActive < idleMs) return;
@@ -702,9 +704,9 @@ function post(
           : "the service may be stuck; ") +
           "pass a longer --timeout, or 0 to wait as long as it takes",
       );
-      request.destroy(error);
       reject(error);
-    }, Math.min(idleMs / 2, 1_000))
+      request.destroy(error);
+    }, Math.max(10, Math.min(idleMs / 2, 1_000)))
     : undefined;
   promise.finally(() => clearInterval(watchdog)).catch(() => {});
 

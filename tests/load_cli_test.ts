@@ -327,8 +327,10 @@ interface Run {
   readonly stderr: string;
 }
 
-/** Runs the CLI with the permissions of `deno task load` and only `env` set. */
-/** Runs the load command; killed after `killAfterMs`, so a hang fails the test, not CI. */
+/**
+ * Runs the CLI with the permissions of `deno task load` and only `env` set; killed after
+ * `killAfterMs`, so a hang fails the test instead of stalling it.
+ */
 async function load(
   args: string[],
   env: Record<string, string> = {},
@@ -568,10 +570,11 @@ Deno.test("the load command streams files to the service and explains every fail
         // Accepts connections and reads what comes, but never answers.
         const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
         const held: Deno.Conn[] = [];
+        const reads: Promise<void>[] = [];
         const accepting = (async () => {
           for await (const conn of listener) {
             held.push(conn);
-            conn.readable.pipeTo(new WritableStream()).catch(() => {});
+            reads.push(conn.readable.pipeTo(new WritableStream()).catch(() => {}));
           }
         })();
         const silent = `http://127.0.0.1:${listener.addr.port}`;
@@ -605,6 +608,7 @@ Deno.test("the load command streams files to the service and explains every fail
             } catch { /* closed by the client */ }
           }
           await accepting.catch(() => {});
+          await Promise.all(reads);
         }
       },
     );
