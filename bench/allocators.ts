@@ -50,6 +50,9 @@ export interface ServiceMemory extends AllocatorFigures {
 
 export type AllocatorStats = ServiceMemory | { error: string };
 
+/** What the preloaded module writes: its figures, or why it could not read them. */
+type Written = AllocatorFigures | { error: string };
+
 /** Opened at the first reading and kept: the process holds both libraries anyway. */
 let libraries: ReturnType<typeof open> | undefined;
 
@@ -141,7 +144,7 @@ export async function allocators(
     await new Promise((r) => setTimeout(r, 50));
     const text = await Deno.readTextFile(file).catch(() => "");
     if (!text) continue;
-    const figures: AllocatorFigures | { error: string } = JSON.parse(text);
+    const figures: Written = JSON.parse(text);
     return "error" in figures ? figures : { ...figures, rss };
   }
   return { error: "the service did not write them within 5 s of SIGUSR2" };
@@ -160,7 +163,7 @@ function removed(file: string): boolean {
 
 if (path) {
   Deno.addSignalListener("SIGUSR2", async () => {
-    let stats: AllocatorFigures | { error: string };
+    let stats: Written;
     try {
       await collectGarbage();
       stats = readAllocators();

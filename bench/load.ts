@@ -331,9 +331,14 @@ function grouped(value: number): string {
   return Math.round(value).toLocaleString("en");
 }
 
-/** A change as a signed percentage of where it started: "+6.6 %", "-1.7 %". */
+/** A change in per cent of where it started. */
+function growth(from: number, to: number): number {
+  return (to - from) / from * 100;
+}
+
+/** {@link growth} as text with its sign: "+6.6 %", "-1.7 %". */
 function percent(from: number, to: number): string {
-  const change = (to - from) / from * 100;
+  const change = growth(from, to);
   return `${change >= 0 ? "+" : ""}${change.toFixed(1)} %`;
 }
 
@@ -534,7 +539,6 @@ export async function load(
     // The ramp-up's are counted too: it is as long as a measured run.
     const serverErrors = [...measurements, ...warmReads, ...ramp]
       .reduce((s, m) => s + m.serverErrors, 0);
-    const growth = (soak.endMb - soak.startMb) / soak.startMb * 100;
     const answeredOk = insertRuns.reduce((sum, m) => sum + m.ok, 0);
     const rejected = insertRuns.reduce((sum, m) => sum + m.non2xx, 0);
     // Requests in flight when a run stopped were cut off unanswered; each may have landed.
@@ -556,7 +560,9 @@ export async function load(
     console.log(
       `service RSS over the ${soakSeconds} s soak: ${soak.startMb.toFixed(0)} → ` +
         `${soak.endMb.toFixed(0)} MB, ${percent(soak.startMb, soak.endMb)} ` +
-        `(peak ${soak.peakMb.toFixed(0)} MB; target < 10 %)  ${verdict(growth < 10)}`,
+        `(peak ${soak.peakMb.toFixed(0)} MB; target < 10 %)  ${
+          verdict(growth(soak.startMb, soak.endMb) < 10)
+        }`,
     );
     console.log(
       `  RSS over the ${SOAK_RAMP_SECONDS} s ramp-up before it: ${rampStartMb.toFixed(0)} → ` +
