@@ -11,7 +11,7 @@ import { TestServer } from "../tests/helpers/server.ts";
 import { files } from "./files.ts";
 import { load } from "./load.ts";
 import { loading } from "./loading.ts";
-import { retained } from "./retained.ts";
+import { retained, retainedGrowth } from "./retained.ts";
 import { percentile } from "./measure.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
@@ -100,4 +100,8 @@ if (import.meta.main) {
     );
   }
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
+  // Minutes of calls, and about a fixed cost per call: only on request.
+  if (only === "growth") {
+    await retainedGrowth(Number(Deno.args[1] ?? 10), Number(Deno.args[2] ?? 100_000));
+  }
 }

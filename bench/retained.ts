@@ -17,10 +17,13 @@
  * bare calls under Node with the same bindings: what grows there too is DuckDB's, not Deno's.
  * Node cannot read glibc's figures, so that part reads RSS (see retained_node.mjs).
  *
+ * `deno task bench growth` runs one bare call for many batches instead, to show whether what
+ * each call keeps levels off as the calls add up (it does not).
+ *
  * @module
  */
 
-import { DuckDBInstance } from "@duckdb/node-api";
+import { DuckDBInstance, VARCHAR } from "@duckdb/node-api";
 import { ALL_SCOPES, mint, ok, spawn, TestServer } from "../tests/helpers/server.ts";
 import { allocators, collectGarbage, readAllocators } from "./allocators.ts";
 import { createKeyedTable, row } from "./generate.ts";
@@ -131,6 +134,27 @@ export async function retained(requests = 4_000): Promise<void> {
   if (!node.success) throw new Error("The measurement under Node failed");
 }
 
+/**
+ * `deno task bench growth [batches] [calls]`: runs {@link growth} in a process of its own with
+ * `--expose-gc`, so that each reading comes after a full collection.
+ */
+export async function retainedGrowth(batches = 10, calls = 100_000): Promise<void> {
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--v8-flags=--expose-gc",
+      `${ROOT}bench/retained.ts`,
+      "growth",
+      String(batches),
+      String(calls),
+    ],
+    stdout: "inherit",
+    stderr: "inherit",
+  }).output();
+  if (!run.success) throw new Error("The measurement of kept memory as calls add up failed");
+}
+
 /** Prints the bytes single node-api calls keep in this process (run with --expose-gc). */
 async function bare(calls = 10_000): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "bench-retained-" });
@@ -183,4 +207,51 @@ async function bare(calls = 10_000): Promise<void> {
   }
 }
 
-if (import.meta.main) await bare();
+/**
+ * Prints glibc's memory in use after each of `batches` batches of `calls` calls, for two calls
+ * that each hand JavaScript one native object: one made synchronously without DuckDB running
+ * anything (a logical type), and one query. A figure per call that holds as the calls add up
+ * is memory kept without bound; one that falls towards zero is a cache filling up.
+ */
+async function growth(batches: number, calls: number): Promise<void> {
+  const instance = await DuckDBInstance.create(":memory:");
+  const connection = await instance.connect().catch((error) => {
+    instance.closeSync();
+    throw error;
+  });
+  try {
+    const cases: [string, () => unknown][] = [
+      ["VARCHAR.toLogicalType()", () => VARCHAR.toLogicalType()],
+      ['connection.run("SELECT 42")', () => connection.run("SELECT 42")],
+    ];
+    console.log(`\nMemory kept as calls add up, Deno ${Deno.version.deno}, ${calls} calls a batch`);
+    console.log(
+      "call                           calls      glibc in use   bytes kept per call so far",
+    );
+    for (const [label, call] of cases) {
+      await batch(calls, 1, async () => void await call());
+      await collectGarbage();
+      const start = readAllocators().glibc.inUse;
+      for (let b = 1; b <= batches; b++) {
+        await batch(calls, 1, async () => void await call());
+        await collectGarbage();
+        const inUse = readAllocators().glibc.inUse;
+        const perCall = Math.round((inUse - start) * MB / (b * calls));
+        console.log(
+          `${label.padEnd(30)} ${String(b * calls).padStart(9)} ${
+            inUse.toFixed(1).padStart(10)
+          } MB ${String(perCall).padStart(11)}`,
+        );
+      }
+    }
+  } finally {
+    connection.closeSync();
+    instance.closeSync();
+  }
+}
+
+if (import.meta.main) {
+  const [mode, batches, calls] = Deno.args;
+  if (mode === "growth") await growth(Number(batches ?? 10), Number(calls ?? 100_000));
+  else await bare();
+}
