@@ -101,7 +101,5 @@ if (import.meta.main) {
   }
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   // Minutes of calls, and about a fixed cost per call: only on request.
-  if (only === "growth") {
-    await retainedGrowth(Number(Deno.args[1] ?? 10), Number(Deno.args[2] ?? 100_000));
-  }
+  if (only === "growth") await retainedGrowth(Deno.args.slice(1));
 }

@@ -112,12 +112,7 @@ export async function retained(requests = 4_000): Promise<void> {
     await server.dispose();
     await Deno.remove(statsFile).catch(() => {});
   }
-  const bare = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--v8-flags=--expose-gc", `${ROOT}bench/retained.ts`],
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  if (!bare.success) throw new Error("The bare node-api measurement failed");
+  await inBareProcess([], "The bare node-api measurement failed");
   // Node resolves the bindings from the script's place: the node_modules Deno installed.
   let node: Deno.CommandOutput;
   try {
@@ -135,24 +130,24 @@ export async function retained(requests = 4_000): Promise<void> {
 }
 
 /**
- * `deno task bench growth [batches] [calls]`: runs {@link growth} in a process of its own with
- * `--expose-gc`, so that each reading comes after a full collection.
+ * Runs this file with `args` in a bare Deno process with `--expose-gc`, so that each reading
+ * there comes after a full collection; throws `failure` if it fails.
  */
-export async function retainedGrowth(batches = 10, calls = 100_000): Promise<void> {
+async function inBareProcess(args: string[], failure: string): Promise<void> {
   const run = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--v8-flags=--expose-gc",
-      `${ROOT}bench/retained.ts`,
-      "growth",
-      String(batches),
-      String(calls),
-    ],
+    args: ["run", "-A", "--v8-flags=--expose-gc", `${ROOT}bench/retained.ts`, ...args],
     stdout: "inherit",
     stderr: "inherit",
   }).output();
-  if (!run.success) throw new Error("The measurement of kept memory as calls add up failed");
+  if (!run.success) throw new Error(failure);
+}
+
+/** `deno task bench growth [batches] [calls]`: {@link keptAsCallsAddUp}, in a bare process. */
+export function retainedGrowth(args: string[]): Promise<void> {
+  return inBareProcess(
+    ["growth", ...args],
+    "The measurement of memory kept as calls add up failed",
+  );
 }
 
 /** Prints the bytes single node-api calls keep in this process (run with --expose-gc). */
@@ -213,7 +208,7 @@ async function bare(calls = 10_000): Promise<void> {
  * anything (a logical type), and one query. A figure per call that holds as the calls add up
  * is memory kept without bound; one that falls towards zero is a cache filling up.
  */
-async function growth(batches: number, calls: number): Promise<void> {
+async function keptAsCallsAddUp(batches: number, calls: number): Promise<void> {
   const instance = await DuckDBInstance.create(":memory:");
   const connection = await instance.connect().catch((error) => {
     instance.closeSync();
@@ -251,7 +246,12 @@ async function growth(batches: number, calls: number): Promise<void> {
 }
 
 if (import.meta.main) {
-  const [mode, batches, calls] = Deno.args;
-  if (mode === "growth") await growth(Number(batches ?? 10), Number(calls ?? 100_000));
-  else await bare();
+  const [mode, batches = "10", calls = "100000"] = Deno.args;
+  if (mode === "growth") {
+    const counts = [batches, calls].map(Number);
+    if (!counts.every((n) => Number.isSafeInteger(n) && n > 0)) {
+      throw new Error(`Not counts of batches and calls: "${batches}" "${calls}"`);
+    }
+    await keptAsCallsAddUp(counts[0]!, counts[1]!);
+  } else await bare();
 }
