@@ -100,6 +100,7 @@ if (import.meta.main) {
     );
   }
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
-  // Minutes of calls, and about a fixed cost per call: only on request.
+  // It takes minutes to show what retained's bare part shows per call, that the cost holds as
+  // calls add up, so it runs only when asked for.
   if (only === "growth") await retainedGrowth(Deno.args.slice(1));
 }

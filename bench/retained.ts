@@ -142,10 +142,39 @@ async function inBareProcess(args: string[], failure: string): Promise<void> {
   if (!run.success) throw new Error(failure);
 }
 
-/** `deno task bench growth [batches] [calls]`: {@link keptAsCallsAddUp}, in a bare process. */
-export function retainedGrowth(args: string[]): Promise<void> {
+/**
+ * The `[batches] [calls]` of `deno task bench growth`, 10 and 100,000 when not given.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { growthCounts } from "./retained.ts";
+ *
+ * assert.deepEqual(growthCounts([]), [10, 100_000]);
+ * assert.deepEqual(growthCounts(["3", "2000"]), [3, 2_000]);
+ * assert.throws(() => growthCounts(["x"]), /Not counts of batches and calls/);
+ * assert.throws(() => growthCounts(["1", "2", "3"]), /Not counts of batches and calls/);
+ * ```
+ */
+export function growthCounts(args: readonly string[]): [number, number] {
+  const [batches, calls] = [args[0] ?? "10", args[1] ?? "100000"].map(Number);
+  const valid = (n: number | undefined): n is number => Number.isSafeInteger(n) && n! > 0;
+  if (args.length > 2 || !valid(batches) || !valid(calls)) {
+    throw new Error(
+      `Not counts of batches and calls: "${args.join(" ")}"; give [batches] [calls], ` +
+        "e.g. growth 10 100000",
+    );
+  }
+  return [batches, calls];
+}
+
+/**
+ * `deno task bench growth [batches] [calls]`: {@link keptAsCallsAddUp}, in a bare process.
+ * The counts are checked here, before that process starts.
+ */
+export function retainedGrowth(args: readonly string[]): Promise<void> {
   return inBareProcess(
-    ["growth", ...args],
+    ["growth", ...growthCounts(args).map(String)],
     "The measurement of memory kept as calls add up failed",
   );
 }
@@ -204,9 +233,9 @@ async function bare(calls = 10_000): Promise<void> {
 
 /**
  * Prints glibc's memory in use after each of `batches` batches of `calls` calls, for two calls
- * that each hand JavaScript one native object: one made synchronously without DuckDB running
- * anything (a logical type), and one query. A figure per call that holds as the calls add up
- * is memory kept without bound; one that falls towards zero is a cache filling up.
+ * that each hand JavaScript one native object: one made synchronously without running a query
+ * (a logical type), and one query. A figure per call that holds as the calls add up is memory
+ * kept for as long as the run lasts; one that falls towards zero is a cache filling up.
  */
 async function keptAsCallsAddUp(batches: number, calls: number): Promise<void> {
   const instance = await DuckDBInstance.create(":memory:");
@@ -221,7 +250,8 @@ async function keptAsCallsAddUp(batches: number, calls: number): Promise<void> {
     ];
     console.log(`\nMemory kept as calls add up, Deno ${Deno.version.deno}, ${calls} calls a batch`);
     console.log(
-      "call                           calls      glibc in use   bytes kept per call so far",
+      `${"call".padEnd(30)} ${"calls".padStart(9)} ${"glibc in use".padStart(13)} ` +
+        "bytes a call so far",
     );
     for (const [label, call] of cases) {
       await batch(calls, 1, async () => void await call());
@@ -235,7 +265,7 @@ async function keptAsCallsAddUp(batches: number, calls: number): Promise<void> {
         console.log(
           `${label.padEnd(30)} ${String(b * calls).padStart(9)} ${
             inUse.toFixed(1).padStart(10)
-          } MB ${String(perCall).padStart(11)}`,
+          } MB ${String(perCall).padStart(19)}`,
         );
       }
     }
@@ -246,12 +276,11 @@ async function keptAsCallsAddUp(batches: number, calls: number): Promise<void> {
 }
 
 if (import.meta.main) {
-  const [mode, batches = "10", calls = "100000"] = Deno.args;
-  if (mode === "growth") {
-    const counts = [batches, calls].map(Number);
-    if (!counts.every((n) => Number.isSafeInteger(n) && n > 0)) {
-      throw new Error(`Not counts of batches and calls: "${batches}" "${calls}"`);
-    }
-    await keptAsCallsAddUp(counts[0]!, counts[1]!);
-  } else await bare();
+  if (typeof (globalThis as { gc?: unknown }).gc !== "function") {
+    throw new Error("Run with --v8-flags=--expose-gc: each reading must follow a full collection");
+  }
+  const [mode, ...counts] = Deno.args;
+  if (mode === "growth") await keptAsCallsAddUp(...growthCounts(counts));
+  else if (mode === undefined) await bare();
+  else throw new Error(`Unknown mode "${mode}": give none, or growth [batches] [calls]`);
 }
