@@ -54,6 +54,12 @@ async function keptPerItem(
   ).join(" ");
 }
 
+/** glibc's memory in use in this process (MB), read after collecting all garbage. */
+async function inUseAfterCollection(): Promise<number> {
+  await collectGarbage();
+  return readAllocators().glibc.inUse;
+}
+
 /** Runs `work` `count` times over `clients` concurrent loops. */
 async function batch(count: number, clients: number, work: () => Promise<void>): Promise<void> {
   let left = count;
@@ -209,17 +215,13 @@ async function bare(calls = 10_000): Promise<void> {
       ["connection.run(top 10 of 200,000 rows)", () => connection.run(PAGE)],
       ["the same, late materialization off", () => sortsRows.run(PAGE)],
     ];
-    const inUse = async () => {
-      await collectGarbage();
-      return readAllocators().glibc.inUse;
-    };
     console.log(`\nThe same in a bare Deno ${Deno.version.deno} process, ${calls} calls a batch`);
     console.log("call                                      bytes kept per call (two batches)");
     for (const [label, call] of cases) {
       const kept = await keptPerItem(
         calls,
         () => batch(calls, 1, async () => void await call()),
-        inUse,
+        inUseAfterCollection,
       );
       console.log(`${label.padEnd(40)} ${kept}`);
     }
@@ -254,13 +256,12 @@ async function keptAsCallsAddUp(batches: number, calls: number): Promise<void> {
         "bytes a call so far",
     );
     for (const [label, call] of cases) {
-      await batch(calls, 1, async () => void await call());
-      await collectGarbage();
-      const start = readAllocators().glibc.inUse;
+      const runBatch = () => batch(calls, 1, async () => void await call());
+      await runBatch();
+      const start = await inUseAfterCollection();
       for (let b = 1; b <= batches; b++) {
-        await batch(calls, 1, async () => void await call());
-        await collectGarbage();
-        const inUse = readAllocators().glibc.inUse;
+        await runBatch();
+        const inUse = await inUseAfterCollection();
         const perCall = Math.round((inUse - start) * MB / (b * calls));
         console.log(
           `${label.padEnd(30)} ${String(b * calls).padStart(9)} ${
