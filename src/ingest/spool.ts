@@ -262,8 +262,8 @@ export async function discard(file: { readonly path: string }): Promise<void> {
 
 /**
  * Hands a request body to `take` chunk by chunk, waiting for each; 413 once more than
- * `maxBytes` have come, 408 when nothing comes for `idleMs`, 499 when the client hangs up,
- * 400 when the body's framing is broken.
+ * `maxBytes` have come, 408 when nothing comes for `idleMs`, {@link ApiError.clientClosed}
+ * when the connection closes, 400 when the body's framing is broken.
  * A client stalling mid-body would otherwise hold what its request holds by then (a load's
  * transaction and table locks) for as long as it keeps the connection open. The body is
  * cancelled when anything fails.
