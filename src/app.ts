@@ -6,12 +6,12 @@
 
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import type { TokenVerifier } from "./auth/jwt.ts";
 import type { MetricsAccess } from "./config.ts";
 import { bearerAuth } from "./auth/middleware.ts";
 import { ApiError } from "./errors.ts";
+import { readWholeBody } from "./ingest/spool.ts";
 import type { Logger } from "./log.ts";
 import { type Env, Metrics, observeRequests } from "./observe.ts";
 import { docsRoutes } from "./routes/docs.ts";
@@ -100,27 +100,18 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
 
   app.use(`${API_PREFIX}/*`, auth);
-  const jsonLimit = bodyLimit({
-    maxSize: deps.maxJsonBytes,
-    onError: () => {
-      throw ApiError.tooLarge(deps.maxJsonBytes);
-    },
-  });
   app.use(`${API_PREFIX}/*`, async function jsonBody(c, next) {
-    if (STREAMED_BODY.test(c.req.path)) return await next();
-    // The body is read here, within the limit (a chunked body by the limit itself), for the
-    // validator to parse: it would call a body whose read failed malformed JSON, and a
-    // client gone mid-body would be a 400 in the log.
-    let reading = true;
-    try {
-      await jsonLimit(c, async () => {
-        if (c.req.raw.body) await c.req.arrayBuffer();
-        reading = false;
-        await next();
-      });
-    } catch (error) {
-      throw reading ? ApiError.unreadableBody(error) : error;
-    }
+    if (STREAMED_BODY.test(c.req.path) || !c.req.raw.body) return await next();
+    // Read here, by the streamed routes' reader (its size limit, idle wait and read failures),
+    // for the validator to parse: reading the body itself, it would wait for a stalled body
+    // for ever and call one whose read failed malformed JSON.
+    const bytes = await readWholeBody(c.req.raw.body, c.req.header("content-length"), {
+      maxBytes: deps.maxJsonBytes,
+      idleMs: deps.bodyIdleMs,
+    });
+    // Hono's body cache holds promises, though its type says bare values.
+    c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as unknown as ArrayBuffer;
+    await next();
   });
   app.route(API_PREFIX, tableRoutes(deps.store));
   app.route(API_PREFIX, rowRoutes(deps));

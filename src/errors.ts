@@ -4,10 +4,7 @@
  * @module
  */
 
-/**
- * The statuses the contract uses for failures, and 499 (nginx's "client closed request") for
- * the log and metrics of a request whose client went away: nobody receives that answer.
- */
+/** The statuses the contract uses for failures: the only ones an error is answered with. */
 export type ErrorStatus =
   | 400
   | 401
@@ -19,9 +16,14 @@ export type ErrorStatus =
   | 413
   | 415
   | 422
-  | 499
   | 500
   | 503;
+
+/**
+ * What the log and metrics record of a failure: its status, or 499 (nginx's "client closed
+ * request") for a request whose client closed the connection before its body was in.
+ */
+export type LoggedStatus = ErrorStatus | 499;
 
 /** One entry of `error.details`: where a problem is and what it is. */
 export interface ErrorDetail {
@@ -81,17 +83,24 @@ export class ApiError extends Error {
   readonly details?: readonly ErrorDetail[];
   /** Extra response headers, e.g. `WWW-Authenticate` on 401 or `Allow` on 405. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The status the log and metrics record; `status` unless the client went away (499). */
+  readonly loggedStatus: LoggedStatus;
 
   constructor(
     readonly status: ErrorStatus,
     readonly type: string,
     message: string,
-    options: { details?: readonly ErrorDetail[]; headers?: Record<string, string> } = {},
+    options: {
+      details?: readonly ErrorDetail[];
+      headers?: Record<string, string>;
+      loggedStatus?: LoggedStatus;
+    } = {},
   ) {
     super(message);
     this.name = "ApiError";
     this.details = options.details?.slice(0, MAX_DETAILS);
     this.headers = options.headers ?? {};
+    this.loggedStatus = options.loggedStatus ?? status;
   }
 
   /** The JSON body the contract prescribes. */
@@ -197,14 +206,24 @@ export class ApiError extends Error {
     );
   }
 
-  /** 499: the client went away before its request was read; answered to nobody. */
+  /**
+   * 400, logged as 499: the connection closed before the request's body was in. Whether the
+   * client went away or only closed its sending half and still waits cannot be told apart
+   * here, so the answer is one a client may receive: nobody is ever sent a 499.
+   */
   static clientClosed(): ApiError {
-    return new ApiError(499, "client_closed_request", "The client closed the request");
+    return new ApiError(
+      400,
+      "bad_request",
+      "The connection closed before the request body was complete; nothing was changed",
+      { loggedStatus: 499 },
+    );
   }
 
   /**
-   * A request body whose read failed: 499 when the connection went away, else 400 (the
-   * body's framing was broken, such as a malformed chunk). Only the connection fails a read.
+   * A request body whose read failed: {@link clientClosed} when the connection closed, else
+   * 400 (the body's framing was broken, such as a malformed chunk). Only the connection fails
+   * a read.
    */
   static unreadableBody(error: unknown): ApiError {
     if (error instanceof ApiError) return error;

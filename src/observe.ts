@@ -8,6 +8,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
 import type { AuthVariables } from "./auth/middleware.ts";
+import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 
 /** What a request's handlers tell the observer, besides what it sees itself. */
@@ -246,7 +247,8 @@ export function observeRequests(logger: Logger, metrics: Metrics): MiddlewareHan
       const record: RequestRecord = {
         method: c.req.method,
         route: matchedRoute(c),
-        status: c.res.status,
+        // A failure may be logged otherwise than answered: a client gone is 499.
+        status: c.error instanceof ApiError ? c.error.loggedStatus : c.res.status,
         seconds: (performance.now() - started) / 1000,
         bytesIn: bodyBytes ?? (Number(c.req.header("content-length")) || 0),
         uploaded: bodyBytes !== undefined,

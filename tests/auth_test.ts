@@ -118,14 +118,32 @@ Deno.test("auth: HMAC tokens, scopes and the schemas claim", async (t) => {
       ok(await server.request("GET", "table/pay?schema=hr"));
     });
 
-    await t.step("a schemas claim that is not a list of names is 401", async () => {
-      assertInvalidToken(
-        await server.request("GET", "table", {
-          token: await mint({ scope: "tables:read", schemas: "sales" }),
-        }),
-        "schemas as a string",
-      );
-    });
+    await t.step(
+      "a schemas claim that is not a list of names is 401: it fails closed",
+      async () => {
+        const claims: [string, unknown][] = [
+          ["null", null],
+          ["a string", "sales"],
+          ["an object", { sales: true }],
+          ["a number in the list", [1]],
+          ["an empty name", [""]],
+          ["a null in the list", ["sales", null]],
+          ["a name that is no schema name", ["sales; drop"]],
+        ];
+        for (const [why, schemas] of claims) {
+          const answer = await server.request("GET", "table", {
+            token: await mint({ scope: "tables:read", schemas }),
+          });
+          assertInvalidToken(answer, `schemas as ${why}`);
+          assert.match(answer.body.error.message, /Token claim "schemas"/, why);
+        }
+        // An empty list confines the token to no schema: valid, but it reaches nothing.
+        const none = await mint({ scope: "tables:read", schemas: [] });
+        assert.deepEqual(ok(await server.request("GET", "schema", { token: none })), {
+          schemas: [],
+        });
+      },
+    );
   } finally {
     await server.dispose();
   }

@@ -172,6 +172,32 @@ Deno.test("a body that trickles lets go of its table; one that stops is answered
   }
 });
 
+Deno.test("a JSON body that stops on POST or PUT /table/{name} is answered 408 and changes nothing", async () => {
+  const server = await TestServer.start({ BODY_IDLE_SECONDS: "1" });
+  const sockets: Deno.Conn[] = [];
+  try {
+    const table = { columns: [{ name: "id", type: "integer" }] };
+    ok(await server.request("POST", "table/kept", { body: { table } }));
+    const before = await snapshot(server);
+    for (const [method, path] of [["POST", "table/made"], ["PUT", "table/kept"]]) {
+      // Headers, a length, and part of the body; then nothing more.
+      const socket = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+      sockets.push(socket);
+      const head = `${method} /api/v1/${path} HTTP/1.1\r\nHost: x\r\n` +
+        `Authorization: Bearer ${server.token}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: 100\r\n\r\n{"table": {"columns": [`;
+      await socket.write(new TextEncoder().encode(head));
+      const text = await within(answerOn(socket), 10_000, `the answer to ${method} ${path}`);
+      assert.match(text, /^HTTP\/1\.1 408 /, `${method} ${path}`);
+      assert.match(text, /"code":408,"type":"request_timeout"/);
+    }
+    assert.deepEqual(await snapshot(server), before);
+  } finally {
+    for (const socket of sockets) socket.close();
+    await server.dispose();
+  }
+});
+
 /** Transactions open in the service now, by its /metrics. */
 async function openTransactions(server: TestServer): Promise<number> {
   const metrics = samples((await server.request("GET", "/metrics")).text);

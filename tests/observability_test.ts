@@ -196,6 +196,45 @@ Deno.test("observability: a client gone mid-body is logged as 499, not as a fail
   }
 });
 
+Deno.test("observability: a client that stops sending mid-body but still listens gets 400, never 499", async () => {
+  const server = await TestServer.start({ LOG_LEVEL: "info" });
+  try {
+    const starts = {
+      "/api/v1/table/people": '{"table": {"columns": [',
+      "/api/v1/table/people/records": '[{"id": 1},',
+      "/api/v1/table/people/upload/json": '{"data": [{"id": 1},',
+    };
+    const paths = Object.keys(starts);
+    const answers: [string, string][] = [];
+    for (const [path, start] of Object.entries(starts)) {
+      const socket = await server.rawPost(
+        path,
+        `Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n${start}`,
+      );
+      // Once the service is reading, the client closes its sending half only, and listens.
+      await new Promise((r) => setTimeout(r, 200));
+      await socket.closeWrite();
+      const buffer = new Uint8Array(4096);
+      let text = "";
+      for (let read; (read = await socket.read(buffer)) !== null;) {
+        text += new TextDecoder().decode(buffer.subarray(0, read));
+      }
+      socket.close();
+      answers.push([path, text]);
+    }
+    for (const [path, text] of answers) {
+      assert.match(text, /^HTTP\/1\.1 400 /, path);
+      assert.match(text, /"code":400,"type":"bad_request"/, path);
+    }
+    // The log says what happened: the client closed its request before the body was in.
+    const lines = await loggedRequests(server, paths.length);
+    assert.deepEqual(lines.map((l) => [l.path, l.status]), paths.map((path) => [path, 499]));
+    assert.ok(ok(await server.request("GET", "/api/v1/table")).tables.length === 0);
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("observability: a chunked body with broken framing is logged as 400, not a hang-up", async () => {
   const server = await TestServer.start({ LOG_LEVEL: "info" });
   try {

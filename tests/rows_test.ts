@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import {
+  type Answer,
   assertSpoolEmpty,
   cellsOf,
   errorOf,
@@ -583,7 +584,10 @@ Deno.test("records: CSV export is streamed with a header and a file name", async
     const answer = await server.request("GET", "table/csvout/records/csv");
     assert.equal(answer.status, 200);
     assert.match(answer.headers.get("content-type") ?? "", /^text\/csv/);
-    assert.equal(answer.headers.get("content-disposition"), 'attachment; filename="csvout.csv"');
+    assert.match(
+      answer.headers.get("content-disposition") ?? "",
+      /^attachment; filename="csvout_\d{8}_\d{6}\.csv"$/,
+    );
     assert.equal(
       answer.text,
       'id,"text, with comma",at\n1,plain,\n2,"say ""hi""",2026-01-01T00:00:00.000000Z\n3,"",\n4,"two\nlines",\n',
@@ -597,6 +601,72 @@ Deno.test("records: CSV export is streamed with a header and a file name", async
     const big = await server.request("GET", "table/csvout/records/csv");
     // Header, four rows (one spanning two lines inside its quotes), then the 20,000.
     assert.equal(big.text.trimEnd().split("\n").length, 1 + 5 + 20000);
+  } finally {
+    await server.dispose();
+  }
+});
+
+/** The moment a CSV export's file name tells (`<table>_<YYYYMMDD_HHMMSS>.csv`), read as UTC. */
+function fileNameTime(answer: Answer, table: string): number {
+  const disposition = answer.headers.get("content-disposition") ?? "";
+  const match = new RegExp(
+    `^attachment; filename="${table}_(\\d{4})(\\d{2})(\\d{2})_(\\d{2})(\\d{2})(\\d{2})\\.csv"$`,
+  ).exec(disposition);
+  assert.ok(match, `a file name with the export time: ${disposition}`);
+  const [year, month, day, hours, minutes, seconds] = match.slice(1).map(Number);
+  return Date.UTC(year!, month! - 1, day!, hours!, minutes!, seconds!);
+}
+
+Deno.test("records: the CSV file name carries the export time, shifted by timezone_offset hours", async (t) => {
+  const server = await TestServer.start();
+  try {
+    ok(await server.request("POST", "table/stamped", { body: { table: { columns: [] } } }));
+    await t.step("UTC by default; the offset in hours, fractions included", async () => {
+      const offsets: [string, number][] = [
+        ["", 0],
+        ["?timezone_offset=", 0],
+        ["?timezone_offset=0", 0],
+        ["?timezone_offset=9", 9],
+        ["?timezone_offset=5.5", 5.5],
+        ["?timezone_offset=5.75", 5.75],
+        ["?timezone_offset=-3.5", -3.5],
+        ["?timezone_offset=%2B14.0", 14],
+        ["?timezone_offset=-24", -24],
+        ["?timezone_offset=24", 24],
+      ];
+      for (const [query, hours] of offsets) {
+        // The export happens between these two moments; the name is cut to the second.
+        const before = Math.floor(Date.now() / 1000) * 1000;
+        const answer = await server.request("GET", `table/stamped/records/csv${query}`);
+        const after = Date.now();
+        assert.equal(answer.status, 200, query);
+        const told = fileNameTime(answer, "stamped") - hours * 3_600_000;
+        assert.ok(
+          before <= told && told <= after,
+          `${query}: ${told} not in [${before}, ${after}]`,
+        );
+      }
+    });
+    await t.step("an offset that is no number of hours within a day is 400", async () => {
+      for (
+        const bad of ["abc", "25", "-24.5", "330", "1e1", "0x10", "NaN", "Infinity", "5,5", "+"]
+      ) {
+        const answer = await server.request(
+          "GET",
+          `table/stamped/records/csv?timezone_offset=${encodeURIComponent(bad)}`,
+        );
+        const error = errorOf(answer, 400);
+        assert.match(error.message, /timezone_offset/, bad);
+        assert.ok(error.message.includes(`"${bad}"`), error.message);
+      }
+      errorOf(
+        await server.request(
+          "GET",
+          "table/stamped/records/csv?timezone_offset=1&timezone_offset=2",
+        ),
+        400,
+      );
+    });
   } finally {
     await server.dispose();
   }

@@ -18,6 +18,7 @@ import {
   jwtVerify,
   SignJWT,
 } from "jose";
+import { sqlNameProblem } from "../catalog/names.ts";
 import { type AuthConfig, ConfigError } from "../config.ts";
 import { ApiError } from "../errors.ts";
 
@@ -253,14 +254,33 @@ function principalOf(payload: JWTPayload): Principal {
   for (const scope of granted) {
     if ((SCOPES as readonly string[]).includes(scope)) scopes.add(scope as Scope);
   }
-  let schemas: string[] | undefined;
-  if (payload.schemas !== undefined && payload.schemas !== null) {
-    if (!Array.isArray(payload.schemas) || !payload.schemas.every((s) => typeof s === "string")) {
-      throw ApiError.unauthorized('Token claim "schemas" must be an array of schema names');
+  return {
+    subject: typeof payload.sub === "string" ? payload.sub : "",
+    scopes,
+    schemas: payload.schemas === undefined ? undefined : schemasOf(payload.schemas),
+  };
+}
+
+/**
+ * The schemas a present `schemas` claim confines its token to. Anything but an array of schema
+ * names is 401: read as absent, a `null` or a misspelt claim would unconfine the token.
+ */
+function schemasOf(claim: unknown): string[] {
+  const problem = 'Token claim "schemas" must be an array of schema names';
+  if (!Array.isArray(claim)) throw ApiError.unauthorized(`${problem}, not ${claimText(claim)}`);
+  for (const name of claim) {
+    if (typeof name !== "string" || sqlNameProblem(name) !== undefined) {
+      throw ApiError.unauthorized(`${problem}; ${claimText(name)} is not one`);
     }
-    schemas = payload.schemas.map((s: string) => s.toLowerCase());
   }
-  return { subject: typeof payload.sub === "string" ? payload.sub : "", scopes, schemas };
+  return claim.map((name: string) => name.toLowerCase());
+}
+
+/** A claim's value for a message: short JSON in printable ASCII, as a header must be. */
+function claimText(value: unknown): string {
+  const json = JSON.stringify(value) ?? String(value);
+  return (json.length > 40 ? `${json.slice(0, 40)}...` : json)
+    .replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** What a minted token says. */

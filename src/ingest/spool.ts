@@ -38,8 +38,12 @@ export interface RowsInMemory extends RowsSummary {
 }
 
 /** Where a request body goes, how much of it is accepted, and who hears how much came. */
-export interface BodyOptions {
+export interface BodyOptions extends BodyLimits {
   readonly spoolDir: string;
+}
+
+/** How much of a request body is accepted, how long its pauses may be, who hears it come. */
+export interface BodyLimits {
   /** Largest body accepted; more is 413. */
   readonly maxBytes: number;
   /** Longest wait for the body's next bytes; longer is 408. */
@@ -258,15 +262,15 @@ export async function discard(file: { readonly path: string }): Promise<void> {
 
 /**
  * Hands a request body to `take` chunk by chunk, waiting for each; 413 once more than
- * `maxBytes` have come, 408 when nothing comes for `idleMs`, 499 when the client hangs up,
- * 400 when the body's framing is broken.
+ * `maxBytes` have come, 408 when nothing comes for `idleMs`, {@link ApiError.clientClosed}
+ * when the connection closes, 400 when the body's framing is broken.
  * A client stalling mid-body would otherwise hold what its request holds by then (a load's
  * transaction and table locks) for as long as it keeps the connection open. The body is
  * cancelled when anything fails.
  */
 export async function readBody(
   body: ReadableStream<Uint8Array> | null,
-  { maxBytes, idleMs, onBytes }: BodyOptions,
+  { maxBytes, idleMs, onBytes }: BodyLimits,
   take: (chunk: Uint8Array) => void | Promise<void>,
 ): Promise<void> {
   if (!body) return;
@@ -291,6 +295,47 @@ export async function readBody(
     await reader.cancel().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * A body read whole into memory by {@link readBody}, under the same limits and idle wait, in
+ * bytes of its own (their `buffer` is exactly the body); a declared length over `maxBytes` is
+ * 413 before anything is read.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readWholeBody } from "./spool.ts";
+ *
+ * const body = new Blob(["[1,", "2]"]).stream();
+ * const bytes = await readWholeBody(body, undefined, { maxBytes: 10, idleMs: 1000 });
+ * assert.equal(new TextDecoder().decode(bytes), "[1,2]");
+ * await assert.rejects(readWholeBody(new Blob(["{}"]).stream(), "20", { maxBytes: 10, idleMs: 1000 }));
+ * ```
+ */
+export async function readWholeBody(
+  body: ReadableStream<Uint8Array> | null,
+  declaredLength: string | undefined,
+  limits: BodyLimits,
+): Promise<Uint8Array> {
+  if (declaredLength !== undefined && Number(declaredLength) > limits.maxBytes) {
+    await body?.cancel().catch(() => {});
+    throw ApiError.tooLarge(limits.maxBytes);
+  }
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  await readBody(body, limits, (chunk) => {
+    chunks.push(chunk);
+    length += chunk.length;
+  });
+  // Copied even when one chunk: that may be a view of a larger buffer.
+  const whole = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, at);
+    at += chunk.length;
+  }
+  return whole;
 }
 
 /** Writes all of `bytes`, however many writes that takes. */

@@ -233,15 +233,43 @@ const readRecords = createRoute({
   },
 });
 
+/**
+ * Widest shift of an export's file name from UTC, in hours: every zone's offset fits, and
+ * minutes or seconds sent for hours (330 for India) are refused rather than believed.
+ */
+const MAX_OFFSET_HOURS = 24;
+
 const exportCsv = createRoute({
   method: "get",
   path: "/table/{table_name}/records/csv",
   summary: "Export every record as CSV",
   tags: ["rows"],
   middleware: [requireScope("tables:read")] as const,
-  request: { params: TableParams, query: z.object({ schema: SchemaQuery }) },
+  request: {
+    params: TableParams,
+    query: z.object({
+      schema: SchemaQuery,
+      timezone_offset: z.string().optional().openapi({
+        type: "number",
+        minimum: -MAX_OFFSET_HOURS,
+        maximum: MAX_OFFSET_HOURS,
+        description: "Hours east of UTC (fractions allowed; default 0) of the export time in " +
+          "the file name",
+        example: 5.5,
+      }),
+    }),
+  },
   responses: {
-    200: { description: "CSV, header row first", content: { "text/csv": { schema: z.string() } } },
+    200: {
+      description: "CSV, header row first, named `<table>_<YYYYMMDD_HHMMSS>.csv` by the " +
+        "export time (UTC shifted by `timezone_offset`)",
+      headers: z.object({
+        "content-disposition": z.string().openapi({
+          example: 'attachment; filename="users_20260102_030405.csv"',
+        }),
+      }),
+      content: { "text/csv": { schema: z.string() } },
+    },
     ...errorResponses(404),
   },
 });
@@ -347,16 +375,41 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
 
   app.openapi(exportCsv, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
-    const schema = schemaOf(c.req.valid("query").schema);
+    const query = c.req.valid("query");
+    const schema = schemaOf(query.schema);
     checkSchemaAccess(c, schema);
+    const offsetHours = parseOffsetHours(query.timezone_offset);
     const { table, stream } = await deps.store.exportCsv({ schema, name });
     return streamedResponse(c, stream, {
       "content-type": "text/csv; charset=utf-8",
-      "content-disposition": `attachment; filename="${table.name}.csv"`,
+      "content-disposition": `attachment; filename="${
+        exportFileName(table.name, Date.now(), offsetHours)
+      }"`,
     }) as never;
   });
 
   return app;
+}
+
+/** `timezone_offset`: hours from UTC, within a day either way; absent or empty is 0. */
+function parseOffsetHours(value: string | undefined): number {
+  if (value === undefined || value === "") return 0;
+  const hours = Number(value);
+  if (!/^[+-]?\d{1,2}(?:\.\d+)?$/.test(value) || Math.abs(hours) > MAX_OFFSET_HOURS) {
+    throw ApiError.badRequest(
+      `Query parameter timezone_offset must be hours from -${MAX_OFFSET_HOURS} to ` +
+        `${MAX_OFFSET_HOURS}, such as 5.5, not "${value}"`,
+    );
+  }
+  return hours;
+}
+
+/** `<table>_<YYYYMMDD_HHMMSS>.csv`: the moment `now`, shifted `offsetHours` from UTC. */
+function exportFileName(table: string, now: number, offsetHours: number): string {
+  const shifted = new Date(now + Math.round(offsetHours * 3600) * 1000);
+  // 2026-01-02T03:04:05.678Z → 20260102_030405
+  const stamp = shifted.toISOString().slice(0, 19).replaceAll(/[-:]/g, "").replace("T", "_");
+  return `${table}_${stamp}.csv`;
 }
 
 /**
