@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { type Answer, errorShapeProblem, ok, TestServer } from "./helpers/server.ts";
+import { beforeDeadline } from "../src/deadline.ts";
+import { samples, value } from "./helpers/metrics.ts";
+import { type Answer, errorOf, errorShapeProblem, ok, TestServer } from "./helpers/server.ts";
 
 /** Every version of the table holds these ids, each with the value 10 × id. */
 const IDS = [1, 2, 3];
@@ -107,6 +109,47 @@ Deno.test("reads racing renames, retypes and re-creation see one version of the 
     assert.equal(problems.length, 0, problems.slice(0, 5).join("\n"));
     // The race happened: both kinds of read succeeded, and some found the table gone.
     assert.ok(seen.page > 0 && seen.csv > 0 && seen.missing > 0, JSON.stringify(seen));
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("a CSV export reads its version to the end while the table is dropped", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [
+      { name: "id", type: "integer" },
+      { name: "s", type: "varchar", default: `'${"x".repeat(1000)}'` },
+    ];
+    ok(await server.request("POST", "table/big", { body: { table: { columns } } }));
+    // About 32 MB of CSV: more than the sockets between server and client hold.
+    const rows = 32_000;
+    ok(
+      await server.request("POST", "table/big/records", {
+        body: Array.from({ length: rows }, (_, id) => ({ id })),
+      }),
+    );
+    const response = await fetch(`${server.base}/api/v1/table/big/records/csv`, {
+      headers: { authorization: `Bearer ${server.token}` },
+    });
+    assert.equal(response.status, 200);
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = (await reader.read()).value ?? "";
+    const metrics = samples((await server.request("GET", "/metrics")).text);
+    assert.ok(value(metrics, "table_service_open_transactions") > 0, "the export is under way");
+
+    // DDL does not wait for the export; later readers find the table gone.
+    const dropped = server.request("DELETE", "table/big");
+    ok(await beforeDeadline(dropped, 10_000, () => new Error("DELETE waited for the export")));
+    errorOf(await server.request("GET", "table/big/records/csv"), 404);
+
+    for (let read = await reader.read(); !read.done; read = await reader.read()) {
+      text += read.value;
+    }
+    const lines = text.trimEnd().split("\n");
+    assert.equal(lines.length, rows + 1);
+    assert.equal(lines[0], "id,s");
+    assert.equal(lines.at(-1), `${rows - 1},${"x".repeat(1000)}`);
   } finally {
     await server.dispose();
   }
