@@ -51,6 +51,13 @@ function bound(values: DuckDBValue[]): DuckDBValue[] | undefined {
   return values.length > 0 ? values : undefined;
 }
 
+/** What {@link Database.streamLines} streams: `first`, then a line for each row of `sql`. */
+export interface Lines {
+  readonly first: string;
+  /** A statement whose first column is text. */
+  readonly sql: string;
+}
+
 /**
  * One connection for one unit of work. Sharing a connection between overlapping queries
  * is unsafe in the DuckDB bindings, so a session is never used by two requests at once.
@@ -226,16 +233,17 @@ export class Database {
   }
 
   /**
-   * Streams the text of the first column of each result row, one line each, after `first`.
+   * Streams the text of the first column of each result row, one line each, after the first
+   * line, both as `prepare` gives them. `prepare` runs in the statement's transaction, so
+   * what it reads (a table's description, say) is of the same snapshot as the rows.
    * Resolves once the statement has given its first rows: one that fails before any (a sort
    * out of memory, say) rejects here, before an answer has begun, as any other statement
-   * would; a later failure can only break the stream off. The connection is held until the
-   * stream ends or is cancelled, so a slow client holds a connection, not the result.
+   * would, and so does `prepare`; a later failure can only break the stream off. The
+   * connection is held until the stream ends or is cancelled, so a slow client holds a
+   * connection, not the result.
    */
   async streamLines(
-    first: string,
-    sql: string,
-    values: DuckDBValue[] = [],
+    prepare: (session: Session) => Promise<Lines>,
   ): Promise<ReadableStream<Uint8Array>> {
     if (this.#closed) throw new Error("The database is closed");
     const encoder = new TextEncoder();
@@ -253,12 +261,15 @@ export class Database {
     };
     let result: Awaited<ReturnType<DuckDBConnection["stream"]>>;
     let next: DuckDBDataChunk | null | undefined;
+    let first: string;
     try {
       // A snapshot: the export is consistent even while writers go on.
       await connection.run("BEGIN TRANSACTION");
       inTransaction = true;
       this.#transactions++;
-      result = await connection.stream(sql, values);
+      const lines = await prepare(new Session(connection, this.#readers));
+      first = lines.first;
+      result = await connection.stream(lines.sql);
       // The statement runs here, up to its first rows: all of a sort's work, say.
       next = await result.fetchChunk();
     } catch (error) {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { ApiError } from "../errors.ts";
-import { Database, type Session } from "./database.ts";
+import { Database, type Lines, type Session } from "./database.ts";
 
 /** An in-memory Database of its own for `work`, closed and its directory removed after. */
 async function withDatabase(
@@ -115,24 +115,46 @@ Deno.test("Database.withSession() never pools a connection left inside a transac
 Deno.test("Database.streamLines() rejects with 503 when the statement runs out of memory before its first rows", async () => {
   await withDatabase(async (db) => {
     // One list of 100 million values: a single value DuckDB cannot spill.
-    const failed = await db.streamLines("h", "SELECT list(range)::VARCHAR FROM range(100000000)")
+    const failed = await db.streamLines(
+      linesOf("h", "SELECT list(range)::VARCHAR FROM range(100000000)"),
+    )
       .then(() => undefined, (error) => error);
     assert.ok(failed instanceof ApiError, `not an ApiError: ${failed}`);
     assert.equal(failed.status, 503);
     assert.equal(db.openTransactions, 0);
     // The connection went back; the next export runs whole.
-    const stream = await db.streamLines("n", "SELECT range::VARCHAR FROM range(3)");
+    const stream = await db.streamLines(linesOf("n", "SELECT range::VARCHAR FROM range(3)"));
     const lines = await new Response(stream).text();
     assert.equal(lines, "n\n0\n1\n2\n");
     assert.equal(db.openTransactions, 0);
   }, 32 * 1024 ** 2);
 });
 
+Deno.test("Database.streamLines() runs the statement in the snapshot its prepare read in", async () => {
+  await withDatabase(async (db) => {
+    await db.withSession((s) => s.run("CREATE TABLE t AS SELECT range AS a FROM range(3)"));
+    const stream = await db.streamLines(async (session) => {
+      const [row] = await session.rows("SELECT count(*) AS n FROM t");
+      // Committed after the snapshot began: the statement still finds the table it described.
+      await db.withSession((s) => s.run("ALTER TABLE t RENAME COLUMN a TO b"));
+      await db.withSession((s) => s.run("DROP TABLE t"));
+      return { first: `rows ${row!.n}`, sql: "SELECT a::VARCHAR FROM t" };
+    });
+    assert.equal(await new Response(stream).text(), "rows 3\n0\n1\n2\n");
+    assert.equal(db.openTransactions, 0);
+  });
+});
+
 Deno.test("Database.streamLines() lets go of its transaction when the reader cancels", async () => {
   await withDatabase(async (db) => {
-    const stream = await db.streamLines("n", "SELECT range::VARCHAR FROM range(100000)");
+    const stream = await db.streamLines(linesOf("n", "SELECT range::VARCHAR FROM range(100000)"));
     assert.equal(db.openTransactions, 1);
     await stream.cancel();
     assert.equal(db.openTransactions, 0);
   });
 });
+
+/** A `prepare` for {@link Database.streamLines} that reads nothing. */
+function linesOf(first: string, sql: string): () => Promise<Lines> {
+  return () => Promise.resolve({ first, sql });
+}

@@ -41,20 +41,30 @@ export class Descriptions {
   /** Changes under way. */
   #changing = 0;
 
-  /** A stamp that differs from a later one when any change started or ended in between. */
-  get generation(): number {
-    return this.#generation;
+  /**
+   * A stamp for {@link unchangedSince} and {@link get}: the generation, or while a change is
+   * under way (it may commit at any moment) -1, which no generation equals.
+   */
+  stamp(): number {
+    return this.#changing > 0 ? -1 : this.#generation;
   }
 
-  /** The cached description under `key`, or `read`'s, cached when nothing changed meanwhile. */
-  async get(key: string, read: () => Promise<Table>): Promise<Table> {
-    const hit = this.#entries.get(key);
+  /** Whether no change was under way at any moment since `stamp` was taken. */
+  unchangedSince(stamp: number): boolean {
+    return stamp === this.#generation;
+  }
+
+  /**
+   * The cached description under `key`, or `read`'s, cached when nothing changed meanwhile.
+   * `since`, a {@link stamp} taken before the snapshot `read` reads in began, keeps the
+   * answer to that snapshot: an entry cached after a change that committed since would be
+   * newer than the snapshot, so the cache is used only when nothing changed since.
+   */
+  async get(key: string, read: () => Promise<Table>, since = this.stamp()): Promise<Table> {
+    const hit = this.unchangedSince(since) ? this.#entries.get(key) : undefined;
     if (hit) return hit;
-    const before = this.#generation;
     const described = await read();
-    if (before === this.#generation && this.#changing === 0) {
-      this.#entries.set(key, deepFreeze(described));
-    }
+    if (this.unchangedSince(since)) this.#entries.set(key, deepFreeze(described));
     return described;
   }
 

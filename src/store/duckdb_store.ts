@@ -281,12 +281,28 @@ export class DuckDBStore implements Store {
 
   /** The table's description, from the cache when nothing changed since it was read. */
   getTable(ref: TableRef): Promise<Table> {
-    return this.#descriptions.get(`${ref.schema}\u0000${ref.name}`, () =>
+    return this.#descriptions.get(descriptionKey(ref), () =>
       // One snapshot for the metadata and DuckDB's catalog: a concurrent drop cannot fall between.
       this.database.transaction(async (session) => {
         const row = await existingTable(session, ref);
         return (await describeTables(session, [row]))[0]!;
       }));
+  }
+
+  /**
+   * The table's description as `session`'s open transaction sees it, from the cache when
+   * that holds the same; `since` is the descriptions' stamp from before the transaction
+   * began. 404 when the table is not there.
+   */
+  async #describeIn(session: Session, ref: TableRef, since: number): Promise<Table> {
+    // DuckDB takes a transaction's snapshot at its first statement that reads the database,
+    // not at BEGIN: this lookup is that statement, so the cache is consulted once it is fixed.
+    const row = await existingTable(session, ref);
+    return await this.#descriptions.get(
+      descriptionKey(ref),
+      async () => (await describeTables(session, [row]))[0]!,
+      since,
+    );
   }
 
   listTables(options: ListTablesOptions): Promise<TableListing> {
@@ -758,29 +774,39 @@ export class DuckDBStore implements Store {
     offset: number,
     limit: number,
   ): Promise<{ json: string; total: number }> {
-    const generation = this.#descriptions.generation;
+    const stamp = this.#descriptions.stamp();
     const table = await this.getTable(ref);
     const read = await this.database.withSession((session) =>
       readRecords(session, table, offset, limit)
     ).catch((error) => ({ error }));
-    if (this.#descriptions.generation === generation) {
+    // No change was under way at any moment of the read, so none committed between the
+    // description and the rows. Only the end of a change says it has committed: DuckDB may
+    // answer a read that began after the commit before it answers the commit itself.
+    if (this.#descriptions.unchangedSince(stamp)) {
       if ("error" in read) throw read.error;
       return read;
     }
     // A definition changed meanwhile: read the table and its rows in one snapshot.
-    return this.database.transaction(async (session) => {
-      const row = await existingTable(session, ref);
-      const [current] = await describeTables(session, [row]);
-      return await readRecords(session, current!, offset, limit);
-    });
+    const since = this.#descriptions.stamp();
+    return this.database.transaction(async (session) =>
+      readRecords(session, await this.#describeIn(session, ref, since), offset, limit)
+    );
   }
 
   async exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
-    const table = await this.getTable(ref);
-    return {
-      table,
-      stream: await this.database.streamLines(csvHeader(table.columns), csvQuery(table)),
-    };
+    // The table is described in the export's own snapshot: described before it, a rename,
+    // retype or drop committed in between leaves the header stale and the statement naming
+    // a column or table that is gone. A snapshot rather than the table's shared lock, which
+    // would queue behind DDL that waits for a long load, and held while streaming would hold
+    // DDL back for as long as the slowest client reads: DuckDB keeps the version the export
+    // reads while DDL goes on and commits.
+    const since = this.#descriptions.stamp();
+    let table: Table | undefined;
+    const stream = await this.database.streamLines(async (session) => {
+      table = await this.#describeIn(session, ref, since);
+      return { first: csvHeader(table.columns), sql: csvQuery(table) };
+    });
+    return { table: table!, stream };
   }
 
   columnTypes(plan: TablePlan): Promise<string[]> {
@@ -924,6 +950,11 @@ export class DuckDBStore implements Store {
   close(): Promise<void> {
     return this.database.close();
   }
+}
+
+/** The key of a table's description in the cache. */
+function descriptionKey(ref: TableRef): string {
+  return `${ref.schema}\u0000${ref.name}`;
 }
 
 /** The locks of an update: shared on the schemas, exclusive on every table it touches. */
