@@ -15,7 +15,8 @@
  */
 
 // @ts-types="npm:@types/autocannon@^7.12.7"
-import autocannon from "autocannon";
+// deno-lint-ignore no-import-prefix -- a tool of benchmarks, kept out of the import map (deno.dev.lock)
+import autocannon from "npm:autocannon@^9.0.0";
 import { samples, value } from "../tests/helpers/metrics.ts";
 import { ALL_SCOPES, mint, spawn, TestServer, uploadForm } from "../tests/helpers/server.ts";
 import { allocators, type ServiceMemory } from "./allocators.ts";

@@ -7,7 +7,8 @@
  */
 
 import { DuckDBInstance } from "@duckdb/node-api";
-import pg from "pg";
+// deno-lint-ignore no-import-prefix -- a tool of benchmarks, kept out of the import map (deno.dev.lock)
+import pg from "npm:pg@^8.23.1";
 import { TestServer } from "../tests/helpers/server.ts";
 import { COLUMNS, writeJsonRows } from "./generate.ts";
 import { startPostgres } from "./postgres.ts";

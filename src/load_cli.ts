@@ -4,10 +4,14 @@
  *
  * ```sh
  * deno task load -- people.csv --table people [--schema public] [--if-exists fail|replace|append]
- *   [--definition people.def.json] [--sheet NAME|INDEX] [--url http://127.0.0.1:8080] [--token JWT]
- *   [--timeout SECONDS]
+ *   [--definition people.def.json] [--sheet NAME|INDEX] [--format EXT] [--url http://127.0.0.1:8080]
+ *   [--token JWT] [--timeout SECONDS]
  * ```
  *
+ * - Relative paths are read from `INIT_CWD` when it is set: `deno task` runs the command in
+ *   the project's directory and names the directory it was run in there.
+ * - FILE `-` is standard input, in the format `--format` names; it is sent chunked, with
+ *   no `Content-Length`, since its size is unknown until it ends.
  * - The extension picks the endpoint: `.json` → `upload/json`; `.csv`, `.tsv`, `.txt` →
  *   `upload/csv`; `.xlsx`, `.xlsm`, `.xlsb`, `.xls`, `.ods` → `upload/excel` (multipart, the
  *   file in a part named `file`, `--definition` in a part named `body`).
@@ -38,8 +42,8 @@
 
 import http from "node:http";
 import https from "node:https";
-import { basename, extname } from "node:path";
-import { parseArgs } from "node:util";
+import { basename, extname, resolve } from "node:path";
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { ConfigError } from "./config.ts";
 import { IF_EXISTS, type IfExists } from "./store/store.ts";
 
@@ -52,7 +56,64 @@ export type UploadKind = "json" | "csv" | "excel";
 /** The one-line usage, printed with every command-line error. */
 export const USAGE = "usage: deno task load -- FILE --table NAME [--schema S] " +
   "[--if-exists fail|replace|append] [--definition FILE.json] [--sheet NAME|INDEX] " +
-  "[--url URL] [--token T] [--timeout SECONDS]";
+  "[--format EXT] [--url URL] [--token T] [--timeout SECONDS]";
+
+/** FILE that stands for standard input. */
+export const STDIN = "-";
+
+/** The command line's flags, as `parseArgs` takes them; {@link HELP} describes each. */
+export const LOAD_FLAGS = {
+  table: { type: "string", short: "t" },
+  schema: { type: "string", short: "s" },
+  "if-exists": { type: "string", default: "fail" },
+  definition: { type: "string" },
+  sheet: { type: "string" },
+  format: { type: "string" },
+  url: { type: "string" },
+  token: { type: "string" },
+  timeout: { type: "string", default: "0" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseArgsOptionsConfig;
+
+/**
+ * The environment variables the command reads: {@link parseLoadArgs} can see no other, and
+ * {@link HELP} describes each.
+ */
+export const LOAD_VARIABLES = ["TABLE_SERVICE_URL", "TABLE_SERVICE_TOKEN", "INIT_CWD"] as const;
+
+/** The environment as {@link parseLoadArgs} reads it. */
+export type LoadEnv = Readonly<Partial<Record<typeof LOAD_VARIABLES[number], string>>>;
+
+/** What `--help` prints. */
+export const HELP = `usage: deno task load -- FILE --table NAME [options]
+
+Streams a JSON, CSV or spreadsheet file to the table service and prints its answer as JSON.
+The extension picks the upload: .json; .csv .tsv .txt; .xlsx .xlsm .xlsb .xls .ods.
+FILE - reads standard input, in the format --format names.
+
+options:
+  -t, --table NAME         the table to load into (required)
+  -s, --schema NAME        its schema (default: the service's, public)
+      --if-exists MODE     when the table exists: fail (default), replace or append
+      --definition FILE    the table's definition: {"table": definition} or the definition
+      --sheet NAME|INDEX   the sheet of a spreadsheet (default: the first)
+      --format EXT         the format when the extension does not say it, and for -:
+                           one of json csv tsv txt xlsx xlsm xlsb xls ods
+      --url URL            the service (default: TABLE_SERVICE_URL, then http://127.0.0.1:8080)
+      --token JWT          the bearer token (default: TABLE_SERVICE_TOKEN)
+      --timeout SECONDS    give up once nothing was sent or received for that long
+                           (default: 0, wait as long as it takes)
+  -h, --help               this help
+
+environment:
+  TABLE_SERVICE_URL        the service's URL, when --url is not given
+  TABLE_SERVICE_TOKEN      the token, when --token is not given; other users cannot read
+                           it in the process list, as they can --token
+  INIT_CWD                 the directory relative paths are read from; deno task sets it to
+                           the directory it was run in
+
+exit codes: 0 loaded; 1 an error answer, an unreadable file, an unreachable service or a
+timeout; 2 a wrong command line.`;
 
 /** Extensions and the endpoint and part content type of each. */
 const EXTENSIONS: Record<string, { kind: UploadKind; type: string }> = {
@@ -72,8 +133,11 @@ const EXTENSIONS: Record<string, { kind: UploadKind; type: string }> = {
 
 /** A command line, checked. */
 export interface LoadOptions {
+  /** The file's path ({@link STDIN} for standard input), resolved from `INIT_CWD`. */
   readonly file: string;
   readonly kind: UploadKind;
+  /** The extension, with its dot, that gives the file's format. */
+  readonly extension: string;
   readonly table: string;
   readonly schema?: string;
   readonly ifExists: IfExists;
@@ -115,7 +179,8 @@ export function uploadKind(file: string): UploadKind | undefined {
 
 /**
  * Checks a command line (`--` entries are ignored, as `deno task` passes them on) against
- * the environment's defaults; a {@link ConfigError} names every problem at once.
+ * the environment's defaults; a {@link ConfigError} names every problem at once. Relative
+ * paths are resolved from `INIT_CWD` when it is set.
  *
  * @example
  * ```ts
@@ -132,24 +197,12 @@ export function uploadKind(file: string): UploadKind | undefined {
  * assert.throws(() => parseLoadArgs(["p.csv"], {}), /missing --table/);
  * ```
  */
-export function parseLoadArgs(
-  args: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-): LoadOptions {
+export function parseLoadArgs(args: readonly string[], env: LoadEnv): LoadOptions {
   let parsed;
   try {
     parsed = parseArgs({
       args: args.filter((a) => a !== "--"),
-      options: {
-        table: { type: "string", short: "t" },
-        schema: { type: "string", short: "s" },
-        "if-exists": { type: "string", default: "fail" },
-        definition: { type: "string" },
-        sheet: { type: "string" },
-        url: { type: "string" },
-        token: { type: "string" },
-        timeout: { type: "string", default: "0" },
-      },
+      options: LOAD_FLAGS,
       allowPositionals: true,
       strict: true,
     });
@@ -164,10 +217,19 @@ export function parseLoadArgs(
   if (positionals.length > 1) {
     problems.push(`one FILE at a time; got ${positionals.map((p) => `"${p}"`).join(", ")}`);
   }
-  const kind = file === undefined ? undefined : uploadKind(file);
-  if (file !== undefined && kind === undefined) {
+  const formats = Object.keys(EXTENSIONS).map((e) => e.slice(1)).join(" ");
+  const extension = values.format === undefined
+    ? file === undefined || file === STDIN ? undefined : extname(file).toLowerCase()
+    : `.${values.format.toLowerCase()}`;
+  const kind = extension === undefined ? undefined : EXTENSIONS[extension]?.kind;
+  if (values.format !== undefined && kind === undefined) {
+    problems.push(`--format "${values.format}" is not one of ${formats}`);
+  } else if (file === STDIN && kind === undefined) {
+    problems.push(`standard input (${STDIN}) needs --format, one of ${formats}`);
+  } else if (file !== undefined && kind === undefined) {
     problems.push(
-      `"${file}" has an unknown extension; use one of ${Object.keys(EXTENSIONS).join(" ")}`,
+      `"${file}" has an unknown extension; use one of ${Object.keys(EXTENSIONS).join(" ")}` +
+        ", or give --format",
     );
   }
   if (values.table === undefined || values.table === "") problems.push("missing --table NAME");
@@ -190,16 +252,20 @@ export function parseLoadArgs(
 
   if (problems.length > 0) throw new ConfigError(problems);
   const token = values.token ?? nonEmpty(env.TABLE_SERVICE_TOKEN);
+  // deno task runs the command in the project's directory, not the user's.
+  const from = nonEmpty(env.INIT_CWD);
+  const local = (path: string) => from === undefined || path === STDIN ? path : resolve(from, path);
   return {
-    file: file!,
+    file: local(file!),
     kind: kind!,
+    extension: extension!,
     table: values.table!,
     ifExists: ifExists as LoadOptions["ifExists"],
     url: url!,
     timeout,
     ...(values.schema === undefined ? {} : { schema: values.schema }),
     ...(token === undefined ? {} : { token }),
-    ...(values.definition === undefined ? {} : { definition: values.definition }),
+    ...(values.definition === undefined ? {} : { definition: local(values.definition) }),
     ...(values.sheet === undefined ? {} : { sheet: values.sheet }),
   };
 }
@@ -335,7 +401,7 @@ export function jsonFraming(leading: Uint8Array, definition?: string): Framing {
  * The bytes of a request body: `framing.head`, then `bytes` bytes of `file` from its
  * current position, then `framing.tail`. The file is closed when the stream ends or is
  * cancelled; a file that grows or shrinks meanwhile errors the stream, since the length
- * was announced.
+ * was announced. With `bytes` undefined (standard input) the file is sent to its end.
  *
  * @example
  * ```ts
@@ -356,20 +422,22 @@ export function jsonFraming(leading: Uint8Array, definition?: string): Framing {
  * ```
  */
 export function bodyStream(
-  file: Deno.FsFile,
-  bytes: number,
+  file: { readonly readable: ReadableStream<Uint8Array> },
+  bytes: number | undefined,
   framing: Framing,
 ): ReadableStream<Uint8Array> {
   async function* chunks(): AsyncGenerator<Uint8Array> {
     if (framing.head.length > 0) yield framing.head;
-    let left = bytes;
+    let left = bytes ?? Infinity;
     // file.readable closes the file when it ends or when this generator is returned early.
     for await (const chunk of file.readable) {
       if (chunk.length > left) throw new LoadError("The file grew while it was being sent");
       left -= chunk.length;
       yield chunk;
     }
-    if (left > 0) throw new LoadError("The file shrank while it was being sent");
+    if (left > 0 && left !== Infinity) {
+      throw new LoadError("The file shrank while it was being sent");
+    }
     if (framing.tail.length > 0) yield framing.tail;
   }
   return ReadableStream.from(chunks());
@@ -419,7 +487,8 @@ export function formatDuration(seconds: number | undefined): string {
 
 /**
  * One progress line: a bar, the percentage, bytes sent of the total, the rate and the time
- * left at that rate.
+ * left at that rate. Without a total (standard input) only the bytes sent and the rate,
+ * and the time taken once `finished`.
  *
  * @example
  * ```ts
@@ -430,22 +499,29 @@ export function formatDuration(seconds: number | undefined): string {
  *   formatProgress(10_000_000, 20_000_000, 2000),
  *   "[############------------]  50%  10.0 MB / 20.0 MB  5.0 MB/s  0:02 left",
  * );
+ * assert.equal(formatProgress(10_000_000, undefined, 2000), "10.0 MB  5.0 MB/s");
  * ```
  */
-export function formatProgress(sent: number, total: number, elapsedMs: number): string {
+export function formatProgress(
+  sent: number,
+  total: number | undefined,
+  elapsedMs: number,
+  finished = total !== undefined && sent >= total,
+): string {
+  const taken = `sent in ${
+    // Elapsed time to a tenth under a minute: rounded up like the time left, a 0.2 s upload
+    // would read "0:01".
+    elapsedMs < 60_000 ? `${(elapsedMs / 1000).toFixed(1)} s` : formatDuration(elapsedMs / 1000)}`;
+  const rate = elapsedMs > 0 ? sent / (elapsedMs / 1000) : 0;
+  if (total === undefined) {
+    return `${formatBytes(sent)}  ${formatBytes(rate)}/s${finished ? `  ${taken}` : ""}`;
+  }
   const width = 24;
   const fraction = total > 0 ? Math.min(1, sent / total) : 1;
   const filled = Math.floor(fraction * width);
   const percent = `${Math.floor(fraction * 100)}%`.padStart(4);
-  const rate = elapsedMs > 0 ? sent / (elapsedMs / 1000) : 0;
   const left = rate > 0 ? (total - sent) / rate : undefined;
-  const time = sent >= total
-    // Elapsed time to a tenth under a minute: rounded up like the time left, a 0.2 s upload
-    // would read "0:01".
-    ? `sent in ${
-      elapsedMs < 60_000 ? `${(elapsedMs / 1000).toFixed(1)} s` : formatDuration(elapsedMs / 1000)
-    }`
-    : `${formatDuration(left)} left`;
+  const time = finished ? taken : `${formatDuration(left)} left`;
   return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${percent}  ` +
     `${formatBytes(sent)} / ${formatBytes(total)}  ${formatBytes(rate)}/s  ${time}`;
 }
@@ -469,7 +545,8 @@ const PLAIN_LINE_MS = 10_000;
 /**
  * A progress display of an upload of `total` bytes: on a terminal one line redrawn at most
  * ten times a second; elsewhere a plain line at each quarter (and every 10 s). A body under
- * 1 MB gets only the final line.
+ * 1 MB gets only the final line. Without a total (standard input), the terminal line is
+ * redrawn as bytes go and plain lines come every 10 s.
  *
  * @example
  * ```ts
@@ -490,7 +567,7 @@ const PLAIN_LINE_MS = 10_000;
  * ```
  */
 export class Progress {
-  readonly #total: number;
+  readonly #total: number | undefined;
   readonly #sink: ProgressSink;
   readonly #now: () => number;
   readonly #started: number;
@@ -499,7 +576,7 @@ export class Progress {
   #drawn = false;
   #done = false;
 
-  constructor(total: number, sink: ProgressSink) {
+  constructor(total: number | undefined, sink: ProgressSink) {
     this.#total = total;
     this.#sink = sink;
     this.#now = sink.now ?? (() => performance.now());
@@ -509,14 +586,18 @@ export class Progress {
 
   /** Reports `sent` bytes so far; draws when it is time to. */
   update(sent: number): void {
-    if (this.#done || this.#total < STEPS_FROM_BYTES) return;
+    if (this.#done || (this.#total ?? Infinity) < STEPS_FROM_BYTES) return;
     const now = this.#now();
     if (this.#sink.terminal) {
       if (now - this.#lastDraw < REDRAW_MS) return;
       this.#draw(sent, now, false);
       return;
     }
-    const quarter = this.#total > 0 ? Math.floor((sent / this.#total) * 4) : 4;
+    const quarter = this.#total === undefined
+      ? 0
+      : this.#total > 0
+      ? Math.floor((sent / this.#total) * 4)
+      : 4;
     if ((quarter >= this.#nextQuarter && quarter < 4) || now - this.#lastDraw >= PLAIN_LINE_MS) {
       this.#nextQuarter = quarter + 1;
       this.#draw(sent, now, true);
@@ -526,7 +607,7 @@ export class Progress {
   /** Draws the final line: the whole body was sent. */
   finish(sent: number): void {
     if (this.#done) return;
-    this.#draw(sent, this.#now(), true);
+    this.#draw(sent, this.#now(), true, true);
     this.#done = true;
   }
 
@@ -537,8 +618,8 @@ export class Progress {
     this.#done = true;
   }
 
-  #draw(sent: number, now: number, newline: boolean): void {
-    const line = formatProgress(sent, this.#total, now - this.#started);
+  #draw(sent: number, now: number, newline: boolean, finished = false): void {
+    const line = formatProgress(sent, this.#total, now - this.#started, finished);
     if (this.#sink.terminal) this.#sink.write(`\r${line}\x1b[K${newline ? "\n" : ""}`);
     else this.#sink.write(`${line}\n`);
     this.#lastDraw = now;
@@ -646,8 +727,8 @@ interface Answer {
 }
 
 /**
- * POSTs `body` with its `Content-Length`, calling `onSent` with each chunk's size as the
- * request takes it. An answer that comes before the body is sent (a 401, a 413) stops the
+ * POSTs `body` with the headers (chunked when they give no `Content-Length`), calling
+ * `onSent` with each chunk's size as the request takes it and `onEnd` after the last. An answer that comes before the body is sent (a 401, a 413) stops the
  * upload and is returned. With `idleSeconds` above 0, gives up with a {@link LoadError} once
  * nothing has been sent or received for that long.
  */
@@ -656,6 +737,7 @@ function post(
   headers: Record<string, string>,
   body: ReadableStream<Uint8Array>,
   onSent: (bytes: number) => void,
+  onEnd: () => void,
   idleSeconds: number,
 ): Promise<Answer> {
   const { promise, resolve, reject } = Promise.withResolvers<Answer>();
@@ -727,6 +809,7 @@ function post(
       if (done) {
         request.end();
         sentAll = true;
+        onEnd();
         return;
       }
       if (!request.write(value)) await drained();
@@ -741,7 +824,10 @@ function post(
 }
 
 /** Reads up to `bytes` bytes from the start of `file`; the caller seeks where it needs. */
-async function readStart(file: Deno.FsFile, bytes: number): Promise<Uint8Array> {
+async function readStart(
+  file: { read(p: Uint8Array): Promise<number | null> },
+  bytes: number,
+): Promise<Uint8Array> {
   const buffer = new Uint8Array(bytes);
   let filled = 0;
   while (filled < bytes) {
@@ -783,13 +869,19 @@ function describeFileError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** The request body for `options.file`, with its content type and length. */
+/**
+ * The request body for `options.file`, with its content type and its length (undefined for
+ * standard input, whose length is known only at its end).
+ */
 async function prepareBody(
   options: LoadOptions,
-): Promise<{ contentType: string; length: number; body: ReadableStream<Uint8Array> }> {
+): Promise<
+  { contentType: string; length: number | undefined; body: ReadableStream<Uint8Array> }
+> {
   const definition = options.definition === undefined
     ? undefined
     : await readDefinition(options.definition);
+  if (options.file === STDIN) return stdinBody(options, definition);
   let file: Deno.FsFile;
   let size: number;
   try {
@@ -805,12 +897,7 @@ async function prepareBody(
     if (options.kind === "json") {
       framing = jsonFraming(await readStart(file, 64 * 1024), definition);
       await file.seek(framing.skip, Deno.SeekMode.Start);
-    } else {
-      const boundary = `----table-service-load-${crypto.randomUUID()}`;
-      const type = EXTENSIONS[extname(options.file).toLowerCase()]!.type;
-      const body = definition === undefined ? undefined : `{"table":${definition}}`;
-      framing = multipartFraming(boundary, basename(options.file), type, body);
-    }
+    } else framing = partFraming(options, basename(options.file), definition);
     const fileBytes = size - framing.skip;
     return {
       contentType: framing.contentType,
@@ -821,6 +908,37 @@ async function prepareBody(
     file.close();
     throw error;
   }
+}
+
+/** Standard input as a body: its first bytes read ahead to frame JSON, then the rest. */
+async function stdinBody(
+  options: LoadOptions,
+  definition: string | undefined,
+): Promise<{ contentType: string; length: undefined; body: ReadableStream<Uint8Array> }> {
+  let framing: Framing;
+  let leading: Uint8Array = new Uint8Array(0);
+  if (options.kind === "json") {
+    leading = await readStart(Deno.stdin, 64 * 1024);
+    framing = jsonFraming(leading, definition);
+  } else framing = partFraming(options, `stdin${options.extension}`, definition);
+  const rest = Deno.stdin.readable;
+  async function* input(): AsyncGenerator<Uint8Array> {
+    if (leading.length > framing.skip) yield leading.subarray(framing.skip);
+    yield* rest;
+  }
+  return {
+    contentType: framing.contentType,
+    length: undefined,
+    body: bodyStream({ readable: ReadableStream.from(input()) }, undefined, framing),
+  };
+}
+
+/** The multipart framing of a file for `upload/csv` or `upload/excel`. */
+function partFraming(options: LoadOptions, filename: string, definition?: string): Framing {
+  const boundary = `----table-service-load-${crypto.randomUUID()}`;
+  const type = EXTENSIONS[options.extension]!.type;
+  const body = definition === undefined ? undefined : `{"table":${definition}}`;
+  return multipartFraming(boundary, filename, type, body);
 }
 
 /** Network failures in words. */
@@ -843,8 +961,9 @@ function unreachable(error: unknown, options: LoadOptions): LoadError {
 }
 
 async function main(args: string[]): Promise<number> {
+  // Before the checks, so that a half-written command line still gets the help it asks for.
   if (args.includes("--help") || args.includes("-h")) {
-    console.log(USAGE);
+    console.log(HELP);
     return 0;
   }
   let options: LoadOptions;
@@ -859,9 +978,9 @@ async function main(args: string[]): Promise<number> {
     const { contentType, length, body } = await prepareBody(options);
     const headers: Record<string, string> = {
       "content-type": contentType,
-      "content-length": String(length),
       accept: "application/json",
     };
+    if (length !== undefined) headers["content-length"] = String(length);
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
 
     const progress = new Progress(length, {
@@ -872,11 +991,17 @@ async function main(args: string[]): Promise<number> {
     let sent = 0;
     let answer: Answer;
     try {
-      answer = await post(uploadUrl(options), headers, body, (bytes) => {
-        sent += bytes;
-        if (sent < length) progress.update(sent);
-        else progress.finish(sent);
-      }, options.timeout);
+      answer = await post(
+        uploadUrl(options),
+        headers,
+        body,
+        (bytes) => {
+          sent += bytes;
+          progress.update(sent);
+        },
+        () => progress.finish(sent),
+        options.timeout,
+      );
     } catch (error) {
       throw unreachable(error, options);
     } finally {
@@ -898,7 +1023,7 @@ async function main(args: string[]): Promise<number> {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     console.error(
       `loaded ${result.inserted} rows into ${result.table?.schema}.${result.table?.name} ` +
-        `(${formatBytes(length)} in ${seconds} s)`,
+        `(${formatBytes(sent)} in ${seconds} s)`,
     );
     console.log(JSON.stringify(result, null, 2));
     return 0;

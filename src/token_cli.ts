@@ -8,12 +8,44 @@
  * @module
  */
 
-import { parseArgs } from "node:util";
+import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { mintToken, SCOPES } from "./auth/jwt.ts";
 import { ensureSecret } from "./auth/secret.ts";
 import { ConfigError, parseConfig } from "./config.ts";
 
 const TTL_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+/** The command line's flags, as `parseArgs` takes them; {@link HELP} describes each. */
+export const TOKEN_FLAGS = {
+  sub: { type: "string", default: "admin" },
+  scope: { type: "string", default: SCOPES.join(" ") },
+  schemas: { type: "string" },
+  ttl: { type: "string", default: "1h" },
+  help: { type: "boolean", short: "h" },
+} as const satisfies ParseArgsOptionsConfig;
+
+/** What `--help` prints. */
+export const HELP =
+  `usage: deno task token -- [--sub NAME] [--scope SCOPES] [--schemas LIST] [--ttl TIME]
+
+Mints a bearer token signed with the service's HMAC secret and prints it.
+
+options:
+      --sub NAME        the token's subject (default: admin)
+      --scope SCOPES    scopes, separated by spaces or commas (default: all of them):
+                        ${SCOPES.join(" ")}
+      --schemas LIST    the schemas the token may touch, comma-separated (default: every one)
+      --ttl TIME        its lifetime: 90s, 15m, 1h, 7d or seconds (default: 1h)
+  -h, --help            this help
+
+environment (the service's own, read the same way):
+  AUTH_JWT_SECRET       the HMAC secret to sign with
+  DATA_DIR              without AUTH_JWT_SECRET, the secret in DATA_DIR/jwt-secret, created
+                        if missing (default: ./data)
+  AUTH_ISSUER           the iss claim, when the service checks it
+  AUTH_AUDIENCE         the aud claim, when the service checks it
+  AUTH_JWT_PUBLIC_KEY   with either of these two set, the service verifies tokens with a
+  AUTH_JWKS_FILE        public key: mint them where the private key lives`;
 
 /**
  * Parses a lifetime such as `90s`, `15m`, `1h`, `7d` or a number of seconds.
@@ -38,14 +70,13 @@ export function parseTtl(text: string): number | undefined {
 async function main(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args: args.filter((a) => a !== "--"),
-    options: {
-      sub: { type: "string", default: "admin" },
-      scope: { type: "string", default: SCOPES.join(" ") },
-      schemas: { type: "string" },
-      ttl: { type: "string", default: "1h" },
-    },
+    options: TOKEN_FLAGS,
     strict: true,
   });
+  if (values.help) {
+    console.log(HELP);
+    return;
+  }
   const ttlSeconds = parseTtl(values.ttl);
   if (ttlSeconds === undefined) {
     throw new ConfigError([`--ttl "${values.ttl}" is not a lifetime like 30m, 1h or 7d`]);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type Browser, chromium } from "playwright-core";
+// deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
+import { type Browser, chromium } from "npm:playwright-core@^1.65.1";
 import { errorOf, ok, TestServer } from "./helpers/server.ts";
 
 const CHROMIUM = "/usr/bin/chromium";

@@ -8,6 +8,8 @@ import {
   formatProgress,
   type Framing,
   jsonFraming,
+  LOAD_FLAGS,
+  LOAD_VARIABLES,
   LoadError,
   multipartFraming,
   parseLoadArgs,
@@ -61,6 +63,39 @@ Deno.test("parseLoadArgs() takes defaults from the environment and flags over th
   assert.equal(flags.token, "flag");
   // A blank variable counts as unset.
   assert.equal(parseLoadArgs(["p.csv", "--table", "t"], { TABLE_SERVICE_URL: " " }).url, plain.url);
+});
+
+Deno.test("parseLoadArgs() reads relative paths from INIT_CWD, where deno task was run", () => {
+  const args = ["rows/p.csv", "--table", "t", "--definition", "../p.def.json"];
+  const fromTask = parseLoadArgs(args, { INIT_CWD: "/home/ada/work" });
+  assert.equal(fromTask.file, "/home/ada/work/rows/p.csv");
+  assert.equal(fromTask.definition, "/home/ada/p.def.json");
+  const absolute = parseLoadArgs(["/srv/p.csv", "--table", "t"], { INIT_CWD: "/home/ada" });
+  assert.equal(absolute.file, "/srv/p.csv");
+  // Run directly, a relative path is the process's own business.
+  assert.equal(parseLoadArgs(args, {}).file, "rows/p.csv");
+});
+
+Deno.test("parseLoadArgs() takes - as standard input, its format from --format", () => {
+  const stdin = parseLoadArgs(["-", "--table", "t", "--format", "json"], { INIT_CWD: "/x" });
+  assert.equal(stdin.file, "-");
+  assert.equal(stdin.kind, "json");
+  assert.equal(parseLoadArgs(["-", "--table", "t", "--format", "XLSX"], {}).kind, "excel");
+  // --format also overrides a file's extension.
+  assert.equal(parseLoadArgs(["dump.out", "--table", "t", "--format", "csv"], {}).kind, "csv");
+  assert.throws(
+    () => parseLoadArgs(["-", "--table", "t"], {}),
+    (error: ConfigError) => {
+      assert.deepEqual(error.problems, [
+        "standard input (-) needs --format, one of json csv tsv txt xlsx xlsm xlsb xls ods",
+      ]);
+      return true;
+    },
+  );
+  assert.throws(
+    () => parseLoadArgs(["-", "--table", "t", "--format", "parquet"], {}),
+    /--format "parquet" is not one of json csv/,
+  );
 });
 
 Deno.test("uploadUrl() builds the endpoint and query for each kind of file", () => {
@@ -335,15 +370,22 @@ async function load(
   args: string[],
   env: Record<string, string> = {},
   killAfterMs = 120_000,
+  stdin?: Uint8Array,
 ): Promise<Run> {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-env", "--allow-net", "--allow-read", `${ROOT}src/load_cli.ts`, ...args],
     cwd: ROOT,
     env,
     clearEnv: true,
+    stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+  if (stdin !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(stdin);
+    await writer.close();
+  }
   const guard = setTimeout(() => child.kill("SIGKILL"), killAfterMs);
   const output = await child.output().finally(() => clearTimeout(guard));
   return {
@@ -362,6 +404,22 @@ function answer(run: Run): { table: { name: string; schema: string }; inserted: 
 async function records(server: TestServer, table: string, schema = "public") {
   return ok(await server.request("GET", `table/${table}/records?schema=${schema}&limit=10000`));
 }
+
+Deno.test("the load command's --help lists every flag and variable it reads", async () => {
+  for (const help of ["--help", "-h"]) {
+    const run = await load([help]);
+    assert.equal(run.code, 0, run.stderr);
+    // Each flag and variable starts a line of its own: described, not just mentioned.
+    for (const [name, spec] of Object.entries(LOAD_FLAGS)) {
+      const short = "short" in spec ? `-${spec.short}, ` : "";
+      assert.match(run.stdout, new RegExp(`^ +${short}--${name}\\b`, "m"), `--${name} in ${help}`);
+    }
+    assert.ok("help" in LOAD_FLAGS);
+    for (const variable of LOAD_VARIABLES) {
+      assert.match(run.stdout, new RegExp(`^ +${variable}\\b`, "m"), `${variable} in ${help}`);
+    }
+  }
+});
 
 Deno.test("the load command streams files to the service and explains every failure", async (t) => {
   const server = await TestServer.start({ MAX_UPLOAD_BYTES: "24MiB" });
@@ -392,6 +450,56 @@ Deno.test("the load command streams files to the service and explains every fail
       assert.equal(total, 3);
       assert.deepEqual(rows[0], { id: 1, name: "Ada", score: 91.5 });
       assert.deepEqual(rows[2], { id: 3, name: "Hedy", score: null });
+    });
+
+    await t.step("a relative path is read from INIT_CWD, where deno task was run", async () => {
+      // deno task runs the CLI in the project's directory and names the user's in INIT_CWD.
+      await Deno.writeTextFile(
+        `${dir}/lang.def.json`,
+        '{"columns": [{"name": "n", "type": "text"}]}',
+      );
+      await Deno.writeTextFile(`${dir}/lang.csv`, "n\n0123\n");
+      const args = ["lang.csv", "--table", "lang", "--definition", "lang.def.json"];
+      const run = await load([...args, "--url", server.base, "--token", server.token], {
+        INIT_CWD: dir,
+      });
+      assert.equal(answer(run).inserted, 1);
+      assert.deepEqual((await records(server, "lang")).records, [{ n: "0123" }]);
+    });
+
+    await t.step("- reads the rows from standard input, as --format says", async () => {
+      const csv = await load(
+        ["-", "--table", "piped", "--format", "csv", "--url", server.base, "--token", server.token],
+        {},
+        120_000,
+        encoder.encode("id,name\n1,Ada\n2,Grace\n"),
+      );
+      assert.equal(answer(csv).inserted, 2);
+      assert.match(csv.stderr, /^loaded 2 rows into public\.piped \(/m);
+      const json = await load(
+        [
+          "-",
+          "--table",
+          "piped",
+          "--format",
+          "json",
+          "--if-exists",
+          "append",
+          "--url",
+          server.base,
+          "--token",
+          server.token,
+        ],
+        {},
+        120_000,
+        encoder.encode('\ufeff [{"id": 3, "name": "Hedy"}]'),
+      );
+      assert.equal(answer(json).inserted, 1);
+      assert.deepEqual((await records(server, "piped")).records.map((r: { id: number }) => r.id), [
+        1,
+        2,
+        3,
+      ]);
     });
 
     await t.step("an existing table is a 409 with a hint, and stays as it was", async () => {

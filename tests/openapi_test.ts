@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { Ajv2020 } from "ajv/dist/2020.js";
+// deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
+import { Ajv2020 } from "npm:ajv@^8.17.1/dist/2020.js";
 import type { Store } from "../src/store/store.ts";
 import { appOver } from "./helpers/app.ts";
 import { ok, TestServer } from "./helpers/server.ts";

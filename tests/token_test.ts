@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { decodeJwt } from "jose";
+import { VARIABLES } from "../src/config.ts";
+import { TOKEN_FLAGS } from "../src/token_cli.ts";
 import { errorOf, ok, TEST_SECRET, TestServer } from "./helpers/server.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -72,4 +74,19 @@ Deno.test("the token command refuses bad arguments and public-key configurations
   const publicKey = await token([], { AUTH_JWT_PUBLIC_KEY: "/some/key.pem" });
   assert.notEqual(publicKey.code, 0);
   assert.match(publicKey.stderr, /public key/);
+});
+
+Deno.test("the token command's --help lists every flag and the variables it reads", async () => {
+  const result = await token(["--help"], {});
+  assert.equal(result.code, 0, result.stderr);
+  // Each flag and variable starts a line of its own: described, not just mentioned.
+  for (const [name, spec] of Object.entries(TOKEN_FLAGS)) {
+    const short = "short" in spec ? `-${spec.short}, ` : "";
+    assert.match(result.stdout, new RegExp(`^ +${short}--${name}\\b`, "m"), `--${name}`);
+  }
+  assert.ok("help" in TOKEN_FLAGS);
+  // Minting reads the data directory and the signing key's variables, whatever they become.
+  for (const variable of VARIABLES.filter((v) => v === "DATA_DIR" || v.startsWith("AUTH_"))) {
+    assert.match(result.stdout, new RegExp(`^ +${variable}\\b`, "m"), variable);
+  }
 });

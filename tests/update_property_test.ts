@@ -4,7 +4,8 @@
  * definition, and whether each request should have been refused.
  */
 import assert from "node:assert/strict";
-import fc from "fast-check";
+// deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
+import fc from "npm:fast-check@^4.10.2";
 import { ok, TestServer } from "./helpers/server.ts";
 
 type Type = "INTEGER" | "BIGINT" | "VARCHAR";
@@ -45,6 +46,10 @@ const defaultText = fc.oneof(
 
 type Op =
   | { kind: "rename"; pick: number; name: string }
+  /** A rename sent with the constraints as read before it, as an edited GET response is. */
+  | { kind: "renameAsRead"; pick: number; name: string }
+  /** A column dropped and a new one of its name added in the same request. */
+  | { kind: "replace"; pick: number }
   | { kind: "add"; name: string; type: Type; default: string | null; nullable: boolean }
   | { kind: "drop"; pick: number }
   | { kind: "reorder"; keys: number[] }
@@ -57,6 +62,12 @@ type Op =
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant("rename"), pick: fc.nat(), name: fc.constantFrom(...NAMES) }),
+  fc.record({
+    kind: fc.constant("renameAsRead"),
+    pick: fc.nat(),
+    name: fc.constantFrom(...NAMES),
+  }),
+  fc.record({ kind: fc.constant("replace"), pick: fc.nat() }),
   fc.record({
     kind: fc.constant("add"),
     name: fc.constantFrom(...NAMES),
@@ -122,6 +133,8 @@ function plan(model: Model, op: Op): { request?: unknown; records?: unknown[]; n
     }));
   const taken = (name: string, except?: number) =>
     next.columns.some((c) => c.id !== except && c.name.toLowerCase() === name.toLowerCase());
+  const keys = (ids: number[]) =>
+    ids.map((id) => ({ columns: [next.columns.find((c) => c.id === id)!.name] }));
   switch (op.kind) {
     case "rename": {
       const column = pick(next.columns, op.pick);
@@ -129,6 +142,23 @@ function plan(model: Model, op: Op): { request?: unknown; records?: unknown[]; n
       const refused = taken(op.name, column.id);
       column.name = op.name;
       return { request: { columns: wire(next.columns) }, next: refused ? undefined : next };
+    }
+    case "renameAsRead": {
+      const column = pick(next.columns, op.pick);
+      if (!column) return {};
+      const unique = keys(next.unique);
+      const refused = taken(op.name, column.id);
+      column.name = op.name;
+      return {
+        request: { columns: wire(next.columns), constraints: { unique } },
+        next: refused ? undefined : next,
+      };
+    }
+    case "replace": {
+      const column = pick(next.columns, op.pick);
+      if (!column) return {};
+      const kept = wire(next.columns.filter((c) => c !== column));
+      return { request: { columns: [...kept, { name: column.name, type: column.type }] } };
     }
     case "add": {
       const filled = defaultValue(op.default, op.type);
@@ -204,11 +234,9 @@ function plan(model: Model, op: Op): { request?: unknown; records?: unknown[]; n
       if (!column) return {};
       next.unique = next.unique.filter((id) => id !== column.id);
       if (op.on) next.unique.push(column.id);
-      const names = (ids: number[]) =>
-        ids.map((id) => ({ columns: [next.columns.find((c) => c.id === id)!.name] }));
       const refused = op.on && hasDuplicates(next, column.id);
       return {
-        request: { constraints: { unique: names(next.unique) } },
+        request: { constraints: { unique: keys(next.unique) } },
         next: refused ? undefined : next,
       };
     }

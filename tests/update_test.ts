@@ -868,3 +868,113 @@ Deno.test("PUT /table/{name}: a move carries exactly the sequences the defaults 
     await server.dispose();
   }
 });
+
+Deno.test("PUT /table/{name}: a GET response edited and sent back means what the client sees", async (t) => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/owners", {
+        body: {
+          table: {
+            columns: [{ name: "id", type: "int" }],
+            constraints: { primary_key: { columns: ["id"] } },
+          },
+        },
+      }),
+    );
+    ok(
+      await server.request("POST", "table/pets", {
+        body: {
+          table: {
+            columns: [
+              { name: "id", type: "int" },
+              { name: "tag", type: "varchar" },
+              { name: "owner", type: "int" },
+            ],
+            constraints: {
+              primary_key: { columns: ["id"] },
+              unique: [{ columns: ["tag"] }],
+              foreign_keys: [{
+                column: "owner",
+                reference_table: "owners",
+                reference_column: "id",
+              }],
+            },
+          },
+        },
+      }),
+    );
+    ok(await server.request("POST", "table/owners/records", { body: [{ id: 7 }] }));
+    ok(
+      await server.request("POST", "table/pets/records", {
+        body: [{ id: 1, tag: "rex", owner: 7 }, { id: 2, tag: "tom", owner: null }],
+      }),
+    );
+
+    await t.step("renamed columns carry the constraints that name them", async () => {
+      const { table } = ok(await server.request("GET", "table/pets"));
+      const names: Record<string, string> = { id: "pet_id", tag: "label", owner: "owner_id" };
+      for (const column of table.columns) column.name = names[column.name];
+      const updated = ok(await put(server, "pets", table)).table;
+      assert.deepEqual(updated.constraints, {
+        primary_key: { name: "pets_pkey", columns: ["pet_id"] },
+        unique: [{ name: "pets_tag_key", columns: ["label"] }],
+        foreign_keys: [{
+          name: "pets_owner_fkey",
+          column: "owner_id",
+          reference_table: "owners",
+          reference_column: "id",
+          reference_schema: "public",
+        }],
+      });
+      assert.deepEqual(await records(server, "pets"), [
+        { pet_id: 1, label: "rex", owner_id: 7 },
+        { pet_id: 2, label: "tom", owner_id: null },
+      ]);
+      // The keys hold on their new columns.
+      errorOf(
+        await server.request("POST", "table/pets/records", { body: [{ pet_id: 3, label: "rex" }] }),
+        409,
+      );
+      errorOf(
+        await server.request("POST", "table/pets/records", { body: [{ pet_id: 3, owner_id: 8 }] }),
+        422,
+      );
+    });
+
+    await t.step(
+      "a new column with the name of a column the update drops is 422 and empties nothing",
+      async () => {
+        const { table } = ok(await server.request("GET", "table/pets"));
+        const columns = table.columns.map((c: Json) =>
+          c.name === "label" ? { name: "label", type: "varchar" } : c
+        );
+        const error = await refused(
+          server,
+          () => put(server, "pets", { columns }),
+          422,
+          /"label".*send its id to keep it/,
+        );
+        assert.deepEqual(error.details!.map((d: Json) => d.field), ["columns[1].id"]);
+        assert.deepEqual((await records(server, "pets")).map((r) => r.label), ["rex", "tom"]);
+      },
+    );
+
+    await t.step("dropping a column and adding one of its name takes two requests", async () => {
+      const columns = await columnsOf(server, "pets");
+      const kept = columns.filter((c: Json) => c.name !== "label");
+      ok(await put(server, "pets", { columns: kept }));
+      const { table } = ok(
+        await put(server, "pets", { columns: [...kept, { name: "label", type: "int" }] }),
+      );
+      assert.deepEqual(table.columns.map((c: Json) => [c.id, c.name, c.type]), [
+        [1, "pet_id", "INTEGER"],
+        [3, "owner_id", "INTEGER"],
+        [4, "label", "INTEGER"],
+      ]);
+      assert.deepEqual((await records(server, "pets")).map((r) => r.label), [null, null]);
+    });
+  } finally {
+    await server.dispose();
+  }
+});

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import fc from "fast-check";
+// deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
+import fc from "npm:fast-check@^4.10.2";
 import {
   type Compatibility,
   TYPE_WIDENINGS,

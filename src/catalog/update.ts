@@ -8,7 +8,7 @@
 import { ApiError, type ErrorDetail, summarise } from "../errors.ts";
 import { planTable, type TablePlan } from "./definition.ts";
 import type { ColumnSpec, ConstraintsSpec, Table, TableRef } from "./model.ts";
-import { checkSchemaName, checkTableName, DEFAULT_SCHEMA, nameKey } from "./names.ts";
+import { checkSchemaName, checkTableName, DEFAULT_SCHEMA, nameKey, printable } from "./names.ts";
 
 /** A wanted column: with `id` an existing column, without one a new column. */
 export interface WantedColumn extends ColumnSpec {
@@ -38,8 +38,11 @@ export interface TableUpdate {
  * Checks an update request against the table as it is and gives the wanted table.
  * Omitted `columns` keep the columns; omitted `constraints` keep the constraints,
  * following column renames, less those whose columns are dropped (as PostgreSQL drops a
- * column's constraints with it). A foreign key naming the table's old name refers to the
- * table itself. Throws 400 for a bad name and 422 for every other problem.
+ * column's constraints with it). Sent constraints may name a kept column by its previous
+ * name, so an edited GET response can be sent back; a name that is a wanted column's name
+ * means that column. A foreign key naming the table's old name refers to the table itself.
+ * A new column (no id) named as a column the update drops is refused, since it would
+ * silently empty that column. Throws 400 for a bad name and 422 for every other problem.
  *
  * @example
  * ```ts
@@ -84,7 +87,7 @@ export function planUpdate(current: Table, request: TableUpdateRequest): TableUp
 
   const constraints = request.constraints == null
     ? keptConstraints(current, target, specs, sources)
-    : followRename(request.constraints, current, target);
+    : wantedConstraints(request.constraints, current, target, specs, sources);
   const plan = planTable(target, { columns: specs, constraints });
 
   const problems: ErrorDetail[] = [];
@@ -139,6 +142,20 @@ function wantedColumns(
       });
     } else seen.set(id, index);
     return id;
+  });
+  const dropped = new Map(
+    current.columns.filter((c) => !seen.has(c.id)).map((c) => [nameKey(c.name), c]),
+  );
+  wanted.forEach((column, index) => {
+    const replaced = column.id == null ? dropped.get(nameKey(column.name)) : undefined;
+    if (replaced === undefined) return;
+    problems.push({
+      field: `columns[${index}].id`,
+      column: column.name,
+      message: `Column "${printable(column.name)}" has no id, so it would replace column ` +
+        `"${replaced.name}" (id ${replaced.id}) and lose its values; send its id to keep it, ` +
+        `or drop it and add the new column in two updates`,
+    });
   });
   if (problems.length > 0) throw invalidUpdate(current, problems);
   const specs = wanted.map(({ name, type, default: defaultText, is_nullable }) => ({
@@ -195,29 +212,55 @@ function keptConstraints(
   };
 }
 
-/** Wanted constraints with references to the table's old address pointed at its new one. */
-function followRename(
+/**
+ * The sent constraints on the wanted columns. A column name no wanted column has but a kept
+ * column had follows that column's rename; a wanted name comes first, so a request written
+ * against the wanted table means what it says. References to the table's old address point
+ * at its new one.
+ */
+function wantedConstraints(
   constraints: ConstraintsSpec,
   current: Table,
   target: TableRef,
+  specs: readonly ColumnSpec[],
+  sources: readonly (number | undefined)[],
 ): ConstraintsSpec {
-  if (!constraints.foreign_keys) return constraints;
+  const wantedNames = new Set(specs.map((spec) => nameKey(spec.name)));
+  const previousName = new Map(current.columns.map((c) => [c.id, nameKey(c.name)]));
+  const previousNames = new Map<string, string>();
+  sources.forEach((id, index) => {
+    const previous = previousName.get(id ?? -1);
+    if (previous !== undefined) previousNames.set(previous, specs[index]!.name);
+  });
+  const column = (name: string): string =>
+    wantedNames.has(nameKey(name)) ? name : previousNames.get(nameKey(name)) ?? name;
+  const columns = (names: readonly string[]): string[] => names.map(column);
+  const { primary_key, unique, foreign_keys } = constraints;
   return {
-    ...constraints,
-    foreign_keys: constraints.foreign_keys.map((fk) =>
+    primary_key: primary_key && { ...primary_key, columns: columns(primary_key.columns) },
+    unique: unique && unique.map((key) => ({ ...key, columns: columns(key.columns) })),
+    foreign_keys: foreign_keys && foreign_keys.map((fk) =>
       isSelf(fk, current)
-        ? { ...fk, reference_table: target.name, reference_schema: target.schema }
-        : fk
+        ? {
+          ...fk,
+          column: column(fk.column),
+          reference_table: target.name,
+          reference_schema: target.schema,
+          reference_column: column(fk.reference_column),
+        }
+        : isSelf(fk, target)
+        ? { ...fk, column: column(fk.column), reference_column: column(fk.reference_column) }
+        : { ...fk, column: column(fk.column) }
     ),
   };
 }
 
 function isSelf(
   fk: { readonly reference_table: string; readonly reference_schema?: string | null },
-  current: Table,
+  table: TableRef,
 ): boolean {
-  return nameKey(fk.reference_table) === nameKey(current.name) &&
-    nameKey(fk.reference_schema ?? DEFAULT_SCHEMA) === nameKey(current.schema);
+  return nameKey(fk.reference_table) === nameKey(table.name) &&
+    nameKey(fk.reference_schema ?? DEFAULT_SCHEMA) === nameKey(table.schema);
 }
 
 function invalidUpdate(current: Table, problems: readonly ErrorDetail[]): ApiError {

@@ -6,7 +6,8 @@
  * @module
  */
 
-import fc from "fast-check";
+// deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
+import fc from "npm:fast-check@^4.10.2";
 import * as XLSX from "xlsx";
 import {
   type Answer,
