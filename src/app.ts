@@ -87,6 +87,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   app.openAPIRegistry.registerPath({
     method: "get",
+    operationId: "getOpenApiDocument",
     path: OPENAPI_PATH,
     summary: "This document: OpenAPI 3.1, built from the schemas that validate requests",
     tags: ["service"],
