@@ -12,6 +12,7 @@ import { etag } from "hono/etag";
 import { HTTPException } from "hono/http-exception";
 import type { TokenVerifier } from "./auth/jwt.ts";
 import { declareLength } from "./body_length.ts";
+import { corsFor } from "./cors.ts";
 import type { MetricsAccess } from "./config.ts";
 import { bearerAuth } from "./auth/middleware.ts";
 import { ApiError } from "./errors.ts";
@@ -45,6 +46,8 @@ export interface AppDeps {
   readonly spoolDir: string;
   /** Who may read `/metrics`. */
   readonly metricsAccess: MetricsAccess;
+  /** Origins whose pages may call the service (CORS); none turns CORS off. */
+  readonly corsOrigins: readonly string[];
 }
 
 /** Routes whose bodies are streamed to disk under their own, larger limit. */
@@ -61,6 +64,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const metrics = new Metrics();
   app.use("*", observeRequests(deps.logger, metrics));
   app.use("*", declareLength());
+  // Before every token check: a preflight carries no token.
+  if (deps.corsOrigins.length > 0) app.use("*", corsFor(deps.corsOrigins));
 
   const auth = bearerAuth(deps.verifier);
   app.route(

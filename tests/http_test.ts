@@ -51,6 +51,11 @@ function wide(count: number) {
   };
 }
 
+/** Every `access-control-*` header of an answer. */
+function corsHeaders(headers: Headers): string[] {
+  return [...headers.keys()].filter((name) => name.startsWith("access-control-"));
+}
+
 Deno.test("HTTP: answers are compressed for clients that accept it, and decompress to the same bytes", async (t) => {
   const server = await TestServer.start({});
   try {
@@ -245,6 +250,104 @@ Deno.test("HTTP: If-None-Match with the current ETag is 304 on a table and on th
       });
       assert.equal(put.status, 200);
     });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("HTTP: CORS_ORIGINS lets the listed origins call the API from a browser", async (t) => {
+  const allowed = "https://app.example";
+  const server = await TestServer.start({ CORS_ORIGINS: `${allowed}, http://localhost:5173` });
+  const plain = await TestServer.start({});
+  const preflight = (origin: string) => ({
+    token: null,
+    headers: {
+      origin,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "authorization, content-type",
+    },
+  });
+  try {
+    await t.step("a preflight from a listed origin is 204 without a token", async () => {
+      const answer = await server.request("OPTIONS", "table/people/records", preflight(allowed));
+      assert.equal(answer.status, 204);
+      assert.equal(answer.headers.get("access-control-allow-origin"), allowed);
+      assert.match(answer.headers.get("access-control-allow-methods") ?? "", /\bPOST\b/);
+      const headers = (answer.headers.get("access-control-allow-headers") ?? "").toLowerCase();
+      assert.match(headers, /\bauthorization\b/);
+      assert.match(headers, /\bcontent-type\b/);
+      assert.match(answer.headers.get("vary") ?? "", /\borigin\b/i);
+      assert.equal(answer.headers.get("access-control-allow-credentials"), null);
+    });
+
+    await t.step("a preflight from another origin gets no CORS header", async () => {
+      const answer = await server.request(
+        "OPTIONS",
+        "table/people/records",
+        preflight("https://elsewhere.example"),
+      );
+      assert.notEqual(answer.status, 204);
+      assert.deepEqual(corsHeaders(answer.headers), []);
+      assert.match(answer.headers.get("vary") ?? "", /\borigin\b/i);
+    });
+
+    await t.step("answers to a listed origin carry the origin and expose the ETag", async () => {
+      ok(await server.request("POST", "table/people", { body: {} }));
+      const answer = await server.request("GET", "table/people", {
+        headers: { origin: allowed },
+      });
+      assert.equal(answer.status, 200);
+      assert.equal(answer.headers.get("access-control-allow-origin"), allowed);
+      const exposed = (answer.headers.get("access-control-expose-headers") ?? "").toLowerCase();
+      assert.match(exposed, /\betag\b/);
+      assert.match(exposed, /\bx-request-id\b/);
+      // An error is readable by the page too.
+      const refused = await server.request("GET", "table/people", {
+        token: null,
+        headers: { origin: allowed },
+      });
+      assert.equal(refused.status, 401);
+      assert.equal(refused.headers.get("access-control-allow-origin"), allowed);
+      const other = await server.request("GET", "table/people", {
+        headers: { origin: "https://elsewhere.example" },
+      });
+      assert.equal(other.status, 200);
+      assert.deepEqual(corsHeaders(other.headers), []);
+    });
+
+    await t.step("an OPTIONS that is no preflight is an ordinary request", async () => {
+      const answer = await server.request("OPTIONS", "table/people", {
+        token: null,
+        headers: { origin: allowed },
+      });
+      assert.equal(answer.status, 401);
+    });
+
+    await t.step("without CORS_ORIGINS no answer has a CORS header", async () => {
+      const answer = await plain.request("OPTIONS", "table/people/records", preflight(allowed));
+      assert.notEqual(answer.status, 204);
+      assert.deepEqual(corsHeaders(answer.headers), []);
+      const got = await plain.request("GET", "openapi.json", {
+        token: null,
+        headers: { origin: allowed },
+      });
+      assert.deepEqual(corsHeaders(got.headers), []);
+    });
+  } finally {
+    await server.dispose();
+    await plain.dispose();
+  }
+});
+
+Deno.test("HTTP: CORS_ORIGINS=* lets any origin call the API", async () => {
+  const server = await TestServer.start({ CORS_ORIGINS: "*" });
+  try {
+    const answer = await server.request("OPTIONS", "table", {
+      token: null,
+      headers: { origin: "https://anywhere.example", "access-control-request-method": "GET" },
+    });
+    assert.equal(answer.status, 204);
+    assert.equal(answer.headers.get("access-control-allow-origin"), "*");
   } finally {
     await server.dispose();
   }
