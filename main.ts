@@ -81,6 +81,7 @@ async function main(): Promise<void> {
     maxSheetRows: config.maxSheetRows,
     maxSheetBytes: config.maxSheetBytes,
     metricsAccess: config.metricsAccess,
+    corsOrigins: config.corsOrigins,
     bodyIdleMs: config.bodyIdleMs,
     spoolDir,
   }));

@@ -6,8 +6,12 @@
 
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { compress } from "hono/compress";
+import { etag } from "hono/etag";
 import { HTTPException } from "hono/http-exception";
 import type { TokenVerifier } from "./auth/jwt.ts";
+import { declareLength } from "./body_length.ts";
+import { corsFor } from "./cors.ts";
 import type { MetricsAccess } from "./config.ts";
 import { bearerAuth } from "./auth/middleware.ts";
 import { ApiError } from "./errors.ts";
@@ -42,6 +46,8 @@ export interface AppDeps {
   readonly spoolDir: string;
   /** Who may read `/metrics`. */
   readonly metricsAccess: MetricsAccess;
+  /** Origins whose pages may call the service (CORS); none turns CORS off. */
+  readonly corsOrigins: readonly string[];
 }
 
 /** Routes whose bodies are streamed to disk under their own, larger limit. */
@@ -51,8 +57,15 @@ const STREAMED_BODY = new RegExp(`^${API_PREFIX}/table/[^/]+/(?:records|upload/[
 export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ strict: false });
 
+  // Outermost, so the request log and metrics count the answer's own bytes. It compresses
+  // text and JSON of 1 KiB or more (by the length declareLength() sets; a streamed export
+  // always) and makes a compressed answer's ETag weak, which conditional requests accept.
+  app.use("*", compress());
   const metrics = new Metrics();
   app.use("*", observeRequests(deps.logger, metrics));
+  app.use("*", declareLength());
+  // Before every token check: a preflight carries no token.
+  if (deps.corsOrigins.length > 0) app.use("*", corsFor(deps.corsOrigins));
 
   const auth = bearerAuth(deps.verifier);
   app.route(
@@ -67,7 +80,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.route("/", docsRoutes(OPENAPI_PATH));
 
   // Public, like the documentation it feeds, and registered before the token check so that
-  // check never runs for it. The document is built from the routes' own schemas on each call.
+  // check never runs for it. The document is built from the routes' own schemas on each call;
+  // its ETag is a hash of it, so a client holding the current one gets a 304.
+  app.use(OPENAPI_PATH, etag());
   app.doc31(OPENAPI_PATH, () => ({
     openapi: "3.1.0",
     info: {
@@ -87,6 +102,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   });
   app.openAPIRegistry.registerPath({
     method: "get",
+    operationId: "getOpenApiDocument",
     path: OPENAPI_PATH,
     summary: "This document: OpenAPI 3.1, built from the schemas that validate requests",
     tags: ["service"],

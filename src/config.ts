@@ -50,6 +50,8 @@ export interface Config {
   readonly bodyIdleMs: number;
   /** How often freed native memory is handed back to the system; 0: never. */
   readonly memoryTrimMs: number;
+  /** Origins whose pages may call the API (CORS): none, some, or `["*"]` for any. */
+  readonly corsOrigins: readonly string[];
 }
 
 /** A configuration that cannot be used; the message names every bad variable on one line. */
@@ -84,6 +86,7 @@ export const VARIABLES: readonly string[] = [
   "METRICS_ACCESS",
   "BODY_IDLE_SECONDS",
   "MEMORY_TRIM_SECONDS",
+  "CORS_ORIGINS",
 ];
 
 /** Shortest HMAC secret accepted: HS256 needs at least 256 bits to be worth its name. */
@@ -182,6 +185,8 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     );
   }
 
+  const corsOrigins = parseOrigins(value("CORS_ORIGINS"), problems);
+
   const secret = value("AUTH_JWT_SECRET");
   const publicKey = value("AUTH_JWT_PUBLIC_KEY");
   const jwksFile = value("AUTH_JWKS_FILE");
@@ -223,6 +228,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     metricsAccess,
     bodyIdleMs: bodyIdleSeconds! * 1000,
     memoryTrimMs: memoryTrimSeconds! * 1000,
+    corsOrigins,
   });
 }
 
@@ -254,6 +260,46 @@ export function flagsToEnv(args: readonly string[]): Record<string, string> {
     env[name] = flagValue;
   }
   return env;
+}
+
+/**
+ * `CORS_ORIGINS`: `*`, or origins separated by commas, each as a browser sends it in `Origin`
+ * (`https://app.example`, `http://localhost:5173`; case and a default port are normalized).
+ */
+function parseOrigins(text: string | undefined, problems: string[]): readonly string[] {
+  if (text === undefined) return [];
+  if (text === "*") return ["*"];
+  const entries = text.split(",").map((entry) => entry.trim());
+  if (entries.includes("")) {
+    problems.push(`CORS_ORIGINS "${text}" has an empty entry`);
+    return [];
+  }
+  if (entries.includes("*")) {
+    problems.push(`CORS_ORIGINS "${text}" mixes * with origins; give * alone`);
+    return [];
+  }
+  const origins: string[] = [];
+  for (const entry of entries) {
+    const origin = parseOrigin(entry);
+    if (origin === undefined) {
+      problems.push(
+        `CORS_ORIGINS "${entry}" is not an origin (scheme://host[:port], such as https://app.example)`,
+      );
+    } else origins.push(origin);
+  }
+  return Object.freeze(origins);
+}
+
+function parseOrigin(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return undefined;
+  }
+  // Nothing but scheme, host and port: no path, query, fragment or user.
+  const bare = url.href === `${url.origin}/`;
+  return /^https?:$/.test(url.protocol) && bare ? url.origin : undefined;
 }
 
 function parseInteger(text: string, min: number, max: number): number | undefined {

@@ -44,6 +44,18 @@ Deno.test("parseConfig() reads every variable", () => {
   assert.equal(config.memoryTrimMs, 0);
 });
 
+Deno.test("parseConfig() reads CORS_ORIGINS as a list of origins, none by default", () => {
+  assert.deepEqual(parseConfig({}).corsOrigins, []);
+  assert.deepEqual(
+    parseConfig({
+      CORS_ORIGINS: " https://App.Example , http://localhost:5173/,https://b.example:443",
+    })
+      .corsOrigins,
+    ["https://app.example", "http://localhost:5173", "https://b.example"],
+  );
+  assert.deepEqual(parseConfig({ CORS_ORIGINS: "*" }).corsOrigins, ["*"]);
+});
+
 Deno.test("parseConfig() rejects each bad variable, naming it", () => {
   const cases: [Record<string, string>, RegExp][] = [
     [{ PORT: "http" }, /PORT "http"/],
@@ -58,6 +70,11 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ MEMORY_TRIM_SECONDS: "soon" }, /MEMORY_TRIM_SECONDS "soon"/],
     [{ MEMORY_TRIM_SECONDS: "3601" }, /MEMORY_TRIM_SECONDS "3601"/],
     [{ AUTH_JWT_SECRET: "short" }, /AUTH_JWT_SECRET is shorter than 32/],
+    [{ CORS_ORIGINS: "app.example" }, /CORS_ORIGINS "app.example" is not an origin/],
+    [{ CORS_ORIGINS: "https://a.example/app" }, /CORS_ORIGINS "https:\/\/a.example\/app"/],
+    [{ CORS_ORIGINS: "https://a.example,ftp://b.example" }, /"ftp:\/\/b.example"/],
+    [{ CORS_ORIGINS: "https://a.example,," }, /CORS_ORIGINS "https:\/\/a.example,," has an empty/],
+    [{ CORS_ORIGINS: "*, https://a.example" }, /CORS_ORIGINS "\*, https:\/\/a.example"/],
     [
       { AUTH_JWT_SECRET: "s".repeat(40), AUTH_JWKS_FILE: "/x.json" },
       /only one of AUTH_JWT_SECRET, AUTH_JWKS_FILE/,
@@ -75,10 +92,10 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
 
 Deno.test("parseConfig() reports every bad variable at once", () => {
   assert.throws(
-    () => parseConfig({ PORT: "x", LOG_LEVEL: "y", MAX_JSON_BYTES: "z" }),
+    () => parseConfig({ PORT: "x", LOG_LEVEL: "y", MAX_JSON_BYTES: "z", CORS_ORIGINS: "w" }),
     (error: unknown) => {
       assert.ok(error instanceof ConfigError);
-      assert.equal(error.problems.length, 3);
+      assert.equal(error.problems.length, 4);
       return true;
     },
   );

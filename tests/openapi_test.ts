@@ -3,10 +3,30 @@ import assert from "node:assert/strict";
 import { Ajv2020 } from "npm:ajv@^8.17.1/dist/2020.js";
 import type { Store } from "../src/store/store.ts";
 import { appOver } from "./helpers/app.ts";
-import { ok, TestServer } from "./helpers/server.ts";
+import { ok, TestServer, uploadForm } from "./helpers/server.ts";
+import { SCOPES } from "../src/auth/jwt.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
+
+/** The fields OpenAPI 3.1 allows in an Operation Object, besides `x-` extensions. */
+const OPERATION_FIELDS = [
+  "tags",
+  "summary",
+  "description",
+  "externalDocs",
+  "operationId",
+  "parameters",
+  "requestBody",
+  "responses",
+  "callbacks",
+  "deprecated",
+  "security",
+  "servers",
+];
+
+/** The redocly CLI that lints the document, pinned: later releases need a newer Node. */
+const REDOCLY = "@redocly/cli@2.77.0";
 
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options", "trace"];
 
@@ -107,6 +127,32 @@ Deno.test("OpenAPI: the document covers every route, and every example fits its 
       }
     });
 
+    await t.step("operations carry only OpenAPI's fields, and each a unique operationId", () => {
+      const ids = new Map<string, string>();
+      for (const [key, op] of operations(doc)) {
+        const unknown = Object.keys(op).filter((field) =>
+          !OPERATION_FIELDS.includes(field) && !field.startsWith("x-")
+        );
+        assert.deepEqual(unknown, [], `${key}: fields OpenAPI does not define`);
+        assert.match(op.operationId ?? "", /^[a-z][A-Za-z]+$/, `${key}: operationId`);
+        assert.equal(ids.get(op.operationId), undefined, `${key}: operationId reused`);
+        ids.set(op.operationId, key);
+      }
+    });
+
+    await t.step("every API operation states its scope, to tools and to readers", () => {
+      for (const [key, op] of operations(doc)) {
+        if (!key.includes("/api/v1/") || key.endsWith("/openapi.json")) continue;
+        assert.equal(op.security?.length, 1, `${key}: security`);
+        const [scope] = op.security[0].bearer;
+        assert.ok((SCOPES as readonly string[]).includes(scope), `${key}: scope ${scope}`);
+        assert.match(op.description ?? "", new RegExp(`^Needs the \`${scope}\` scope`), key);
+      }
+      const get = doc.paths["/api/v1/table/{table_name}"].get;
+      assert.deepEqual(get.security, [{ bearer: ["tables:read"] }]);
+      assert.match(get.description, /`tables:write`/, "write implies read, and says so");
+    });
+
     await t.step("path parameters are all declared", () => {
       for (const [key, op] of operations(doc)) {
         const inPath = [...key.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
@@ -151,7 +197,54 @@ Deno.test("OpenAPI: the document covers every route, and every example fits its 
       });
       ok(created);
     });
+
+    await t.step(
+      "the file uploads' body part example is a definition the service takes",
+      async () => {
+        for (const format of ["csv", "excel"]) {
+          const form = doc.paths[`/api/v1/table/{table_name}/upload/${format}`].post.requestBody
+            .content["multipart/form-data"];
+          const example = form.schema.properties.body.example;
+          assert.equal(typeof example, "string", `${format}: the body part's example`);
+          const loaded = ok(
+            await server.request("POST", `table/from_docs_${format}/upload/${format}`, {
+              body: uploadForm(new TextEncoder().encode("id,name\n1,Ada\n"), "a.csv", example),
+            }),
+          );
+          assert.equal(loaded.inserted, 1);
+          assert.ok(loaded.table.columns.length >= 2, JSON.stringify(loaded.table));
+        }
+      },
+    );
   } finally {
     await server.stop();
+  }
+});
+
+Deno.test(`OpenAPI: ${REDOCLY} lint finds no error in the served document`, async () => {
+  const app = await appOver({} as Store);
+  const dir = await Deno.makeTempDir({ prefix: "openapi-lint-" });
+  try {
+    const path = `${dir}/openapi.json`;
+    await Deno.writeTextFile(path, await (await app.request("/api/v1/openapi.json")).text());
+    // Only the npm registry is needed: the telemetry and the update check stay off.
+    const output = await new Deno.Command("npx", {
+      args: ["-y", REDOCLY, "lint", "--format=json", path],
+      env: { REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout);
+    const start = text.indexOf("{");
+    assert.ok(start >= 0, `no report: ${text}${new TextDecoder().decode(output.stderr)}`);
+    const report: { problems: { ruleId: string; severity: string; message: string }[] } = JSON
+      .parse(text.slice(start));
+    const errors = report.problems.filter((p) => p.severity === "error");
+    assert.deepEqual(errors.map((p) => `${p.ruleId}: ${p.message}`), []);
+    const missingIds = report.problems.filter((p) => p.ruleId === "operation-operationId");
+    assert.deepEqual(missingIds, []);
+    assert.equal(output.code, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -72,6 +72,7 @@ window.ui = SwaggerUIBundle({
 
 const docsPage = createRoute({
   method: "get",
+  operationId: "getDocsPage",
   path: DOCS_PATH,
   summary: "The API reference page, rendering the OpenAPI document (works offline)",
   tags: ["service"],
@@ -83,6 +84,7 @@ const docsPage = createRoute({
 
 const docsInit = createRoute({
   method: "get",
+  operationId: "getDocsScript",
   path: `${DOCS_PATH}/init.js`,
   summary: "The reference page's start-up script",
   tags: ["service"],
@@ -97,6 +99,7 @@ const docsInit = createRoute({
 
 const docsAsset = createRoute({
   method: "get",
+  operationId: "getDocsAsset",
   path: `${DOCS_PATH}/assets/{file}`,
   summary: "A file of the reference page, from the swagger-ui-dist package",
   tags: ["service"],

@@ -9,7 +9,7 @@
 
 import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
+import { type AuthVariables, checkSchemaAccess } from "../auth/middleware.ts";
 import { bodyCounter, noteRowsLoaded, streamedResponse } from "../observe.ts";
 import { planTable, type TablePlan } from "../catalog/definition.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
@@ -37,6 +37,7 @@ import {
 } from "./shapes.ts";
 import { schemaOf } from "./tables.ts";
 import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
+import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
 
 /** Rows whose keys the spool pass collects itself. */
@@ -75,12 +76,12 @@ const UploadQuery = z.object({
   ...TemplateUseQuery,
 });
 
-const uploadJson = createRoute({
+const uploadJson = createRoute(scoped("tables:write", {
   method: "post",
+  operationId: "uploadJson",
   path: "/table/{table_name}/upload/json",
   summary: "Create, replace or append to a table from JSON rows",
   tags: ["rows"],
-  middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
     query: UploadQuery,
@@ -107,14 +108,14 @@ const uploadJson = createRoute({
     },
     ...errorResponses(404, 409, 413, 415, 422),
   },
-});
+}));
 
-const insertRecords = createRoute({
+const insertRecords = createRoute(scoped("tables:write", {
   method: "post",
+  operationId: "insertRecords",
   path: "/table/{table_name}/records",
   summary: "Insert records, failing, skipping or updating on key conflicts",
   tags: ["rows"],
-  middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
     query: z.object({
@@ -147,7 +148,7 @@ const insertRecords = createRoute({
     },
     ...errorResponses(404, 409, 413, 415, 422),
   },
-});
+}));
 
 /** The multipart body of the file uploads. */
 const FileUploadBody = z.object({
@@ -159,6 +160,13 @@ const FileUploadBody = z.object({
   body: z.string().optional().openapi({
     description: 'JSON text `{"table": definition}`; without it the header names the columns ' +
       "and their types are inferred",
+    // Swagger UI's "Try it out" sends the example as the part: it must be a definition the
+    // upload accepts, not the word "string".
+    example: JSON.stringify({
+      table: {
+        columns: [{ name: "id", type: "BIGINT" }, { name: "name", type: "VARCHAR" }],
+      },
+    }),
   }),
 });
 
@@ -172,15 +180,15 @@ const fileUploadResponses = {
   ...errorResponses(404, 409, 413, 415, 422),
 };
 
-const uploadExcel = createRoute({
+const uploadExcel = createRoute(scoped("tables:write", {
   method: "post",
+  operationId: "uploadExcel",
   path: "/table/{table_name}/upload/excel",
   summary: "Create, replace or append to a table from a spreadsheet (or CSV) file",
   description: "The first non-empty row of the sheet is the header; each later non-empty row " +
     "is a record. Headers match columns by trimmed name. Dates become DATE/TIMESTAMP values, " +
     "formula cells give their cached values.",
   tags: ["rows"],
-  middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
     query: UploadQuery.extend({
@@ -189,30 +197,30 @@ const uploadExcel = createRoute({
     body: { required: true, content: { "multipart/form-data": { schema: FileUploadBody } } },
   },
   responses: fileUploadResponses,
-});
+}));
 
-const uploadCsv = createRoute({
+const uploadCsv = createRoute(scoped("tables:write", {
   method: "post",
+  operationId: "uploadCsv",
   path: "/table/{table_name}/upload/csv",
   summary: "Create, replace or append to a table from a CSV file",
   description: "Delimiter, quoting and (without a definition) column types are detected; " +
     "the first line is the header.",
   tags: ["rows"],
-  middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
     query: UploadQuery,
     body: { required: true, content: { "multipart/form-data": { schema: FileUploadBody } } },
   },
   responses: fileUploadResponses,
-});
+}));
 
-const readRecords = createRoute({
+const readRecords = createRoute(scoped("tables:read", {
   method: "get",
+  operationId: "readRecords",
   path: "/table/{table_name}/records",
   summary: "Read a page of records",
   tags: ["rows"],
-  middleware: [requireScope("tables:read")] as const,
   request: {
     params: TableParams,
     query: z.object({ schema: SchemaQuery, offset: CountQuery, limit: CountQuery }),
@@ -231,7 +239,7 @@ const readRecords = createRoute({
     },
     ...errorResponses(404),
   },
-});
+}));
 
 /**
  * Widest shift of an export's file name from UTC, in hours: every zone's offset fits, and
@@ -239,12 +247,12 @@ const readRecords = createRoute({
  */
 const MAX_OFFSET_HOURS = 24;
 
-const exportCsv = createRoute({
+const exportCsv = createRoute(scoped("tables:read", {
   method: "get",
+  operationId: "exportCsv",
   path: "/table/{table_name}/records/csv",
   summary: "Export every record as CSV",
   tags: ["rows"],
-  middleware: [requireScope("tables:read")] as const,
   request: {
     params: TableParams,
     query: z.object({
@@ -272,7 +280,7 @@ const exportCsv = createRoute({
     },
     ...errorResponses(404),
   },
-});
+}));
 
 /** Row routes over `deps.store`. */
 export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
@@ -421,7 +429,9 @@ function streaming(
   route: RouteConfig,
   handler: (c: Context<Env>) => Promise<Response>,
 ): void {
-  app.openAPIRegistry.registerPath(route);
+  // The middleware is the router's, not the document's: openapi() leaves it out, so here too.
+  const { middleware: _, ...documented } = route;
+  app.openAPIRegistry.registerPath(documented);
   app.openapi(
     { ...route, request: { ...route.request, body: undefined }, hide: true },
     handler as never,

@@ -5,10 +5,11 @@
  */
 
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
+import { type AuthVariables, checkSchemaAccess } from "../auth/middleware.ts";
 import { checkSchemaName } from "../catalog/names.ts";
 import type { Store } from "../store/store.ts";
 import { BooleanQuery, errorResponses, parseBoolean } from "./shapes.ts";
+import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
 
 type Env = { Variables: AuthVariables };
@@ -16,12 +17,12 @@ type Env = { Variables: AuthVariables };
 const SchemaParams = z.object({ schema_name: z.string() });
 const SchemaResult = z.object({ schema: z.string(), message: z.string() });
 
-const listSchemas = createRoute({
+const listSchemas = createRoute(scoped("tables:read", {
   method: "get",
+  operationId: "listSchemas",
   path: "/schema",
   summary: "List schemas",
   tags: ["schemas"],
-  middleware: [requireScope("tables:read")] as const,
   responses: {
     200: {
       description: "Every schema the token may see",
@@ -33,33 +34,33 @@ const listSchemas = createRoute({
     },
     ...errorResponses(),
   },
-});
+}));
 
-const createSchema = createRoute({
+const createSchema = createRoute(scoped("tables:write", {
   method: "post",
+  operationId: "createSchema",
   path: "/schema/{schema_name}",
   summary: "Create a schema",
   tags: ["schemas"],
-  middleware: [requireScope("tables:write")] as const,
   request: { params: SchemaParams },
   responses: {
     200: { description: "Created", content: { "application/json": { schema: SchemaResult } } },
     ...errorResponses(409),
   },
-});
+}));
 
-const deleteSchema = createRoute({
+const deleteSchema = createRoute(scoped("tables:write", {
   method: "delete",
+  operationId: "deleteSchema",
   path: "/schema/{schema_name}",
   summary: "Delete a schema",
   tags: ["schemas"],
-  middleware: [requireScope("tables:write")] as const,
   request: { params: SchemaParams, query: z.object({ cascade: BooleanQuery }) },
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: SchemaResult } } },
     ...errorResponses(404, 409),
   },
-});
+}));
 
 /** Schema routes over `store`. */
 export function schemaRoutes(store: Store): OpenAPIHono<Env> {

@@ -15,6 +15,7 @@ import { ErrorShape } from "./shapes.ts";
 
 const healthz = createRoute({
   method: "get",
+  operationId: "checkLiveness",
   path: "/healthz",
   summary: "Liveness: the process answers",
   tags: ["service"],
@@ -33,6 +34,7 @@ const healthz = createRoute({
 
 const readyz = createRoute({
   method: "get",
+  operationId: "checkReadiness",
   path: "/readyz",
   summary: "Readiness: the database is open and writable",
   tags: ["service"],
@@ -58,6 +60,7 @@ const readyz = createRoute({
 function metricsRoute(access: MetricsAccess, auth: MiddlewareHandler) {
   return createRoute({
     method: "get",
+    operationId: "getMetrics",
     path: "/metrics",
     summary: access === "public"
       ? "Counters in the Prometheus text format (public: METRICS_ACCESS=public)"

@@ -6,7 +6,8 @@
 
 import { createHash } from "node:crypto";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
+import { etag } from "hono/etag";
+import { type AuthVariables, checkSchemaAccess } from "../auth/middleware.ts";
 import { planTable } from "../catalog/definition.ts";
 import { checkSchemaName, checkTableName, DEFAULT_SCHEMA } from "../catalog/names.ts";
 import type { Table } from "../catalog/model.ts";
@@ -27,6 +28,7 @@ import {
   TableUpdateShape,
 } from "./shapes.ts";
 import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
+import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
 
 /**
@@ -44,7 +46,9 @@ function etagOf(table: Table): string {
  */
 function checkIfMatch(ifMatch: string | undefined, current: Table): void {
   if (ifMatch === undefined) return;
-  const tags = ifMatch.split(",").map((tag) => tag.trim());
+  // A compressed answer carries the tag made weak (`W/"…"`). It still names this definition,
+  // which is what the tag stands for, whatever the encoding of the bytes it came with.
+  const tags = ifMatch.split(",").map((tag) => tag.trim().replace(/^W\//, ""));
   const tag = etagOf(current);
   if (tags.includes("*") || tags.includes(tag)) return;
   throw new ApiError(
@@ -60,12 +64,12 @@ export const MAX_TABLE_PAGE = 1000;
 
 type Env = { Variables: AuthVariables };
 
-const createTable = createRoute({
+const createTable = createRoute(scoped("tables:write", {
   method: "post",
+  operationId: "createTable",
   path: "/table/{table_name}",
   summary: "Create a table, empty or from a definition",
   tags: ["tables"],
-  middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
     query: z.object({ schema: SchemaQuery, if_not_exists: BooleanQuery, ...TemplateUseQuery }),
@@ -94,14 +98,14 @@ const createTable = createRoute({
     },
     ...errorResponses(404, 409, 413, 415, 422),
   },
-});
+}));
 
-const getTable = createRoute({
+const getTable = createRoute(scoped("tables:read", {
   method: "get",
+  operationId: "getTable",
   path: "/table/{table_name}",
   summary: "Get a table's definition",
   tags: ["tables"],
-  middleware: [requireScope("tables:read")] as const,
   request: { params: TableParams, query: z.object({ schema: SchemaQuery }) },
   responses: {
     200: {
@@ -110,14 +114,14 @@ const getTable = createRoute({
     },
     ...errorResponses(404),
   },
-});
+}));
 
-const listTables = createRoute({
+const listTables = createRoute(scoped("tables:read", {
   method: "get",
+  operationId: "listTables",
   path: "/table",
   summary: "List tables",
   tags: ["tables"],
-  middleware: [requireScope("tables:read")] as const,
   request: {
     query: z.object({
       schema: SchemaQuery,
@@ -142,17 +146,17 @@ const listTables = createRoute({
     },
     ...errorResponses(404),
   },
-});
+}));
 
-const updateTable = createRoute({
+const updateTable = createRoute(scoped("tables:write", {
   method: "put",
+  operationId: "updateTable",
   path: "/table/{table_name}",
   summary: "Update a table to the wanted definition",
   description: "Renames or moves the table, and renames, retypes, adds, drops and reorders " +
     "columns and replaces constraints, in one transaction that keeps every row and every " +
     "surviving column id. Sending a GET response back unchanged changes nothing.",
   tags: ["tables"],
-  middleware: [requireScope("tables:write")] as const,
   request: {
     params: TableParams,
     query: z.object({ schema: SchemaQuery }),
@@ -188,14 +192,14 @@ const updateTable = createRoute({
     },
     ...errorResponses(404, 409, 413, 415, 422),
   },
-});
+}));
 
-const deleteTable = createRoute({
+const deleteTable = createRoute(scoped("tables:write", {
   method: "delete",
+  operationId: "deleteTable",
   path: "/table/{table_name}",
   summary: "Delete a table",
   tags: ["tables"],
-  middleware: [requireScope("tables:write")] as const,
   request: { params: TableParams, query: z.object({ schema: SchemaQuery }) },
   responses: {
     200: {
@@ -208,7 +212,7 @@ const deleteTable = createRoute({
     },
     ...errorResponses(404, 409),
   },
-});
+}));
 
 /** The schema a request addresses: `schema` when given and valid, else `public`. */
 export function schemaOf(value: string | undefined): string {
@@ -218,6 +222,9 @@ export function schemaOf(value: string | undefined): string {
 /** Table routes over `store`. */
 export function tableRoutes(store: Store): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
+  // A GET whose If-None-Match names the definition's tag is 304: the tag set below is kept,
+  // not hashed again, and other methods pass untouched.
+  app.use("/table/:table_name", etag());
 
   app.openapi(createTable, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);

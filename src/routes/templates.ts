@@ -8,7 +8,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { hasScope } from "../auth/jwt.ts";
-import { type AuthVariables, requireScope } from "../auth/middleware.ts";
+import { type AuthVariables } from "../auth/middleware.ts";
 import { planTable, type TablePlan } from "../catalog/definition.ts";
 import type { TableRef } from "../catalog/model.ts";
 import { COMPATIBILITY_MODES } from "../catalog/compatibility.ts";
@@ -37,6 +37,7 @@ import {
   parseChoice,
   TableDefinitionShape,
 } from "./shapes.ts";
+import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
 
 type Env = { Variables: AuthVariables };
@@ -93,14 +94,14 @@ const templateBody = {
   content: { "application/json": { schema: TemplateRequestShape, example: templateExample } },
 };
 
-const createTemplate = createRoute({
+const createTemplate = createRoute(scoped("templates:write", {
   method: "post",
+  operationId: "createTemplate",
   path: "/table_template/{table_template_name}",
   summary: "Create a template version",
   description: "409 when the version is not newer than every existing one, or when it breaks " +
     "its compatibility mode against the earlier versions (one details entry per violation).",
   tags: ["templates"],
-  middleware: [requireScope("templates:write")] as const,
   request: { params: TemplateParams, body: templateBody },
   responses: {
     200: {
@@ -109,16 +110,16 @@ const createTemplate = createRoute({
     },
     ...errorResponses(409, 413, 415, 422),
   },
-});
+}));
 
-const checkCompatibility = createRoute({
+const checkCompatibility = createRoute(scoped("templates:read", {
   method: "post",
+  operationId: "checkTemplateCompatibility",
   path: "/table_template/{table_template_name}/compatibility",
   summary: "Check a template version's compatibility without storing it",
   description: "Judges the body as a create would, against the existing versions older than " +
     "its version (all existing versions when it gives none).",
   tags: ["templates"],
-  middleware: [requireScope("templates:read")] as const,
   request: { params: TemplateParams, body: templateBody },
   responses: {
     200: {
@@ -131,14 +132,14 @@ const checkCompatibility = createRoute({
     },
     ...errorResponses(413, 415, 422),
   },
-});
+}));
 
-const listTemplates = createRoute({
+const listTemplates = createRoute(scoped("templates:read", {
   method: "get",
+  operationId: "listTemplates",
   path: "/table_template",
   summary: "List template versions",
   tags: ["templates"],
-  middleware: [requireScope("templates:read")] as const,
   request: {
     query: z.object({
       search: z.string().optional().openapi({ description: "Part of the name, any case" }),
@@ -157,18 +158,18 @@ const listTemplates = createRoute({
     },
     ...errorResponses(),
   },
-});
+}));
 
 const VersionQuery = z.string().optional().openapi({
   description: "latest, or a version such as 1.0",
 });
 
-const getTemplate = createRoute({
+const getTemplate = createRoute(scoped("templates:read", {
   method: "get",
+  operationId: "getTemplate",
   path: "/table_template/{table_template_name}",
   summary: "Get a template's versions",
   tags: ["templates"],
-  middleware: [requireScope("templates:read")] as const,
   request: { params: TemplateParams, query: z.object({ version: VersionQuery }) },
   responses: {
     200: {
@@ -184,14 +185,14 @@ const getTemplate = createRoute({
     },
     ...errorResponses(404),
   },
-});
+}));
 
-const deleteTemplate = createRoute({
+const deleteTemplate = createRoute(scoped("templates:write", {
   method: "delete",
+  operationId: "deleteTemplate",
   path: "/table_template/{table_template_name}",
   summary: "Delete one version of a template, or all",
   tags: ["templates"],
-  middleware: [requireScope("templates:write")] as const,
   request: { params: TemplateParams, query: z.object({ version: VersionQuery }) },
   responses: {
     200: {
@@ -204,7 +205,7 @@ const deleteTemplate = createRoute({
     },
     ...errorResponses(404),
   },
-});
+}));
 
 /**
  * A `version` query parameter: absent, `latest` (any case), or a version; 400 otherwise.

@@ -26,6 +26,7 @@ export async function appOver(
     maxSheetBytes: 1024,
     spoolDir: "/nonexistent",
     metricsAccess: "token",
+    corsOrigins: [],
     bodyIdleMs: 30_000,
   });
 }
