@@ -11,7 +11,6 @@ import { ApiError, type ErrorDetail, MAX_DETAILS } from "../errors.ts";
 import type { Session } from "./database.ts";
 import { PLACEHOLDER_COLUMN } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
-import { holds, parseType } from "./types.ts";
 import { csvLine, jsonObject, readAs } from "./values.ts";
 import type { OnConflict } from "./store.ts";
 
@@ -55,18 +54,6 @@ function rawType(file: RowsFile): string {
   return file.csv ? "VARCHAR" : "JSON";
 }
 
-const ZONED_TIMES = new Set(["TIMESTAMP WITH TIME ZONE", "TIME WITH TIME ZONE"]);
-
-/**
- * Whether `read_csv` stores a bad value of `type` as NULL (or a NULL inside it) where for
- * every other type it fails (DuckDB 1.5.5): so it does for times with a zone, at the top or
- * inside a LIST, STRUCT or MAP. Such columns are read as text and cast after the reader, so
- * that a bad value fails the load like any other.
- */
-function csvNullsBadValues(type: string): boolean {
-  return holds(parseType(type), (scalar) => ZONED_TIMES.has(scalar));
-}
-
 /**
  * The reader over a rows file (`$1`), its mapped keys read as `typeOf` says, under the
  * aliases of {@link sourceColumns}: `read_json` for JSON rows; for CSV a `read_csv`
@@ -85,12 +72,8 @@ function source(
       const m = mapping.find((m) => m.key === key);
       return m ? typeOf(m) : "VARCHAR";
     });
-    const asText = types.map(csvNullsBadValues);
-    const columns = types.map((type, i) =>
-      `${quoteLiteral(names[i]!)}: ${quoteLiteral(asText[i] ? "VARCHAR" : type)}`
-    );
-    const projection = names.map((n, i) => asText[i] ? `CAST(${n} AS ${types[i]}) AS ${n}` : n);
-    if (numbered) projection.push("row_number_");
+    const columns = types.map((type, i) => `${quoteLiteral(names[i]!)}: ${quoteLiteral(type)}`);
+    const projection = numbered ? [...names, "row_number_"] : names;
     const { delimiter, quote, escape, skip } = file.csv;
     const reader = `read_csv($1, header=true, auto_detect=false, ` +
       `delim=${quoteLiteral(delimiter)}, quote=${quoteLiteral(quote)}, ` +
@@ -475,14 +458,14 @@ export async function badValues(
 /** A SQL condition true when the JSON value in `alias` does not fit `column`. */
 function castFails(alias: string, column: Column, file: RowsFile): string | undefined {
   if (column.type === "VARCHAR" || column.type === "JSON") return undefined;
-  if (column.type === "BLOB") {
-    const text = file.csv ? alias : `json_extract_string(${alias}, '$')`;
-    return `try(from_base64(${text})) IS NULL`;
-  }
+  const read = readAs(column.type);
+  // A JSON value read as text is the string's own text (as read_json gives it), not JSON.
+  const raw = read.type === "VARCHAR" && !file.csv
+    ? `json_extract_string(${alias}, '$')`
+    : `CAST(${alias} AS ${read.type})`;
   // try(CAST) rather than TRY_CAST: TRY_CAST of JSON to a LIST or STRUCT nulls only the
   // element that fails, so the row would pass this check and still fail the load.
-  const read = readAs(column.type);
-  return `try(${read.expression(`CAST(${alias} AS ${read.type})`)}) IS NULL`;
+  return `try(${read.expression(raw)}) IS NULL`;
 }
 
 /** Rows whose key repeats within the batch or already exists in the table. */
