@@ -110,3 +110,65 @@ Deno.test("values that would be coerced are 422 with row and column on every ins
     await server.dispose();
   }
 });
+
+Deno.test("dates and timestamps before year 1 read back in ISO 8601, in JSON and CSV", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [
+      { name: "k", type: "integer" },
+      { name: "d", type: "date" },
+      { name: "ts", type: "timestamp" },
+      { name: "tz", type: "timestamptz" },
+    ];
+    ok(await server.request("POST", "table/old", { body: { table: { columns } } }));
+    // ISO 8601 counts 1 BC as year 0000 and 2 BC as -0001.
+    const rows = [
+      {
+        k: 1,
+        d: "-0001-01-01",
+        ts: "-0001-06-01T10:00:00.000000",
+        tz: "-0044-03-15T12:00:00.000000Z",
+      },
+      {
+        k: 2,
+        d: "0000-12-31",
+        ts: "0000-01-01T00:00:00.000000",
+        tz: "0000-02-29T23:59:59.500000Z",
+      },
+      {
+        k: 3,
+        d: "0001-01-01",
+        ts: "0999-12-31T23:59:59.000000",
+        tz: "2024-01-01T00:00:00.000000Z",
+      },
+    ];
+    ok(await server.request("POST", "table/old/records", { body: rows }));
+    const read = ok(await server.request("GET", "table/old/records")).records;
+    assert.deepEqual(read, rows);
+    // What was read goes back in unchanged.
+    ok(await server.request("POST", "table/old/records", { body: read }));
+    const csv = await server.request("GET", "table/old/records/csv");
+    assert.equal(
+      csv.text.split("\n").slice(0, 4).join("\n"),
+      [
+        "k,d,ts,tz",
+        "1,-0001-01-01,-0001-06-01T10:00:00.000000,-0044-03-15T12:00:00.000000Z",
+        "2,0000-12-31,0000-01-01T00:00:00.000000,0000-02-29T23:59:59.500000Z",
+        "3,0001-01-01,0999-12-31T23:59:59.000000,2024-01-01T00:00:00.000000Z",
+      ].join("\n"),
+    );
+    // The export loads back as it reads.
+    await server.request("DELETE", "table/old");
+    ok(
+      await server.request("POST", "table/old/upload/csv", {
+        body: uploadForm(new TextEncoder().encode(csv.text), "old.csv", { table: { columns } }),
+      }),
+    );
+    assert.deepEqual(ok(await server.request("GET", "table/old/records")).records, [
+      ...rows,
+      ...rows,
+    ]);
+  } finally {
+    await server.dispose();
+  }
+});

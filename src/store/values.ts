@@ -165,6 +165,17 @@ function scalarJson(value: string, type: string): string {
   return `to_json(${value})`;
 }
 
+/**
+ * `value` (a DATE or timestamp) as ISO 8601 text: its year, then `rest` (a strftime format).
+ * DuckDB writes a date before year 1 as `0002-01-01 (BC)` and strftime its year as `-1`;
+ * ISO 8601 counts 1 BC as year `0000` and 2 BC as `-0001`, as the input side reads them.
+ */
+function isoText(value: string, rest: string): string {
+  return `CASE WHEN ${value} >= '0000-01-01' OR NOT isfinite(${value}) ` +
+    `THEN strftime(${value}, '%Y${rest}') ` +
+    `ELSE printf('%05d', CAST(strftime(${value}, '%Y') AS INTEGER)) || strftime(${value}, '${rest}') END`;
+}
+
 /** A SQL expression giving `column` as CSV cell text (before quoting). */
 export function csvValue(column: string, type: string): string {
   const c = quoteIdent(column);
@@ -179,13 +190,15 @@ export function csvValue(column: string, type: string): string {
 /** Text renderings of `value` shared by JSON and CSV; undefined when the type needs none. */
 function textValue(value: string, type: string): string | undefined {
   switch (type) {
+    case "DATE":
+      return isoText(value, "-%m-%d");
     case "TIMESTAMP WITH TIME ZONE":
-      return `strftime(${value}, '%Y-%m-%dT%H:%M:%S.%fZ')`;
+      return isoText(value, "-%m-%dT%H:%M:%S.%fZ");
     case "TIMESTAMP":
     case "TIMESTAMP_S":
     case "TIMESTAMP_MS":
     case "TIMESTAMP_NS":
-      return `strftime(${value}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%f')`;
+      return isoText(`${value}::TIMESTAMP`, "-%m-%dT%H:%M:%S.%f");
     case "BLOB":
       return `to_base64(${value})`;
     default:
