@@ -172,3 +172,27 @@ Deno.test("dates and timestamps before year 1 read back in ISO 8601, in JSON and
     await server.dispose();
   }
 });
+
+Deno.test("a BOOLEAN default true reads back as true", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [
+      { name: "yes", type: "boolean", default: "true" },
+      { name: "no", type: "boolean", default: "FALSE" },
+      { name: "label", type: "varchar", default: "'CAST(''t'' AS BOOLEAN)'" },
+    ];
+    const created = ok(
+      await server.request("POST", "table/flags", { body: { table: { columns } } }),
+    );
+    const defaults = ["true", "false", "'CAST(''t'' AS BOOLEAN)'"];
+    assert.deepEqual(created.table.columns.map((c: { default: string }) => c.default), defaults);
+    const described = ok(await server.request("GET", "table/flags"));
+    assert.deepEqual(described.table.columns.map((c: { default: string }) => c.default), defaults);
+    ok(await server.request("POST", "table/flags/records", { body: [{}] }));
+    assert.deepEqual(ok(await server.request("GET", "table/flags/records")).records, [
+      { yes: true, no: false, label: "CAST('t' AS BOOLEAN)" },
+    ]);
+  } finally {
+    await server.dispose();
+  }
+});
