@@ -196,3 +196,25 @@ Deno.test("a BOOLEAN default true reads back as true", async () => {
     await server.dispose();
   }
 });
+
+Deno.test("serial columns number the rows of a batch in the order they were sent", async () => {
+  const server = await TestServer.start();
+  try {
+    const table = {
+      columns: [{ name: "id", type: "bigserial" }, { name: "n", type: "integer" }],
+      constraints: { primary_key: { columns: ["id"] } },
+    };
+    for (const size of [250, 5000, 50_000]) {
+      ok(await server.request("POST", `table/s${size}`, { body: { table } }));
+      const rows = Array.from({ length: size }, (_, n) => ({ n }));
+      ok(await server.request("POST", `table/s${size}/records`, { body: rows }));
+      const csv = (await server.request("GET", `table/s${size}/records/csv`)).text;
+      const read = csv.trim().split("\n").slice(1).map((line) => line.split(",").map(Number));
+      assert.equal(read.length, size);
+      const wrong = read.filter(([id, n]) => id !== n! + 1);
+      assert.deepEqual(wrong.slice(0, 3), [], `${wrong.length} of ${size} rows out of order`);
+    }
+  } finally {
+    await server.dispose();
+  }
+});
