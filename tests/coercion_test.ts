@@ -218,3 +218,44 @@ Deno.test("serial columns number the rows of a batch in the order they were sent
     await server.dispose();
   }
 });
+
+Deno.test("spreadsheets: dates around 1900 keep their day, and dates mixed with date-times are timestamps", async () => {
+  const server = await TestServer.start();
+  try {
+    const date = (iso: string, z: string) => ({ t: "d", v: new Date(`${iso}Z`), z });
+    const DAY = String.raw`yyyy\-mm\-dd`;
+    const rows = [
+      ["day", "mixed"],
+      [date("1899-12-31T00:00:00", DAY), date("2024-01-01T00:00:00", DAY)],
+      [
+        date("1900-01-01T00:00:00", DAY),
+        date("2024-01-01T12:00:00", String.raw`yyyy\-mm\-dd\ hh:mm`),
+      ],
+      [date("1900-03-01T00:00:00", DAY), null],
+    ];
+    // SheetJS writes ODS dates as dates (office:date-value) and xlsx ones as serials, 1899-12-31
+    // as 0, Excel's "1900-01-00".
+    for (const bookType of ["ods", "xlsx"] as const) {
+      const book = XLSX.utils.book_new();
+      XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet(rows, { cellDates: true }), "S");
+      const file = new Uint8Array(XLSX.write(book, { bookType, type: "array", cellDates: true }));
+      const answer = ok(
+        await server.request("POST", `table/${bookType}/upload/excel`, {
+          body: uploadForm(file, `dates.${bookType}`),
+        }),
+      );
+      assert.deepEqual(
+        answer.table.columns.map((c: { type: string }) => c.type),
+        ["DATE", "TIMESTAMP"],
+        bookType,
+      );
+      assert.deepEqual(ok(await server.request("GET", `table/${bookType}/records`)).records, [
+        { day: "1899-12-31", mixed: "2024-01-01T00:00:00.000000" },
+        { day: "1900-01-01", mixed: "2024-01-01T12:00:00.000000" },
+        { day: "1900-03-01", mixed: null },
+      ], bookType);
+    }
+  } finally {
+    await server.dispose();
+  }
+});
