@@ -197,23 +197,52 @@ Deno.test("a BOOLEAN default true reads back as true", async () => {
   }
 });
 
-Deno.test("serial columns number the rows of a batch in the order they were sent", async () => {
+Deno.test("serial columns number the rows of a batch in the order they were sent", async (t) => {
   const server = await TestServer.start();
+  /** Asserts that the table's rows, by `n`, are `{id: n + 1, n}` for `n` from 0 to `size - 1`. */
+  async function assertNumbered(name: string, size: number) {
+    const csv = (await server.request("GET", `table/${name}/records/csv`)).text;
+    const read = csv.trim().split("\n").slice(1).map((line) => line.split(",").map(Number))
+      .sort((a, b) => a[1]! - b[1]!);
+    assert.equal(read.length, size);
+    const wrong = read.filter(([id, n], i) => id !== i + 1 || n !== i);
+    assert.deepEqual(wrong.slice(0, 3), [], `${wrong.length} of ${size} rows out of order`);
+  }
+  const serial = { name: "id", type: "bigserial" };
   try {
-    const table = {
-      columns: [{ name: "id", type: "bigserial" }, { name: "n", type: "integer" }],
-      constraints: { primary_key: { columns: ["id"] } },
-    };
-    for (const size of [250, 5000, 50_000]) {
-      ok(await server.request("POST", `table/s${size}`, { body: { table } }));
-      const rows = Array.from({ length: size }, (_, n) => ({ n }));
-      ok(await server.request("POST", `table/s${size}/records`, { body: rows }));
-      const csv = (await server.request("GET", `table/s${size}/records/csv`)).text;
-      const read = csv.trim().split("\n").slice(1).map((line) => line.split(",").map(Number));
-      assert.equal(read.length, size);
-      const wrong = read.filter(([id, n]) => id !== n! + 1);
-      assert.deepEqual(wrong.slice(0, 3), [], `${wrong.length} of ${size} rows out of order`);
-    }
+    await t.step("POST records, small and large batches", async () => {
+      const table = {
+        columns: [serial, { name: "n", type: "integer" }],
+        constraints: { primary_key: { columns: ["id"] } },
+      };
+      for (const size of [250, 5000, 50_000]) {
+        ok(await server.request("POST", `table/s${size}`, { body: { table } }));
+        const rows = Array.from({ length: size }, (_, n) => ({ n }));
+        ok(await server.request("POST", `table/s${size}/records`, { body: rows }));
+        await assertNumbered(`s${size}`, size);
+      }
+    });
+
+    await t.step(
+      "on_conflict=skip on another key, and CSV uploads",
+      async () => {
+        const table = {
+          columns: [serial, { name: "n", type: "integer" }],
+          constraints: { unique: [{ columns: ["n"] }] },
+        };
+        ok(await server.request("POST", "table/skip", { body: { table } }));
+        const rows = Array.from({ length: 5000 }, (_, n) => ({ n }));
+        ok(await server.request("POST", "table/skip/records?on_conflict=skip", { body: rows }));
+        await assertNumbered("skip", 5000);
+        const csv = ["n", ...rows.map((r) => r.n)].join("\n") + "\n";
+        ok(
+          await server.request("POST", "table/csv/upload/csv", {
+            body: uploadForm(new TextEncoder().encode(csv), "n.csv", { table }),
+          }),
+        );
+        await assertNumbered("csv", 5000);
+      },
+    );
   } finally {
     await server.dispose();
   }
