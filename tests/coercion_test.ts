@@ -168,6 +168,15 @@ Deno.test("dates and timestamps before year 1 read back in ISO 8601, in JSON and
       ...rows,
       ...rows,
     ]);
+    // Inside lists and structs too.
+    const nested = [{ name: "ds", type: "date[]" }, { name: "st", type: "struct(at timestamp)" }];
+    ok(await server.request("POST", "table/nested", { body: { table: { columns: nested } } }));
+    const values = [{
+      ds: ["-0001-01-01", "2024-01-01"],
+      st: { at: "0000-06-01T00:00:00.000000" },
+    }];
+    ok(await server.request("POST", "table/nested/records", { body: values }));
+    assert.deepEqual(ok(await server.request("GET", "table/nested/records")).records, values);
   } finally {
     await server.dispose();
   }
