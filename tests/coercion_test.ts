@@ -106,6 +106,35 @@ Deno.test("values that would be coerced are 422 with row and column on every ins
       ]);
       ok(await server.request("DELETE", "table/strict"));
     });
+    await t.step("inside a LIST, STRUCT or MAP too", async () => {
+      const columns = [
+        { name: "l", type: "boolean[]" },
+        { name: "st", type: "struct(b boolean, t timestamptz)" },
+        { name: "m", type: "map(varchar, boolean)" },
+      ];
+      ok(await server.request("POST", "table/nested", { body: { table: { columns } } }));
+      const good = {
+        l: [true, null],
+        st: { b: false, t: "2024-01-01T00:00:00-15:59" },
+        m: { a: true },
+      };
+      const answer = await server.request("POST", "table/nested/records", {
+        body: [
+          good,
+          { l: [true, 2] },
+          { st: { b: 2 } },
+          { st: { t: "2024-01-01T00:00:00+16:00" } },
+          {
+            m: { a: 2 },
+          },
+        ],
+      });
+      assert.deepEqual(cellsOf(errorOf(answer, 422)), [[1, "l"], [2, "st"], [3, "st"], [4, "m"]]);
+      ok(await server.request("POST", "table/nested/records", { body: [good] }));
+      assert.deepEqual(ok(await server.request("GET", "table/nested/records")).records, [
+        { ...good, st: { b: false, t: "2024-01-01T15:59:00.000000Z" } },
+      ]);
+    });
   } finally {
     await server.dispose();
   }
