@@ -216,7 +216,8 @@ function insertStatement(
   // DuckDB evaluates a default, and any expression, on several threads at once, a chunk of
   // rows each, so the values a sequence gives out follow no order (in a batch of 5,000 rows
   // the last 904 drew 2049–2952). Drawn in any order, they are sorted and handed to the
-  // rows in the order they were sent; the ORDER BY keeps that order in the table too.
+  // rows in the order they were sent; the ORDER BY keeps that order in the table too,
+  // except under ON CONFLICT, whose insert DuckDB does not keep in order (nor without one).
   const draws = drawn.map((c, i) => `${c.default} AS d${i}_`);
   const joins = drawn.map((_, i) =>
     `JOIN (SELECT d${i}_ AS v, row_number() OVER (ORDER BY d${i}_) AS p_ FROM rows_) d${i} USING (p_)`
