@@ -218,8 +218,10 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
   const date1904 = Boolean(book.Workbook?.WBProps?.date1904);
   // SheetJS turns an ODS date into a serial as Excel would count it, a day short before
   // March 1900 (negative serials included); xlsx and xls files hold the serial itself.
-  const dates: DateSystem = date1904 ? "1904" : isOds(bytes) ? "ods" : "1900";
+  // SheetJS names the format it read, whoever wrote the file and however it is zipped.
+  const dates: DateSystem = date1904 ? "1904" : book.bookType === "ods" ? "ods" : "1900";
   const cells = (worksheet["!data"] ?? []) as (XLSX.CellObject | undefined)[][];
+  const timed = timedColumns(cells);
   const out = await Deno.open(options.outPath, { write: true, createNew: true, mode: 0o600 });
   const encoder = new TextEncoder();
   let buffer = "";
@@ -242,7 +244,7 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
       const record: Record<string, unknown> = {};
       let any = false;
       for (let c = 0; c < row.length; c++) {
-        const value = cellValue(row[c], dates);
+        const value = cellValue(row[c], dates, timed[c]);
         if (value === null) continue;
         const key = keyAt[c];
         if (key === undefined) {
@@ -352,8 +354,36 @@ function headerOf(
   return header;
 }
 
-/** A cell's value as JSON: null when empty or an error. */
-function cellValue(cell: XLSX.CellObject | undefined, dates: DateSystem): unknown {
+/** Whether a cell holds a date whose format shows the time of day. */
+function showsDateTime(cell: XLSX.CellObject | undefined): boolean {
+  if (cell?.t === "d") return true;
+  return cell?.t === "n" && typeof cell.z === "string" && XLSX.SSF.is_date(cell.z) &&
+    showsTime(cell.z);
+}
+
+/**
+ * For each column index, whether any of its cells is a date with a time of day: then every
+ * date in the column is given with one (midnight for a date alone), so that a column mixing
+ * dates and date-times is read as timestamps rather than as text.
+ */
+function timedColumns(cells: readonly (XLSX.CellObject | undefined)[][]): boolean[] {
+  const timed: boolean[] = [];
+  for (const row of cells) {
+    if (!row) continue;
+    for (let c = 0; c < row.length; c++) if (!timed[c] && showsDateTime(row[c])) timed[c] = true;
+  }
+  return timed;
+}
+
+/**
+ * A cell's value as JSON: null when empty or an error. A date comes with its time of day
+ * when its format shows one or `withTime` says so.
+ */
+function cellValue(
+  cell: XLSX.CellObject | undefined,
+  dates: DateSystem,
+  withTime = false,
+): unknown {
   if (!cell) return null;
   switch (cell.t) {
     case "s":
@@ -364,7 +394,7 @@ function cellValue(cell: XLSX.CellObject | undefined, dates: DateSystem): unknow
       const v = cell.v as number;
       if (!Number.isFinite(v)) return null;
       if (typeof cell.z === "string" && XLSX.SSF.is_date(cell.z)) {
-        return serialDate(v, dates, showsTime(cell.z));
+        return serialDate(v, dates, withTime || showsTime(cell.z));
       }
       return v;
     }
@@ -381,12 +411,6 @@ const DAY_MS = 86_400_000;
 /** How a workbook's date serials count: see {@link serialDate}. */
 type DateSystem = "1900" | "1904" | "ods";
 
-/** An ODS file: its first zip entry is the stored `mimetype`. */
-function isOds(bytes: Uint8Array): boolean {
-  const head = new TextDecoder().decode(bytes.subarray(30, 120));
-  return head.startsWith("mimetypeapplication/vnd.oasis.opendocument.spreadsheet");
-}
-
 /** Whether a date format shows the time of day (hours or seconds; `m` alone is a month). */
 function showsTime(format: string): boolean {
   const bare = format.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, "");
@@ -400,8 +424,10 @@ function showsTime(format: string): boolean {
 function serialDate(serial: number, dates: DateSystem, withTime: boolean): string {
   let days = Math.floor(serial);
   const ms = Math.round((serial - days) * DAY_MS);
-  // Excel counts a 29 February 1900 that never was; serials before it are a day off.
-  if ((dates === "1900" && days >= 1 && days < 60) || (dates === "ods" && days < 60)) days += 1;
+  // Excel counts a 29 February 1900 that never was; serials before it are a day off, down
+  // to 0, its "1900-01-00" (1899-12-31). Negative serials, which Excel cannot write, are
+  // counted from 1899-12-30 (as LibreOffice writes them); in ODS SheetJS made them too.
+  if ((dates === "1900" && days >= 0 && days < 60) || (dates === "ods" && days < 60)) days += 1;
   const epoch = dates === "1904" ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, 30);
   const iso = new Date(epoch + days * DAY_MS + (withTime ? ms : 0)).toISOString();
   return withTime ? timestampText(iso) : iso.slice(0, 10);

@@ -210,8 +210,8 @@ const MS_PER_DAY = 86_400_000;
 
 /**
  * Microseconds since the epoch of a matched date and time, or undefined for a date or time
- * that does not exist (2026-02-30, 24:00) or a year before 1: those are `read_json`'s to
- * judge.
+ * that does not exist (2026-02-30, 24:00), a year before 1 or a UTC offset beyond ±15:59:
+ * those are `read_json`'s to judge, by the rules of `readAs` (values.ts).
  */
 function microseconds(match: RegExpExecArray): bigint | undefined {
   const [, y, mo, d, h = "0", mi = "0", s = "0", fraction = "", zone = "Z"] = match;

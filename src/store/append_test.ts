@@ -8,7 +8,7 @@ import { withTempStore } from "../../tests/helpers/store.ts";
 
 /** JSON value texts by column type, and whether the appender path should take each. */
 const CASES: Record<string, [string, boolean][]> = {
-  "boolean": [["true", true], ["false", true], ["1", false], ['"true"', false]],
+  "boolean": [["true", true], ["false", true], ["1", false], ["2", false], ['"true"', false]],
   "tinyint": [
     ["127", true],
     ["-128", true],
@@ -120,6 +120,8 @@ const CASES: Record<string, [string, boolean][]> = {
       true,
     ],
     ['"2026-03-01T10:00:00+02"', false],
+    ['"2026-01-01T00:00:00+15:59"', true],
+    ['"2026-01-01T00:00:00+16:00"', false],
     ['"2026-01-01T00:00:60Z"', false],
     [
       '"2026-01-01T00:00:00 Europe/Berlin"',

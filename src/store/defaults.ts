@@ -106,7 +106,7 @@ export async function checkDefault(
   const [rendered] = await session.rows(
     `SELECT json_deserialize_sql(json_serialize_sql(${literal})) AS sql`,
   );
-  const expression = String(rendered!.sql).replace(/^SELECT /, "");
+  const expression = plainBooleans(String(rendered!.sql).replace(/^SELECT /, ""));
   // Only allowed functions remain, so evaluating once is cheap and touches nothing.
   try {
     await session.rows(`SELECT CAST((${expression}) AS ${typeSql}) AS probe`);
@@ -114,6 +114,53 @@ export async function checkDefault(
     return { problem: `"${text}" does not fit type ${typeSql}: ${engineMessage(error)}` };
   }
   return expression;
+}
+
+/** DuckDB's renderings of the literals `true` and `false`, and how they are written. */
+const BOOLEAN_LITERALS: readonly (readonly [string, string])[] = [
+  ["CAST('t' AS BOOLEAN)", "true"],
+  ["CAST('f' AS BOOLEAN)", "false"],
+];
+
+/**
+ * A default as DuckDB renders it, with its boolean literals written `true` and `false`:
+ * DuckDB's parser turns them into `CAST('t' AS BOOLEAN)`, which is how its catalog and its
+ * re-rendering give them back. Only outside quoted literals and names; the meaning is the
+ * same, and the DDL takes either.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { plainBooleans } from "./defaults.ts";
+ *
+ * assert.equal(plainBooleans("(NOT CAST('f' AS BOOLEAN))"), "(NOT false)");
+ * assert.equal(plainBooleans("'CAST(''t'' AS BOOLEAN)'"), "'CAST(''t'' AS BOOLEAN)'");
+ * ```
+ */
+export function plainBooleans(sql: string): string {
+  let out = "";
+  for (let i = 0; i < sql.length;) {
+    const c = sql[i]!;
+    if (c === "'" || c === '"') {
+      // A quoted literal or name, its doubled quotes included, is copied as it is.
+      let end = i + 1;
+      while (end < sql.length && !(sql[end] === c && sql[end + 1] !== c)) {
+        end += sql[end] === c ? 2 : 1;
+      }
+      out += sql.slice(i, end + 1);
+      i = end + 1;
+      continue;
+    }
+    const literal = BOOLEAN_LITERALS.find(([rendered]) => sql.startsWith(rendered, i));
+    if (literal) {
+      out += literal[1];
+      i += literal[0].length;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
 }
 
 // deno-lint-ignore no-explicit-any

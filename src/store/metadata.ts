@@ -21,6 +21,7 @@ import type {
 } from "../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../catalog/names.ts";
 import type { Session } from "./database.ts";
+import { plainBooleans } from "./defaults.ts";
 import { quoteIdent } from "./sql.ts";
 
 /** The internal schema; never listed, never addressable through the API. */
@@ -520,7 +521,7 @@ export async function describeTables(
       id: r.column_id as number,
       name: r.column_name as string,
       type: r.data_type as string,
-      default: (r.column_default as string | null) ?? null,
+      default: r.column_default === null ? null : plainBooleans(r.column_default as string),
       is_nullable: r.is_nullable as boolean,
     });
     columns.set(r.table_id as number, list);

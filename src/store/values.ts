@@ -16,45 +16,87 @@ const WIDE_INTEGERS = new Set(["BIGINT", "HUGEINT", "UBIGINT", "UHUGEINT"]);
 const FLOATS = new Set(["FLOAT", "DOUBLE"]);
 
 /**
- * The type a column is read as from JSON, and how the read value becomes the column's: BLOBs,
- * at the top or inside a LIST, STRUCT or MAP, are read as base64 text and decoded.
+ * A numeric UTC offset beyond ±15:59 (PostgreSQL's limit) after a time: an hour past 15 or
+ * a minute or second past 59, in any of the forms DuckDB reads (`+16`, `+1600`, `+16:00`,
+ * `+15:59:60`). DuckDB's cast takes them and shifts the time by as much, `+99:00` included.
+ */
+const OFFSET_BEYOND = String
+  .raw`:\d\d(\.\d*)?[+-]((1[6-9]|[2-9]\d)(:?\d\d){0,2}|\d\d:?[6-9]\d(:?\d\d)?|\d\d:?\d\d:?[6-9]\d)\s*$`;
+
+/**
+ * Scalars every file is read into as text, then converted by one rule, whichever reader and
+ * whichever path: the readers' own conversions are laxer than the cast from text. BLOB
+ * travels as base64. JSON's reader takes any number as a BOOLEAN (`2` is true); as text,
+ * `2` is refused like any word the cast does not know, while `true`, `t`, `1` and the
+ * like keep their meaning. A TIMESTAMP WITH TIME ZONE with an offset beyond ±15:59 is
+ * refused: the cast would shift it silently. `read_csv` stores a bad value of a type with a
+ * zone as NULL where it fails for every other type (DuckDB 1.5.5), so those are cast after
+ * the reader too.
+ */
+const READ_AS_TEXT: ReadonlyMap<string, (text: string) => string> = new Map([
+  ["BLOB", (v: string) => `from_base64(${v})`],
+  ["BOOLEAN", (v: string) => `CAST(${v} AS BOOLEAN)`],
+  [
+    "TIMESTAMP WITH TIME ZONE",
+    // The refused text gets a prefix no timestamp has, so that the cast fails on it.
+    (v: string) =>
+      `CAST(CASE WHEN regexp_matches(${v}, ${
+        quoteLiteral(OFFSET_BEYOND)
+      }) THEN 'offset beyond 15:59: ' || ${v} ELSE ${v} END AS TIMESTAMP WITH TIME ZONE)`,
+  ],
+  ["TIME WITH TIME ZONE", (v: string) => `CAST(${v} AS TIME WITH TIME ZONE)`],
+]);
+
+function readAsText(type: string): boolean {
+  return READ_AS_TEXT.has(type);
+}
+
+/**
+ * The type a column is read as from a rows file (JSON or CSV), and how the read value
+ * becomes the column's: the scalars of {@link READ_AS_TEXT}, at the top or inside a LIST,
+ * STRUCT or MAP, are read as text and converted by their rule.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readAs } from "./values.ts";
+ *
+ * assert.equal(readAs("BOOLEAN[]").type, "VARCHAR[]");
+ * assert.equal(readAs("INTEGER").expression("k0"), "k0");
+ * ```
  */
 export function readAs(
   type: string,
 ): { readonly type: string; readonly expression: (value: string) => string } {
   const parsed = parseType(type);
-  if (!holds(parsed, isBlob)) return { type, expression: (v) => v };
+  if (!holds(parsed, readAsText)) return { type, expression: (v) => v };
   return {
-    type: typeName(mapScalars(parsed, (t) => isBlob(t) ? "VARCHAR" : t)),
-    expression: (v) => decoded(v, parsed, 0),
+    type: typeName(mapScalars(parsed, (t) => readAsText(t) ? "VARCHAR" : t)),
+    expression: (v) => converted(v, parsed, 0),
   };
 }
 
-function isBlob(type: string): boolean {
-  return type === "BLOB";
-}
-
-/** `value`, read with its BLOBs as base64 text, as `type`: its BLOBs decoded. */
-function decoded(value: string, type: NestedType, depth: number): string {
-  if (!holds(type, isBlob)) return value;
+/** `value`, read with the scalars of {@link READ_AS_TEXT} as text, as `type`. */
+function converted(value: string, type: NestedType, depth: number): string {
+  if (!holds(type, readAsText)) return value;
   const x = `x${depth}`;
   switch (type.kind) {
     case "scalar":
-      return `from_base64(${value})`;
+      return READ_AS_TEXT.get(type.name)!(value);
     case "list":
-      return `list_transform(${value}, lambda ${x}: ${decoded(x, type.element, depth + 1)})`;
+      return `list_transform(${value}, lambda ${x}: ${converted(x, type.element, depth + 1)})`;
     case "struct":
       return `CASE WHEN ${value} IS NULL THEN NULL ELSE struct_pack(${
         type.fields.map((f) =>
           `${quoteIdent(f.name)} := ${
-            decoded(`struct_extract(${value}, ${quoteLiteral(f.name)})`, f.type, depth)
+            converted(`struct_extract(${value}, ${quoteLiteral(f.name)})`, f.type, depth)
           }`
         ).join(", ")
       }) END`;
     case "map":
       return `CASE WHEN ${value} IS NULL THEN NULL ELSE map_from_entries(list_transform(map_entries(${value}), lambda ${x}: {'key': ${
-        decoded(`${x}.key`, type.key, depth + 1)
-      }, 'value': ${decoded(`${x}.value`, type.value, depth + 1)}})) END`;
+        converted(`${x}.key`, type.key, depth + 1)
+      }, 'value': ${converted(`${x}.value`, type.value, depth + 1)}})) END`;
   }
 }
 
@@ -123,6 +165,17 @@ function scalarJson(value: string, type: string): string {
   return `to_json(${value})`;
 }
 
+/**
+ * `value` (a DATE or timestamp) as ISO 8601 text: its year, then `rest` (a strftime format).
+ * DuckDB writes a date before year 1 as `0002-01-01 (BC)` and strftime its year as `-1`;
+ * ISO 8601 counts 1 BC as year `0000` and 2 BC as `-0001`, as the input side reads them.
+ */
+function isoText(value: string, rest: string): string {
+  return `CASE WHEN ${value} >= '0000-01-01' OR NOT isfinite(${value}) ` +
+    `THEN strftime(${value}, '%Y${rest}') ` +
+    `ELSE printf('%05d', CAST(strftime(${value}, '%Y') AS INTEGER)) || strftime(${value}, '${rest}') END`;
+}
+
 /** A SQL expression giving `column` as CSV cell text (before quoting). */
 export function csvValue(column: string, type: string): string {
   const c = quoteIdent(column);
@@ -137,13 +190,15 @@ export function csvValue(column: string, type: string): string {
 /** Text renderings of `value` shared by JSON and CSV; undefined when the type needs none. */
 function textValue(value: string, type: string): string | undefined {
   switch (type) {
+    case "DATE":
+      return isoText(value, "-%m-%d");
     case "TIMESTAMP WITH TIME ZONE":
-      return `strftime(${value}, '%Y-%m-%dT%H:%M:%S.%fZ')`;
+      return isoText(value, "-%m-%dT%H:%M:%S.%fZ");
     case "TIMESTAMP":
     case "TIMESTAMP_S":
     case "TIMESTAMP_MS":
     case "TIMESTAMP_NS":
-      return `strftime(${value}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%f')`;
+      return isoText(`${value}::TIMESTAMP`, "-%m-%dT%H:%M:%S.%f");
     case "BLOB":
       return `to_base64(${value})`;
     default:
