@@ -908,6 +908,10 @@ export class DuckDBStore implements Store {
     }
   }
 
+  healthy(): Promise<boolean> {
+    return this.database.usable();
+  }
+
   openTransactions(): number {
     return this.database.openTransactions;
   }
