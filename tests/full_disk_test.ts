@@ -1,31 +1,6 @@
 import assert from "node:assert/strict";
 import { assertSpoolEmpty, ok, TestServer } from "./helpers/server.ts";
-
-/** Why a tmpfs cannot be mounted here, or undefined when it can. */
-const unmountable = Deno.build.os !== "linux"
-  ? "mounting a tmpfs needs Linux"
-  : Deno.uid() !== 0
-  ? "mounting a tmpfs needs root"
-  : undefined;
-
-/** Runs `mount` or `umount` with `args`; throws with its message when it fails. */
-async function run(command: string, ...args: string[]): Promise<void> {
-  const { success, stderr } = await new Deno.Command(command, { args, stderr: "piped" }).output();
-  if (!success) throw new Error(`${command} failed: ${new TextDecoder().decode(stderr)}`);
-}
-
-/** Writes zeros to `path` until `bytes` are written or the disk is full. */
-async function fill(path: string, bytes = Infinity): Promise<void> {
-  const file = await Deno.open(path, { write: true, createNew: true });
-  const zeros = new Uint8Array(1 << 16);
-  try {
-    for (let written = 0; written < bytes;) written += await file.write(zeros);
-  } catch (error) {
-    if ((error as { code?: string }).code !== "ENOSPC") throw error;
-  } finally {
-    file.close();
-  }
-}
+import { fill, unmountable, withTmpfs } from "./helpers/tmpfs.ts";
 
 /** `count` rows from id `first` on, each with some 200 bytes of text. */
 function rows(first: number, count: number): { id: number; s: string }[] {
@@ -37,64 +12,61 @@ function rows(first: number, count: number): { id: number; s: string }[] {
  * checks the refusal and what is kept, then frees space and writes again.
  */
 async function fillAndFree(batch: number): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "table-service-full-disk-" });
-  await run("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir);
-  let server: TestServer | undefined;
-  try {
+  await withTmpfs(64, async (dir) => {
     // Room the test gives back later, as an operator deleting old files would: enough for the
     // checkpoint that failed (DuckDB's write-ahead log reaches 16 MB before one).
     await fill(`${dir}/filler`, 32 << 20);
-    server = await TestServer.start({}, dir);
-    ok(
-      await server.request("POST", "table/t", {
-        body: {
-          table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
-        },
-      }),
-    );
-    let acknowledged = 0;
-    let refused;
-    for (let i = 0; i < 1000 && !refused; i++) {
-      const answer = await server.request("POST", "table/t/records", {
-        body: rows(acknowledged, batch),
+    const server = await TestServer.start({}, dir);
+    try {
+      ok(
+        await server.request("POST", "table/t", {
+          body: {
+            table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
+          },
+        }),
+      );
+      let acknowledged = 0;
+      let refused;
+      for (let i = 0; i < 1000 && !refused; i++) {
+        const answer = await server.request("POST", "table/t/records", {
+          body: rows(acknowledged, batch),
+        });
+        if (answer.status === 200) acknowledged += batch;
+        else refused = answer;
+      }
+      assert.ok(refused, "The disk never filled up");
+      assert.equal(refused.status, 507, refused.text);
+      assert.equal(refused.body.error.type, "insufficient_storage");
+      assert.match(refused.body.error.message, /^No space is left on the disk/);
+
+      // Every acknowledged row, and none of the refused batch.
+      const read = ok(await server.request("GET", "table/t/records?limit=1"));
+      assert.equal(read.total, acknowledged);
+      const last = ok(await server.request("GET", `table/t/records?offset=${acknowledged - 1}`));
+      assert.deepEqual(last.records.map((r: { id: number }) => r.id), [acknowledged - 1]);
+      assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
+
+      // With no room left at all, a body too large to keep in memory cannot be spooled either.
+      await fill(`${dir}/rest`);
+      const spooled = await server.request("POST", "table/u/upload/json", {
+        body: { data: rows(0, 10_000) },
       });
-      if (answer.status === 200) acknowledged += batch;
-      else refused = answer;
+      assert.equal(spooled.status, 507, spooled.text);
+      await assertSpoolEmpty(server);
+
+      await Deno.remove(`${dir}/rest`);
+      await Deno.remove(`${dir}/filler`);
+      ok(await server.request("POST", "table/t/records", { body: rows(acknowledged, batch) }));
+      ok(await server.request("POST", "table/u/upload/json", { body: { data: rows(0, 10_000) } }));
+      assert.equal(
+        ok(await server.request("GET", "table/t/records?limit=1")).total,
+        acknowledged + batch,
+      );
+      assert.equal(ok(await server.request("GET", "/readyz")).status, "ready");
+    } finally {
+      await server.stop();
     }
-    assert.ok(refused, "The disk never filled up");
-    assert.equal(refused.status, 507, refused.text);
-    assert.equal(refused.body.error.type, "insufficient_storage");
-    assert.match(refused.body.error.message, /^No space is left on the disk/);
-
-    // Every acknowledged row, and none of the refused batch.
-    const read = ok(await server.request("GET", "table/t/records?limit=1"));
-    assert.equal(read.total, acknowledged);
-    const last = ok(await server.request("GET", `table/t/records?offset=${acknowledged - 1}`));
-    assert.deepEqual(last.records.map((r: { id: number }) => r.id), [acknowledged - 1]);
-    assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
-
-    // With no room left at all, a body too large to keep in memory cannot be spooled either.
-    await fill(`${dir}/rest`);
-    const spooled = await server.request("POST", "table/u/upload/json", {
-      body: { data: rows(0, 10_000) },
-    });
-    assert.equal(spooled.status, 507, spooled.text);
-    await assertSpoolEmpty(server);
-
-    await Deno.remove(`${dir}/rest`);
-    await Deno.remove(`${dir}/filler`);
-    ok(await server.request("POST", "table/t/records", { body: rows(acknowledged, batch) }));
-    ok(await server.request("POST", "table/u/upload/json", { body: { data: rows(0, 10_000) } }));
-    assert.equal(
-      ok(await server.request("GET", "table/t/records?limit=1")).total,
-      acknowledged + batch,
-    );
-    assert.equal(ok(await server.request("GET", "/readyz")).status, "ready");
-  } finally {
-    await server?.stop();
-    await run("umount", dir);
-    await Deno.remove(dir, { recursive: true });
-  }
+  });
 }
 
 const ignore = unmountable !== undefined;

@@ -240,10 +240,11 @@ export class Database {
     }
   }
 
-  async #acquire(): Promise<DuckDBConnection> {
+  /** A connection for one unit of work: from the pool unless `fresh`. */
+  async #acquire(fresh = false): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
     if (this.#broken) await this.#reopen();
-    const connection = this.#idle.pop() ?? await this.#instance!.connect();
+    const connection = (fresh ? undefined : this.#idle.pop()) ?? await this.#instance!.connect();
     this.#active++;
     this.#busy.add(connection);
     return connection;
@@ -305,7 +306,9 @@ export class Database {
         this.#instance?.closeSync();
         // Undefined until the file is open again: a failed attempt must not close it twice.
         this.#instance = undefined;
-        this.#instance = await openInstance(this.options);
+        const instance = await openInstance(this.options);
+        if (this.#closed) return instance.closeSync(); // Shut down meanwhile.
+        this.#instance = instance;
         this.#broken = undefined;
         this.options.logger?.log("warn", "database reopened");
       } catch (error) {
@@ -348,7 +351,7 @@ export class Database {
     values: DuckDBValue[] = [],
   ): Promise<ReadableStream<Uint8Array>> {
     const encoder = new TextEncoder();
-    const connection = await this.#acquire();
+    const connection = await this.#acquire(true);
     let held = true;
     let inTransaction = false;
     const release = () => {
