@@ -300,30 +300,31 @@ export class Database {
    */
   #reopen(): Promise<void> {
     if (this.#active > 0) return Promise.reject(this.#broken);
-    this.#reopening ??= (async () => {
-      try {
-        for (const connection of this.#idle.splice(0)) connection.closeSync();
-        this.#instance?.closeSync();
-        // Undefined until the file is open again: a failed attempt must not close it twice.
-        this.#instance = undefined;
-        const instance = await openInstance(this.options);
-        if (this.#closed) return instance.closeSync(); // Shut down meanwhile.
-        this.#instance = instance;
-        this.#broken = undefined;
-        this.options.logger?.log("warn", "database reopened");
-      } catch (error) {
-        this.options.logger?.log("error", "database could not be reopened", {
-          error: error instanceof Error ? error.message : String(error),
-        });
-        throw ApiError.unavailable(
-          "The database failed and cannot be reopened now; try again later",
-          1,
-        );
-      } finally {
-        this.#reopening = undefined;
-      }
-    })();
+    // Cleared only once settled, so every caller meanwhile waits for the same attempt.
+    this.#reopening ??= this.#openAgain().finally(() => this.#reopening = undefined);
     return this.#reopening;
+  }
+
+  async #openAgain(): Promise<void> {
+    try {
+      for (const connection of this.#idle.splice(0)) connection.closeSync();
+      this.#instance?.closeSync();
+      // Undefined until the file is open again: a failed attempt must not close it twice.
+      this.#instance = undefined;
+      const instance = await openInstance(this.options);
+      if (this.#closed) return instance.closeSync(); // Shut down meanwhile.
+      this.#instance = instance;
+      this.#broken = undefined;
+      this.options.logger?.log("warn", "database reopened");
+    } catch (error) {
+      this.options.logger?.log("error", "database could not be reopened", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw ApiError.unavailable(
+        "The database failed and cannot be reopened now; try again later",
+        1,
+      );
+    }
   }
 
   /**
