@@ -1,10 +1,36 @@
 import assert from "node:assert/strict";
-import { assertSpoolEmpty, ok, TestServer } from "./helpers/server.ts";
+import { type Answer, assertSpoolEmpty, ok, TestServer } from "./helpers/server.ts";
 import { fill, unmountable, withTmpfs } from "./helpers/tmpfs.ts";
 
 /** `count` rows from id `first` on, each with some 200 bytes of text. */
 function rows(first: number, count: number): { id: number; s: string }[] {
   return Array.from({ length: count }, (_, i) => ({ id: first + i, s: `${first + i}`.repeat(40) }));
+}
+
+/**
+ * Creates table `t` and inserts `batch` rows at a time into it until an insert is refused: the
+ * rows acknowledged, and the refusal.
+ */
+async function loadUntilRefused(
+  server: TestServer,
+  batch: number,
+): Promise<{ acknowledged: number; refused: Answer }> {
+  ok(
+    await server.request("POST", "table/t", {
+      body: {
+        table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
+      },
+    }),
+  );
+  let acknowledged = 0;
+  for (let i = 0; i < 1000; i++) {
+    const answer = await server.request("POST", "table/t/records", {
+      body: rows(acknowledged, batch),
+    });
+    if (answer.status !== 200) return { acknowledged, refused: answer };
+    acknowledged += batch;
+  }
+  throw new Error("The disk never filled up");
 }
 
 /**
@@ -18,23 +44,7 @@ async function fillAndFree(batch: number): Promise<void> {
     await fill(`${dir}/filler`, 32 << 20);
     const server = await TestServer.start({}, dir);
     try {
-      ok(
-        await server.request("POST", "table/t", {
-          body: {
-            table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
-          },
-        }),
-      );
-      let acknowledged = 0;
-      let refused;
-      for (let i = 0; i < 1000 && !refused; i++) {
-        const answer = await server.request("POST", "table/t/records", {
-          body: rows(acknowledged, batch),
-        });
-        if (answer.status === 200) acknowledged += batch;
-        else refused = answer;
-      }
-      assert.ok(refused, "The disk never filled up");
+      const { acknowledged, refused } = await loadUntilRefused(server, batch);
       assert.equal(refused.status, 507, refused.text);
       assert.equal(refused.body.error.type, "insufficient_storage");
       assert.match(refused.body.error.message, /^No space is left on the disk/);
@@ -86,4 +96,35 @@ Deno.test({
   ignore,
   // About 200 KB a batch: logged, then checkpointed.
   fn: () => fillAndFree(1000),
+});
+
+Deno.test({
+  name: "/healthz answers 503 while a database that failed cannot be reopened, and 200 once it " +
+    "can" + why,
+  ignore,
+  fn: () =>
+    withTmpfs(64, async (dir) => {
+      await fill(`${dir}/filler`, 32 << 20);
+      const server = await TestServer.start({}, dir);
+      try {
+        // The service goes on with the file it has open; a reopen would find this one instead.
+        const path = `${dir}/tables.duckdb`;
+        await Deno.rename(path, `${dir}/kept`);
+        await Deno.writeFile(path, new TextEncoder().encode("not a database"));
+        const { acknowledged, refused } = await loadUntilRefused(server, 5000);
+        assert.equal(refused.status, 507, refused.text);
+
+        const health = await server.request("GET", "/healthz");
+        assert.equal(health.status, 503, health.text);
+        assert.equal(health.body.error.type, "unavailable");
+        assert.equal((await server.request("GET", "table/t/records")).status, 503);
+
+        await Deno.rename(`${dir}/kept`, path);
+        await Deno.remove(`${dir}/filler`);
+        assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
+        assert.equal(ok(await server.request("GET", "table/t/records")).total, acknowledged);
+      } finally {
+        await server.stop();
+      }
+    }),
 });
