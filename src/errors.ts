@@ -217,12 +217,12 @@ export class ApiError extends Error {
     );
   }
 
-  /** 507: the disk holding the data directory is full; nothing was written. */
+  /** 507: the disk holding the data directory is full; nothing was changed. */
   static insufficientStorage(): ApiError {
     return new ApiError(
       507,
       "insufficient_storage",
-      "No space is left on the disk of the data directory, so nothing was written; free space and try again",
+      "No space is left on the disk of the data directory, so nothing was changed; free space and try again",
     );
   }
 
