@@ -54,6 +54,12 @@ const INVALIDATED = /FATAL Error|database has been invalidated|COMMIT succeeded 
  */
 const DURABLE_COMMIT = /COMMIT succeeded and is durable/;
 
+/** A write refused by an instance opened read-only. */
+const READ_ONLY = /read-only/i;
+
+/** Least milliseconds between tries to open read-write again a file opened read-only. */
+const READ_ONLY_RETRY_MS = 1000;
+
 /** What a session tells the database about a failure it met. */
 interface Failures {
   /** The error to throw for `error`, noting a database it leaves invalidated. */
@@ -198,6 +204,8 @@ export class Database {
   /** Set while the instance is invalidated: what work meets until it is reopened. */
   #broken: ApiError | undefined;
   #reopening: Promise<void> | undefined;
+  /** When the instance was opened read-only because the disk was full, that time. */
+  #readOnlySince: number | undefined;
 
   private constructor(instance: DuckDBInstance, private readonly options: DatabaseOptions) {
     this.#instance = instance;
@@ -243,7 +251,7 @@ export class Database {
   /** A connection for one unit of work: from the pool unless `fresh`. */
   async #acquire(fresh = false): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
-    if (this.#broken) await this.#reopen();
+    if (this.#broken || this.#mayWriteAgain()) await this.#reopen();
     const connection = (fresh ? undefined : this.#idle.pop()) ?? await this.#instance!.connect();
     this.#active++;
     this.#busy.add(connection);
@@ -264,12 +272,25 @@ export class Database {
   }
 
   /**
+   * Whether to try again to open read-write a file opened read-only: now and then, and only
+   * when no work holds the instance, so reads never wait for work to end.
+   */
+  #mayWriteAgain(): boolean {
+    return this.#readOnlySince !== undefined && this.#active === 0 &&
+      Date.now() - this.#readOnlySince >= READ_ONLY_RETRY_MS;
+  }
+
+  /**
    * The error to throw for `error`: a full disk as 507, DuckDB out of memory as 503, and on an
    * instance that failed, that failure. An error that invalidated the instance marks it so.
    */
   #failure(error: unknown): unknown {
     if (error instanceof ApiError) return error;
     const text = error instanceof Error ? error.message : String(error);
+    // Opened read-only because the disk was full: a write meets that disk.
+    if (this.#readOnlySince !== undefined && READ_ONLY.test(text)) {
+      return ApiError.insufficientStorage();
+    }
     if (INVALIDATED.test(text)) this.#break(error);
     return ApiError.fromFullDisk(error) ?? outOfMemory(error) ?? this.#broken ?? error;
   }
@@ -305,18 +326,39 @@ export class Database {
     return this.#reopening;
   }
 
+  /**
+   * Opens the file again, read-write; read-only when the disk is too full for that (DuckDB
+   * writes when it opens a file with a log to replay), so reads go on and writes get 507
+   * until a later try opens it read-write.
+   */
   async #openAgain(): Promise<void> {
     try {
       for (const connection of this.#idle.splice(0)) connection.closeSync();
       this.#instance?.closeSync();
       // Undefined until the file is open again: a failed attempt must not close it twice.
       this.#instance = undefined;
-      const instance = await openInstance(this.options);
+      let instance: DuckDBInstance;
+      let readOnly = false;
+      try {
+        instance = await openInstance(this.options);
+      } catch (error) {
+        if (!ApiError.fromFullDisk(error)) throw error;
+        this.options.logger?.log("warn", "database cannot be reopened for writing", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        instance = await openInstance(this.options, true);
+        readOnly = true;
+      }
       if (this.#closed) return instance.closeSync(); // Shut down meanwhile.
       this.#instance = instance;
       this.#broken = undefined;
-      this.options.logger?.log("warn", "database reopened");
+      this.#readOnlySince = readOnly ? Date.now() : undefined;
+      this.options.logger?.log(
+        "warn",
+        readOnly ? "database reopened read-only" : "database reopened",
+      );
     } catch (error) {
+      this.#broken ??= ApiError.unavailable("The database failed and is being reopened", 1);
       this.options.logger?.log("error", "database could not be reopened", {
         error: error instanceof Error ? error.message : String(error),
       });
@@ -454,7 +496,9 @@ export class Database {
     if (this.#closed) return;
     try {
       // A failed instance writes nothing more; its write-ahead log holds every commit.
-      if (!this.#broken) await this.withSession((session) => session.run("CHECKPOINT"));
+      if (!this.#broken && this.#readOnlySince === undefined) {
+        await this.withSession((session) => session.run("CHECKPOINT"));
+      }
     } finally {
       this.#closeNow();
     }
@@ -469,9 +513,10 @@ export class Database {
 }
 
 /**
- * A DuckDB instance on `options.path`, hardened: see {@link Database.open}.
+ * A DuckDB instance on `options.path`, hardened (see {@link Database.open}); with `readOnly`,
+ * one that refuses every write.
  */
-async function openInstance(options: DatabaseOptions): Promise<DuckDBInstance> {
+async function openInstance(options: DatabaseOptions, readOnly = false): Promise<DuckDBInstance> {
   const onDisk = options.path !== ":memory:";
   if (onDisk) await checkHeader(options.path);
   let instance: DuckDBInstance;
@@ -481,6 +526,7 @@ async function openInstance(options: DatabaseOptions): Promise<DuckDBInstance> {
       autoload_known_extensions: "false",
       allow_community_extensions: "false",
       temp_directory: options.tempDir,
+      ...(readOnly ? { access_mode: "READ_ONLY" } : {}),
       ...(options.memoryBytes
         ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }
         : {}),

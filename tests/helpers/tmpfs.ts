@@ -35,14 +35,20 @@ export async function withTmpfs(
   }
 }
 
-/** Writes zeros to a new file at `path` until `bytes` are written or the disk is full. */
+/** Writes zeros to a new file at `path` until `bytes` are written or the disk is full to its last byte. */
 export async function fill(path: string, bytes = Infinity): Promise<void> {
   const file = await Deno.open(path, { write: true, createNew: true });
-  const zeros = new Uint8Array(1 << 16);
   try {
-    for (let written = 0; written < bytes;) written += await file.write(zeros);
-  } catch (error) {
-    if ((error as { code?: string }).code !== "ENOSPC") throw error;
+    let written = 0;
+    // Ever smaller writes once a larger one no longer fits: the last bytes of the disk too.
+    for (let size = 1 << 16; size >= 1 && written < bytes;) {
+      try {
+        written += await file.write(new Uint8Array(Math.min(size, bytes - written)));
+      } catch (error) {
+        if ((error as { code?: string }).code !== "ENOSPC") throw error;
+        size >>= 1;
+      }
+    }
   } finally {
     file.close();
   }
