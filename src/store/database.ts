@@ -252,8 +252,15 @@ export class Database {
   async #acquire(fresh = false): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
     if (this.#broken || this.#mayWriteAgain()) await this.#reopen();
-    const connection = (fresh ? undefined : this.#idle.pop()) ?? await this.#instance!.connect();
+    // Counted before connecting: a reopen must not close the instance under a connect.
     this.#active++;
+    let connection: DuckDBConnection;
+    try {
+      connection = (fresh ? undefined : this.#idle.pop()) ?? await this.#instance!.connect();
+    } catch (error) {
+      this.#active--;
+      throw this.#failure(error);
+    }
     this.#busy.add(connection);
     return connection;
   }
