@@ -149,6 +149,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
 function errorResponse(error: unknown, c: Context<Env>, logger: Logger): Response {
   if (error instanceof ApiError) return error.toResponse();
+  // A full disk wherever it was met: the spool, a file the service writes, the database.
+  const fullDisk = ApiError.fromFullDisk(error);
+  if (fullDisk) return fullDisk.toResponse();
   if (error instanceof HTTPException) {
     if (error.status === 400) {
       return ApiError.badRequest("The request body is not valid JSON").toResponse();

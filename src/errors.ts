@@ -17,7 +17,8 @@ export type ErrorStatus =
   | 415
   | 422
   | 500
-  | 503;
+  | 503
+  | 507;
 
 /**
  * What the log and metrics record of a failure: its status, or 499 (nginx's "client closed
@@ -233,6 +234,38 @@ export class ApiError extends Error {
     return ApiError.badRequest(
       `The request body could not be read: ${error instanceof Error ? error.message : error}`,
     );
+  }
+
+  /** 507: the disk holding the data directory is full; nothing was changed. */
+  static insufficientStorage(): ApiError {
+    return new ApiError(
+      507,
+      "insufficient_storage",
+      "No space is left on the disk of the data directory, so nothing was changed; free space and try again",
+    );
+  }
+
+  /**
+   * {@link insufficientStorage} for a failure that says the disk is full: `ENOSPC` from the
+   * file system, or DuckDB's message quoting it. Undefined for any other failure.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { ApiError } from "./errors.ts";
+   *
+   * const full = Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" });
+   * assert.equal(ApiError.fromFullDisk(full)?.status, 507);
+   * assert.equal(ApiError.fromFullDisk(new Error("Permission denied")), undefined);
+   * ```
+   */
+  static fromFullDisk(error: unknown): ApiError | undefined {
+    if (!(error instanceof Error)) return undefined;
+    const code = (error as { code?: unknown }).code;
+    if (code === "ENOSPC" || error.message.includes("No space left on device")) {
+      return ApiError.insufficientStorage();
+    }
+    return undefined;
   }
 
   /** 503: the database cannot serve now; `retryAfterSeconds` says when to try again. */

@@ -124,7 +124,13 @@ export class RowsInParts {
       if (paths.length === 1) return { ...summary, path: paths[0]! };
       const path = `${this.options.spoolDir}/${crypto.randomUUID()}.json`;
       if (bytes) {
-        await Deno.writeFile(path, bytes, { createNew: true, mode: 0o600 });
+        try {
+          await Deno.writeFile(path, bytes, { createNew: true, mode: 0o600 });
+        } catch (error) {
+          // A full disk leaves the file created, and part written.
+          await discard({ path });
+          throw error;
+        }
         return { ...summary, path };
       }
       const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });

@@ -17,7 +17,7 @@ const healthz = createRoute({
   method: "get",
   operationId: "checkLiveness",
   path: "/healthz",
-  summary: "Liveness: the process answers",
+  summary: "Liveness: the process answers and its database engine works or can be reopened",
   tags: ["service"],
   security: [],
   responses: {
@@ -28,6 +28,10 @@ const healthz = createRoute({
           schema: z.object({ status: z.literal("ok") }).openapi({ example: { status: "ok" } }),
         },
       },
+    },
+    503: {
+      description: "The database engine failed and cannot be reopened: restart the service",
+      content: { "application/json": { schema: ErrorShape } },
     },
   },
 });
@@ -102,7 +106,10 @@ export interface ServiceDeps {
 /** The health and metrics routes. */
 export function serviceRoutes({ store, metrics, metricsAccess, auth }: ServiceDeps): OpenAPIHono {
   const app = new OpenAPIHono({ strict: false });
-  app.openapi(healthz, (c) => c.json({ status: "ok" as const }, 200));
+  app.openapi(healthz, async (c) => {
+    if (await store.healthy()) return c.json({ status: "ok" as const }, 200);
+    throw ApiError.unavailable("The database failed and cannot be reopened; restart the service");
+  });
   app.openapi(readyz, async (c) => {
     if (await store.ready()) return c.json({ status: "ready" as const }, 200);
     throw ApiError.unavailable("The database is not writable");

@@ -123,9 +123,10 @@ export function errorResponses(
     415: "Unsupported content type",
     422: "Invalid definition or data",
     500: "Unexpected failure; the message quotes the request id of the logged error",
+    507: "The disk of the data directory is full; nothing was changed",
   };
   return Object.fromEntries(
-    [400, 401, 403, ...statuses, 500].map((status) => [status, {
+    [400, 401, 403, ...statuses, 500, 507].map((status) => [status, {
       description: descriptions[status] ?? "Error",
       content: { "application/json": { schema: ErrorShape } },
     }]),

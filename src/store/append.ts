@@ -145,7 +145,7 @@ export async function appendRows(session: Session, table: Table, rows: PlainRows
       }
       appender.endRow();
     }
-    appender.closeSync();
+    session.close(appender);
   } catch (error) {
     // Rows still buffered would be flushed when the appender is collected, in whatever
     // transaction its connection is in by then.

@@ -13,6 +13,7 @@ import {
   type JS,
 } from "@duckdb/node-api";
 import { ApiError } from "../errors.ts";
+import type { Logger } from "../log.ts";
 import { engineMessage, quoteLiteral } from "./sql.ts";
 import { DUCKDB_READER_BYTES } from "./store.ts";
 
@@ -37,6 +38,34 @@ export interface DatabaseOptions {
   readonly tempDir: string;
   /** DuckDB's memory limit in bytes (DuckDB's own default, 80% of RAM, when absent). */
   readonly memoryBytes?: number;
+  /** Where a failed database and its reopening are reported. */
+  readonly logger?: Logger;
+}
+
+/**
+ * A DuckDB error after which the instance refuses all further work ("database has been
+ * invalidated") until it is reopened: a checkpoint that failed, as on a full disk.
+ */
+const INVALIDATED = /FATAL Error|database has been invalidated|COMMIT succeeded and is durable/;
+
+/**
+ * A commit DuckDB made durable in its write-ahead log before the automatic checkpoint after
+ * it failed: the changes are saved (reopening replays the log), only the instance is lost.
+ */
+const DURABLE_COMMIT = /COMMIT succeeded and is durable/;
+
+/** A write refused by an instance opened read-only. */
+const READ_ONLY = /read-only/i;
+
+/** Least milliseconds between tries to open read-write again a file opened read-only. */
+const READ_ONLY_RETRY_MS = 1000;
+
+/** What a session tells the database about a failure it met. */
+interface Failures {
+  /** The error to throw for `error`, noting a database it leaves invalidated. */
+  failure(error: unknown): unknown;
+  /** Whether `error` is a commit that was saved before the database failed (see above). */
+  committed(error: unknown): boolean;
 }
 
 /** A statement that begins or ends a transaction, and which. */
@@ -69,8 +98,15 @@ export class Session {
    */
   #inTransaction = false;
 
-  /** `readers`: the slots a statement reading a file waits for (see DUCKDB_READER_BYTES). */
-  constructor(readonly connection: DuckDBConnection, private readonly readers: Slots) {}
+  /**
+   * `readers`: the slots a statement reading a file waits for (see DUCKDB_READER_BYTES);
+   * `failures`: the database's judgement of what fails.
+   */
+  constructor(
+    readonly connection: DuckDBConnection,
+    private readonly readers: Slots,
+    private readonly failures: Failures,
+  ) {}
 
   /** Whether a transaction begun through this session is still open. */
   get inTransaction(): boolean {
@@ -86,9 +122,16 @@ export class Session {
     return reader.getRowObjectsJS();
   }
 
-  /** Runs one statement with bound values, ignoring any result. */
+  /**
+   * Runs one statement with bound values, ignoring any result. A statement that committed
+   * before the database failed has done its work and returns.
+   */
   async run(sql: string, values: DuckDBValue[] = []): Promise<void> {
-    await this.#statement(sql, () => this.connection.run(sql, bound(values)));
+    try {
+      await this.#statement(sql, () => this.connection.run(sql, bound(values)));
+    } catch (error) {
+      if (!this.failures.committed(error)) throw error;
+    }
   }
 
   /** Runs one statement with bound values and returns how many rows it changed. */
@@ -108,7 +151,9 @@ export class Session {
       if (control !== undefined) this.#inTransaction = control === "BEGIN" || control === "START";
       return result;
     } catch (error) {
-      throw outOfMemory(error) ?? error;
+      if (!this.failures.committed(error)) throw this.failures.failure(error);
+      this.#inTransaction = false;
+      throw error;
     }
   }
 
@@ -119,10 +164,24 @@ export class Session {
   appender(schema: string, table: string): Promise<DuckDBAppender> {
     return this.connection.createAppender(table, schema);
   }
+
+  /**
+   * Flushes and closes `appender`: outside a transaction, that commits its rows. A flush
+   * that committed before the database failed has done its work and returns.
+   */
+  close(appender: DuckDBAppender): void {
+    try {
+      appender.closeSync();
+    } catch (error) {
+      if (!this.failures.committed(error)) throw error;
+    }
+  }
 }
 
 /**
- * The open database.
+ * The open database. When DuckDB invalidates it (a checkpoint that failed, as on a full
+ * disk), it reopens the file itself once the work under way has ended; until then, and while
+ * the file cannot be reopened, new work fails with the cause (507 for a full disk, else 503).
  *
  * @example
  * ```ts
@@ -138,12 +197,26 @@ export class Session {
  */
 export class Database {
   readonly #idle: DuckDBConnection[] = [];
+  /** Connections doing work, to interrupt when the instance fails under them. */
+  readonly #busy = new Set<DuckDBConnection>();
   readonly #readers: Slots;
+  readonly #failures: Failures = {
+    failure: (error) => this.#failure(error),
+    committed: (error) => this.#committed(error),
+  };
+  #instance: DuckDBInstance | undefined;
   #active = 0;
   #transactions = 0;
   #closed = false;
+  /** Set while the instance is invalidated: what work meets until it is reopened. */
+  #broken: ApiError | undefined;
+  #reopening: Promise<void> | undefined;
+  /** When the instance was opened read-only because the disk was full, that time. */
+  #readOnlySince: number | undefined;
 
-  private constructor(private readonly instance: DuckDBInstance, memoryBytes?: number) {
+  private constructor(instance: DuckDBInstance, private readonly options: DatabaseOptions) {
+    this.#instance = instance;
+    const { memoryBytes } = options;
     this.#readers = new Slots(
       memoryBytes ? Math.max(1, Math.floor(memoryBytes / DUCKDB_READER_BYTES)) : DEFAULT_READERS,
     );
@@ -156,40 +229,7 @@ export class Database {
    * refused, with the reason as the message and the file untouched.
    */
   static async open(options: DatabaseOptions): Promise<Database> {
-    const onDisk = options.path !== ":memory:";
-    if (onDisk) await checkHeader(options.path);
-    let instance: DuckDBInstance;
-    try {
-      instance = await DuckDBInstance.create(options.path, {
-        autoinstall_known_extensions: "false",
-        autoload_known_extensions: "false",
-        allow_community_extensions: "false",
-        temp_directory: options.tempDir,
-        ...(options.memoryBytes
-          ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }
-          : {}),
-      });
-    } catch (error) {
-      throw new Error(openFailure(error));
-    }
-    const database = new Database(instance, options.memoryBytes);
-    try {
-      await database.withSession(async (session) => {
-        if (onDisk) await checkLength(session, options.path);
-        // Order matters: each SET below would be refused after the next one.
-        await session.run(`SET allowed_directories=[${quoteLiteral(`${options.spoolDir}/`)}]`);
-        // GLOBAL: every later connection renders and reads times in UTC, whatever the
-        // machine's zone; a plain SET would reach only this connection.
-        await session.run("SET GLOBAL TimeZone='UTC'");
-        await session.run("SET enable_external_access=false");
-        await session.run("SET lock_configuration=true");
-      });
-    } catch (error) {
-      // Nothing was written yet: close without the checkpoint close() would run.
-      database.#closeNow();
-      throw error;
-    }
-    return database;
+    return new Database(await openInstance(options), options);
   }
 
   /**
@@ -199,7 +239,7 @@ export class Database {
    */
   async withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
     const connection = await this.#acquire();
-    const session = new Session(connection, this.#readers);
+    const session = new Session(connection, this.#readers, this.#failures);
     let healthy = true;
     try {
       const result = await work(session);
@@ -209,27 +249,149 @@ export class Database {
       return result;
     } catch (error) {
       healthy = false;
-      throw error;
+      throw this.#failure(error);
     } finally {
       this.#release(connection, healthy);
     }
   }
 
-  async #acquire(): Promise<DuckDBConnection> {
+  /** A connection for one unit of work: from the pool unless `fresh`. */
+  async #acquire(fresh = false): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
-    const connection = this.#idle.pop() ?? await this.instance.connect();
+    if (this.#broken || this.#mayWriteAgain()) await this.#reopen();
+    // Counted before connecting: a reopen must not close the instance under a connect.
     this.#active++;
+    let connection: DuckDBConnection;
+    try {
+      connection = (fresh ? undefined : this.#idle.pop()) ?? await this.#instance!.connect();
+    } catch (error) {
+      this.#active--;
+      throw this.#failure(error);
+    }
+    this.#busy.add(connection);
     return connection;
   }
 
   /** Puts a connection back in the pool; one that failed at something is closed instead. */
   #release(connection: DuckDBConnection, healthy: boolean): void {
     this.#active--;
-    if (healthy && !this.#closed && this.#idle.length < MAX_IDLE_CONNECTIONS) {
+    this.#busy.delete(connection);
+    if (healthy && !this.#closed && !this.#broken && this.#idle.length < MAX_IDLE_CONNECTIONS) {
       this.#idle.push(connection);
     } else {
       connection.closeSync();
     }
+    // The last work on a failed instance has ended: reopen now, not at the next request.
+    if (this.#broken && this.#active === 0) this.#reopen().catch(() => {});
+  }
+
+  /**
+   * Whether to try again to open read-write a file opened read-only: now and then, and only
+   * when no work holds the instance, so reads never wait for work to end.
+   */
+  #mayWriteAgain(): boolean {
+    return this.#readOnlySince !== undefined && this.#active === 0 &&
+      Date.now() - this.#readOnlySince >= READ_ONLY_RETRY_MS;
+  }
+
+  /**
+   * The error to throw for `error`: a full disk as 507, DuckDB out of memory as 503, and on an
+   * instance that failed, that failure. An error that invalidated the instance marks it so.
+   */
+  #failure(error: unknown): unknown {
+    if (error instanceof ApiError) return error;
+    const text = error instanceof Error ? error.message : String(error);
+    // Opened read-only because the disk was full: a write meets that disk.
+    if (this.#readOnlySince !== undefined && READ_ONLY.test(text)) {
+      return ApiError.insufficientStorage();
+    }
+    if (INVALIDATED.test(text)) this.#break(error);
+    return ApiError.fromFullDisk(error) ?? outOfMemory(error) ?? this.#broken ?? error;
+  }
+
+  /** Whether `error` is a commit saved before the instance failed; marks it failed if so. */
+  #committed(error: unknown): boolean {
+    if (!(error instanceof Error && DURABLE_COMMIT.test(error.message))) return false;
+    this.#break(error);
+    return true;
+  }
+
+  /** Marks the instance failed and interrupts the work on it, which can only fail now. */
+  #break(error: unknown): void {
+    if (this.#broken) return;
+    this.#broken = ApiError.fromFullDisk(error) ??
+      ApiError.unavailable("The database failed and is being reopened; try again", 1);
+    this.options.logger?.log("error", "database failed; reopening it", {
+      error: engineMessage(error),
+    });
+    for (const connection of this.#busy) connection.interrupt();
+  }
+
+  /**
+   * Reopens a failed instance once no work holds a connection to it: DuckDB replays its
+   * write-ahead log, so every commit it acknowledged is there. Until then new work fails with
+   * the failure (a unit may be waiting for a second connection of its own, so it cannot wait
+   * here), and so does work while the file cannot be reopened.
+   */
+  #reopen(): Promise<void> {
+    if (this.#active > 0) return Promise.reject(this.#broken);
+    // Cleared only once settled, so every caller meanwhile waits for the same attempt.
+    this.#reopening ??= this.#openAgain().finally(() => this.#reopening = undefined);
+    return this.#reopening;
+  }
+
+  /**
+   * Opens the file again, read-write; read-only when the disk is too full for that (DuckDB
+   * writes when it opens a file with a log to replay), so reads go on and writes get 507
+   * until a later try opens it read-write.
+   */
+  async #openAgain(): Promise<void> {
+    try {
+      for (const connection of this.#idle.splice(0)) connection.closeSync();
+      this.#instance?.closeSync();
+      // Undefined until the file is open again: a failed attempt must not close it twice.
+      this.#instance = undefined;
+      let instance: DuckDBInstance;
+      let readOnly = false;
+      try {
+        instance = await openInstance(this.options);
+      } catch (error) {
+        if (!ApiError.fromFullDisk(error)) throw error;
+        this.options.logger?.log("warn", "database cannot be reopened for writing", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        instance = await openInstance(this.options, true);
+        readOnly = true;
+      }
+      if (this.#closed) return instance.closeSync(); // Shut down meanwhile.
+      this.#instance = instance;
+      this.#broken = undefined;
+      this.#readOnlySince = readOnly ? Date.now() : undefined;
+      this.options.logger?.log(
+        "warn",
+        readOnly ? "database reopened read-only" : "database reopened",
+      );
+    } catch (error) {
+      this.#broken ??= ApiError.unavailable("The database failed and is being reopened", 1);
+      this.options.logger?.log("error", "database could not be reopened", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw ApiError.unavailable(
+        "The database failed and cannot be reopened now; try again later",
+        1,
+      );
+    }
+  }
+
+  /**
+   * Whether the database can do work: true unless it failed and reopening it fails (this
+   * tries); an orchestrator restarting the process on false gets a fresh start.
+   */
+  async usable(): Promise<boolean> {
+    if (!this.#broken || this.#closed) return !this.#closed;
+    // Work on the failed instance is still ending; the reopen follows.
+    if (this.#active > 0) return true;
+    return await this.#reopen().then(() => true, () => false);
   }
 
   /**
@@ -238,17 +400,15 @@ export class Database {
    * what it reads (a table's description, say) is of the same snapshot as the rows.
    * Resolves once the statement has given its first rows: one that fails before any (a sort
    * out of memory, say) rejects here, before an answer has begun, as any other statement
-   * would, and so does `prepare`; a later failure can only break the stream off. The
+   * would, and so does `prepare`; a later failure can only break the stream off, as does the instance failing. The
    * connection is held until the stream ends or is cancelled, so a slow client holds a
    * connection, not the result.
    */
   async streamLines(
     prepare: (session: Session) => Promise<Lines>,
   ): Promise<ReadableStream<Uint8Array>> {
-    if (this.#closed) throw new Error("The database is closed");
     const encoder = new TextEncoder();
-    const connection = await this.instance.connect();
-    this.#active++;
+    const connection = await this.#acquire(true);
     let held = true;
     let inTransaction = false;
     const release = () => {
@@ -256,8 +416,7 @@ export class Database {
       held = false;
       if (inTransaction) this.#transactions--;
       inTransaction = false;
-      this.#active--;
-      connection.closeSync();
+      this.#release(connection, false);
     };
     let result: Awaited<ReturnType<DuckDBConnection["stream"]>>;
     let next: DuckDBDataChunk | null | undefined;
@@ -267,19 +426,21 @@ export class Database {
       await connection.run("BEGIN TRANSACTION");
       inTransaction = true;
       this.#transactions++;
-      const lines = await prepare(new Session(connection, this.#readers));
+      const lines = await prepare(new Session(connection, this.#readers, this.#failures));
       first = lines.first;
       result = await connection.stream(lines.sql);
       // The statement runs here, up to its first rows: all of a sort's work, say.
       next = await result.fetchChunk();
     } catch (error) {
       release();
-      throw outOfMemory(error) ?? error;
+      throw this.#failure(error);
     }
     return new ReadableStream<Uint8Array>({
       start: (controller) => controller.enqueue(encoder.encode(`${first}\n`)),
       pull: async (controller) => {
         try {
+          // A failed instance waits for this connection to be let go before it is reopened.
+          if (this.#broken) throw this.#broken;
           const chunk = next === undefined ? await result.fetchChunk() : next;
           next = undefined;
           if (!chunk || chunk.rowCount === 0) {
@@ -292,7 +453,7 @@ export class Database {
           controller.enqueue(encoder.encode(`${lines.join("\n")}\n`));
         } catch (error) {
           release();
-          controller.error(error);
+          controller.error(this.#failure(error));
         }
       },
       cancel: release,
@@ -301,7 +462,7 @@ export class Database {
 
   /**
    * Runs `work` in one transaction on a connection of its own: committed when `work`
-   * returns, rolled back when it throws.
+   * returns, rolled back when it throws. A commit saved before the instance failed counts.
    */
   async transaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
     const connection = await this.#acquire();
@@ -309,7 +470,7 @@ export class Database {
       await connection.run("BEGIN TRANSACTION");
     } catch (error) {
       this.#release(connection, false);
-      throw error;
+      throw this.#failure(error);
     }
     this.#transactions++;
     // A connection whose transaction failed is not trusted with another.
@@ -317,7 +478,7 @@ export class Database {
     try {
       let result: T;
       try {
-        result = await work(new Session(connection, this.#readers));
+        result = await work(new Session(connection, this.#readers, this.#failures));
       } catch (error) {
         await connection.run("ROLLBACK").catch(() => {});
         throw error;
@@ -325,10 +486,12 @@ export class Database {
       try {
         await connection.run("COMMIT");
       } catch (error) {
-        throw outOfMemory(error) ?? error;
+        if (!this.#committed(error)) throw error;
       }
       healthy = true;
       return result;
+    } catch (error) {
+      throw this.#failure(error);
     } finally {
       this.#transactions--;
       this.#release(connection, healthy);
@@ -348,15 +511,64 @@ export class Database {
   /** Writes everything to the database file and closes it. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    await this.withSession((session) => session.run("CHECKPOINT"));
-    this.#closeNow();
+    try {
+      // A failed instance writes nothing more; its write-ahead log holds every commit.
+      if (!this.#broken && this.#readOnlySince === undefined) {
+        await this.withSession((session) => session.run("CHECKPOINT"));
+      }
+    } finally {
+      this.#closeNow();
+    }
   }
 
   #closeNow(): void {
     this.#closed = true;
     for (const connection of this.#idle.splice(0)) connection.closeSync();
-    this.instance.closeSync();
+    this.#instance?.closeSync();
+    this.#instance = undefined;
   }
+}
+
+/**
+ * A DuckDB instance on `options.path`, hardened (see {@link Database.open}); with `readOnly`,
+ * one that refuses every write.
+ */
+async function openInstance(options: DatabaseOptions, readOnly = false): Promise<DuckDBInstance> {
+  const onDisk = options.path !== ":memory:";
+  if (onDisk) await checkHeader(options.path);
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(options.path, {
+      autoinstall_known_extensions: "false",
+      autoload_known_extensions: "false",
+      allow_community_extensions: "false",
+      temp_directory: options.tempDir,
+      ...(readOnly ? { access_mode: "READ_ONLY" } : {}),
+      ...(options.memoryBytes
+        ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }
+        : {}),
+    });
+  } catch (error) {
+    throw new Error(openFailure(error));
+  }
+  const connection = await instance.connect();
+  try {
+    if (onDisk) await checkLength(connection, options.path);
+    // Order matters: each SET below would be refused after the next one.
+    await connection.run(`SET allowed_directories=[${quoteLiteral(`${options.spoolDir}/`)}]`);
+    // GLOBAL: every later connection renders and reads times in UTC, whatever the
+    // machine's zone; a plain SET would reach only this connection.
+    await connection.run("SET GLOBAL TimeZone='UTC'");
+    await connection.run("SET enable_external_access=false");
+    await connection.run("SET lock_configuration=true");
+  } catch (error) {
+    // Nothing was written yet: close without a checkpoint.
+    connection.closeSync();
+    instance.closeSync();
+    throw error;
+  }
+  connection.closeSync();
+  return instance;
 }
 
 /**
@@ -429,11 +641,12 @@ async function checkHeader(path: string): Promise<void> {
  * header's total may exceed the file (a checkpoint cuts free blocks off the end without
  * lowering it), but every block in use lies within the file.
  */
-async function checkLength(session: Session, path: string): Promise<void> {
-  const [row] = await session.rows(
+async function checkLength(connection: DuckDBConnection, path: string): Promise<void> {
+  const reader = await connection.runAndReadAll(
     `SELECT total_blocks - free_blocks AS used, block_size FROM pragma_database_size()
      WHERE database_name = current_database()`,
   );
+  const [row] = reader.getRowObjectsJS();
   const expected = HEADERS_BYTES + Number(row?.used ?? 0) * Number(row?.block_size ?? 0);
   const { size } = await Deno.stat(path);
   if (size < expected) {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { ApiError } from "../errors.ts";
 import { Database, type Lines, type Session } from "./database.ts";
+import { fill, unmountable, withTmpfs } from "../../tests/helpers/tmpfs.ts";
 
 /** An in-memory Database of its own for `work`, closed and its directory removed after. */
 async function withDatabase(
@@ -158,3 +159,38 @@ Deno.test("Database.streamLines() lets go of its transaction when the reader can
 function linesOf(first: string, sql: string): () => Promise<Lines> {
   return () => Promise.resolve({ first, sql });
 }
+
+Deno.test({
+  name: "Database reopens itself after a failed checkpoint, and usable() is false while it " +
+    `cannot${unmountable ? ` (ignored: ${unmountable})` : ""}`,
+  ignore: unmountable !== undefined,
+  fn: () =>
+    withTmpfs(16, async (dir) => {
+      const path = `${dir}/t.duckdb`;
+      const db = await Database.open({ path, spoolDir: dir, tempDir: dir });
+      try {
+        await db.withSession(async (s) => {
+          await s.run("CREATE TABLE t AS SELECT range AS i FROM range(100000)");
+          await fill(`${dir}/filler`);
+          // The checkpoint cannot write the table to the file: DuckDB invalidates the instance.
+          await assert.rejects(s.run("CHECKPOINT"));
+          // Still holding the failed instance: its file turns unopenable before the reopen.
+          await Deno.rename(path, `${dir}/kept`);
+          await Deno.remove(`${dir}/filler`);
+          await Deno.writeFile(path, new TextEncoder().encode("not a database"));
+        });
+        assert.equal(await db.usable(), false);
+        await assert.rejects(
+          db.withSession((s) => s.rows("SELECT 1")),
+          (error) => error instanceof ApiError && error.status === 503,
+        );
+
+        await Deno.rename(`${dir}/kept`, path);
+        assert.equal(await db.usable(), true);
+        const rows = await db.withSession((s) => s.rows("SELECT count(*) AS n FROM t"));
+        assert.equal(rows[0]?.n, 100000n);
+      } finally {
+        await db.close();
+      }
+    }),
+});

@@ -579,7 +579,8 @@ export class DuckDBStore implements Store {
    * Runs `load` under an append's locks with the table and the columns `sample`'s keys map
    * to. Undefined, having changed nothing, when the table is missing (the whole-body path
    * answers that, after the body's own errors), a key maps to no column, or `load` fails:
-   * the caller then takes the ordinary path.
+   * the caller then takes the ordinary path. A full disk is thrown: no path mends that, and
+   * the ordinary one would meet the database still being reopened.
    */
   #loadPlainly<T>(
     ref: TableRef,
@@ -593,7 +594,8 @@ export class DuckDBStore implements Store {
       if (problems.length > 0 || mapping.length === 0) return undefined;
       try {
         return await load(table, mapping);
-      } catch {
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 507) throw error;
         return undefined;
       }
     });
@@ -621,7 +623,8 @@ export class DuckDBStore implements Store {
           );
           return { table, ...counts };
         } catch (error) {
-          if (error instanceof MoreKeys) throw error;
+          // An ApiError needs no explaining (and a database reopening could not give it).
+          if (error instanceof MoreKeys || error instanceof ApiError) throw error;
           throw await this.database.withSession((session) =>
             explainLoadFailure(session, table, file, mapping, error)
           );
@@ -735,7 +738,7 @@ export class DuckDBStore implements Store {
             })
           );
         } catch (error) {
-          if (!table || error instanceof MoreKeys) throw error;
+          if (!table || error instanceof MoreKeys || error instanceof ApiError) throw error;
           const described = table;
           // A table this upload created was rolled back with it: there are no rows to clash with.
           throw await this.database.withSession((session) =>
@@ -932,6 +935,10 @@ export class DuckDBStore implements Store {
     } catch {
       return false;
     }
+  }
+
+  healthy(): Promise<boolean> {
+    return this.database.usable();
   }
 
   openTransactions(): number {

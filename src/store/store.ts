@@ -185,6 +185,11 @@ export interface Store {
   dropTemplate(name: string, version?: Version | "latest"): Promise<string>;
   /** Is the database open and writable? */
   ready(): Promise<boolean>;
+  /**
+   * Can the database do work at all? False only when the engine failed and reopening it
+   * fails too (this tries), so that restarting the process is the remedy left.
+   */
+  healthy(): Promise<boolean>;
   /** Database transactions open at this moment. */
   openTransactions(): number;
   /**

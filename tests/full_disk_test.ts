@@ -1,0 +1,202 @@
+import assert from "node:assert/strict";
+import { type Answer, assertSpoolEmpty, ok, TestServer } from "./helpers/server.ts";
+import { fill, unmountable, withTmpfs } from "./helpers/tmpfs.ts";
+
+/** `count` rows from id `first` on, each with some 200 bytes of text. */
+function rows(first: number, count: number): { id: number; s: string }[] {
+  return Array.from({ length: count }, (_, i) => ({ id: first + i, s: `${first + i}`.repeat(40) }));
+}
+
+/**
+ * `send`'s answer once it is not 507: a database reopened read-only on the full disk tries
+ * read-write again at most once a second, so the first write after space was freed may still
+ * meet the read-only one.
+ */
+async function afterFreeing(send: () => Promise<Answer>): Promise<Answer> {
+  for (let tries = 1;; tries++) {
+    const answer = await send();
+    if (answer.status !== 507 || tries === 5) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+/**
+ * Creates table `t` and inserts `batch` rows at a time into it until an insert is refused: the
+ * rows acknowledged, and the refusal.
+ */
+async function loadUntilRefused(
+  server: TestServer,
+  batch: number,
+): Promise<{ acknowledged: number; refused: Answer }> {
+  ok(
+    await server.request("POST", "table/t", {
+      body: {
+        table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
+      },
+    }),
+  );
+  let acknowledged = 0;
+  for (let i = 0; i < 1000; i++) {
+    const answer = await server.request("POST", "table/t/records", {
+      body: rows(acknowledged, batch),
+    });
+    if (answer.status !== 200) return { acknowledged, refused: answer };
+    acknowledged += batch;
+  }
+  throw new Error("The disk never filled up");
+}
+
+/**
+ * Loads rows `batch` at a time into a service on a 64 MB tmpfs until a write is refused,
+ * checks the refusal and what is kept, then frees space and writes again.
+ */
+async function fillAndFree(batch: number): Promise<void> {
+  await withTmpfs(64, async (dir) => {
+    // Room the test gives back later, as an operator deleting old files would: enough for the
+    // checkpoint that failed (DuckDB's write-ahead log reaches 16 MB before one).
+    await fill(`${dir}/filler`, 32 << 20);
+    const server = await TestServer.start({}, dir);
+    try {
+      const { acknowledged, refused } = await loadUntilRefused(server, batch);
+      assert.equal(refused.status, 507, refused.text);
+      assert.equal(refused.body.error.type, "insufficient_storage");
+      assert.match(refused.body.error.message, /^No space is left on the disk/);
+
+      // Every acknowledged row, and none of the refused batch.
+      const read = ok(await server.request("GET", "table/t/records?limit=1"));
+      assert.equal(read.total, acknowledged);
+      const last = ok(await server.request("GET", `table/t/records?offset=${acknowledged - 1}`));
+      assert.deepEqual(last.records.map((r: { id: number }) => r.id), [acknowledged - 1]);
+      assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
+
+      // With no room left at all, a body too large to keep in memory cannot be spooled either.
+      await fill(`${dir}/rest`);
+      const spooled = await server.request("POST", "table/u/upload/json", {
+        body: { data: rows(0, 10_000) },
+      });
+      assert.equal(spooled.status, 507, spooled.text);
+      await assertSpoolEmpty(server);
+
+      await Deno.remove(`${dir}/rest`);
+      await Deno.remove(`${dir}/filler`);
+      ok(
+        await afterFreeing(() =>
+          server.request("POST", "table/t/records", { body: rows(acknowledged, batch) })
+        ),
+      );
+      ok(await server.request("POST", "table/u/upload/json", { body: { data: rows(0, 10_000) } }));
+      assert.equal(
+        ok(await server.request("GET", "table/t/records?limit=1")).total,
+        acknowledged + batch,
+      );
+      assert.equal(ok(await server.request("GET", "/readyz")).status, "ready");
+    } finally {
+      await server.stop();
+    }
+  });
+}
+
+const ignore = unmountable !== undefined;
+const why = unmountable ? ` (ignored: ${unmountable})` : "";
+
+Deno.test({
+  name: "A full disk met by a checkpoint carrying a large commit answers it 507, keeps every " +
+    "acknowledged row and reads, and takes writes again once space is freed" + why,
+  ignore,
+  // About 1 MB a batch: DuckDB checkpoints instead of writing such a commit to its log.
+  fn: () => fillAndFree(5000),
+});
+
+Deno.test({
+  name: "A full disk met by the checkpoint after a small commit keeps that commit, answers the " +
+    "write the log cannot take 507, and takes writes again once space is freed" + why,
+  ignore,
+  // About 200 KB a batch: logged, then checkpointed.
+  fn: () => fillAndFree(1000),
+});
+
+Deno.test({
+  name: "/healthz answers 503 while a database that failed cannot be reopened, and 200 once it " +
+    "can" + why,
+  ignore,
+  fn: () =>
+    withTmpfs(64, async (dir) => {
+      await fill(`${dir}/filler`, 32 << 20);
+      const server = await TestServer.start({}, dir);
+      try {
+        // The service goes on with the file it has open; a reopen would find this one instead.
+        const path = `${dir}/tables.duckdb`;
+        await Deno.rename(path, `${dir}/kept`);
+        await Deno.writeFile(path, new TextEncoder().encode("not a database"));
+        const { acknowledged, refused } = await loadUntilRefused(server, 5000);
+        assert.equal(refused.status, 507, refused.text);
+
+        const health = await server.request("GET", "/healthz");
+        assert.equal(health.status, 503, health.text);
+        assert.equal(health.body.error.type, "unavailable");
+        assert.equal((await server.request("GET", "table/t/records")).status, 503);
+
+        await Deno.rename(`${dir}/kept`, path);
+        await Deno.remove(`${dir}/filler`);
+        assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
+        assert.equal(ok(await server.request("GET", "table/t/records")).total, acknowledged);
+      } finally {
+        await server.stop();
+      }
+    }),
+});
+
+Deno.test({
+  name: "A full disk met by eight writers at once loses no acknowledged row, answers only 507 " +
+    "among failures, goes on answering reads and takes writes again once space is freed" + why,
+  ignore,
+  fn: () =>
+    withTmpfs(64, async (dir) => {
+      await fill(`${dir}/filler`, 32 << 20);
+      const server = await TestServer.start({}, dir);
+      try {
+        ok(
+          await server.request("POST", "table/t", {
+            body: {
+              table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
+            },
+          }),
+        );
+        let next = 0;
+        let acknowledged = 0;
+        const failures = new Set<number>();
+        await Promise.all(Array.from({ length: 8 }, async (_, writer) => {
+          // Small and large commits: logged then checkpointed, or checkpointed instead.
+          const batch = writer % 2 ? 300 : 3000;
+          for (let refused = 0; refused < 3;) {
+            const first = next;
+            next += batch;
+            const answer = await server.request("POST", "table/t/records", {
+              body: rows(first, batch),
+            });
+            if (answer.status === 200) acknowledged += batch;
+            else {
+              refused++;
+              failures.add(answer.status);
+            }
+          }
+        }));
+        assert.deepEqual([...failures], [507]);
+        const read = ok(await server.request("GET", "table/t/records?limit=1"));
+        assert.equal(read.total, acknowledged);
+
+        await Deno.remove(`${dir}/filler`);
+        ok(
+          await afterFreeing(() =>
+            server.request("POST", "table/t/records", { body: rows(next, 1) })
+          ),
+        );
+        assert.equal(
+          ok(await server.request("GET", "table/t/records?limit=1")).total,
+          acknowledged + 1,
+        );
+      } finally {
+        await server.stop();
+      }
+    }),
+});
