@@ -79,7 +79,7 @@ import {
   readRecords,
 } from "./rows.ts";
 import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../catalog/rows.ts";
-import { planTable } from "../catalog/definition.ts";
+import { checkWidth, planTable } from "../catalog/definition.ts";
 
 /** Most bodies inserted together. */
 const GROUP_MEMBERS = 1000;
@@ -1003,11 +1003,16 @@ async function inferPlan(
     return planTable(ref, { columns: file.keys.map((name) => ({ name, type: "VARCHAR" })) });
   }
   if (file.keys.length === 0) return planTable(ref, { columns: [] });
+  checkWidth(`Table "${ref.name}" has`, file.keys.length);
   const sample = fromAll ? ", sample_size=-1" : "";
   let described;
   try {
+    // Each key is a column however many there are and however few rows have it: DuckDB
+    // would read rows of over 200 keys, or of keys in under a tenth of the rows, as one MAP.
+    // So nested objects are STRUCTs too.
     described = await session.rows(
-      `DESCRIBE SELECT * FROM read_json($1, format='newline_delimited', records=true${sample})`,
+      `DESCRIBE SELECT * FROM read_json($1, format='newline_delimited', records=true, ` +
+        `map_inference_threshold=-1${sample})`,
       [file.path],
     );
   } catch (error) {
