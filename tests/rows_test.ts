@@ -1323,3 +1323,51 @@ Deno.test("upload/json replace is atomic for concurrent readers", async () => {
     await server.dispose();
   }
 });
+
+Deno.test("records and upload/json: a key repeated inside one row is 400 naming the row and key", async () => {
+  const server = await TestServer.start();
+  try {
+    const headers = { "content-type": "application/json" };
+    ok(await server.request("POST", "table/pairs", { body: { table: { columns: [] } } }));
+    ok(
+      await server.request("PUT", "table/pairs", {
+        body: { table: { columns: [{ name: "a", type: "int" }, { name: "b", type: "int" }] } },
+      }),
+    );
+    // The body is text: JSON.stringify cannot repeat a key. Far past the sample of keys the
+    // repeat is found too, as DuckDB reads the rows.
+    const many = Array.from({ length: 1500 }, (_, i) => `{"a": ${i}, "b": ${i}}`);
+    const late = [...many.slice(0, 1200), '{"b": 1, "a": 2, "b": 3}', ...many.slice(1200)];
+    for (
+      const [path, body, row, key] of [
+        ["table/pairs/records", '[{"a": 1}, {"a": 1, "a": 2}]', 1, "a"],
+        ["table/pairs/records?on_conflict=fail", `[${late.join(",")}]`, 1200, "b"],
+        ["table/fresh/upload/json", '{"data": [{"b": 1, "a": 2, "b": 3}]}', 0, "b"],
+        [
+          "table/pairs/upload/json?if_exists=append",
+          '{"data": [{"a": 1}, {"a": 1, "a": 2}]}',
+          1,
+          "a",
+        ],
+      ] as const
+    ) {
+      const error = errorOf(await server.request("POST", path, { body, headers }), 400);
+      assert.match(error.message, new RegExp(`Row ${row} .*"${key}"`), path);
+      assert.deepEqual(
+        error.details?.map((d) => {
+          const { row, column } = d as { row: number; column: string };
+          return [row, column];
+        }),
+        [
+          [row, key],
+        ],
+        path,
+      );
+    }
+    assert.equal((await records(server, "pairs")).total, 0);
+    errorOf(await server.request("GET", "table/fresh"), 404);
+    await assertSpoolEmpty(server);
+  } finally {
+    await server.dispose();
+  }
+});

@@ -59,6 +59,27 @@ export interface TablePlan {
 }
 
 /**
+ * Throws 422 when a table, or the rows or file a table would be made from, is wider than
+ * {@link MAX_COLUMNS}: checked before any work, as no table could take it. `subject` begins
+ * the message ("Table \"t\" has"), `noun` counts what it has.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkWidth } from "./definition.ts";
+ *
+ * assert.throws(() => checkWidth('Table "t" has', 2001), /2001 columns; at most 2000 columns/);
+ * ```
+ */
+export function checkWidth(subject: string, count: number, noun = "columns"): void {
+  if (count > MAX_COLUMNS) {
+    throw ApiError.unprocessable(
+      `${subject} ${count} ${noun}; at most ${MAX_COLUMNS} columns are allowed`,
+    );
+  }
+}
+
+/**
  * Checks a table definition against the contract's rules and gives the plan to build it,
  * or throws a 422 listing every problem found.
  *
@@ -79,11 +100,7 @@ export interface TablePlan {
 export function planTable(ref: TableRef, definition: TableDefinition): TablePlan {
   const problems: ErrorDetail[] = [];
   const specs = definition.columns ?? [];
-  if (specs.length > MAX_COLUMNS) {
-    throw ApiError.unprocessable(
-      `Table "${ref.name}" has ${specs.length} columns; at most ${MAX_COLUMNS} are allowed`,
-    );
-  }
+  checkWidth(`Table "${ref.name}" has`, specs.length);
 
   const columns: PlannedColumn[] = [];
   const byKey = new Map<string, PlannedColumn>();

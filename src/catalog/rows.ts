@@ -6,6 +6,7 @@
 
 import type { RowsSummary } from "../ingest/json_rows.ts";
 import { ApiError, type ErrorDetail, summarise } from "../errors.ts";
+import { checkWidth } from "./definition.ts";
 import type { Column, Table } from "./model.ts";
 import { nameKey } from "./names.ts";
 
@@ -70,6 +71,8 @@ export async function matchRowKeys(
 ): Promise<{ mapping: KeyColumn[]; problems: ErrorDetail[] }> {
   const problems: ErrorDetail[] = [];
   const mapping: KeyColumn[] = [];
+  // More keys than any table has columns: 422 before each is looked up and explained.
+  if (summary.form === "objects") checkWidth("The rows have", summary.keys.length, "keys");
   if (summary.form === "arrays") {
     const longest = summary.keys.length;
     if (longest > table.columns.length) {

@@ -140,6 +140,10 @@ export class JsonRows {
   #keyStart = -1;
   /** The keys of the previous row by position, as bytes, to recognise repeats cheaply. */
   readonly #recent: Uint8Array[] = [];
+  /** {@link JsonRows.#recent} decoded. */
+  readonly #recentKeys: string[] = [];
+  /** Sampled row: its keys so far, to refuse one given twice. */
+  readonly #rowKeys = new Set<string>();
   // Past the sample, the fast path checks that each key is the sampled row's key at the same
   // position; any other key (or an escaped one) just leaves the keys unverified.
   /** Every key past the sample matched; the summary's keys then cover every row. */
@@ -150,6 +154,12 @@ export class JsonRows {
   #fastInKey = false;
   #fastKeyHead: Uint8Array | null = null;
   #fastPosition = 0;
+  /**
+   * Fast path: the first position whose sampled key is also at an earlier one (Infinity when
+   * none). While every key matches the sample, a row repeats a key exactly when it reaches
+   * this position. Set as the first row past the sample starts; the sample is fixed by then.
+   */
+  #firstRepeat: number | undefined;
   readonly #keys = new Map<string, number>();
   readonly #firstRowOfLength = new Map<number, number>();
   // Envelope state.
@@ -220,7 +230,7 @@ export class JsonRows {
             inString = false;
             if (inKey) {
               inKey = false;
-              this.#checkFastKey(chunk, keyStart, end);
+              this.#checkFastKey(chunk, keyStart, end, rows - 1);
             }
             i = end;
             continue;
@@ -360,6 +370,7 @@ export class JsonRows {
         keyDue = !this.#positional && sampling;
         this.#fastKeyDue = !this.#positional && !sampling;
         this.#fastPosition = 0;
+        if (!sampling) this.#firstRepeat ??= firstRepeat(this.#recentKeys);
         depth++;
         if (this.#positional) {
           this.emit(chunk.subarray(segment, i));
@@ -459,6 +470,7 @@ export class JsonRows {
     this.#position = 0;
     this.#valueDue = this.#positional;
     this.#keyDue = !this.#positional;
+    this.#rowKeys.clear();
     this.#rows++;
   }
 
@@ -474,7 +486,10 @@ export class JsonRows {
     if (this.#keyParts.length === 0) {
       // Rows nearly always repeat the previous row's keys: compare in place, allocate nothing.
       const recent = this.#recent[position];
-      if (recent && !this.#keyEscaped && equalAt(recent, chunk, this.#keyStart, end)) return;
+      if (recent && !this.#keyEscaped && equalAt(recent, chunk, this.#keyStart, end)) {
+        this.#noteRowKey(this.#recentKeys[position]!);
+        return;
+      }
       bytes = chunk.slice(this.#keyStart, end);
     } else {
       this.#keyParts.push(chunk.subarray(0, end));
@@ -484,8 +499,18 @@ export class JsonRows {
     const key = this.#keyEscaped
       ? JSON.parse(`"${DECODER.decode(bytes)}"`) as string
       : DECODER.decode(bytes);
-    if (!this.#keyEscaped) this.#recent[position] = bytes;
+    if (!this.#keyEscaped) {
+      this.#recent[position] = bytes;
+      this.#recentKeys[position] = key;
+    }
+    this.#noteRowKey(key);
     if (!this.#keys.has(key)) this.#keys.set(key, this.#keys.size);
+  }
+
+  /** Sampled row: notes its next key; 400 when the row has it already. */
+  #noteRowKey(key: string): void {
+    if (this.#rowKeys.has(key)) throw repeatedKey(this.#rows - 1, key);
+    this.#rowKeys.add(key);
   }
 
   /** Fast path: keeps the start of a key that goes on in the next chunk. */
@@ -494,8 +519,12 @@ export class JsonRows {
     this.#fastKeyHead = this.#fastKeyHead ? concat([this.#fastKeyHead, part]) : part;
   }
 
-  /** Fast path: is the key ending at `end` the sampled key at its position? */
-  #checkFastKey(chunk: Uint8Array, start: number, end: number): void {
+  /**
+   * Fast path: is the key ending at `end`, in row `row`, the sampled key at its position? A
+   * row past the sample can repeat a key only where the sample does, or with a key that is
+   * not the sampled one: that leaves the keys to DuckDB, which refuses a repeat too.
+   */
+  #checkFastKey(chunk: Uint8Array, start: number, end: number, row: number): void {
     const position = this.#fastPosition++;
     const recent = this.#recent[position];
     let same: boolean;
@@ -506,6 +535,10 @@ export class JsonRows {
     } else same = recent !== undefined && equalAt(recent, chunk, start, end);
     // An escaped key never equals raw sampled bytes, so it is unverified too.
     if (!same) this.#keysVerified = false;
+    else if (position >= this.#firstRepeat! && this.#keysVerified) {
+      // Every key so far matched the sample, this row's too: it repeats the sample's repeat.
+      throw repeatedKey(row, this.#recentKeys[position]!);
+    }
   }
 
   #endMemberName(chunk: Uint8Array, end: number): void {
@@ -681,6 +714,22 @@ function malformed(why: string): ApiError {
 
 function badShape(why: string): ApiError {
   return ApiError.badRequest(`Wrong request body: ${why}`);
+}
+
+/** The first position of `keys` holding a key that an earlier one holds; Infinity if none. */
+function firstRepeat(keys: readonly string[]): number {
+  const seen = new Set<string>();
+  for (let i = 0; i < keys.length; i++) {
+    if (seen.has(keys[i]!)) return i;
+    seen.add(keys[i]!);
+  }
+  return Infinity;
+}
+
+function repeatedKey(row: number, key: string): ApiError {
+  return ApiError.badRequest(`Row ${row} has the key "${key}" more than once`, [
+    { row, column: key, message: `Key "${key}" appears more than once in the row` },
+  ]);
 }
 
 function tooDeep(): ApiError {

@@ -219,7 +219,6 @@ Deno.test("JsonRows vouches for the keys past the sample only when each is the s
     ['[{"a": 1, "bb": 2}, {"a": 3, "bb": 4}, {"a": 5, "cc": 6}]', false],
     ['[{"a": 1, "bb": 2}, {"bb": 3, "a": 4}]', false],
     ['[{"a": 1, "bb": 2}, {"\\u0061": 3}]', false],
-    ['[{"a": 1}, {"a": 2, "a": 3}]', false],
   ];
   for (const [text, complete] of cases) {
     const { summary } = runEverySplit(RECORDS, text);
@@ -227,5 +226,33 @@ Deno.test("JsonRows vouches for the keys past the sample only when each is the s
     assert.equal(fast.keysComplete, complete, text);
     // With every row sampled the keys are complete by definition.
     assert.equal(summary.keysComplete, true);
+  }
+});
+
+Deno.test("JsonRows refuses a key repeated inside one row with a 400 naming the row and key", () => {
+  const cases: [string, number, string][] = [
+    ['[{"a": 1, "a": 2}]', 0, "a"],
+    ['[{"a": 1}, {"b": 1, "c": {"x": 1, "x": 2}, "b": 2}]', 1, "b"],
+    ['[{"a": 1, "b": 2}, {"b": 1, "\\u0062": 2}]', 1, "b"],
+    // Past the sample, on the fast path: keys matching the sampled ones, one of them twice.
+    ['[{"a": 1, "b": 2}, {"b": 3}, {"b": 4, "b": 5}]', 2, "b"],
+  ];
+  for (const [text, row, key] of cases) {
+    for (const options of [RECORDS, { ...RECORDS, keySampleRows: 2 }]) {
+      for (const cut of [0, text.length >> 1, text.length - 3]) {
+        assert.throws(() => run(options, text, [cut]), (error: unknown) => {
+          assert.ok(error instanceof ApiError, String(error));
+          assert.equal(error.status, 400, text);
+          assert.deepEqual(error.details, [
+            { row, column: key, message: `Key "${key}" appears more than once in the row` },
+          ]);
+          return true;
+        }, text);
+      }
+    }
+  }
+  // A key nested in a value, or the same key in two rows, is no repeat.
+  for (const text of ['[{"a": {"a": 1}}, {"a": 2}]', '[{"a": 1, "b": [{"a": 1}]}, {"a": 1}]']) {
+    assert.equal(runEverySplit(RECORDS, text).summary.rows, 2);
   }
 });

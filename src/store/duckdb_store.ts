@@ -79,7 +79,7 @@ import {
   readRecords,
 } from "./rows.ts";
 import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../catalog/rows.ts";
-import { planTable } from "../catalog/definition.ts";
+import { checkWidth, planTable } from "../catalog/definition.ts";
 
 /** Most bodies inserted together. */
 const GROUP_MEMBERS = 1000;
@@ -1041,14 +1041,24 @@ async function inferPlan(
     return planTable(ref, { columns: file.keys.map((name) => ({ name, type: "VARCHAR" })) });
   }
   if (file.keys.length === 0) return planTable(ref, { columns: [] });
+  checkWidth(`Table "${ref.name}" has`, file.keys.length);
   const sample = fromAll ? ", sample_size=-1" : "";
-  let described;
-  try {
-    described = await session.rows(
-      `DESCRIBE SELECT * FROM read_json($1, format='newline_delimited', records=true${sample})`,
+  const describe = (options: string) =>
+    session.rows(
+      `DESCRIBE SELECT * FROM read_json($1, format='newline_delimited', records=true${options}${sample})`,
       [file.path],
     );
+  let described;
+  try {
+    described = await describe("").catch((error) => {
+      // DuckDB takes rows of over 200 keys, or of keys each in under a tenth of the rows, for
+      // one MAP, which records=true refuses. Then every key is a column; nested objects are
+      // STRUCTs too, where elsewhere DuckDB may choose a MAP for them.
+      if (!/expected records/i.test(String(error))) throw error;
+      return describe(", map_inference_threshold=-1");
+    });
   } catch (error) {
+    if (error instanceof ApiError) throw error; // out of memory: 503, not the rows' fault
     const line = engineMessage(error);
     if (/malformed|unexpected/i.test(line)) {
       throw ApiError.badRequest("The request body is not valid JSON");

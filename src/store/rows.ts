@@ -5,6 +5,7 @@
  * @module
  */
 
+import { checkWidth } from "../catalog/definition.ts";
 import type { Column, Table } from "../catalog/model.ts";
 import type { KeyColumn } from "../catalog/rows.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS } from "../errors.ts";
@@ -48,6 +49,9 @@ export const MAX_ROW_BYTES = 16 * 1024 * 1024;
 
 /** Blank lines a CSV file may open with before its header. */
 const MAX_BLANK_LINES = 1000;
+
+/** Columns of a CSV file read at once for its header. */
+const HEAD_SLICE = 250;
 
 /** How a file's values are read before they are cast: JSON for JSON rows, text for CSV. */
 function rawType(file: RowsFile): string {
@@ -324,6 +328,15 @@ export async function explainLoadFailure(
       return ApiError.badRequest(`The CSV file is malformed: ${csvProblem(message)}`);
     }
   }
+  // Rows the spool pass could not vouch for are read by DuckDB, which finds the repeat.
+  const repeat = /in line (\d+): Object .* has duplicate key "(.*)"$/.exec(firstLine);
+  if (repeat && !file.csv) {
+    const row = Number(repeat[1]) - 1;
+    const key = repeat[2]!;
+    return ApiError.badRequest(`Row ${row} has the key "${key}" more than once`, [
+      { row, column: key, message: `Key "${key}" appears more than once in the row` },
+    ]);
+  }
   if (/maximum_object_size|exceeds the maximum/i.test(firstLine)) {
     return ApiError.badRequest(`A row is larger than ${MAX_ROW_BYTES} bytes`);
   }
@@ -394,7 +407,7 @@ export async function describeCsv(
       [path],
     ))[0];
   } catch (error) {
-    throw ApiError.badRequest(`The CSV file cannot be read: ${csvProblem(String(error))}`);
+    throw unreadableCsv(error);
   }
   if (!sniffed) throw ApiError.badRequest("The CSV file cannot be read");
   const plain = (v: unknown) => (v === "(empty)" ? "" : String(v ?? ""));
@@ -405,23 +418,34 @@ export async function describeCsv(
     skip: Number(sniffed.s),
   };
   const types = (JSON.parse(sniffed.c as string) as { type: string }[]).map((c) => c.type);
+  checkWidth("The CSV file has", types.length);
   // The header as written (the sniffer renames empty and repeated names): the first line
-  // with any text, as the first non-empty row of a sheet.
-  const head = await session.rows(
-    `SELECT * FROM read_csv($1, header=false, all_varchar=true, delim=${
-      quoteLiteral(layout.delimiter)
-    }, quote=${quoteLiteral(layout.quote)}, escape=${
-      quoteLiteral(layout.escape)
-    }, skip=${layout.skip}) LIMIT ${MAX_BLANK_LINES}`,
-    [path],
-  ).catch((error) => {
-    throw ApiError.badRequest(`The CSV file cannot be read: ${csvProblem(String(error))}`);
-  });
-  const blank = head.findIndex((row) => Object.values(row).some((v) => String(v ?? "").trim()));
+  // with any text, as the first non-empty row of a sheet. Read a slice of columns at a time:
+  // DuckDB fills a vector of 2,048 values for each column it reads, 64 MiB for 2,000 text
+  // columns, and a few of those are more than DUCKDB_MEMORY_LIMIT's default.
+  const reader = `read_csv($1, header=false, all_varchar=true, delim=${
+    quoteLiteral(layout.delimiter)
+  }, quote=${quoteLiteral(layout.quote)}, escape=${
+    quoteLiteral(layout.escape)
+  }, skip=${layout.skip})`;
+  const head: string[][] = [];
+  for (let from = 0; from < types.length; from += HEAD_SLICE) {
+    const to = Math.min(types.length, from + HEAD_SLICE);
+    const positions = Array.from({ length: to - from }, (_, i) => `#${from + i + 1}`);
+    const slice = await session.rows(
+      `SELECT ${positions.join(", ")} FROM ${reader} LIMIT ${MAX_BLANK_LINES}`,
+      [path],
+    ).catch((error) => {
+      throw unreadableCsv(error);
+    });
+    slice.forEach((row, i) => {
+      (head[i] ??= []).push(...Object.values(row).map((v) => String(v ?? "").trim()));
+    });
+  }
+  const blank = head.findIndex((row) => row.some((v) => v !== ""));
   // The sniffer again past the blank lines, for the types below the real header.
   if (blank > 0) return await describeCsv(session, path, fromAll, layout.skip + blank);
-  const header = head[blank];
-  const columns = header ? Object.values(header).map((v) => String(v ?? "").trim()) : [];
+  const columns = head[blank] ?? [];
   if (columns.length === 0 || columns.every((c) => c === "")) {
     throw ApiError.badRequest("The CSV file has no header row");
   }
@@ -439,6 +463,12 @@ export async function describeCsv(
     throw ApiError.invalidData(`The CSV header is not usable: ${problems[0]!.message}`, problems);
   }
   return { csv: { ...layout, columns }, types };
+}
+
+/** 400 for a file DuckDB cannot read as CSV; its other failures (out of memory) as they are. */
+function unreadableCsv(error: unknown): unknown {
+  if (error instanceof ApiError) return error;
+  return ApiError.badRequest(`The CSV file cannot be read: ${csvProblem(String(error))}`);
 }
 
 /** DuckDB's complaint without its category or the spool file's path. */

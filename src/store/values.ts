@@ -216,30 +216,34 @@ function textValue(value: string, type: string): string | undefined {
  *
  * assert.equal(
  *   jsonObject([{ name: "a", type: "INTEGER" }]),
- *   `'{' || '"a":' || coalesce(to_json("a")::VARCHAR, 'null') || '}'`,
+ *   `concat('{', '"a":', coalesce(to_json("a")::VARCHAR, 'null'), '}')`,
  * );
  * ```
  */
 export function jsonObject(columns: readonly { name: string; type: string }[]): string {
   if (columns.length === 0) return `'{}'`;
   // Assembled as text: json_object would parse each value again and round exact decimals
-  // through DOUBLE.
+  // through DOUBLE. One concat, not a chain of ||, which DuckDB parses one level deeper per
+  // operand and refuses past 1,000 levels (500 columns).
   const members = columns.map((c, i) =>
-    `${quoteLiteral(`${i === 0 ? "" : ","}${JSON.stringify(c.name)}:`)} || coalesce(${
+    `${quoteLiteral(`${i === 0 ? "" : ","}${JSON.stringify(c.name)}:`)}, coalesce(${
       jsonValue(c.name, c.type)
     }, 'null')`
   );
-  return `'{' || ${members.join(" || ")} || '}'`;
+  return `concat('{', ${members.join(", ")}, '}')`;
 }
 
 /** A SQL expression giving one CSV line per row (without the line break). */
 export function csvLine(columns: readonly { name: string; type: string }[]): string {
   if (columns.length === 0) return `''`;
-  return columns.map((c) => {
-    const v = csvValue(c.name, c.type);
-    // Quote only when needed, as PostgreSQL's COPY does; NULL is an empty unquoted cell.
-    return `CASE WHEN ${quoteIdent(c.name)} IS NULL THEN '' ` +
-      `WHEN regexp_matches(${v}, '[",\\r\\n]|^\\s|\\s$|^$') THEN '"' || replace(${v}, '"', '""') || '"' ` +
-      `ELSE ${v} END`;
-  }).join(` || ',' || `);
+  // One concat_ws for the reason jsonObject uses concat.
+  return `concat_ws(',', ${
+    columns.map((c) => {
+      const v = csvValue(c.name, c.type);
+      // Quote only when needed, as PostgreSQL's COPY does; NULL is an empty unquoted cell.
+      return `CASE WHEN ${quoteIdent(c.name)} IS NULL THEN '' ` +
+        `WHEN regexp_matches(${v}, '[",\\r\\n]|^\\s|\\s$|^$') THEN '"' || replace(${v}, '"', '""') || '"' ` +
+        `ELSE ${v} END`;
+    }).join(", ")
+  })`;
 }

@@ -1,0 +1,181 @@
+import assert from "node:assert/strict";
+import * as XLSX from "xlsx";
+import { errorOf, ok, TestServer, uploadForm } from "./helpers/server.ts";
+
+/** The service's limit on columns per table. */
+const LIMIT = 2000;
+
+function names(width: number): string[] {
+  return Array.from({ length: width }, (_, i) => `c${i}`);
+}
+
+/**
+ * A few rows of `width` keys, every value an integer: the rows DuckDB's JSON reader takes for
+ * one MAP rather than columns once there are 200 keys.
+ */
+function wideRows(width: number, rows = 3): Record<string, number>[] {
+  return Array.from(
+    { length: rows },
+    (_, r) => Object.fromEntries(names(width).map((name, i) => [name, r * width + i])),
+  );
+}
+
+function csvText(lines: readonly (readonly unknown[])[]): string {
+  return lines.map((line) => line.join(",")).join("\n") + "\n";
+}
+
+function wideCsv(width: number, rows = 3): Uint8Array {
+  const lines = [names(width), ...wideRows(width, rows).map((row) => Object.values(row))];
+  return new TextEncoder().encode(csvText(lines));
+}
+
+function wideXlsx(width: number, rows = 3): Uint8Array {
+  const book = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(book, XLSX.utils.json_to_sheet(wideRows(width, rows)), "Data");
+  return new Uint8Array(XLSX.write(book, { type: "array", bookType: "xlsx" }));
+}
+
+function definition(width: number) {
+  return { columns: names(width).map((name) => ({ name, type: "BIGINT" })) };
+}
+
+/** The table's columns as `name type` pairs. */
+function columnsOf(answer: { table: { columns: { name: string; type: string }[] } }): string[] {
+  return answer.table.columns.map((c) => `${c.name} ${c.type}`);
+}
+
+function assertNamesLimit(error: { message: string }): void {
+  assert.match(error.message, /2001 (columns|keys); at most 2000 columns are allowed/);
+}
+
+Deno.test("a table of 2,000 columns is inferred from JSON, CSV and xlsx without a definition", async (t) => {
+  const server = await TestServer.start();
+  try {
+    const expected = names(LIMIT).map((name) => `${name} BIGINT`);
+
+    await t.step("upload/json infers every column, not one MAP", async () => {
+      const answer = ok(
+        await server.request("POST", "table/wide_json/upload/json", {
+          body: { data: wideRows(LIMIT) },
+        }),
+      );
+      assert.equal(answer.inserted, 3);
+      assert.deepEqual(columnsOf(answer), expected);
+    });
+
+    await t.step(
+      "POST records fills 2,000 columns, and the CSV export gives them back",
+      async () => {
+        const answer = ok(
+          await server.request("POST", "table/wide_json/records", { body: wideRows(LIMIT, 1) }),
+        );
+        assert.equal(answer.inserted, 1);
+        const exported = await server.request("GET", "table/wide_json/records/csv");
+        assert.equal(exported.status, 200);
+        const lines = [...wideRows(LIMIT), ...wideRows(LIMIT, 1)].map((r) => Object.values(r));
+        assert.equal(exported.text, csvText([names(LIMIT), ...lines]));
+        // Each wide table holds tens of MiB until a checkpoint; the next ones need the room.
+        ok(await server.request("DELETE", "table/wide_json"));
+      },
+    );
+
+    await t.step("keys each in a few rows are columns too", async () => {
+      // Each key in one row of twenty: DuckDB's reader would take them for a MAP's keys.
+      const rows = Array.from(
+        { length: 20 },
+        (_, r) => Object.fromEntries(names(60).filter((_, i) => i % 20 === r).map((n) => [n, r])),
+      );
+      const answer = ok(
+        await server.request("POST", "table/sparse/upload/json", { body: { data: rows } }),
+      );
+      assert.deepEqual(columnsOf(answer).sort(), names(60).map((n) => `${n} BIGINT`).sort());
+    });
+
+    await t.step("upload/csv infers every column", async () => {
+      const answer = ok(
+        await server.request("POST", "table/wide_csv/upload/csv", {
+          body: uploadForm(wideCsv(LIMIT), "wide.csv"),
+        }),
+      );
+      assert.equal(answer.inserted, 3);
+      assert.deepEqual(columnsOf(answer), expected);
+      ok(await server.request("DELETE", "table/wide_csv"));
+    });
+
+    await t.step("upload/excel infers every column of an xlsx sheet", async () => {
+      const answer = ok(
+        await server.request("POST", "table/wide_xlsx/upload/excel", {
+          body: uploadForm(wideXlsx(LIMIT), "wide.xlsx"),
+        }),
+      );
+      assert.equal(answer.inserted, 3);
+      assert.deepEqual(columnsOf(answer), expected);
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("more than 2,000 columns is 422 naming the limit on every route", async (t) => {
+  const server = await TestServer.start();
+  try {
+    const over = LIMIT + 1;
+
+    await t.step("POST /table with a definition", async () => {
+      const answer = await server.request("POST", "table/over", {
+        body: { table: definition(over) },
+      });
+      assertNamesLimit(errorOf(answer, 422));
+    });
+
+    await t.step("PUT adding the 2,001st column", async () => {
+      const created = ok(
+        await server.request("POST", "table/full", { body: { table: definition(LIMIT) } }),
+      );
+      const columns = [...created.table.columns, { name: "extra", type: "BIGINT" }];
+      const answer = await server.request("PUT", "table/full", {
+        body: { table: { columns } },
+      });
+      assertNamesLimit(errorOf(answer, 422));
+    });
+
+    await t.step("upload/json with and without a definition", async () => {
+      for (const table of [undefined, definition(over)]) {
+        const answer = await server.request("POST", "table/over_json/upload/json", {
+          body: { table, data: wideRows(over, 2) },
+        });
+        assertNamesLimit(errorOf(answer, 422));
+      }
+    });
+
+    await t.step("upload/csv with and without a definition", async () => {
+      for (const body of [undefined, { table: definition(over) }]) {
+        const answer = await server.request("POST", "table/over_csv/upload/csv", {
+          body: uploadForm(wideCsv(over, 2), "over.csv", body),
+        });
+        assertNamesLimit(errorOf(answer, 422));
+      }
+    });
+
+    await t.step("upload/excel with and without a definition", async () => {
+      for (const body of [undefined, { table: definition(over) }]) {
+        const answer = await server.request("POST", "table/over_xlsx/upload/excel", {
+          body: uploadForm(wideXlsx(over, 2), "over.xlsx", body),
+        });
+        assertNamesLimit(errorOf(answer, 422));
+      }
+    });
+
+    await t.step("POST records with 2,001 keys", async () => {
+      const answer = await server.request("POST", "table/full/records", {
+        body: wideRows(over, 2),
+      });
+      assertNamesLimit(errorOf(answer, 422));
+    });
+
+    const tables = ok(await server.request("GET", "table")).tables;
+    assert.deepEqual(tables.map((t: { name: string }) => t.name), ["full"]);
+  } finally {
+    await server.dispose();
+  }
+});
