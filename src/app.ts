@@ -15,6 +15,7 @@ import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { type Env, Metrics, observeRequests } from "./observe.ts";
 import { docsRoutes } from "./routes/docs.ts";
+import { idempotency } from "./routes/idempotency.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import { serviceRoutes } from "./routes/service.ts";
 import { rowRoutes } from "./routes/rows.ts";
@@ -42,6 +43,8 @@ export interface AppDeps {
   readonly spoolDir: string;
   /** Who may read `/metrics`. */
   readonly metricsAccess: MetricsAccess;
+  /** The clock idempotency keys expire by, in ms since the epoch; tests move it. */
+  readonly now?: () => number;
 }
 
 /** Routes whose bodies are streamed to disk under their own, larger limit. */
@@ -122,6 +125,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
       throw reading ? ApiError.unreadableBody(error) : error;
     }
   });
+  // After the body is read, so a buffered body is there to be fingerprinted.
+  app.use(`${API_PREFIX}/*`, idempotency(deps));
   app.route(API_PREFIX, tableRoutes(deps.store));
   app.route(API_PREFIX, rowRoutes(deps));
   app.route(API_PREFIX, schemaRoutes(deps.store));

@@ -46,6 +46,17 @@ export interface BodyOptions {
   readonly idleMs: number;
   /** Told the size of each chunk of the body as it is read. */
   readonly onBytes?: (bytes: number) => void;
+  /** Fed the body's bytes as they are read (see {@link BodyDigest}). */
+  readonly digest?: BodyDigest;
+}
+
+/**
+ * A running hash of what a request sent, fed while its body streams by, so it is never
+ * held whole. A multipart body feeds its parts' names and contents, not its boundaries,
+ * which clients draw anew for each request.
+ */
+export interface BodyDigest {
+  update(bytes: Uint8Array): void;
 }
 
 /** Where and how much, and how the rows are checked on their way. */
@@ -266,7 +277,7 @@ export async function discard(file: { readonly path: string }): Promise<void> {
  */
 export async function readBody(
   body: ReadableStream<Uint8Array> | null,
-  { maxBytes, idleMs, onBytes }: BodyOptions,
+  { maxBytes, idleMs, onBytes, digest }: BodyOptions,
   take: (chunk: Uint8Array) => void | Promise<void>,
 ): Promise<void> {
   if (!body) return;
@@ -285,6 +296,7 @@ export async function readBody(
       received += value.length;
       onBytes?.(value.length);
       if (received > maxBytes) throw ApiError.tooLarge(maxBytes);
+      digest?.update(value);
       await take(value);
     }
   } catch (error) {

@@ -10,8 +10,14 @@ import { checkSchemaName } from "../catalog/names.ts";
 import type { Store } from "../store/store.ts";
 import { BooleanQuery, errorResponses, parseBoolean } from "./shapes.ts";
 import { validationHook } from "./validation.ts";
+import {
+  IdempotencyKeyHeader,
+  type IdempotencyVariables,
+  keyedWrite,
+  respond,
+} from "./idempotency.ts";
 
-type Env = { Variables: AuthVariables };
+type Env = { Variables: AuthVariables & IdempotencyVariables };
 
 const SchemaParams = z.object({ schema_name: z.string() });
 const SchemaResult = z.object({ schema: z.string(), message: z.string() });
@@ -41,7 +47,10 @@ const createSchema = createRoute({
   summary: "Create a schema",
   tags: ["schemas"],
   middleware: [requireScope("tables:write")] as const,
-  request: { params: SchemaParams },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: SchemaParams,
+  },
   responses: {
     200: { description: "Created", content: { "application/json": { schema: SchemaResult } } },
     ...errorResponses(409),
@@ -54,7 +63,11 @@ const deleteSchema = createRoute({
   summary: "Delete a schema",
   tags: ["schemas"],
   middleware: [requireScope("tables:write")] as const,
-  request: { params: SchemaParams, query: z.object({ cascade: BooleanQuery }) },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: SchemaParams,
+    query: z.object({ cascade: BooleanQuery }),
+  },
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: SchemaResult } } },
     ...errorResponses(404, 409),
@@ -73,16 +86,22 @@ export function schemaRoutes(store: Store): OpenAPIHono<Env> {
   app.openapi(createSchema, async (c) => {
     const name = checkSchemaName(c.req.valid("param").schema_name);
     checkSchemaAccess(c, name);
-    const schema = await store.createSchema(name);
-    return c.json({ schema, message: `Schema "${schema}" created` }, 200);
+    const answer = (schema: string) => ({
+      status: 200,
+      body: { schema, message: `Schema "${schema}" created` },
+    });
+    return respond(c, answer(await store.createSchema(name, keyedWrite(c, answer))));
   });
 
   app.openapi(deleteSchema, async (c) => {
     const name = checkSchemaName(c.req.valid("param").schema_name);
     const cascade = parseBoolean("cascade", c.req.valid("query").cascade);
     checkSchemaAccess(c, name);
-    const schema = await store.dropSchema(name, cascade);
-    return c.json({ schema, message: `Schema "${schema}" deleted` }, 200);
+    const answer = (schema: string) => ({
+      status: 200,
+      body: { schema, message: `Schema "${schema}" deleted` },
+    });
+    return respond(c, answer(await store.dropSchema(name, cascade, keyedWrite(c, answer))));
   });
 
   return app;

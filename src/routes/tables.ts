@@ -9,7 +9,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { type AuthVariables, checkSchemaAccess, requireScope } from "../auth/middleware.ts";
 import { planTable } from "../catalog/definition.ts";
 import { checkSchemaName, checkTableName, DEFAULT_SCHEMA } from "../catalog/names.ts";
-import type { Table } from "../catalog/model.ts";
+import type { Table, TableRef } from "../catalog/model.ts";
 import { planUpdate } from "../catalog/update.ts";
 import { ApiError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
@@ -28,6 +28,12 @@ import {
 } from "./shapes.ts";
 import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
 import { validationHook } from "./validation.ts";
+import {
+  IdempotencyKeyHeader,
+  type IdempotencyVariables,
+  keyedWrite,
+  respond,
+} from "./idempotency.ts";
 
 /**
  * The entity tag of a table's definition as the API shows it: GET, POST and PUT send it as
@@ -58,7 +64,7 @@ function checkIfMatch(ifMatch: string | undefined, current: Table): void {
 /** Largest page of a table listing. */
 export const MAX_TABLE_PAGE = 1000;
 
-type Env = { Variables: AuthVariables };
+type Env = { Variables: AuthVariables & IdempotencyVariables };
 
 const createTable = createRoute({
   method: "post",
@@ -67,6 +73,7 @@ const createTable = createRoute({
   tags: ["tables"],
   middleware: [requireScope("tables:write")] as const,
   request: {
+    headers: IdempotencyKeyHeader,
     params: TableParams,
     query: z.object({ schema: SchemaQuery, if_not_exists: BooleanQuery, ...TemplateUseQuery }),
     body: {
@@ -156,7 +163,7 @@ const updateTable = createRoute({
   request: {
     params: TableParams,
     query: z.object({ schema: SchemaQuery }),
-    headers: z.object({
+    headers: IdempotencyKeyHeader.extend({
       "if-match": z.string().optional().openapi({
         description: "The ETag of a GET: the update applies only if the table is unchanged " +
           "since (409 edit_conflict otherwise)",
@@ -196,7 +203,11 @@ const deleteTable = createRoute({
   summary: "Delete a table",
   tags: ["tables"],
   middleware: [requireScope("tables:write")] as const,
-  request: { params: TableParams, query: z.object({ schema: SchemaQuery }) },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TableParams,
+    query: z.object({ schema: SchemaQuery }),
+  },
   responses: {
     200: {
       description: "The table is gone",
@@ -209,6 +220,11 @@ const deleteTable = createRoute({
     ...errorResponses(404, 409),
   },
 });
+
+/** The answer of a write that gives a table: the table, its ETag in the header. */
+function tableAnswer({ table }: { table: Table }) {
+  return { status: 200, body: { table }, headers: { etag: etagOf(table) } };
+}
 
 /** The schema a request addresses: `schema` when given and valid, else `public`. */
 export function schemaOf(value: string | undefined): string {
@@ -229,8 +245,8 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const fromTemplate = await planFromTemplate(c, store, { schema, name });
     const plan = oneDefinition(fromTemplate, definition) ??
       planTable({ schema, name }, definition ?? {});
-    const { table } = await store.createTable(plan, { ifNotExists });
-    return c.json({ table }, 200, { etag: etagOf(table) });
+    const keyed = keyedWrite(c, tableAnswer);
+    return respond(c, tableAnswer(await store.createTable(plan, { ifNotExists, keyed })));
   });
 
   app.openapi(getTable, async (c) => {
@@ -265,24 +281,27 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const wanted = c.req.valid("json").table;
     if (wanted.schema != null) checkSchemaAccess(c, checkSchemaName(wanted.schema));
     const ifMatch = c.req.header("if-match");
-    const { table } = await store.updateTable({ schema, name }, (current) => {
+    const updated = await store.updateTable({ schema, name }, (current) => {
       // Judged under the table's lock, against the definition the update starts from.
       checkIfMatch(ifMatch, current);
       return planUpdate(current, wanted);
-    });
-    return c.json({ table }, 200, { etag: etagOf(table) });
+    }, keyedWrite(c, tableAnswer));
+    return respond(c, tableAnswer(updated));
   });
 
   app.openapi(deleteTable, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
-    const dropped = await store.dropTable({ schema, name });
-    return c.json({
-      message: `Table "${dropped.schema}.${dropped.name}" deleted`,
-      table_name: dropped.name,
-      schema: dropped.schema,
-    }, 200);
+    const answer = (dropped: TableRef) => ({
+      status: 200,
+      body: {
+        message: `Table "${dropped.schema}.${dropped.name}" deleted`,
+        table_name: dropped.name,
+        schema: dropped.schema,
+      },
+    });
+    return respond(c, answer(await store.dropTable({ schema, name }, keyedWrite(c, answer))));
   });
 
   return app;

@@ -22,6 +22,7 @@ import {
   parseVersion,
   pickVersions,
   type StoredTemplate,
+  type Template,
   TEMPLATE_ORDERS,
   typedVersion,
   type Version,
@@ -38,8 +39,14 @@ import {
   TableDefinitionShape,
 } from "./shapes.ts";
 import { validationHook } from "./validation.ts";
+import {
+  IdempotencyKeyHeader,
+  type IdempotencyVariables,
+  keyedWrite,
+  respond,
+} from "./idempotency.ts";
 
-type Env = { Variables: AuthVariables };
+type Env = { Variables: AuthVariables & IdempotencyVariables };
 
 const TemplateParams = z.object({ table_template_name: z.string() });
 
@@ -101,7 +108,11 @@ const createTemplate = createRoute({
     "its compatibility mode against the earlier versions (one details entry per violation).",
   tags: ["templates"],
   middleware: [requireScope("templates:write")] as const,
-  request: { params: TemplateParams, body: templateBody },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TemplateParams,
+    body: templateBody,
+  },
   responses: {
     200: {
       description: "The stored version",
@@ -192,7 +203,11 @@ const deleteTemplate = createRoute({
   summary: "Delete one version of a template, or all",
   tags: ["templates"],
   middleware: [requireScope("templates:write")] as const,
-  request: { params: TemplateParams, query: z.object({ version: VersionQuery }) },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TemplateParams,
+    query: z.object({ version: VersionQuery }),
+  },
   responses: {
     200: {
       description: "Deleted",
@@ -302,11 +317,13 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
       c.req.valid("param").table_template_name,
       c.req.valid("json"),
     );
+    const answer = (template: Template) => ({ status: 200, body: { table_template: template } });
     const template = await store.addTemplate(
       { ...draft, types },
       (existing) => admitVersion(draft, existing.map(typedOf), typed),
+      keyedWrite(c, answer),
     );
-    return c.json({ table_template: template }, 200);
+    return respond(c, answer(template));
   });
 
   app.openapi(checkCompatibility, async (c) => {
@@ -345,13 +362,16 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
   app.openapi(deleteTemplate, async (c) => {
     const name = checkTemplateName(c.req.valid("param").table_template_name);
     const version = versionQuery(c.req.valid("query").version);
-    const stored = await store.dropTemplate(name, version);
     const what = version === undefined
       ? "every version of template"
       : version === "latest"
       ? "the latest version of template"
       : `version ${formatVersion(version)} of template`;
-    return c.json({ message: `Deleted ${what} "${stored}"`, table_template_name: stored }, 200);
+    const answer = (stored: string) => ({
+      status: 200,
+      body: { message: `Deleted ${what} "${stored}"`, table_template_name: stored },
+    });
+    return respond(c, answer(await store.dropTemplate(name, version, keyedWrite(c, answer))));
   });
 
   return app;

@@ -1,0 +1,53 @@
+/**
+ * Answers kept for `Idempotency-Key`s: one row per keyed write that committed, written in
+ * the write's own transaction.
+ *
+ * There is no unique constraint on (scope, key): the service lets one request per key run
+ * at a time, and a row that expired stays until swept while a new one for the same key is
+ * added (DuckDB checks a key deleted and inserted again in one transaction as a clash).
+ * Lookups take the newest row within the time to live.
+ *
+ * @module
+ */
+
+import type { Session } from "./database.ts";
+import { META } from "./metadata.ts";
+import type { KeptAnswer, KeyedWrite, StoredAnswer } from "./store.ts";
+
+/** The newest answer kept for `key` in `scope` at or after `since`. */
+export async function findAnswer(
+  session: Session,
+  scope: string,
+  key: string,
+  since: number,
+): Promise<KeptAnswer | undefined> {
+  const rows = await session.rows(
+    `SELECT fingerprint, answer FROM ${META}.idempotency_keys
+     WHERE scope = $1 AND key = $2 AND created_at >= $3
+     ORDER BY created_at DESC LIMIT 1`,
+    [scope, key, since],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    fingerprint: row.fingerprint as string,
+    answer: JSON.parse(row.answer as string) as StoredAnswer,
+  };
+}
+
+/** Keeps a keyed write's answer for `result`, in the session's transaction. */
+export async function keepAnswer<R>(
+  session: Session,
+  keyed: KeyedWrite<R>,
+  result: R,
+): Promise<void> {
+  await session.run(
+    `INSERT INTO ${META}.idempotency_keys VALUES ($1, $2, $3, $4, $5)`,
+    [keyed.scope, keyed.key, keyed.fingerprint(), JSON.stringify(keyed.answer(result)), keyed.at],
+  );
+}
+
+/** Deletes the answers kept before `before`. */
+export async function forgetAnswers(session: Session, before: number): Promise<void> {
+  await session.run(`DELETE FROM ${META}.idempotency_keys WHERE created_at < $1`, [before]);
+}
