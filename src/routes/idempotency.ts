@@ -41,7 +41,7 @@ const STREAMED_BODY = /\/table\/[^/]+\/(?:records|upload\/[^/]+)\/?$/;
 /** The header, as the OpenAPI document lists it on every write that takes it. */
 export const IdempotencyKeyHeader = z.object({
   "idempotency-key": z.string().optional().openapi("IdempotencyKey", {
-    param: { name: "Idempotency-Key", in: "header" },
+    param: { name: "idempotency-key", in: "header" },
     description: "1 to 255 visible ASCII characters. A retry with the same key, query and " +
       "body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) " +
       "and changes nothing; the same key with another request is 409 " +
