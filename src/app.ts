@@ -15,7 +15,7 @@ import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
 import { type Env, Metrics, observeRequests } from "./observe.ts";
 import { docsRoutes } from "./routes/docs.ts";
-import { idempotency } from "./routes/idempotency.ts";
+import { idempotency, IdempotencyKey } from "./routes/idempotency.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import { serviceRoutes } from "./routes/service.ts";
 import { rowRoutes } from "./routes/rows.ts";
@@ -83,6 +83,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],
   }));
+  app.openAPIRegistry.registerParameter("IdempotencyKey", IdempotencyKey);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",

@@ -290,3 +290,32 @@ Deno.test("Idempotency-Key: a write that failed keeps no answer, so its retry ru
     assert.equal((await send("GET", "table/later/records")).body.total, 1);
   });
 });
+
+Deno.test("Idempotency-Key: the OpenAPI document lists the header on every write that takes it", async () => {
+  await withApp(async ({ send }) => {
+    const document = (await send("GET", "openapi.json")).body;
+    assert.equal(document.components.parameters.IdempotencyKey.in, "header");
+    const writes = [
+      ["post", "/table/{table_name}/records"],
+      ["post", "/table/{table_name}/upload/json"],
+      ["post", "/table/{table_name}/upload/csv"],
+      ["post", "/table/{table_name}/upload/excel"],
+      ["post", "/table/{table_name}"],
+      ["put", "/table/{table_name}"],
+      ["delete", "/table/{table_name}"],
+      ["post", "/schema/{schema_name}"],
+      ["delete", "/schema/{schema_name}"],
+      ["post", "/table_template/{table_template_name}"],
+      ["delete", "/table_template/{table_template_name}"],
+    ];
+    for (const [method, path] of writes) {
+      const parameters = document.paths[`/api/v1${path}`][method!].parameters;
+      assert.ok(
+        parameters.some((p: { $ref?: string }) =>
+          p.$ref === "#/components/parameters/IdempotencyKey"
+        ),
+        `${method} ${path}`,
+      );
+    }
+  });
+});

@@ -38,18 +38,22 @@ const WRITES = new Set(["POST", "PUT", "DELETE", "PATCH"]);
 const MULTIPART_BODY = /\/upload\/(?:csv|excel)\/?$/;
 const STREAMED_BODY = /\/table\/[^/]+\/(?:records|upload\/[^/]+)\/?$/;
 
-/** The header, as the OpenAPI document lists it on every write that takes it. */
-export const IdempotencyKeyHeader = z.object({
-  "idempotency-key": z.string().optional().openapi("IdempotencyKey", {
-    param: { name: "idempotency-key", in: "header" },
-    description: "1 to 255 visible ASCII characters. A retry with the same key, query and " +
-      "body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) " +
-      "and changes nothing; the same key with another request is 409 " +
-      "`idempotency_key_reused`, and while the first is still running 409 " +
-      "`idempotency_key_in_use`. Keys are per token subject, method and path.",
-    example: "2f1c7a0e-upload-42",
-  }),
+/**
+ * The header's schema, one parameter component of the OpenAPI document (the app registers
+ * it) that every write which takes the header refers to.
+ */
+export const IdempotencyKey = z.string().optional().openapi("IdempotencyKey", {
+  param: { name: "idempotency-key", in: "header" },
+  description: "1 to 255 visible ASCII characters. A retry with the same key, query and " +
+    "body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) " +
+    "and changes nothing; the same key with another request is 409 " +
+    "`idempotency_key_reused`, and while the first is still running 409 " +
+    "`idempotency_key_in_use`. Keys are per token subject, method and path.",
+  example: "2f1c7a0e-upload-42",
 });
+
+/** The headers of a write that takes an `Idempotency-Key`. */
+export const IdempotencyKeyHeader = z.object({ "idempotency-key": IdempotencyKey });
 
 /** A request's SHA-256, fed as its body streams by. */
 export class RequestDigest implements BodyDigest {
