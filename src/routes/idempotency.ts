@@ -174,14 +174,8 @@ export function bodyDigest(c: Context): BodyDigest | undefined {
   return (c.get("idempotency") as KeyedRequest | undefined)?.digest;
 }
 
-/**
- * The response with the answer a route gives, typed as the route's documented success: the
- * same answer its write keeps for a retry.
- */
-export function respond<T>(
-  c: Context,
-  answer: { readonly body: T; readonly headers?: Readonly<Record<string, string>> },
-) {
+/** The response with the answer a streamed route gives: the one its write keeps for a retry. */
+export function respond(c: Context, answer: StoredAnswer): Response {
   return c.json(answer.body, 200, answer.headers);
 }
 

@@ -10,12 +10,7 @@ import { checkSchemaName } from "../catalog/names.ts";
 import type { Store } from "../store/store.ts";
 import { BooleanQuery, errorResponses, parseBoolean } from "./shapes.ts";
 import { validationHook } from "./validation.ts";
-import {
-  IdempotencyKeyHeader,
-  type IdempotencyVariables,
-  keyedWrite,
-  respond,
-} from "./idempotency.ts";
+import { IdempotencyKeyHeader, type IdempotencyVariables, keyedWrite } from "./idempotency.ts";
 
 type Env = { Variables: AuthVariables & IdempotencyVariables };
 
@@ -90,7 +85,7 @@ export function schemaRoutes(store: Store): OpenAPIHono<Env> {
       status: 200,
       body: { schema, message: `Schema "${schema}" created` },
     });
-    return respond(c, answer(await store.createSchema(name, keyedWrite(c, answer))));
+    return c.json(answer(await store.createSchema(name, keyedWrite(c, answer))).body, 200);
   });
 
   app.openapi(deleteSchema, async (c) => {
@@ -101,7 +96,8 @@ export function schemaRoutes(store: Store): OpenAPIHono<Env> {
       status: 200,
       body: { schema, message: `Schema "${schema}" deleted` },
     });
-    return respond(c, answer(await store.dropSchema(name, cascade, keyedWrite(c, answer))));
+    const schema = await store.dropSchema(name, cascade, keyedWrite(c, answer));
+    return c.json(answer(schema).body, 200);
   });
 
   return app;

@@ -28,12 +28,7 @@ import {
 } from "./shapes.ts";
 import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
 import { validationHook } from "./validation.ts";
-import {
-  IdempotencyKeyHeader,
-  type IdempotencyVariables,
-  keyedWrite,
-  respond,
-} from "./idempotency.ts";
+import { IdempotencyKeyHeader, type IdempotencyVariables, keyedWrite } from "./idempotency.ts";
 
 /**
  * The entity tag of a table's definition as the API shows it: GET, POST and PUT send it as
@@ -246,7 +241,8 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const plan = oneDefinition(fromTemplate, definition) ??
       planTable({ schema, name }, definition ?? {});
     const keyed = keyedWrite(c, tableAnswer);
-    return respond(c, tableAnswer(await store.createTable(plan, { ifNotExists, keyed })));
+    const { body, headers } = tableAnswer(await store.createTable(plan, { ifNotExists, keyed }));
+    return c.json(body, 200, headers);
   });
 
   app.openapi(getTable, async (c) => {
@@ -286,7 +282,8 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
       checkIfMatch(ifMatch, current);
       return planUpdate(current, wanted);
     }, keyedWrite(c, tableAnswer));
-    return respond(c, tableAnswer(updated));
+    const { body, headers } = tableAnswer(updated);
+    return c.json(body, 200, headers);
   });
 
   app.openapi(deleteTable, async (c) => {
@@ -301,7 +298,8 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
         schema: dropped.schema,
       },
     });
-    return respond(c, answer(await store.dropTable({ schema, name }, keyedWrite(c, answer))));
+    const dropped = await store.dropTable({ schema, name }, keyedWrite(c, answer));
+    return c.json(answer(dropped).body, 200);
   });
 
   return app;

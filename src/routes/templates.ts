@@ -39,12 +39,7 @@ import {
   TableDefinitionShape,
 } from "./shapes.ts";
 import { validationHook } from "./validation.ts";
-import {
-  IdempotencyKeyHeader,
-  type IdempotencyVariables,
-  keyedWrite,
-  respond,
-} from "./idempotency.ts";
+import { IdempotencyKeyHeader, type IdempotencyVariables, keyedWrite } from "./idempotency.ts";
 
 type Env = { Variables: AuthVariables & IdempotencyVariables };
 
@@ -323,7 +318,7 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
       (existing) => admitVersion(draft, existing.map(typedOf), typed),
       keyedWrite(c, answer),
     );
-    return respond(c, answer(template));
+    return c.json(answer(template).body, 200);
   });
 
   app.openapi(checkCompatibility, async (c) => {
@@ -371,7 +366,8 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
       status: 200,
       body: { message: `Deleted ${what} "${stored}"`, table_template_name: stored },
     });
-    return respond(c, answer(await store.dropTemplate(name, version, keyedWrite(c, answer))));
+    const stored = await store.dropTemplate(name, version, keyedWrite(c, answer));
+    return c.json(answer(stored).body, 200);
   });
 
   return app;
