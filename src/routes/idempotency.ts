@@ -32,7 +32,7 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** The methods that write. */
-const WRITES = new Set(["POST", "PUT", "DELETE", "PATCH"]);
+const WRITES = new Set(["POST", "PUT", "DELETE"]);
 
 /** Routes whose bodies are multipart uploads, and those whose bodies stream otherwise. */
 const MULTIPART_BODY = /\/upload\/(?:csv|excel)\/?$/;
