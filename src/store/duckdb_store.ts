@@ -32,7 +32,7 @@ import { Database, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
-import { findAnswer, forgetAnswers, keepAnswer } from "./idempotency.ts";
+import { findAnswer, forgetAnswers, keepAnswer, keepAnswers } from "./idempotency.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
@@ -520,7 +520,7 @@ export class DuckDBStore implements Store {
       if (members.some((m) => m.keyed)) {
         await this.database.transaction(async (session) => {
           await appendRows(session, table, plain);
-          await keepAnswers(session, table, members);
+          await keepGroupAnswers(session, table, members);
         });
       } else await this.database.withSession((session) => appendRows(session, table, plain));
       return table;
@@ -540,7 +540,7 @@ export class DuckDBStore implements Store {
         await this.database.transaction(async (session) => {
           const inserted = await insertRows(session, table, path, mapping);
           if (inserted !== rows) throw new Error(`${inserted} of ${rows} rows inserted`);
-          await keepAnswers(session, table, members);
+          await keepGroupAnswers(session, table, members);
         });
         return table;
       } finally {
@@ -1137,14 +1137,19 @@ function sameIds(a: readonly number[], b: readonly number[]): boolean {
 }
 
 /** Keeps the answers of a group's members that carry a key, in the group's transaction. */
-async function keepAnswers(
+async function keepGroupAnswers(
   session: Session,
   table: Table,
   members: readonly SmallInsert[],
 ): Promise<void> {
-  for (const m of members) {
-    if (m.keyed) await keepAnswer(session, m.keyed, { table, inserted: m.small.rows });
-  }
+  await keepAnswers(
+    session,
+    members.flatMap((m) =>
+      m.keyed
+        ? [{ keyed: m.keyed as KeyedWrite<unknown>, result: { table, inserted: m.small.rows } }]
+        : []
+    ),
+  );
 }
 
 /** Writes `texts` into a new file at `path`, a line break after each. */

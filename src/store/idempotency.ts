@@ -10,6 +10,7 @@
  * @module
  */
 
+import { listValue } from "@duckdb/node-api";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 import type { KeptAnswer, KeyedWrite, StoredAnswer } from "./store.ts";
@@ -41,9 +42,30 @@ export async function keepAnswer<R>(
   keyed: KeyedWrite<R>,
   result: R,
 ): Promise<void> {
+  await keepAnswers(session, [{ keyed, result }]);
+}
+
+/**
+ * Keeps the answers of several keyed writes in one statement (a group commit's members), in
+ * the session's transaction.
+ */
+export async function keepAnswers(
+  session: Session,
+  writes: readonly { readonly keyed: KeyedWrite<unknown>; readonly result: unknown }[],
+): Promise<void> {
+  if (writes.length === 0) return;
+  const column = (value: (keyed: KeyedWrite<unknown>, result: unknown) => string | number) =>
+    listValue(writes.map(({ keyed, result }) => value(keyed, result)));
   await session.run(
-    `INSERT INTO ${META}.idempotency_keys VALUES ($1, $2, $3, $4, $5)`,
-    [keyed.scope, keyed.key, keyed.fingerprint(), JSON.stringify(keyed.answer(result)), keyed.at],
+    `INSERT INTO ${META}.idempotency_keys
+     SELECT unnest($1), unnest($2), unnest($3), unnest($4), unnest($5)`,
+    [
+      column((k) => k.scope),
+      column((k) => k.key),
+      column((k) => k.fingerprint()),
+      column((k, r) => JSON.stringify(k.answer(r))),
+      column((k) => k.at),
+    ],
   );
 }
 
