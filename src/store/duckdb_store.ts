@@ -32,7 +32,7 @@ import { Database, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
-import { findAnswer, forgetAnswers, keepAnswer, keepAnswers } from "./idempotency.ts";
+import { findAnswer, forgetAnswers, keepAnswer, keepAnswers, KeptKeys } from "./idempotency.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
@@ -139,13 +139,15 @@ export interface StoreOptions {
  */
 export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
   const database = await Database.open(options);
+  let kept;
   try {
     await database.withSession(bootstrap);
+    kept = await database.withSession(KeptKeys.load);
   } catch (error) {
     await database.close().catch(() => {});
     throw error;
   }
-  return new DuckDBStore(database, options.spoolDir, options.logger);
+  return new DuckDBStore(database, options.spoolDir, options.logger, kept);
 }
 
 /**
@@ -183,12 +185,22 @@ export class DuckDBStore implements Store {
     (member) => member.small.bytes.length,
   );
 
-  /** `spoolDir`: the directory DuckDB may read files from, for the store's own. */
+  /**
+   * `spoolDir`: the directory DuckDB may read files from, for the store's own; `kept`: the
+   * keys with answers kept in the file.
+   */
   constructor(
     readonly database: Database,
     private readonly spoolDir: string,
     private readonly logger?: Logger,
+    private readonly kept = new KeptKeys(),
   ) {}
+
+  /** Notes a write's key before the write begins (see {@link KeptKeys}). */
+  #noted<R>(keyed: KeyedWrite<R> | undefined): KeyedWrite<R> | undefined {
+    if (keyed) this.kept.note(keyed.scope, keyed.key, keyed.at);
+    return keyed;
+  }
 
   listSchemas(visible?: readonly string[]): Promise<string[]> {
     const allowed = visible && new Set(visible.map(nameKey));
@@ -201,7 +213,8 @@ export class DuckDBStore implements Store {
     return this.database.withSession((session) => existingSchema(session, name));
   }
 
-  createSchema(name: string, keyed?: KeyedWrite<string>): Promise<string> {
+  createSchema(name: string, keyedWrite?: KeyedWrite<string>): Promise<string> {
+    const keyed = this.#noted(keyedWrite);
     return this.#locks.run(
       [schemaLock(name, "exclusive")],
       () =>
@@ -217,7 +230,8 @@ export class DuckDBStore implements Store {
     );
   }
 
-  dropSchema(name: string, cascade: boolean, keyed?: KeyedWrite<string>): Promise<string> {
+  dropSchema(name: string, cascade: boolean, keyedWrite?: KeyedWrite<string>): Promise<string> {
+    const keyed = this.#noted(keyedWrite);
     if (nameKey(name) === DEFAULT_SCHEMA) {
       throw ApiError.conflict(`Schema "${DEFAULT_SCHEMA}" cannot be dropped`);
     }
@@ -257,6 +271,7 @@ export class DuckDBStore implements Store {
       readonly keyed?: KeyedWrite<{ table: Table; created: boolean }>;
     },
   ): Promise<{ table: Table; created: boolean }> {
+    this.#noted(options.keyed);
     const locks: LockRequest[] = [
       schemaLock(plan.ref.schema, "shared"),
       tableLock(plan.ref, "exclusive"),
@@ -323,7 +338,7 @@ export class DuckDBStore implements Store {
     decide: (current: Table) => TableUpdate,
     keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
   ): Promise<{ table: Table; how: UpdateHow }> {
-    const updated = await this.#updateTable(ref, decide, keyed);
+    const updated = await this.#updateTable(ref, decide, this.#noted(keyed));
     // Nothing changed, so nothing else needs to commit with the key.
     if (keyed && updated.how === "unchanged") await this.keepAnswer(keyed, updated);
     // A rebuild copies every row, as a large load does.
@@ -378,7 +393,8 @@ export class DuckDBStore implements Store {
     );
   }
 
-  dropTable(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef> {
+  dropTable(ref: TableRef, keyedWrite?: KeyedWrite<TableRef>): Promise<TableRef> {
+    const keyed = this.#noted(keyedWrite);
     // The tables this one references change too (DuckDB keeps the link on both sides), so
     // they are locked as well.
     let seen: { id: number; referenced: number[] };
@@ -436,7 +452,7 @@ export class DuckDBStore implements Store {
     onConflict: OnConflict,
     keyed?: KeyedWrite<Inserted>,
   ): Promise<Inserted> {
-    const loaded = await this.#insert(ref, rows, onConflict, keyed);
+    const loaded = await this.#insert(ref, rows, onConflict, this.#noted(keyed));
     await this.#checkpointAfterLoad(loaded.inserted + (loaded.updated ?? 0));
     return loaded;
   }
@@ -651,6 +667,7 @@ export class DuckDBStore implements Store {
     file: RowsFile,
     options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }> {
+    this.#noted(options.keyed);
     const loaded = await this.#uploadTable(ref, file, options);
     await this.#checkpointAfterLoad(loaded.inserted);
     return loaded;
@@ -836,8 +853,9 @@ export class DuckDBStore implements Store {
   addTemplate(
     template: NewTemplate,
     admit: (existing: readonly StoredTemplate[]) => void,
-    keyed?: KeyedWrite<Template>,
+    keyedWrite?: KeyedWrite<Template>,
   ): Promise<Template> {
+    const keyed = this.#noted(keyedWrite);
     return this.#locks.run(
       [templateLock(template.name)],
       () =>
@@ -856,8 +874,9 @@ export class DuckDBStore implements Store {
   dropTemplate(
     name: string,
     version?: Version | "latest",
-    keyed?: KeyedWrite<string>,
+    keyedWrite?: KeyedWrite<string>,
   ): Promise<string> {
+    const keyed = this.#noted(keyedWrite);
     return this.#locks.run(
       [templateLock(name)],
       () =>
@@ -936,16 +955,19 @@ export class DuckDBStore implements Store {
     });
   }
 
-  keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {
-    return this.database.withSession((session) => findAnswer(session, scope, key, since));
+  async keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {
+    if (!this.kept.mayHave(scope, key, since)) return undefined;
+    return await this.database.withSession((session) => findAnswer(session, scope, key, since));
   }
 
   keepAnswer<R>(keyed: KeyedWrite<R>, result: R): Promise<void> {
+    this.#noted(keyed);
     return this.database.transaction((session) => keepAnswer(session, keyed, result));
   }
 
-  forgetAnswers(before: number): Promise<void> {
-    return this.database.withSession((session) => forgetAnswers(session, before));
+  async forgetAnswers(before: number): Promise<void> {
+    await this.database.withSession((session) => forgetAnswers(session, before));
+    this.kept.forget(before);
   }
 
   async ready(): Promise<boolean> {

@@ -10,6 +10,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { listValue } from "@duckdb/node-api";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
@@ -72,4 +73,47 @@ export async function keepAnswers(
 /** Deletes the answers kept before `before`. */
 export async function forgetAnswers(session: Session, before: number): Promise<void> {
   await session.run(`DELETE FROM ${META}.idempotency_keys WHERE created_at < $1`, [before]);
+}
+
+/**
+ * Which keys may have an answer kept, in memory, so that a request with a new key (the usual
+ * case) costs no query: a lookup was the largest part of a keyed insert's time, and queries
+ * queue for the database's connections. It holds a superset of the keys kept within their
+ * time to live: a key is noted before its write begins, so one whose write committed is
+ * always there, and one whose write failed only costs a query that finds nothing. Keys are
+ * held as a 48-bit hash of scope and key (a clash, too, only costs a query), with the newest
+ * time each was noted: some 50 bytes a key.
+ */
+export class KeptKeys {
+  readonly #noted = new Map<number, number>();
+
+  /** The keys of every answer kept in the file. */
+  static async load(session: Session): Promise<KeptKeys> {
+    const kept = new KeptKeys();
+    const rows = await session.rows(
+      `SELECT scope, key, max(created_at) AS at FROM ${META}.idempotency_keys GROUP BY scope, key`,
+    );
+    for (const row of rows) kept.note(row.scope as string, row.key as string, Number(row.at));
+    return kept;
+  }
+
+  /** Notes that an answer may be kept for `key` in `scope` from `at` on. */
+  note(scope: string, key: string, at: number): void {
+    const hash = hashOf(scope, key);
+    if ((this.#noted.get(hash) ?? -Infinity) < at) this.#noted.set(hash, at);
+  }
+
+  /** False when no answer can be kept for `key` in `scope` at or after `since`. */
+  mayHave(scope: string, key: string, since: number): boolean {
+    return (this.#noted.get(hashOf(scope, key)) ?? -Infinity) >= since;
+  }
+
+  /** Forgets the keys last noted before `before`. */
+  forget(before: number): void {
+    for (const [hash, at] of this.#noted) if (at < before) this.#noted.delete(hash);
+  }
+}
+
+function hashOf(scope: string, key: string): number {
+  return createHash("sha256").update(`${scope}\u0000${key}`).digest().readUIntBE(0, 6);
 }

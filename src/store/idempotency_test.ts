@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { planTable } from "../catalog/definition.ts";
 import { RowsInParts } from "../ingest/spool.ts";
 import { withTempStore } from "../../tests/helpers/store.ts";
+import { openStore } from "./duckdb_store.ts";
 import type { KeyedWrite, OnConflict } from "./store.ts";
 
 const REF = { schema: "public", name: "keyed" };
@@ -76,4 +77,36 @@ Deno.test("createTable() and dropTable() keep a key in their own transaction", a
     await assert.rejects(store.dropTable(REF, unkeepable("d")));
     assert.equal((await store.getTable(REF)).name, REF.name);
   });
+});
+
+Deno.test("keptAnswer() finds a kept answer after the store is opened again, and not once forgotten", async () => {
+  const dir = await Deno.makeTempDir();
+  const options = { path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir };
+  try {
+    const keyed: KeyedWrite<string> = {
+      scope: "tester",
+      key: "k",
+      at: 1000,
+      fingerprint: () => "f",
+      answer: (name) => ({ status: 200, body: { schema: name } }),
+    };
+    const first = await openStore(options);
+    await first.createSchema("s", keyed);
+    assert.equal(await first.keptAnswer("tester", "other", 0), undefined);
+    await first.close();
+    const again = await openStore(options);
+    try {
+      assert.deepEqual(await again.keptAnswer("tester", "k", 1000), {
+        fingerprint: "f",
+        answer: { status: 200, body: { schema: "s" } },
+      });
+      assert.equal(await again.keptAnswer("tester", "k", 1001), undefined);
+      await again.forgetAnswers(1001);
+      assert.equal(await again.keptAnswer("tester", "k", 0), undefined);
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });
