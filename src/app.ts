@@ -19,6 +19,7 @@ import { readWholeBody } from "./ingest/spool.ts";
 import type { Logger } from "./log.ts";
 import { type Env, Metrics, observeRequests } from "./observe.ts";
 import { docsRoutes } from "./routes/docs.ts";
+import { idempotency, IdempotencyKey } from "./routes/idempotency.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import { serviceRoutes } from "./routes/service.ts";
 import { rowRoutes } from "./routes/rows.ts";
@@ -48,6 +49,8 @@ export interface AppDeps {
   readonly metricsAccess: MetricsAccess;
   /** Origins whose pages may call the service (CORS); none turns CORS off. */
   readonly corsOrigins: readonly string[];
+  /** The clock idempotency keys expire by, in ms since the epoch; tests move it. */
+  readonly now?: () => number;
 }
 
 /** Routes whose bodies are streamed to disk under their own, larger limit. */
@@ -95,6 +98,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],
   }));
+  app.openAPIRegistry.registerParameter("IdempotencyKey", IdempotencyKey);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
     scheme: "bearer",
@@ -129,6 +133,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as unknown as ArrayBuffer;
     await next();
   });
+  // After the body is read, so a buffered body is there to be fingerprinted.
+  app.use(`${API_PREFIX}/*`, idempotency(deps));
   app.route(API_PREFIX, tableRoutes(deps.store));
   app.route(API_PREFIX, rowRoutes(deps));
   app.route(API_PREFIX, schemaRoutes(deps.store));

@@ -178,6 +178,24 @@ export class ApiError extends Error {
     return new ApiError(409, "conflict", message, { details });
   }
 
+  /** 409: an `Idempotency-Key` already used on this route for a different request. */
+  static idempotencyKeyReused(key: string): ApiError {
+    return new ApiError(
+      409,
+      "idempotency_key_reused",
+      `Idempotency key "${key}" was used for a different request; send a new key for new work`,
+    );
+  }
+
+  /** 409: a request with the same `Idempotency-Key` is still being carried out. */
+  static idempotencyKeyInUse(key: string): ApiError {
+    return new ApiError(
+      409,
+      "idempotency_key_in_use",
+      `A request with idempotency key "${key}" is still running; retry once it has been answered`,
+    );
+  }
+
   /** 413: body or file over its limit. */
   static tooLarge(limit: number): ApiError {
     return new ApiError(413, "payload_too_large", `Request body is larger than ${limit} bytes`);

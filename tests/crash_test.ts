@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { runCrashes } from "./reliability/crash.ts";
 
 Deno.test(
-  "crash safety: SIGKILL during a replace, an insert or a rebuild loses nothing acknowledged and leaves no table half-changed",
+  "crash safety: SIGKILL during a replace, an insert or a rebuild loses nothing acknowledged, leaves no table half-changed, and a keyed insert retried after it lands exactly once",
   async () => {
     const seed = Deno.env.get("CRASH_SEED");
     const report = await runCrashes({
@@ -16,6 +16,7 @@ Deno.test(
       assert.ok(kills >= 6, `only ${kills} kills during ${operation}; ${context}`);
     }
     assert.equal(report.rowsLost, 0, `acknowledged rows lost; ${context}`);
+    assert.ok(report.batches.replayed > 0, `no acknowledged batch was retried; ${context}`);
     assert.deepEqual(report.failures, [], context);
     assert.equal(report.survived, report.kills, `not every kill was survived; ${context}`);
   },

@@ -82,7 +82,8 @@ export async function spoolMultipart(
   const boundary = multipartBoundary(contentType);
   const parser = new MultipartParser(boundary, options);
   try {
-    await readBody(body, options, (chunk) => parser.push(chunk));
+    // The parser feeds the digest what the parts hold; the raw bytes carry the boundary.
+    await readBody(body, { ...options, digest: undefined }, (chunk) => parser.push(chunk));
     return parser.finish();
   } catch (error) {
     await parser.abort();
@@ -223,12 +224,15 @@ class MultipartParser {
       throw malformed("a part without Content-Disposition: form-data");
     }
     const name = parameter(disposition, "name");
+    const filename = parameter(disposition, "filename");
+    this.options.digest?.update(
+      new TextEncoder().encode(`\u0000part\u0000${name ?? ""}\u0000${filename ?? ""}\u0000`),
+    );
     if (name === "file") {
       if (this.#file) throw ApiError.badRequest("The multipart body has more than one file part");
       const path = `${this.options.spoolDir}/${crypto.randomUUID()}.upload`;
       this.#spooled.push(path);
       const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
-      const filename = parameter(disposition, "filename");
       this.#file = { path, bytes: 0, ...(filename === undefined ? {} : { filename }) };
       this.#sink = {
         kind: "file",
@@ -248,6 +252,8 @@ class MultipartParser {
 
   async #write(bytes: Uint8Array): Promise<void> {
     if (bytes.length === 0) return;
+    // The preamble is no part's content.
+    if (this.#place === "data") this.options.digest?.update(bytes);
     const sink = this.#sink;
     if (sink.kind === "file") {
       // Gathered into larger writes: a write per network chunk costs more than the copy.

@@ -50,6 +50,17 @@ export interface BodyLimits {
   readonly idleMs: number;
   /** Told the size of each chunk of the body as it is read. */
   readonly onBytes?: (bytes: number) => void;
+  /** Fed the body's bytes as they are read (see {@link BodyDigest}). */
+  readonly digest?: BodyDigest;
+}
+
+/**
+ * A running hash of what a request sent, fed while its body streams by, so it is never
+ * held whole. A multipart body feeds its parts' names and contents, not its boundaries,
+ * which clients draw anew for each request.
+ */
+export interface BodyDigest {
+  update(bytes: Uint8Array): void;
 }
 
 /** Where and how much, and how the rows are checked on their way. */
@@ -276,7 +287,7 @@ export async function discard(file: { readonly path: string }): Promise<void> {
  */
 export async function readBody(
   body: ReadableStream<Uint8Array> | null,
-  { maxBytes, idleMs, onBytes }: BodyLimits,
+  { maxBytes, idleMs, onBytes, digest }: BodyLimits,
   take: (chunk: Uint8Array) => void | Promise<void>,
 ): Promise<void> {
   if (!body) return;
@@ -295,6 +306,7 @@ export async function readBody(
       received += value.length;
       onBytes?.(value.length);
       if (received > maxBytes) throw ApiError.tooLarge(maxBytes);
+      digest?.update(value);
       await take(value);
     }
   } catch (error) {

@@ -39,6 +39,13 @@ import { schemaOf } from "./tables.ts";
 import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
 import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
+import {
+  bodyDigest,
+  IdempotencyKeyHeader,
+  type IdempotencyVariables,
+  keyedWrite,
+  respond,
+} from "./idempotency.ts";
 
 /** Rows whose keys the spool pass collects itself. */
 const KEY_SAMPLE_ROWS = 1000;
@@ -52,7 +59,7 @@ const PART_BYTES = 32 * 1024 * 1024;
 /** Largest page of records. */
 export const MAX_RECORDS_PAGE = 10_000;
 
-type Env = { Variables: AuthVariables };
+type Env = { Variables: AuthVariables & IdempotencyVariables };
 
 /** What the row routes need besides the store. */
 export interface RowsDeps {
@@ -83,6 +90,7 @@ const uploadJson = createRoute(scoped("tables:write", {
   summary: "Create, replace or append to a table from JSON rows",
   tags: ["rows"],
   request: {
+    headers: IdempotencyKeyHeader,
     params: TableParams,
     query: UploadQuery,
     body: {
@@ -117,6 +125,7 @@ const insertRecords = createRoute(scoped("tables:write", {
   summary: "Insert records, failing, skipping or updating on key conflicts",
   tags: ["rows"],
   request: {
+    headers: IdempotencyKeyHeader,
     params: TableParams,
     query: z.object({
       schema: SchemaQuery,
@@ -190,6 +199,7 @@ const uploadExcel = createRoute(scoped("tables:write", {
     "formula cells give their cached values.",
   tags: ["rows"],
   request: {
+    headers: IdempotencyKeyHeader,
     params: TableParams,
     query: UploadQuery.extend({
       sheet: z.string().optional().openapi({ description: "Sheet name or 0-based index" }),
@@ -208,6 +218,7 @@ const uploadCsv = createRoute(scoped("tables:write", {
     "the first line is the header.",
   tags: ["rows"],
   request: {
+    headers: IdempotencyKeyHeader,
     params: TableParams,
     query: UploadQuery,
     body: { required: true, content: { "multipart/form-data": { schema: FileUploadBody } } },
@@ -296,9 +307,14 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
         (file.table === undefined
           ? undefined
           : planTable({ schema, name }, parseDefinition(file.table)));
-      const result = await deps.store.uploadTable({ schema, name }, file, { plan, ifExists });
+      const keyed = keyedWrite(c, uploaded);
+      const result = await deps.store.uploadTable({ schema, name }, file, {
+        plan,
+        ifExists,
+        keyed,
+      });
       noteRowsLoaded(c, result.inserted);
-      return c.json({ table: result.table, inserted: result.inserted }, 200);
+      return respond(c, uploaded(result));
     } finally {
       await discard(file);
     }
@@ -314,9 +330,18 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
       partBytes: onConflict === "fail" ? PART_BYTES : Infinity,
     });
     try {
-      const result = await deps.store.insertRecords({ schema, name }, rows, onConflict);
+      const answer = (result: { table: Table; inserted: number }) => ({
+        status: 200,
+        body: result,
+      });
+      const result = await deps.store.insertRecords(
+        { schema, name },
+        rows,
+        onConflict,
+        keyedWrite(c, answer),
+      );
       noteRowsLoaded(c, result.inserted);
-      return c.json(result, 200);
+      return respond(c, answer(result));
     } finally {
       await rows.discard();
     }
@@ -330,8 +355,9 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
       const given = definitionPart(body, { schema, name });
       const plan = oneDefinition(fromTemplate, given) ?? given;
       const format = await detectFormat(file.path);
+      const keyed = keyedWrite(c, uploaded);
       if (format === "csv") {
-        return await deps.store.uploadCsv({ schema, name }, file.path, { plan, ifExists });
+        return await deps.store.uploadCsv({ schema, name }, file.path, { plan, ifExists, keyed });
       }
       const limits: SheetLimits = {
         maxRows: deps.maxSheetRows,
@@ -343,7 +369,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
       const outPath = spooled(`${deps.spoolDir}/${crypto.randomUUID()}.json`);
       const rows = await readSheetApart(bytes, { ...limits, sheet: c.req.query("sheet"), outPath });
       try {
-        return await deps.store.uploadTable({ schema, name }, rows, { plan, ifExists });
+        return await deps.store.uploadTable({ schema, name }, rows, { plan, ifExists, keyed });
       } catch (error) {
         throw inSheetTerms(error, rows);
       }
@@ -362,7 +388,11 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
           "The file is not CSV text; send spreadsheets to upload/excel",
         );
       }
-      return await deps.store.uploadCsv({ schema, name }, file.path, { plan, ifExists });
+      return await deps.store.uploadCsv({ schema, name }, file.path, {
+        plan,
+        ifExists,
+        keyed: keyedWrite(c, uploaded),
+      });
     });
   });
 
@@ -467,15 +497,21 @@ async function withUpload(
     idleMs: deps.bodyIdleMs,
     maxBodyPartBytes: deps.maxJsonBytes,
     onBytes: bodyCounter(c),
+    digest: bodyDigest(c),
   });
   const paths = [upload.file.path];
   try {
     const result = await work(upload, (path) => (paths.push(path), path));
     noteRowsLoaded(c, result.inserted);
-    return c.json({ table: result.table, inserted: result.inserted }, 200);
+    return respond(c, uploaded(result));
   } finally {
     for (const path of paths) await discard({ path });
   }
+}
+
+/** An upload's answer: its table and the rows it inserted. */
+function uploaded(result: { table: Table; inserted: number }) {
+  return { status: 200, body: { table: result.table, inserted: result.inserted } };
 }
 
 /** The plan in a file upload's `body` part (`{"table": definition}`), if it has one. */
@@ -534,6 +570,7 @@ function spoolOptions(c: Context<Env>, deps: RowsDeps, envelope: boolean): Spool
     maxBytes: deps.maxUploadBytes,
     idleMs: deps.bodyIdleMs,
     onBytes: bodyCounter(c),
+    digest: bodyDigest(c),
     envelope,
     allowArrays: envelope,
     maxEnvelopeBytes: deps.maxJsonBytes,

@@ -11,8 +11,9 @@ import type { Store } from "../store/store.ts";
 import { BooleanQuery, errorResponses, parseBoolean } from "./shapes.ts";
 import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
+import { IdempotencyKeyHeader, type IdempotencyVariables, keyedWrite } from "./idempotency.ts";
 
-type Env = { Variables: AuthVariables };
+type Env = { Variables: AuthVariables & IdempotencyVariables };
 
 const SchemaParams = z.object({ schema_name: z.string() });
 const SchemaResult = z.object({ schema: z.string(), message: z.string() });
@@ -42,7 +43,10 @@ const createSchema = createRoute(scoped("tables:write", {
   path: "/schema/{schema_name}",
   summary: "Create a schema",
   tags: ["schemas"],
-  request: { params: SchemaParams },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: SchemaParams,
+  },
   responses: {
     200: { description: "Created", content: { "application/json": { schema: SchemaResult } } },
     ...errorResponses(409),
@@ -55,7 +59,11 @@ const deleteSchema = createRoute(scoped("tables:write", {
   path: "/schema/{schema_name}",
   summary: "Delete a schema",
   tags: ["schemas"],
-  request: { params: SchemaParams, query: z.object({ cascade: BooleanQuery }) },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: SchemaParams,
+    query: z.object({ cascade: BooleanQuery }),
+  },
   responses: {
     200: { description: "Deleted", content: { "application/json": { schema: SchemaResult } } },
     ...errorResponses(404, 409),
@@ -74,16 +82,23 @@ export function schemaRoutes(store: Store): OpenAPIHono<Env> {
   app.openapi(createSchema, async (c) => {
     const name = checkSchemaName(c.req.valid("param").schema_name);
     checkSchemaAccess(c, name);
-    const schema = await store.createSchema(name);
-    return c.json({ schema, message: `Schema "${schema}" created` }, 200);
+    const answer = (schema: string) => ({
+      status: 200,
+      body: { schema, message: `Schema "${schema}" created` },
+    });
+    return c.json(answer(await store.createSchema(name, keyedWrite(c, answer))).body, 200);
   });
 
   app.openapi(deleteSchema, async (c) => {
     const name = checkSchemaName(c.req.valid("param").schema_name);
     const cascade = parseBoolean("cascade", c.req.valid("query").cascade);
     checkSchemaAccess(c, name);
-    const schema = await store.dropSchema(name, cascade);
-    return c.json({ schema, message: `Schema "${schema}" deleted` }, 200);
+    const answer = (schema: string) => ({
+      status: 200,
+      body: { schema, message: `Schema "${schema}" deleted` },
+    });
+    const schema = await store.dropSchema(name, cascade, keyedWrite(c, answer));
+    return c.json(answer(schema).body, 200);
   });
 
   return app;

@@ -7,9 +7,11 @@
 import type { RouteConfig } from "@hono/zod-openapi";
 import { requireScope } from "../auth/middleware.ts";
 import type { Scope } from "../auth/jwt.ts";
+import { afterScope } from "./idempotency.ts";
 
 /**
- * `route` with the check for `scope` as its middleware, and the scope stated in the OpenAPI
+ * `route` with the check for `scope` as its middleware (then a keyed write's retry check,
+ * which must not answer a token without the scope), and the scope stated in the OpenAPI
  * document twice: as the operation's security requirement, for tools, and as the first line
  * of its description, which is what the docs page shows a reader.
  *
@@ -27,7 +29,7 @@ import type { Scope } from "../auth/jwt.ts";
  * }));
  * assert.deepEqual(route.security, [{ bearer: ["tables:read"] }]);
  * assert.match(route.description, /^Needs the `tables:read` scope/);
- * assert.equal(route.middleware.length, 1);
+ * assert.equal(route.middleware.length, 2);
  * ```
  */
 export function scoped<
@@ -41,6 +43,6 @@ export function scoped<
     ...route,
     description: route.description === undefined ? needs : `${needs}\n\n${route.description}`,
     security: [{ bearer: [scope] }],
-    middleware: [requireScope(scope)],
+    middleware: [requireScope(scope), afterScope],
   };
 }

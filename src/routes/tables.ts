@@ -10,7 +10,7 @@ import { etag } from "hono/etag";
 import { type AuthVariables, checkSchemaAccess } from "../auth/middleware.ts";
 import { planTable } from "../catalog/definition.ts";
 import { checkSchemaName, checkTableName, DEFAULT_SCHEMA } from "../catalog/names.ts";
-import type { Table } from "../catalog/model.ts";
+import type { Table, TableRef } from "../catalog/model.ts";
 import { planUpdate } from "../catalog/update.ts";
 import { ApiError } from "../errors.ts";
 import type { Store } from "../store/store.ts";
@@ -30,6 +30,7 @@ import {
 import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
 import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
+import { IdempotencyKeyHeader, type IdempotencyVariables, keyedWrite } from "./idempotency.ts";
 
 /**
  * The entity tag of a table's definition as the API shows it: GET, POST and PUT send it as
@@ -62,7 +63,7 @@ function checkIfMatch(ifMatch: string | undefined, current: Table): void {
 /** Largest page of a table listing. */
 export const MAX_TABLE_PAGE = 1000;
 
-type Env = { Variables: AuthVariables };
+type Env = { Variables: AuthVariables & IdempotencyVariables };
 
 const createTable = createRoute(scoped("tables:write", {
   method: "post",
@@ -71,6 +72,7 @@ const createTable = createRoute(scoped("tables:write", {
   summary: "Create a table, empty or from a definition",
   tags: ["tables"],
   request: {
+    headers: IdempotencyKeyHeader,
     params: TableParams,
     query: z.object({ schema: SchemaQuery, if_not_exists: BooleanQuery, ...TemplateUseQuery }),
     body: {
@@ -160,7 +162,7 @@ const updateTable = createRoute(scoped("tables:write", {
   request: {
     params: TableParams,
     query: z.object({ schema: SchemaQuery }),
-    headers: z.object({
+    headers: IdempotencyKeyHeader.extend({
       "if-match": z.string().optional().openapi({
         description: "The ETag of a GET: the update applies only if the table is unchanged " +
           "since (409 edit_conflict otherwise)",
@@ -200,7 +202,11 @@ const deleteTable = createRoute(scoped("tables:write", {
   path: "/table/{table_name}",
   summary: "Delete a table",
   tags: ["tables"],
-  request: { params: TableParams, query: z.object({ schema: SchemaQuery }) },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TableParams,
+    query: z.object({ schema: SchemaQuery }),
+  },
   responses: {
     200: {
       description: "The table is gone",
@@ -213,6 +219,11 @@ const deleteTable = createRoute(scoped("tables:write", {
     ...errorResponses(404, 409),
   },
 }));
+
+/** The answer of a write that gives a table: the table, its ETag in the header. */
+function tableAnswer({ table }: { table: Table }) {
+  return { status: 200, body: { table }, headers: { etag: etagOf(table) } };
+}
 
 /** The schema a request addresses: `schema` when given and valid, else `public`. */
 export function schemaOf(value: string | undefined): string {
@@ -236,8 +247,9 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const fromTemplate = await planFromTemplate(c, store, { schema, name });
     const plan = oneDefinition(fromTemplate, definition) ??
       planTable({ schema, name }, definition ?? {});
-    const { table } = await store.createTable(plan, { ifNotExists });
-    return c.json({ table }, 200, { etag: etagOf(table) });
+    const keyed = keyedWrite(c, tableAnswer);
+    const { body, headers } = tableAnswer(await store.createTable(plan, { ifNotExists, keyed }));
+    return c.json(body, 200, headers);
   });
 
   app.openapi(getTable, async (c) => {
@@ -272,24 +284,29 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const wanted = c.req.valid("json").table;
     if (wanted.schema != null) checkSchemaAccess(c, checkSchemaName(wanted.schema));
     const ifMatch = c.req.header("if-match");
-    const { table } = await store.updateTable({ schema, name }, (current) => {
+    const updated = await store.updateTable({ schema, name }, (current) => {
       // Judged under the table's lock, against the definition the update starts from.
       checkIfMatch(ifMatch, current);
       return planUpdate(current, wanted);
-    });
-    return c.json({ table }, 200, { etag: etagOf(table) });
+    }, keyedWrite(c, tableAnswer));
+    const { body, headers } = tableAnswer(updated);
+    return c.json(body, 200, headers);
   });
 
   app.openapi(deleteTable, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
-    const dropped = await store.dropTable({ schema, name });
-    return c.json({
-      message: `Table "${dropped.schema}.${dropped.name}" deleted`,
-      table_name: dropped.name,
-      schema: dropped.schema,
-    }, 200);
+    const answer = (dropped: TableRef) => ({
+      status: 200,
+      body: {
+        message: `Table "${dropped.schema}.${dropped.name}" deleted`,
+        table_name: dropped.name,
+        schema: dropped.schema,
+      },
+    });
+    const dropped = await store.dropTable({ schema, name }, keyedWrite(c, answer));
+    return c.json(answer(dropped).body, 200);
   });
 
   return app;

@@ -22,6 +22,7 @@ import {
   parseVersion,
   pickVersions,
   type StoredTemplate,
+  type Template,
   TEMPLATE_ORDERS,
   typedVersion,
   type Version,
@@ -39,8 +40,9 @@ import {
 } from "./shapes.ts";
 import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
+import { IdempotencyKeyHeader, type IdempotencyVariables, keyedWrite } from "./idempotency.ts";
 
-type Env = { Variables: AuthVariables };
+type Env = { Variables: AuthVariables & IdempotencyVariables };
 
 const TemplateParams = z.object({ table_template_name: z.string() });
 
@@ -102,7 +104,11 @@ const createTemplate = createRoute(scoped("templates:write", {
   description: "409 when the version is not newer than every existing one, or when it breaks " +
     "its compatibility mode against the earlier versions (one details entry per violation).",
   tags: ["templates"],
-  request: { params: TemplateParams, body: templateBody },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TemplateParams,
+    body: templateBody,
+  },
   responses: {
     200: {
       description: "The stored version",
@@ -193,7 +199,11 @@ const deleteTemplate = createRoute(scoped("templates:write", {
   path: "/table_template/{table_template_name}",
   summary: "Delete one version of a template, or all",
   tags: ["templates"],
-  request: { params: TemplateParams, query: z.object({ version: VersionQuery }) },
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TemplateParams,
+    query: z.object({ version: VersionQuery }),
+  },
   responses: {
     200: {
       description: "Deleted",
@@ -303,11 +313,13 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
       c.req.valid("param").table_template_name,
       c.req.valid("json"),
     );
+    const answer = (template: Template) => ({ status: 200, body: { table_template: template } });
     const template = await store.addTemplate(
       { ...draft, types },
       (existing) => admitVersion(draft, existing.map(typedOf), typed),
+      keyedWrite(c, answer),
     );
-    return c.json({ table_template: template }, 200);
+    return c.json(answer(template).body, 200);
   });
 
   app.openapi(checkCompatibility, async (c) => {
@@ -346,13 +358,17 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
   app.openapi(deleteTemplate, async (c) => {
     const name = checkTemplateName(c.req.valid("param").table_template_name);
     const version = versionQuery(c.req.valid("query").version);
-    const stored = await store.dropTemplate(name, version);
     const what = version === undefined
       ? "every version of template"
       : version === "latest"
       ? "the latest version of template"
       : `version ${formatVersion(version)} of template`;
-    return c.json({ message: `Deleted ${what} "${stored}"`, table_template_name: stored }, 200);
+    const answer = (stored: string) => ({
+      status: 200,
+      body: { message: `Deleted ${what} "${stored}"`, table_template_name: stored },
+    });
+    const stored = await store.dropTemplate(name, version, keyedWrite(c, answer));
+    return c.json(answer(stored).body, 200);
   });
 
   return app;

@@ -32,6 +32,7 @@ import { Database, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
+import { findAnswer, forgetAnswers, keepAnswer, keepAnswers, KeptKeys } from "./idempotency.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
@@ -55,7 +56,8 @@ import { discard, type RowsInMemory, type SpooledPart } from "../ingest/spool.ts
 import { beforeDeadline } from "../deadline.ts";
 import type {
   ArrivingRows,
-  IfExists,
+  KeptAnswer,
+  KeyedWrite,
   ListTablesOptions,
   ListTemplatesOptions,
   NewTemplate,
@@ -64,6 +66,7 @@ import type {
   Store,
   TableListing,
   UpdateHow,
+  UploadOptions,
 } from "./store.ts";
 import {
   appendParts,
@@ -99,7 +102,11 @@ interface SmallInsert {
   readonly ref: TableRef;
   readonly rows: ArrivingRows;
   readonly small: RowsInMemory;
+  readonly keyed?: KeyedWrite<Inserted>;
 }
+
+/** What an insert of records answers. */
+type Inserted = { table: Table } & LoadCounts;
 
 /** Where the store keeps its files. */
 export interface StoreOptions {
@@ -132,13 +139,15 @@ export interface StoreOptions {
  */
 export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
   const database = await Database.open(options);
+  let kept;
   try {
     await database.withSession(bootstrap);
+    kept = await database.withSession(KeptKeys.load);
   } catch (error) {
     await database.close().catch(() => {});
     throw error;
   }
-  return new DuckDBStore(database, options.spoolDir, options.logger);
+  return new DuckDBStore(database, options.spoolDir, options.logger, kept);
 }
 
 /**
@@ -176,12 +185,22 @@ export class DuckDBStore implements Store {
     (member) => member.small.bytes.length,
   );
 
-  /** `spoolDir`: the directory DuckDB may read files from, for the store's own. */
+  /**
+   * `spoolDir`: the directory DuckDB may read files from, for the store's own; `kept`: the
+   * keys with answers kept in the file.
+   */
   constructor(
     readonly database: Database,
     private readonly spoolDir: string,
     private readonly logger?: Logger,
+    private readonly kept = new KeptKeys(),
   ) {}
+
+  /** Notes a write's key before the write begins (see {@link KeptKeys}). */
+  #noted<R>(keyed: KeyedWrite<R> | undefined): KeyedWrite<R> | undefined {
+    if (keyed) this.kept.note(keyed.scope, keyed.key, keyed.at);
+    return keyed;
+  }
 
   listSchemas(visible?: readonly string[]): Promise<string[]> {
     const allowed = visible && new Set(visible.map(nameKey));
@@ -194,7 +213,8 @@ export class DuckDBStore implements Store {
     return this.database.withSession((session) => existingSchema(session, name));
   }
 
-  createSchema(name: string): Promise<string> {
+  createSchema(name: string, keyedWrite?: KeyedWrite<string>): Promise<string> {
+    const keyed = this.#noted(keyedWrite);
     return this.#locks.run(
       [schemaLock(name, "exclusive")],
       () =>
@@ -204,12 +224,14 @@ export class DuckDBStore implements Store {
             throw ApiError.conflict(`Schema "${existing}" already exists`);
           }
           await session.run(`CREATE SCHEMA ${quoteIdent(name)}`);
+          if (keyed) await keepAnswer(session, keyed, name);
           return name;
         }),
     );
   }
 
-  dropSchema(name: string, cascade: boolean): Promise<string> {
+  dropSchema(name: string, cascade: boolean, keyedWrite?: KeyedWrite<string>): Promise<string> {
+    const keyed = this.#noted(keyedWrite);
     if (nameKey(name) === DEFAULT_SCHEMA) {
       throw ApiError.conflict(`Schema "${DEFAULT_SCHEMA}" cannot be dropped`);
     }
@@ -235,6 +257,7 @@ export class DuckDBStore implements Store {
             }
             await forgetTables(session, tables.map((t) => t.id));
             await session.run(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
+            if (keyed) await keepAnswer(session, keyed, schema);
             return schema;
           })
         ),
@@ -243,8 +266,12 @@ export class DuckDBStore implements Store {
 
   async createTable(
     plan: TablePlan,
-    options: { readonly ifNotExists: boolean },
+    options: {
+      readonly ifNotExists: boolean;
+      readonly keyed?: KeyedWrite<{ table: Table; created: boolean }>;
+    },
   ): Promise<{ table: Table; created: boolean }> {
+    this.#noted(options.keyed);
     const locks: LockRequest[] = [
       schemaLock(plan.ref.schema, "shared"),
       tableLock(plan.ref, "exclusive"),
@@ -259,21 +286,20 @@ export class DuckDBStore implements Store {
           this.database.transaction(async (session) => {
             const schema = await existingSchema(session, plan.ref.schema);
             const existing = await findTable(session, { schema, name: plan.ref.name });
+            let result;
             if (existing) {
               if (!options.ifNotExists) {
                 throw ApiError.conflict(
                   `Table "${existing.schema}.${existing.name}" already exists`,
                 );
               }
-              return { table: (await describeTables(session, [existing]))[0]!, created: false };
+              result = { table: (await describeTables(session, [existing]))[0]!, created: false };
+            } else {
+              const at = { schema, name: plan.ref.name };
+              result = { table: await buildTable(session, at, plan, defaults), created: true };
             }
-            const table = await buildTable(
-              session,
-              { schema, name: plan.ref.name },
-              plan,
-              defaults,
-            );
-            return { table, created: true };
+            if (options.keyed) await keepAnswer(session, options.keyed, result);
+            return result;
           })
         ),
     );
@@ -326,8 +352,11 @@ export class DuckDBStore implements Store {
   async updateTable(
     ref: TableRef,
     decide: (current: Table) => TableUpdate,
+    keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
   ): Promise<{ table: Table; how: UpdateHow }> {
-    const updated = await this.#updateTable(ref, decide);
+    const updated = await this.#updateTable(ref, decide, this.#noted(keyed));
+    // Nothing changed, so nothing else needs to commit with the key.
+    if (keyed && updated.how === "unchanged") await this.keepAnswer(keyed, updated);
     // A rebuild copies every row, as a large load does.
     if (updated.how === "rebuilt") await this.#checkpoint("rebuild");
     return updated;
@@ -336,6 +365,7 @@ export class DuckDBStore implements Store {
   #updateTable(
     ref: TableRef,
     decide: (current: Table) => TableUpdate,
+    keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
   ): Promise<{ table: Table; how: UpdateHow }> {
     // Read once to learn the locks, and again under them to check nothing moved.
     const plan = async (session: Session) => {
@@ -374,12 +404,13 @@ export class DuckDBStore implements Store {
           return analysis;
         });
         if (prepared === undefined || "how" in prepared) return prepared;
-        return await applyUpdate(this.database, prepared);
+        return await applyUpdate(this.database, prepared, keyed);
       },
     );
   }
 
-  dropTable(ref: TableRef): Promise<TableRef> {
+  dropTable(ref: TableRef, keyedWrite?: KeyedWrite<TableRef>): Promise<TableRef> {
+    const keyed = this.#noted(keyedWrite);
     // The tables this one references change too (DuckDB keeps the link on both sides), so
     // they are locked as well.
     let seen: { id: number; referenced: number[] };
@@ -401,7 +432,9 @@ export class DuckDBStore implements Store {
           const referenced = await referencedTableIds(session, row.id);
           if (row.id !== seen.id || !sameIds(referenced, seen.referenced)) return undefined;
           await dropTableIn(session, row);
-          return { schema: row.schema, name: row.name };
+          const dropped = { schema: row.schema, name: row.name };
+          if (keyed) await keepAnswer(session, keyed, dropped);
+          return dropped;
         }),
     );
   }
@@ -433,8 +466,9 @@ export class DuckDBStore implements Store {
     ref: TableRef,
     rows: ArrivingRows,
     onConflict: OnConflict,
-  ): Promise<{ table: Table } & LoadCounts> {
-    const loaded = await this.#insert(ref, rows, onConflict);
+    keyed?: KeyedWrite<Inserted>,
+  ): Promise<Inserted> {
+    const loaded = await this.#insert(ref, rows, onConflict, this.#noted(keyed));
     await this.#checkpointAfterLoad(loaded.inserted + (loaded.updated ?? 0));
     return loaded;
   }
@@ -443,30 +477,32 @@ export class DuckDBStore implements Store {
     ref: TableRef,
     rows: ArrivingRows,
     onConflict: OnConflict,
-  ): Promise<{ table: Table } & LoadCounts> {
+    keyed: KeyedWrite<Inserted> | undefined,
+  ): Promise<Inserted> {
     if (onConflict === "fail") {
-      const early = await this.#insertWhileArriving(ref, rows);
+      const early = await this.#insertWhileArriving(ref, rows, keyed);
       if (early) return early;
     }
     const small = onConflict === "fail" ? await rows.inMemory() : undefined;
     if (small && small.keysComplete && small.form === "objects" && small.rows > 0) {
       // Same table, same keys: one mapping, so one INSERT can take the whole group.
       const key = [ref.schema, ref.name, ...[...small.keys].sort()].join("\u0000");
-      return await this.#smallInserts.submit(key, { ref, rows, small });
+      return await this.#smallInserts.submit(key, { ref, rows, small, keyed });
     }
-    return await this.#insertWhole(ref, await rows.whole(), onConflict);
+    return await this.#insertWhole(ref, await rows.whole(), onConflict, keyed);
   }
 
   async #insertWhole(
     ref: TableRef,
     file: RowsFile,
     onConflict: OnConflict,
-  ): Promise<{ table: Table } & LoadCounts> {
+    keyed: KeyedWrite<Inserted> | undefined,
+  ): Promise<Inserted> {
     try {
-      return await this.#insertRecords(ref, file, onConflict);
+      return await this.#insertRecords(ref, file, onConflict, keyed);
     } catch (error) {
       if (!(error instanceof MoreKeys)) throw error;
-      return await this.#insertRecords(ref, error.complete(file), onConflict);
+      return await this.#insertRecords(ref, error.complete(file), onConflict, keyed);
     }
   }
 
@@ -485,7 +521,7 @@ export class DuckDBStore implements Store {
       (members.length > 1 ? await this.#insertJoined(members, rows) : undefined);
     if (!table) {
       return await Promise.allSettled(
-        members.map(async (m) => this.#insertWhole(m.ref, await m.rows.whole(), "fail")),
+        members.map(async (m) => this.#insertWhole(m.ref, await m.rows.whole(), "fail", m.keyed)),
       );
     }
     return members.map((m) => ({
@@ -499,8 +535,9 @@ export class DuckDBStore implements Store {
    * {@link plainRows}), in one transaction: the appender's own, as its one flush commits
    * them. That keeps the group off DuckDB's asynchronous calls, each a hand-over to
    * another thread and back, which an explicit `BEGIN` and `COMMIT` would be (README,
-   * Inserts). The table they went into, or undefined, having changed nothing, when they are
-   * not plain or anything fails.
+   * Inserts). Members with an idempotency key need their answers in the same transaction,
+   * so then it is an explicit one after all. The table they went into, or undefined, having
+   * changed nothing, when they are not plain or anything fails.
    */
   async #appendTogether(
     members: readonly SmallInsert[],
@@ -512,7 +549,12 @@ export class DuckDBStore implements Store {
     return await this.#loadPlainly(ref, first, async (table, mapping) => {
       const plain = plainRows(table, mapping, members.map((m) => m.small.bytes), rows);
       if (!plain) return undefined;
-      await this.database.withSession((session) => appendRows(session, table, plain));
+      if (members.some((m) => m.keyed)) {
+        await this.database.transaction(async (session) => {
+          await appendRows(session, table, plain);
+          await keepGroupAnswers(session, table, members);
+        });
+      } else await this.database.withSession((session) => appendRows(session, table, plain));
       return table;
     });
   }
@@ -530,6 +572,7 @@ export class DuckDBStore implements Store {
         await this.database.transaction(async (session) => {
           const inserted = await insertRows(session, table, path, mapping);
           if (inserted !== rows) throw new Error(`${inserted} of ${rows} rows inserted`);
+          await keepGroupAnswers(session, table, members);
         });
         return table;
       } finally {
@@ -548,7 +591,8 @@ export class DuckDBStore implements Store {
   async #insertWhileArriving(
     ref: TableRef,
     rows: ArrivingRows,
-  ): Promise<({ table: Table } & LoadCounts) | undefined> {
+    keyed: KeyedWrite<Inserted> | undefined,
+  ): Promise<Inserted | undefined> {
     // No lock while the first part arrives: a slow client must not hold up DDL on the table,
     // or anything else in its schema, for a body that turns out to fit in one part.
     const parts = rows.parts()[Symbol.asyncIterator]();
@@ -570,6 +614,7 @@ export class DuckDBStore implements Store {
         if (!summary?.keysComplete || summary.keys.length !== sample.keys.length) {
           throw new Error("Rows use keys the first part did not show");
         }
+        if (keyed) await keepAnswer(session, keyed, { table, inserted });
         return { table, inserted };
       });
     });
@@ -605,7 +650,8 @@ export class DuckDBStore implements Store {
     ref: TableRef,
     file: RowsFile,
     onConflict: OnConflict,
-  ): Promise<{ table: Table } & LoadCounts> {
+    keyed: KeyedWrite<Inserted> | undefined,
+  ): Promise<Inserted> {
     return this.#locks.run(
       appendLocks(ref),
       async () => {
@@ -618,10 +664,12 @@ export class DuckDBStore implements Store {
         }
         const mapping = await this.#mapRowKeys(table, file);
         try {
-          const counts = await this.database.transaction((session) =>
-            this.#loadChecked(session, table, file, mapping, onConflict)
-          );
-          return { table, ...counts };
+          return await this.database.transaction(async (session) => {
+            const counts = await this.#loadChecked(session, table, file, mapping, onConflict);
+            const result = { table, ...counts };
+            if (keyed) await keepAnswer(session, keyed, result);
+            return result;
+          });
         } catch (error) {
           // An ApiError needs no explaining (and a database reopening could not give it).
           if (error instanceof MoreKeys || error instanceof ApiError) throw error;
@@ -636,8 +684,9 @@ export class DuckDBStore implements Store {
   async uploadTable(
     ref: TableRef,
     file: RowsFile,
-    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+    options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }> {
+    this.#noted(options.keyed);
     const loaded = await this.#uploadTable(ref, file, options);
     await this.#checkpointAfterLoad(loaded.inserted);
     return loaded;
@@ -646,7 +695,7 @@ export class DuckDBStore implements Store {
   async #uploadTable(
     ref: TableRef,
     file: RowsFile,
-    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+    options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }> {
     try {
       try {
@@ -671,7 +720,7 @@ export class DuckDBStore implements Store {
   async uploadCsv(
     ref: TableRef,
     path: string,
-    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+    options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }> {
     const { csv } = await this.database.withSession((session) => describeCsv(session, path));
     const file: RowsFile = {
@@ -690,7 +739,7 @@ export class DuckDBStore implements Store {
   #upload(
     ref: TableRef,
     file: RowsFile,
-    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+    options: UploadOptions,
     inferFromAll: boolean,
   ): Promise<{ table: Table; inserted: number }> {
     return this.#locks.run(
@@ -734,7 +783,9 @@ export class DuckDBStore implements Store {
               }
               mapping = await this.#mapRowKeys(table, file);
               const { inserted } = await this.#loadChecked(session, table, file, mapping, "fail");
-              return { table, inserted };
+              const result = { table, inserted };
+              if (options.keyed) await keepAnswer(session, options.keyed, result);
+              return result;
             })
           );
         } catch (error) {
@@ -831,7 +882,9 @@ export class DuckDBStore implements Store {
   addTemplate(
     template: NewTemplate,
     admit: (existing: readonly StoredTemplate[]) => void,
+    keyedWrite?: KeyedWrite<Template>,
   ): Promise<Template> {
+    const keyed = this.#noted(keyedWrite);
     return this.#locks.run(
       [templateLock(template.name)],
       () =>
@@ -840,12 +893,19 @@ export class DuckDBStore implements Store {
           admit(existing);
           const name = existing[0]?.template.name ?? template.name;
           const createdAt = new Date().toISOString();
-          return await insertTemplate(session, { ...template, name, createdAt });
+          const added = await insertTemplate(session, { ...template, name, createdAt });
+          if (keyed) await keepAnswer(session, keyed, added);
+          return added;
         }),
     );
   }
 
-  dropTemplate(name: string, version?: Version | "latest"): Promise<string> {
+  dropTemplate(
+    name: string,
+    version?: Version | "latest",
+    keyedWrite?: KeyedWrite<string>,
+  ): Promise<string> {
+    const keyed = this.#noted(keyedWrite);
     return this.#locks.run(
       [templateLock(name)],
       () =>
@@ -854,6 +914,7 @@ export class DuckDBStore implements Store {
           const [chosen] = pickVersions(name, existing, version);
           const stored = chosen!.template.name;
           await deleteTemplate(session, stored, version && chosen!.version);
+          if (keyed) await keepAnswer(session, keyed, stored);
           return stored;
         }),
     );
@@ -921,6 +982,21 @@ export class DuckDBStore implements Store {
       );
       return rows[0] ? Number(rows[0].row) : undefined;
     });
+  }
+
+  async keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {
+    if (!this.kept.mayHave(scope, key, since)) return undefined;
+    return await this.database.withSession((session) => findAnswer(session, scope, key, since));
+  }
+
+  keepAnswer<R>(keyed: KeyedWrite<R>, result: R): Promise<void> {
+    this.#noted(keyed);
+    return this.database.transaction((session) => keepAnswer(session, keyed, result));
+  }
+
+  async forgetAnswers(before: number): Promise<void> {
+    await this.database.withSession((session) => forgetAnswers(session, before));
+    this.kept.forget(before);
   }
 
   async ready(): Promise<boolean> {
@@ -1128,6 +1204,22 @@ class MoreKeys extends Error {
 
 function sameIds(a: readonly number[], b: readonly number[]): boolean {
   return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}
+
+/** Keeps the answers of a group's members that carry a key, in the group's transaction. */
+async function keepGroupAnswers(
+  session: Session,
+  table: Table,
+  members: readonly SmallInsert[],
+): Promise<void> {
+  await keepAnswers(
+    session,
+    members.flatMap((m) =>
+      m.keyed
+        ? [{ keyed: m.keyed as KeyedWrite<unknown>, result: { table, inserted: m.small.rows } }]
+        : []
+    ),
+  );
 }
 
 /** Writes `texts` into a new file at `path`, a line break after each. */

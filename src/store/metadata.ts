@@ -77,6 +77,13 @@ const BOOTSTRAP = [
     definition VARCHAR NOT NULL,
     column_types VARCHAR NOT NULL,
     created_at VARCHAR NOT NULL)`,
+  // Answers to writes sent with an Idempotency-Key, kept for replay (see idempotency.ts).
+  `CREATE TABLE IF NOT EXISTS ${META}.idempotency_keys (
+    scope VARCHAR NOT NULL,
+    key VARCHAR NOT NULL,
+    fingerprint VARCHAR NOT NULL,
+    answer VARCHAR NOT NULL,
+    created_at BIGINT NOT NULL)`,
   `CREATE SCHEMA IF NOT EXISTS public`,
 ];
 

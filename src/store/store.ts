@@ -63,6 +63,13 @@ export const IF_EXISTS = ["fail", "replace", "append"] as const;
 /** One of {@link IF_EXISTS}. */
 export type IfExists = typeof IF_EXISTS[number];
 
+/** How an upload goes about an existing table, from what definition, under what key. */
+export interface UploadOptions {
+  readonly plan?: TablePlan;
+  readonly ifExists: IfExists;
+  readonly keyed?: KeyedWrite<{ table: Table; inserted: number }>;
+}
+
 /** Options of a table listing. */
 export interface ListTablesOptions {
   /** Only this schema; absent for all. */
@@ -99,20 +106,53 @@ export interface NewTemplate {
   readonly types: readonly string[];
 }
 
+/** A write's answer as kept for its `Idempotency-Key`: what a retry is answered. */
+export interface StoredAnswer {
+  readonly status: number;
+  /** The JSON body. */
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** An answer found for a key, with the fingerprint of the request that earned it. */
+export interface KeptAnswer {
+  readonly fingerprint: string;
+  readonly answer: StoredAnswer;
+}
+
+/**
+ * A write that carries an `Idempotency-Key`: the store keeps its answer in the write's own
+ * transaction, so the key is kept exactly when the write committed.
+ */
+export interface KeyedWrite<R> {
+  /** Who sent it and where: the token's subject, the method and the path. */
+  readonly scope: string;
+  readonly key: string;
+  /** SHA-256 of the query and body, hex; asked for once the body has been read whole. */
+  fingerprint(): string;
+  /** The answer to keep (and give) for the write's result. */
+  answer(result: R): StoredAnswer;
+  /** When the request arrived, in milliseconds since the epoch. */
+  readonly at: number;
+}
+
 /** The storage operations the routes use; the only place data lives. */
 export interface Store {
   /** Schema names in order, without internal ones, filtered to `visible` when given. */
   listSchemas(visible?: readonly string[]): Promise<string[]>;
   /** Creates a schema; 409 when it exists. Returns the stored name. */
-  createSchema(name: string): Promise<string>;
+  createSchema(name: string, keyed?: KeyedWrite<string>): Promise<string>;
   /** Drops a schema; 409 when it holds tables and `cascade` is false. */
-  dropSchema(name: string, cascade: boolean): Promise<string>;
+  dropSchema(name: string, cascade: boolean, keyed?: KeyedWrite<string>): Promise<string>;
   /** The stored spelling of an existing schema's name; 404 when there is none. */
   resolveSchema(name: string): Promise<string>;
   /** Creates a table from a checked plan; with `ifNotExists` an existing table is returned. */
   createTable(
     plan: TablePlan,
-    options: { readonly ifNotExists: boolean },
+    options: {
+      readonly ifNotExists: boolean;
+      readonly keyed?: KeyedWrite<{ readonly table: Table; readonly created: boolean }>;
+    },
   ): Promise<{ readonly table: Table; readonly created: boolean }>;
   /** One table; 404 when the schema or the table does not exist. */
   getTable(ref: TableRef): Promise<Table>;
@@ -125,9 +165,10 @@ export interface Store {
   updateTable(
     ref: TableRef,
     decide: (current: Table) => TableUpdate,
+    keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
   ): Promise<{ table: Table; how: UpdateHow }>;
   /** Drops a table; 409 when another table's foreign key references it. */
-  dropTable(ref: TableRef): Promise<TableRef>;
+  dropTable(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef>;
   /**
    * Inserts arriving rows into an existing table, in one transaction; with
    * `on_conflict=fail` loading may start before the last row has arrived.
@@ -136,6 +177,7 @@ export interface Store {
     ref: TableRef,
     rows: ArrivingRows,
     onConflict: OnConflict,
+    keyed?: KeyedWrite<{ table: Table } & LoadCounts>,
   ): Promise<{ table: Table } & LoadCounts>;
   /**
    * Creates (or replaces, or appends to) a table from `file`, in one transaction; without a
@@ -144,7 +186,7 @@ export interface Store {
   uploadTable(
     ref: TableRef,
     file: RowsFile,
-    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+    options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }>;
   /**
    * {@link uploadTable} from a CSV file, read by the engine's own CSV reader: delimiter,
@@ -153,7 +195,7 @@ export interface Store {
   uploadCsv(
     ref: TableRef,
     path: string,
-    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+    options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }>;
   /** One page of records as JSON array text, and the count of all records. */
   readRecords(
@@ -180,9 +222,23 @@ export interface Store {
   addTemplate(
     template: NewTemplate,
     admit: (existing: readonly StoredTemplate[]) => void,
+    keyed?: KeyedWrite<Template>,
   ): Promise<Template>;
   /** Deletes one version, or all; 404 when there is none. Returns the template's name. */
-  dropTemplate(name: string, version?: Version | "latest"): Promise<string>;
+  dropTemplate(
+    name: string,
+    version?: Version | "latest",
+    keyed?: KeyedWrite<string>,
+  ): Promise<string>;
+  /** The answer kept for `key` in `scope` since `since` (ms since the epoch), if any. */
+  keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined>;
+  /**
+   * Keeps a keyed write's answer on its own, for a write that changed nothing (such as an
+   * update to the definition a table already has).
+   */
+  keepAnswer<R>(keyed: KeyedWrite<R>, result: R): Promise<void>;
+  /** Forgets the answers kept before `before` (ms since the epoch). */
+  forgetAnswers(before: number): Promise<void>;
   /** Is the database open and writable? */
   ready(): Promise<boolean>;
   /**

@@ -23,7 +23,8 @@ import { nameKey } from "../catalog/names.ts";
 import type { TableUpdate } from "../catalog/update.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS, summarise } from "../errors.ts";
 import type { Database, Session } from "./database.ts";
-import type { UpdateHow } from "./store.ts";
+import type { KeyedWrite, UpdateHow } from "./store.ts";
+import { keepAnswer } from "./idempotency.ts";
 import {
   canonicalTypes,
   createTableSql,
@@ -883,14 +884,20 @@ export async function tablesTouched(
 export async function applyUpdate(
   database: Database,
   analysis: UpdateAnalysis,
+  keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
 ): Promise<{ table: Table; how: UpdateHow }> {
-  const describe = async (session: Session) =>
-    (await describeTables(session, [{ id: analysis.row.id, ...analysis.plan.ref }]))[0]!;
+  // The answer, kept with its key (if it has one) in the update's transaction.
+  const answer = async (session: Session, how: "altered" | "rebuilt") => {
+    const described = { id: analysis.row.id, ...analysis.plan.ref };
+    const result = { table: (await describeTables(session, [described]))[0]!, how };
+    if (keyed) await keepAnswer(session, keyed, result);
+    return result;
+  };
   if (canAlter(analysis)) {
     try {
       return await database.transaction(async (session) => {
         await alterTable(session, analysis);
-        return { table: await describe(session), how: "altered" as const };
+        return await answer(session, "altered");
       });
     } catch (error) {
       if (error instanceof ApiError) throw error;
@@ -900,7 +907,7 @@ export async function applyUpdate(
   try {
     return await database.transaction(async (session) => {
       await rebuildTable(session, analysis);
-      return { table: await describe(session), how: "rebuilt" as const };
+      return await answer(session, "rebuilt");
     });
   } catch (error) {
     if (error instanceof ApiError) throw error;

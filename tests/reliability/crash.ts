@@ -14,8 +14,11 @@
  *   rows, compared by count and a per-row checksum that ignores column order.
  *
  * Records are inserted into `log` during every kill: by four clients when the inserts are
- * the operation under test, by one in the background otherwise. After each kill the table
- * written and `log` are read in full; the other table by definition and row count (all in
+ * the operation under test, by one in the background otherwise. Each batch carries an
+ * `Idempotency-Key`, and after the restart every batch of the killed run is sent again with
+ * its key: the retry must be answered as the batch would have been (the first answer
+ * replayed when it had committed, always when it was acknowledged), and leave the batch in
+ * `log` exactly once. After each kill the table written and `log` are read in full; the other table by definition and row count (all in
  * full at the start and the end). The one server and data directory serve every kill.
  *
  * Nothing here asserts: every failed check is collected into the report, so a test can
@@ -69,11 +72,17 @@ export interface CrashReport {
   readonly seed: number;
   readonly durationMs: number;
   readonly landings: Record<CrashOperation, Landings>;
-  /** Batches of records: acknowledged, in flight at a kill, and of those found committed. */
+  /**
+   * Batches of records: acknowledged, in flight at a kill (foreground), of those found
+   * committed (their retry replayed the first answer), in flight at a kill and retried with
+   * their key (background too), and acknowledged before a kill and replayed when retried.
+   */
   readonly batches: {
     readonly acknowledged: number;
     readonly inFlight: number;
     readonly inFlightCommitted: number;
+    readonly retried: number;
+    readonly replayed: number;
   };
   /**
    * Typical duration of each operation (ms) at the end: the median of one measurement
@@ -156,6 +165,11 @@ export async function runCrashes(options: CrashOptions = {}): Promise<CrashRepor
     );
   }
   log(
+    `crash: retried with their keys after the kills: ${report.batches.retried} batches in ` +
+      `flight (${report.batches.inFlightCommitted} of the foreground ones replayed as ` +
+      `committed), ${report.batches.replayed} acknowledged ones (all replayed)`,
+  );
+  log(
     `crash: ${report.survived} of ${report.kills} kills survived, ${report.rowsLost} ` +
       `acknowledged rows lost, ${report.failures.length} failures, ` +
       `${(report.durationMs / 1000).toFixed(1)} s (seed ${seed})`,
@@ -184,7 +198,13 @@ class CrashRun {
     insert: { beforeAck: 0, afterAck: 0, committedUnacked: 0 },
     rebuild: { beforeAck: 0, afterAck: 0, committedUnacked: 0 },
   };
-  readonly #batchTally = { acknowledged: 0, inFlight: 0, inFlightCommitted: 0 };
+  readonly #batchTally = {
+    acknowledged: 0,
+    inFlight: 0,
+    inFlightCommitted: 0,
+    retried: 0,
+    replayed: 0,
+  };
   readonly #checksums: Record<Payload | "wide", { rows: number; sum: number }>;
 
   #dir?: string;
@@ -348,12 +368,8 @@ class CrashRun {
       };
       this.#batches.set(batch.id, batch);
       sent.push(batch);
-      const records = Array.from(
-        { length: batch.size },
-        (_, i) => ({ id: batch.id * ID_STRIDE + i, batch: batch.id }),
-      );
       try {
-        const answer = await this.#server.request("POST", "table/log/records", { body: records });
+        const answer = await this.#sendBatch(batch);
         if (answer.status === 200 && answer.body?.inserted === batch.size) {
           batch.status = "acked";
           batch.expect = batch.size;
@@ -369,6 +385,48 @@ class CrashRun {
         return;
       }
     }
+  }
+
+  /** Sends a batch's records with its idempotency key. */
+  #sendBatch(batch: Batch): Promise<Answer> {
+    const records = Array.from(
+      { length: batch.size },
+      (_, i) => ({ id: batch.id * ID_STRIDE + i, batch: batch.id }),
+    );
+    return this.#server.request("POST", "table/log/records", {
+      body: records,
+      headers: { "idempotency-key": `batch-${batch.id}` },
+    });
+  }
+
+  /**
+   * Sends every batch of a killed run again with its key, as a client unsure of its answer
+   * would: each must be answered as acknowledged, an acknowledged one as a replay (its key
+   * committed with its rows), and each is then expected in `log` exactly once. Gives how
+   * many foreground batches in flight at the kill had committed, as their replays say.
+   */
+  async #retryAfterKill(sent: readonly Batch[]): Promise<number> {
+    let committed = 0;
+    for (const batch of sent) {
+      if (batch.status !== "unknown" && batch.status !== "acked") continue;
+      const answer = await this.#sendBatch(batch);
+      const replayed = answer.headers.get("idempotent-replayed") === "true";
+      if (answer.status !== 200 || answer.body?.inserted !== batch.size) {
+        this.fail(
+          `Batch ${batch.id} (${batch.status}), retried with its key, was answered ` +
+            answer.text.slice(0, 300),
+        );
+      } else if (batch.status === "acked") {
+        if (replayed) this.#batchTally.replayed++;
+        else this.fail(`Batch ${batch.id}, acknowledged before the kill, was not replayed`);
+      } else {
+        this.#batchTally.retried++;
+        batch.status = "acked";
+        batch.expect = batch.size;
+        if (batch.foreground && replayed) committed++;
+      }
+    }
+    return committed;
   }
 
   /** One kill: starts `operation`, kills the service after a delay, restarts and checks. */
@@ -420,19 +478,17 @@ class CrashRun {
     }
     const restartMs = performance.now() - restartStarted;
     const checkStarted = performance.now();
-    const found = await this.#checkAfterKill(operation, running.target, outcome.acked);
-    const committedInFlight =
-      running.sent.filter((b) => b.status === "unknown" && b.foreground && b.expect === b.size)
-        .length;
     this.#batchTally.inFlight +=
       running.sent.filter((b) => b.status === "unknown" && b.foreground).length;
+    const committedInFlight = await this.#retryAfterKill(running.sent);
+    const found = await this.#checkAfterKill(operation, running.target, outcome.acked);
     this.#batchTally.inFlightCommitted += committedInFlight;
     if (operation === "insert") landings.committedUnacked += committedInFlight;
     else if (!outcome.acked && found === running.target) landings.committedUnacked++;
     const passed = this.#failures.length === failuresBefore;
     if (passed) this.#survived++;
     const result = operation === "insert"
-      ? `${committedInFlight} in-flight batches committed`
+      ? `${committedInFlight} in-flight batches committed (replayed on retry)`
       : found === running.target
       ? `found ${found} (changed)`
       : found === from
