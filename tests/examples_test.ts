@@ -45,6 +45,13 @@ Deno.test("every curl example of docs/examples.md answers 2xx against a fresh se
     // The CSV export example wrote the rows the insert example sent.
     const csv = await Deno.readTextFile(`${cwd}/orders.csv`);
     assert.match(csv, /^id,customer,qty,placed\r?\n1,Ada,2,/);
+    // The timestamped export was saved under its own name, after the retried batch, which
+    // went in once; and the ETag example got its 304.
+    const saved = [...Deno.readDirSync(cwd)].map((entry) => entry.name);
+    const stamped = saved.find((name) => /^orders_\d{8}_\d{6}\.csv$/.test(name));
+    assert.ok(stamped, saved.join(", "));
+    assert.equal((await Deno.readTextFile(`${cwd}/${stamped}`)).match(/Edsger/g)?.length, 1);
+    assert.match(stdout, /^304$/m);
   } finally {
     await server.dispose();
     await Deno.remove(cwd, { recursive: true });
