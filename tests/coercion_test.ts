@@ -326,3 +326,89 @@ Deno.test("spreadsheets: dates around 1900 keep their day, and dates mixed with 
     await server.dispose();
   }
 });
+
+Deno.test("a PUT that retypes a column converts by the loading rule: what it would coerce is 422 and changes nothing", async (t) => {
+  const server = await TestServer.start();
+  /**
+   * A table `name` of columns `i` and `c` of `type` holding `values`, then `c` retyped to
+   * `to`; `reordered` puts `c` first, which takes the rebuild rather than ALTER TABLE.
+   */
+  const retype = async (
+    name: string,
+    type: string,
+    values: unknown[],
+    to: string,
+    reordered = false,
+  ) => {
+    const columns = [{ name: "i", type: "integer" }, { name: "c", type }];
+    await server.request("DELETE", `table/${name}`);
+    ok(await server.request("POST", `table/${name}`, { body: { table: { columns } } }));
+    ok(
+      await server.request("POST", `table/${name}/records`, {
+        body: values.map((c, i) => ({ i, c })),
+      }),
+    );
+    const before = ok(await server.request("GET", `table/${name}`)).table;
+    const wanted = before.columns.map((c: { name: string }) =>
+      c.name === "c" ? { ...c, type: to } : c
+    );
+    const answer = await server.request("PUT", `table/${name}`, {
+      body: { table: { columns: reordered ? wanted.reverse() : wanted } },
+    });
+    return { answer, before };
+  };
+  try {
+    for (
+      const [what, type, values, to] of [
+        ["integer 2 to BOOLEAN", "integer", [0, 1, 2], "boolean"],
+        ["decimal 0.5 to BOOLEAN", "decimal(4,2)", [1, 0.5], "boolean"],
+        ["text 2 to BOOLEAN", "varchar", ["t", "2"], "boolean"],
+        [
+          "text with a UTC offset beyond ±15:59 to TIMESTAMPTZ",
+          "varchar",
+          ["2024-01-01 10:00:00+15:59", "2024-01-01 10:00:00+16:00"],
+          "timestamp with time zone",
+        ],
+        ["a list of integers holding 2 to BOOLEAN[]", "integer[]", [[0, 1], [2]], "boolean[]"],
+      ] as const
+    ) {
+      await t.step(what, async () => {
+        const { answer, before } = await retype("r", type, [...values], to);
+        const error = errorOf(answer, 422);
+        assert.deepEqual(cellsOf(error), [[values.length - 1, "c"]], answer.text);
+        assert.match(error.message, /column "c" in row/);
+        assert.deepEqual(ok(await server.request("GET", "table/r")).table, before);
+        ok(await server.request("DELETE", "table/r"));
+      });
+    }
+    for (const reordered of [false, true]) {
+      const how = reordered ? "rebuilt" : "altered";
+      await t.step(`values the rule takes convert as loading converts them (${how})`, async () => {
+        const cells = async () =>
+          ok(await server.request("GET", "table/r/records")).records.map((r: { c: unknown }) =>
+            r.c
+          );
+        for (
+          const [type, values, to, read] of [
+            ["varchar", ["t", "0", "yes"], "boolean", [true, false, true]],
+            ["integer", [1, 0], "boolean", [true, false]],
+            ["integer[]", [[1, 0]], "boolean[]", [[true, false]]],
+            [
+              "varchar",
+              ["2024-01-01 10:00:00+15:59"],
+              "timestamp with time zone",
+              ["2023-12-31T18:01:00.000000Z"],
+            ],
+          ] as const
+        ) {
+          const { answer } = await retype("r", type, [...values], to, reordered);
+          ok(answer);
+          assert.deepEqual(await cells(), read);
+        }
+        ok(await server.request("DELETE", "table/r"));
+      });
+    }
+  } finally {
+    await server.dispose();
+  }
+});

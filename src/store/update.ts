@@ -55,6 +55,7 @@ import {
 } from "./metadata.ts";
 import { recordOrder } from "./rows.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { retypeValue } from "./values.ts";
 
 /** A wanted column next to the column it continues. */
 interface ColumnChange {
@@ -262,7 +263,7 @@ export async function checkRows(session: Session, analysis: UpdateAnalysis): Pro
   const numbered = `SELECT row_number() OVER (ORDER BY ${order}) - 1 AS row_, * FROM ${table}`;
   const valueOf = (change: ColumnChange) =>
     change.retyped
-      ? `try(CAST(${quoteIdent(change.source!.name)} AS ${change.type}))`
+      ? `try(${retypeValue(quoteIdent(change.source!.name), change.source!.type, change.type)})`
       : quoteIdent(change.source!.name);
   const byName = new Map(columns.map((c) => [nameKey(c.planned.name), c]));
 
@@ -408,7 +409,9 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
     }
     if (c.retyped) {
       await alter(
-        `ALTER COLUMN ${name} TYPE ${c.planned.type.sql} USING CAST(${name} AS ${c.planned.type.sql})`,
+        `ALTER COLUMN ${name} TYPE ${c.planned.type.sql} USING ${
+          retypeValue(name, c.source.type, c.type)
+        }`,
       );
     }
     if (c.defaultChanged) {
@@ -485,7 +488,7 @@ export async function rebuildTable(session: Session, analysis: UpdateAnalysis): 
   const values = columns.map((c) => {
     if (c.source) {
       const source = `s.${quoteIdent(c.source.name)}`;
-      return c.retyped ? `CAST(${source} AS ${c.planned.type.sql})` : source;
+      return c.retyped ? retypeValue(source, c.source.type, c.type) : source;
     }
     const fill = defaults.get(c);
     return fill == null ? "NULL" : `CAST((${fill}) AS ${c.planned.type.sql})`;

@@ -24,17 +24,13 @@ const OFFSET_BEYOND = String
   .raw`:\d\d(\.\d*)?[+-]((1[6-9]|[2-9]\d)(:?\d\d){0,2}|\d\d:?[6-9]\d(:?\d\d)?|\d\d:?\d\d:?[6-9]\d)\s*$`;
 
 /**
- * Scalars every file is read into as text, then converted by one rule, whichever reader and
- * whichever path: the readers' own conversions are laxer than the cast from text. BLOB
- * travels as base64. JSON's reader takes any number as a BOOLEAN (`2` is true); as text,
- * `2` is refused like any word the cast does not know, while `true`, `t`, `1` and the
- * like keep their meaning. A TIMESTAMP WITH TIME ZONE with an offset beyond ±15:59 is
- * refused: the cast would shift it silently. `read_csv` stores a bad value of a type with a
- * zone as NULL where it fails for every other type (DuckDB 1.5.5), so those are cast after
- * the reader too.
+ * The one rule by which text becomes a scalar whose cast from text is laxer than the
+ * contract, on every path: rows loaded from JSON, CSV or a sheet, and a column retyped from
+ * text. A BOOLEAN takes `true`, `t`, `1` and the like, and refuses `2` like any word the cast
+ * does not know. A TIMESTAMP WITH TIME ZONE with an offset beyond ±15:59 is refused: the cast
+ * would shift it silently.
  */
-const READ_AS_TEXT: ReadonlyMap<string, (text: string) => string> = new Map([
-  ["BLOB", (v: string) => `from_base64(${v})`],
+const FROM_TEXT: ReadonlyMap<string, (text: string) => string> = new Map([
   ["BOOLEAN", (v: string) => `CAST(${v} AS BOOLEAN)`],
   [
     "TIMESTAMP WITH TIME ZONE",
@@ -45,6 +41,18 @@ const READ_AS_TEXT: ReadonlyMap<string, (text: string) => string> = new Map([
       }) THEN 'offset beyond 15:59: ' || ${v} ELSE ${v} END AS TIMESTAMP WITH TIME ZONE)`,
   ],
   ["TIME WITH TIME ZONE", (v: string) => `CAST(${v} AS TIME WITH TIME ZONE)`],
+]);
+
+/**
+ * Scalars every file is read into as text, then converted by one rule, whichever reader and
+ * whichever path: the readers' own conversions are laxer than the cast from text (JSON's
+ * reader takes any number as a BOOLEAN, `2` as true). BLOB travels as base64. `read_csv`
+ * stores a bad value of a type with a zone as NULL where it fails for every other type
+ * (DuckDB 1.5.5), so those are cast after the reader too.
+ */
+const READ_AS_TEXT: ReadonlyMap<string, (text: string) => string> = new Map([
+  ["BLOB", (v: string) => `from_base64(${v})`],
+  ...FROM_TEXT,
 ]);
 
 function readAsText(type: string): boolean {
@@ -72,31 +80,98 @@ export function readAs(
   if (!holds(parsed, readAsText)) return { type, expression: (v) => v };
   return {
     type: typeName(mapScalars(parsed, (t) => readAsText(t) ? "VARCHAR" : t)),
-    expression: (v) => converted(v, parsed, 0),
+    expression: (v) => converted(v, parsed, 0, READ_AS_TEXT),
   };
 }
 
-/** `value`, read with the scalars of {@link READ_AS_TEXT} as text, as `type`. */
-function converted(value: string, type: NestedType, depth: number): string {
-  if (!holds(type, readAsText)) return value;
+const NUMBERS = new Set([
+  "TINYINT",
+  "SMALLINT",
+  "INTEGER",
+  "BIGINT",
+  "HUGEINT",
+  "UTINYINT",
+  "USMALLINT",
+  "UINTEGER",
+  "UBIGINT",
+  "UHUGEINT",
+  "FLOAT",
+  "DOUBLE",
+]);
+
+/**
+ * A SQL expression giving `value`, of DuckDB type `from`, as `to`, for a column retyped in
+ * place: by {@link FROM_TEXT} when the value is text, as rows are loaded, and a number
+ * becomes a BOOLEAN only when it is 0 or 1, as a JSON number is read. Where that refuses a
+ * value the expression fails, so `try()` of it is NULL; otherwise it is DuckDB's cast. LISTs
+ * are converted element by element.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { retypeValue } from "./values.ts";
+ *
+ * assert.equal(retypeValue("c", "INTEGER", "BIGINT"), "CAST(c AS BIGINT)");
+ * ```
+ */
+export function retypeValue(value: string, from: string, to: string): string {
+  return retyped(value, parseType(from), parseType(to), 0);
+}
+
+function retyped(value: string, from: NestedType, to: NestedType, depth: number): string {
+  const cast = `CAST(${value} AS ${typeName(to)})`;
+  if (!holds(to, (t) => FROM_TEXT.has(t))) return cast;
+  if (from.kind === "list" && to.kind === "list" && to.size === undefined) {
+    const x = `x${depth}`;
+    return `list_transform(${value}, lambda ${x}: ${
+      retyped(x, from.element, to.element, depth + 1)
+    })`;
+  }
+  if (from.kind !== "scalar") return cast;
+  if (from.name === "VARCHAR") {
+    const text = typeName(mapScalars(to, (t) => FROM_TEXT.has(t) ? "VARCHAR" : t));
+    return converted(`CAST(${value} AS ${text})`, to, depth, FROM_TEXT);
+  }
+  if (to.kind === "scalar" && to.name === "BOOLEAN" && numeric(from.name)) {
+    return `CASE WHEN ${value} IN (0, 1) THEN CAST(${value} AS BOOLEAN) ` +
+      `ELSE CAST('not 0 or 1: ' || ${value}::VARCHAR AS BOOLEAN) END`;
+  }
+  return cast;
+}
+
+function numeric(type: string): boolean {
+  return NUMBERS.has(type) || type.startsWith("DECIMAL");
+}
+
+/** `value`, holding the scalars of `rules` as text, as `type`, each converted by its rule. */
+function converted(
+  value: string,
+  type: NestedType,
+  depth: number,
+  rules: ReadonlyMap<string, (text: string) => string>,
+): string {
+  const ruled = (t: string) => rules.has(t);
+  if (!holds(type, ruled)) return value;
   const x = `x${depth}`;
   switch (type.kind) {
     case "scalar":
-      return READ_AS_TEXT.get(type.name)!(value);
+      return rules.get(type.name)!(value);
     case "list":
-      return `list_transform(${value}, lambda ${x}: ${converted(x, type.element, depth + 1)})`;
+      return `list_transform(${value}, lambda ${x}: ${
+        converted(x, type.element, depth + 1, rules)
+      })`;
     case "struct":
       return `CASE WHEN ${value} IS NULL THEN NULL ELSE struct_pack(${
         type.fields.map((f) =>
           `${quoteIdent(f.name)} := ${
-            converted(`struct_extract(${value}, ${quoteLiteral(f.name)})`, f.type, depth)
+            converted(`struct_extract(${value}, ${quoteLiteral(f.name)})`, f.type, depth, rules)
           }`
         ).join(", ")
       }) END`;
     case "map":
       return `CASE WHEN ${value} IS NULL THEN NULL ELSE map_from_entries(list_transform(map_entries(${value}), lambda ${x}: {'key': ${
-        converted(`${x}.key`, type.key, depth + 1)
-      }, 'value': ${converted(`${x}.value`, type.value, depth + 1)}})) END`;
+        converted(`${x}.key`, type.key, depth + 1, rules)
+      }, 'value': ${converted(`${x}.value`, type.value, depth + 1, rules)}})) END`;
   }
 }
 
