@@ -129,6 +129,13 @@ export class ApiError extends Error {
     return new ApiError(400, "bad_request", message, { details });
   }
 
+  /** 400: a row of JSON rows names one key twice, so which value wins is left open. */
+  static repeatedKey(row: number, key: string): ApiError {
+    return ApiError.badRequest(`Row ${row} has the key "${key}" more than once`, [
+      { row, column: key, message: `Key "${key}" appears more than once in the row` },
+    ]);
+  }
+
   /** 400: a schema, table or template name that breaks the naming rule. */
   static invalidName(message: string): ApiError {
     return new ApiError(400, "invalid_name", message);

@@ -509,7 +509,7 @@ export class JsonRows {
 
   /** Sampled row: notes its next key; 400 when the row has it already. */
   #noteRowKey(key: string): void {
-    if (this.#rowKeys.has(key)) throw repeatedKey(this.#rows - 1, key);
+    if (this.#rowKeys.has(key)) throw ApiError.repeatedKey(this.#rows - 1, key);
     this.#rowKeys.add(key);
   }
 
@@ -537,7 +537,7 @@ export class JsonRows {
     if (!same) this.#keysVerified = false;
     else if (position >= this.#firstRepeat! && this.#keysVerified) {
       // Every key so far matched the sample, this row's too: it repeats the sample's repeat.
-      throw repeatedKey(row, this.#recentKeys[position]!);
+      throw ApiError.repeatedKey(row, this.#recentKeys[position]!);
     }
   }
 
@@ -724,12 +724,6 @@ function firstRepeat(keys: readonly string[]): number {
     seen.add(keys[i]!);
   }
   return Infinity;
-}
-
-function repeatedKey(row: number, key: string): ApiError {
-  return ApiError.badRequest(`Row ${row} has the key "${key}" more than once`, [
-    { row, column: key, message: `Key "${key}" appears more than once in the row` },
-  ]);
 }
 
 function tooDeep(): ApiError {

@@ -18,6 +18,7 @@ import {
 import type { Table } from "../catalog/model.ts";
 import type { KeyColumn } from "../catalog/rows.ts";
 import type { Session } from "./database.ts";
+import { offsetBeyondLimit } from "./values.ts";
 
 /** Largest body (all members of a group together) parsed here; larger ones go to `read_json`. */
 export const APPEND_BYTES = 256 * 1024;
@@ -225,8 +226,8 @@ function microseconds(match: RegExpExecArray): bigint | undefined {
   if (date.getUTCDate() !== day) return undefined;
   let ms = date.getTime() + ((Number(h) * 60 + Number(mi)) * 60 + Number(s)) * 1000;
   if (zone !== "Z") {
+    if (offsetBeyondLimit(match.input)) return undefined;
     const [hours, minutes] = [Number(zone.slice(1, 3)), Number(zone.slice(4, 6))];
-    if (hours > 15 || minutes > 59) return undefined;
     ms -= (zone[0] === "-" ? -1 : 1) * (hours * 60 + minutes) * 60_000;
   }
   return BigInt(ms) * 1000n + BigInt(fraction.padEnd(6, "0"));

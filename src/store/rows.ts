@@ -331,11 +331,7 @@ export async function explainLoadFailure(
   // Rows the spool pass could not vouch for are read by DuckDB, which finds the repeat.
   const repeat = /in line (\d+): Object .* has duplicate key "(.*)"$/.exec(firstLine);
   if (repeat && !file.csv) {
-    const row = Number(repeat[1]) - 1;
-    const key = repeat[2]!;
-    return ApiError.badRequest(`Row ${row} has the key "${key}" more than once`, [
-      { row, column: key, message: `Key "${key}" appears more than once in the row` },
-    ]);
+    return ApiError.repeatedKey(Number(repeat[1]) - 1, repeat[2]!);
   }
   if (/maximum_object_size|exceeds the maximum/i.test(firstLine)) {
     return ApiError.badRequest(`A row is larger than ${MAX_ROW_BYTES} bytes`);

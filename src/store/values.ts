@@ -22,6 +22,25 @@ const FLOATS = new Set(["FLOAT", "DOUBLE"]);
  */
 const OFFSET_BEYOND = String
   .raw`:\d\d(\.\d*)?[+-]((1[6-9]|[2-9]\d)(:?\d\d){0,2}|\d\d:?[6-9]\d(:?\d\d)?|\d\d:?\d\d:?[6-9]\d)\s*$`;
+const OFFSET_BEYOND_PATTERN = new RegExp(OFFSET_BEYOND);
+
+/**
+ * Whether `text`, a time perhaps after a date, ends in a UTC offset beyond ±15:59: the rule a
+ * TIMESTAMP WITH TIME ZONE is read by (see {@link FROM_TEXT}), for code that reads times in
+ * JavaScript.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { offsetBeyondLimit } from "./values.ts";
+ *
+ * assert.equal(offsetBeyondLimit("2024-01-01T00:00:00+16:00"), true);
+ * assert.equal(offsetBeyondLimit("2024-01-01T00:00:00-15:59"), false);
+ * ```
+ */
+export function offsetBeyondLimit(text: string): boolean {
+  return OFFSET_BEYOND_PATTERN.test(text);
+}
 
 /**
  * The one rule by which text becomes a scalar whose cast from text is laxer than the
