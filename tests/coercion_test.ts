@@ -405,6 +405,19 @@ Deno.test("a PUT that retypes a column converts by the loading rule: what it wou
           "timestamp with time zone",
         ],
         ["a list of integers holding 2 to BOOLEAN[]", "integer[]", [[0, 1], [2]], "boolean[]"],
+        [
+          "an array of integers holding 2 to BOOLEAN[2]",
+          "integer[2]",
+          [[0, 1], [1, 2]],
+          "boolean[2]",
+        ],
+        ["JSON 2 to BOOLEAN", "json", [true, 2], "boolean"],
+        [
+          "JSON text with a UTC offset beyond ±15:59 to TIMESTAMPTZ",
+          "json",
+          ["2024-01-01 10:00:00+15:59", "2024-01-01 10:00:00+16:00"],
+          "timestamp with time zone",
+        ],
       ] as const
     ) {
       await t.step(what, async () => {
@@ -428,6 +441,7 @@ Deno.test("a PUT that retypes a column converts by the loading rule: what it wou
             ["varchar", ["t", "0", "yes"], "boolean", [true, false, true]],
             ["integer", [1, 0], "boolean", [true, false]],
             ["integer[]", [[1, 0]], "boolean[]", [[true, false]]],
+            ["json", [true, "f", 1], "boolean", [true, false, true]],
             [
               "varchar",
               ["2024-01-01 10:00:00+15:59"],

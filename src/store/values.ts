@@ -120,8 +120,8 @@ const NUMBERS = new Set([
 
 /**
  * A SQL expression giving `value`, of DuckDB type `from`, as `to`, for a column retyped in
- * place: by {@link FROM_TEXT} when the value is text, as rows are loaded, and a number
- * becomes a BOOLEAN only when it is 0 or 1, as a JSON number is read. Where that refuses a
+ * place: by {@link FROM_TEXT} when the value is text or JSON, as rows are loaded, and a
+ * number becomes a BOOLEAN only when it is 0 or 1, as a JSON number is read. Where that refuses a
  * value the expression fails, so `try()` of it is NULL; otherwise it is DuckDB's cast. LISTs
  * are converted element by element.
  *
@@ -140,14 +140,19 @@ export function retypeValue(value: string, from: string, to: string): string {
 function retyped(value: string, from: NestedType, to: NestedType, depth: number): string {
   const cast = `CAST(${value} AS ${typeName(to)})`;
   if (!holds(to, (t) => FROM_TEXT.has(t))) return cast;
-  if (from.kind === "list" && to.kind === "list" && to.size === undefined) {
+  if (from.kind === "list" && to.kind === "list") {
     const x = `x${depth}`;
-    return `list_transform(${value}, lambda ${x}: ${
+    const elements = `list_transform(${value}, lambda ${x}: ${
       retyped(x, from.element, to.element, depth + 1)
     })`;
+    return to.size === undefined ? elements : `CAST(${elements} AS ${typeName(to)})`;
   }
   if (from.kind !== "scalar") return cast;
-  if (from.name === "VARCHAR") {
+  if (from.name === "VARCHAR" || from.name === "JSON") {
+    // A JSON value converts as the same value in a rows file would: its text, unquoted.
+    if (from.name === "JSON" && to.kind === "scalar") {
+      return converted(`json_extract_string(${value}, '$')`, to, depth, FROM_TEXT);
+    }
     const text = typeName(mapScalars(to, (t) => FROM_TEXT.has(t) ? "VARCHAR" : t));
     return converted(`CAST(${value} AS ${text})`, to, depth, FROM_TEXT);
   }
