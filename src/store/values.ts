@@ -45,7 +45,7 @@ export function offsetBeyondLimit(text: string): boolean {
 /**
  * The one rule by which text becomes a scalar whose cast from text is laxer than the
  * contract, on every path: rows loaded from JSON, CSV or a sheet, and a column retyped from
- * text. A BOOLEAN takes `true`, `t`, `1` and the like, and refuses `2` like any word the cast
+ * text or JSON. A BOOLEAN takes `true`, `t`, `1` and the like, and refuses `2` like any word the cast
  * does not know. A TIMESTAMP WITH TIME ZONE with an offset beyond ±15:59 is refused: the cast
  * would shift it silently.
  */
@@ -103,6 +103,7 @@ export function readAs(
   };
 }
 
+/** The numeric types by DuckDB's names, besides DECIMAL(p,s). */
 const NUMBERS = new Set([
   "TINYINT",
   "SMALLINT",
@@ -121,9 +122,9 @@ const NUMBERS = new Set([
 /**
  * A SQL expression giving `value`, of DuckDB type `from`, as `to`, for a column retyped in
  * place: by {@link FROM_TEXT} when the value is text or JSON, as rows are loaded, and a
- * number becomes a BOOLEAN only when it is 0 or 1, as a JSON number is read. Where that refuses a
- * value the expression fails, so `try()` of it is NULL; otherwise it is DuckDB's cast. LISTs
- * are converted element by element.
+ * number becomes a BOOLEAN only when it is 0 or 1, as a JSON number is read. Where that
+ * refuses a value the expression fails, so `try()` of it is NULL; otherwise it is DuckDB's
+ * cast. LISTs and ARRAYs are converted element by element; STRUCTs and MAPs are cast.
  *
  * @example
  * ```ts
