@@ -77,6 +77,7 @@ import {
   type LoadCounts,
   loadRows,
   readRecords,
+  readsInSlices,
 } from "./rows.ts";
 import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../catalog/rows.ts";
 import { checkWidth, planTable } from "../catalog/definition.ts";
@@ -779,9 +780,12 @@ export class DuckDBStore implements Store {
   ): Promise<{ json: string; total: number }> {
     const stamp = this.#descriptions.stamp();
     const table = await this.getTable(ref);
-    const read = await this.database.withSession((session) =>
-      readRecords(session, table, offset, limit)
-    ).catch((error) => ({ error }));
+    // A wide table is read in several statements: a transaction keeps them in one snapshot.
+    const read =
+      await (readsInSlices(table)
+        ? this.database.transaction((session) => readRecords(session, table, offset, limit))
+        : this.database.withSession((session) => readRecords(session, table, offset, limit)))
+        .catch((error) => ({ error }));
     // No change was under way at any moment of the read, so none committed between the
     // description and the rows. Only the end of a change says it has committed: DuckDB may
     // answer a read that began after the commit before it answers the commit itself.
