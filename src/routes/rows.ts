@@ -331,7 +331,11 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
       const plan = oneDefinition(fromTemplate, given) ?? given;
       const format = await detectFormat(file.path);
       if (format === "csv") {
-        return await deps.store.uploadCsv({ schema, name }, file.path, { plan, ifExists });
+        return await deps.store.uploadCsv({ schema, name }, file.path, {
+          plan,
+          ifExists,
+          separatorLines: file.separatorLines,
+        });
       }
       const limits: SheetLimits = {
         maxRows: deps.maxSheetRows,
@@ -362,7 +366,11 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
           "The file is not CSV text; send spreadsheets to upload/excel",
         );
       }
-      return await deps.store.uploadCsv({ schema, name }, file.path, { plan, ifExists });
+      return await deps.store.uploadCsv({ schema, name }, file.path, {
+        plan,
+        ifExists,
+        separatorLines: file.separatorLines,
+      });
     });
   });
 

@@ -672,9 +672,14 @@ export class DuckDBStore implements Store {
   async uploadCsv(
     ref: TableRef,
     path: string,
-    options: { readonly plan?: TablePlan; readonly ifExists: IfExists },
+    options: {
+      readonly plan?: TablePlan;
+      readonly ifExists: IfExists;
+      readonly separatorLines?: boolean;
+    },
   ): Promise<{ table: Table; inserted: number }> {
-    const { csv } = await this.database.withSession((session) => describeCsv(session, path));
+    const described = await this.database.withSession((session) => describeCsv(session, path));
+    const csv = { ...described.csv, separatorLines: options.separatorLines ?? true };
     const file: RowsFile = {
       path,
       rows: -1, // Unknown until loaded; the count comes from the table.
