@@ -337,9 +337,9 @@ export class JsonRows {
               this.#notePositionalLength();
             }
           } else if (depth === rowDepth - 2) {
-            // The rows array ends, and so does the last row's line: DuckDB's JSON reader,
-            // on two threads, reads a last line without its break into chunks of its own,
-            // 64 MiB each for 2,000 text columns, and ran out of memory on three rows.
+            // The rows array ends, and so does the last row's line: without its break,
+            // DuckDB's JSON reader on two threads ran out of 256 MiB on three rows of 2,000
+            // columns, half text, that fit with it (or on one thread).
             chunk[i] = LF;
             this.emit(chunk.subarray(segment, i + 1));
             segment = -1;
