@@ -21,9 +21,59 @@ const MAX_HEADER_BYTES = 16 * 1024;
 /** What an upload brought. */
 export interface MultipartUpload {
   /** The `file` part, spooled; the caller removes it with {@link discard}. */
-  readonly file: { readonly path: string; readonly bytes: number; readonly filename?: string };
+  readonly file: SpooledFile;
   /** The `body` part's text, if there was one. */
   readonly body?: string;
+}
+
+/** The `file` part of an upload, spooled. */
+export interface SpooledFile {
+  readonly path: string;
+  readonly bytes: number;
+  readonly filename?: string;
+  /**
+   * Whether some line of the file holds nothing but separators (`,;|`, tabs, spaces): read
+   * as CSV, possibly a line of empty fields, which is no record. False when no line does,
+   * so a loader need not look for such lines.
+   */
+  readonly separatorLines: boolean;
+}
+
+/**
+ * Bytes of a line that is no more than separators: the delimiters DuckDB's sniffer tries,
+ * tab, space and the carriage return of a CRLF.
+ */
+const SEPARATORS = new Set([0x2c, 0x3b, 0x7c, 0x09, 0x20, CR]);
+
+/** Finds, chunk by chunk, whether a file has a line of nothing but {@link SEPARATORS}. */
+class SeparatorLines {
+  /** Whether a whole line of separators has been seen. */
+  found = false;
+  /** Whether the line under way is, so far, separators only (or nothing). */
+  #only = true;
+  /** Whether the line under way has any bytes. */
+  #begun = false;
+
+  push(bytes: Uint8Array): void {
+    let start = 0;
+    // Each line is looked at up to its first other byte: for most lines, its first.
+    while (!this.found && start < bytes.length) {
+      const lf = bytes.indexOf(LF, start);
+      const end = lf < 0 ? bytes.length : lf;
+      for (let i = start; this.#only && i < end; i++) this.#only = SEPARATORS.has(bytes[i]!);
+      if (end > start) this.#begun = true;
+      if (lf < 0) return;
+      if (this.#only) this.found = true;
+      this.#only = true;
+      this.#begun = false;
+      start = lf + 1;
+    }
+  }
+
+  /** Whether the file, now ended, has such a line (its last one may lack a line break). */
+  finish(): boolean {
+    return this.found || (this.#begun && this.#only);
+  }
 }
 
 /** Where and how much. */
@@ -103,6 +153,7 @@ type Sink =
     bytes: number;
     readonly buffer: Uint8Array;
     buffered: number;
+    readonly lines: SeparatorLines;
   }
   | { readonly kind: "text"; readonly parts: Uint8Array[]; bytes: number }
   | { readonly kind: "skip" };
@@ -114,7 +165,7 @@ class MultipartParser {
   /** Bytes not yet consumed: at most a delimiter's length plus one chunk. */
   #pending: Uint8Array = new Uint8Array(0);
   #sink: Sink = { kind: "skip" };
-  #file?: { path: string; bytes: number; filename?: string };
+  #file?: SpooledFile;
   #body?: string;
   #spooled: string[] = [];
   #started = false;
@@ -233,7 +284,12 @@ class MultipartParser {
       const path = `${this.options.spoolDir}/${crypto.randomUUID()}.upload`;
       this.#spooled.push(path);
       const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
-      this.#file = { path, bytes: 0, ...(filename === undefined ? {} : { filename }) };
+      this.#file = {
+        path,
+        bytes: 0,
+        separatorLines: false,
+        ...(filename === undefined ? {} : { filename }),
+      };
       this.#sink = {
         kind: "file",
         file,
@@ -241,6 +297,7 @@ class MultipartParser {
         bytes: 0,
         buffer: new Uint8Array(WRITE_BUFFER_BYTES),
         buffered: 0,
+        lines: new SeparatorLines(),
       };
     } else if (name === "body") {
       if (this.#body !== undefined) {
@@ -256,6 +313,7 @@ class MultipartParser {
     if (this.#place === "data") this.options.digest?.update(bytes);
     const sink = this.#sink;
     if (sink.kind === "file") {
+      sink.lines.push(bytes);
       // Gathered into larger writes: a write per network chunk costs more than the copy.
       if (sink.buffered + bytes.length > sink.buffer.length) await flush(sink);
       if (bytes.length >= sink.buffer.length) await writeAll(sink.file, bytes);
@@ -282,7 +340,7 @@ class MultipartParser {
     if (sink.kind === "file") {
       await flush(sink);
       sink.file.close();
-      this.#file = { ...this.#file!, bytes: sink.bytes };
+      this.#file = { ...this.#file!, bytes: sink.bytes, separatorLines: sink.lines.finish() };
     } else if (sink.kind === "text") {
       const all = sink.parts.reduce((a, b) => concat(a, b), new Uint8Array(0));
       try {

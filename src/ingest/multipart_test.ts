@@ -137,3 +137,27 @@ Deno.test("spoolMultipart refuses bad bodies and leaves no file behind", async (
     assert.deepEqual([...Deno.readDirSync(options.spoolDir)], []);
   });
 });
+
+Deno.test("spoolMultipart() says whether the file has a line of nothing but separators, however it is cut", async () => {
+  const cases: [string, boolean][] = [
+    ["a,b\n1,2\n", false],
+    ["a,b\n1,\n,2", false],
+    ["a,b\n1,2\n,\n3,4\n", true],
+    ["a;b\r\n1;2\r\n ; \r\n", true],
+    ["a,b\n\n1,2\n", true],
+    ["a,b\n1,2\n,,", true],
+    ["a|b\n|x\n", false],
+  ];
+  for (const [text, expected] of cases) {
+    const body = form([{
+      headers: 'Content-Disposition: form-data; name="file"; filename="t.csv"',
+      data: text,
+    }]);
+    for (let cut = 0; cut < body.length; cut++) {
+      await withDir(async (options) => {
+        const upload = await spoolMultipart(stream(body, [cut]), TYPE, options);
+        assert.equal(upload.file.separatorLines, expected, `${JSON.stringify(text)} cut at ${cut}`);
+      });
+    }
+  }
+});

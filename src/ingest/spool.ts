@@ -231,9 +231,10 @@ async function spoolInParts(
       buffered = 0;
     }
   });
-  const flush = async () => {
+  /** Writes the pending chunks, cutting a part after the last row break when `cut` allows. */
+  const flush = async (cut = true) => {
     const chunks = pending.splice(0);
-    if (written + chunks.reduce((n, c) => n + c.length, 0) >= partBytes) {
+    if (cut && written + chunks.reduce((n, c) => n + c.length, 0) >= partBytes) {
       // Cut after the last row break in hand: line breaks in the copy only separate rows.
       for (let k = chunks.length - 1; k >= 0; k--) {
         const at = chunks[k]!.lastIndexOf(LF);
@@ -255,7 +256,8 @@ async function spoolInParts(
       if (pending.length > 0) await flush();
     });
     const summary = pass.finish();
-    await flush();
+    // No cut at the end: the rows end with a line break, and the part after it would be empty.
+    await flush(false);
     if (keepSmall && !file) return { ...summary, paths, bytes: buffer.slice(0, buffered) };
     await write(buffer.subarray(0, buffered));
     file!.close();

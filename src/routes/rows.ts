@@ -357,7 +357,12 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
       const format = await detectFormat(file.path);
       const keyed = keyedWrite(c, uploaded);
       if (format === "csv") {
-        return await deps.store.uploadCsv({ schema, name }, file.path, { plan, ifExists, keyed });
+        return await deps.store.uploadCsv({ schema, name }, file.path, {
+          plan,
+          ifExists,
+          keyed,
+          separatorLines: file.separatorLines,
+        });
       }
       const limits: SheetLimits = {
         maxRows: deps.maxSheetRows,
@@ -392,6 +397,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
         plan,
         ifExists,
         keyed: keyedWrite(c, uploaded),
+        separatorLines: file.separatorLines,
       });
     });
   });

@@ -80,6 +80,7 @@ import {
   type LoadCounts,
   loadRows,
   readRecords,
+  readsInSlices,
 } from "./rows.ts";
 import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../catalog/rows.ts";
 import { checkWidth, planTable } from "../catalog/definition.ts";
@@ -720,9 +721,10 @@ export class DuckDBStore implements Store {
   async uploadCsv(
     ref: TableRef,
     path: string,
-    options: UploadOptions,
+    options: UploadOptions & { readonly separatorLines?: boolean },
   ): Promise<{ table: Table; inserted: number }> {
-    const { csv } = await this.database.withSession((session) => describeCsv(session, path));
+    const described = await this.database.withSession((session) => describeCsv(session, path));
+    const csv = { ...described.csv, separatorLines: options.separatorLines ?? true };
     const file: RowsFile = {
       path,
       rows: -1, // Unknown until loaded; the count comes from the table.
@@ -830,9 +832,12 @@ export class DuckDBStore implements Store {
   ): Promise<{ json: string; total: number }> {
     const stamp = this.#descriptions.stamp();
     const table = await this.getTable(ref);
-    const read = await this.database.withSession((session) =>
-      readRecords(session, table, offset, limit)
-    ).catch((error) => ({ error }));
+    // A wide table is read in several statements: a transaction keeps them in one snapshot.
+    const read =
+      await (readsInSlices(table)
+        ? this.database.transaction((session) => readRecords(session, table, offset, limit))
+        : this.database.withSession((session) => readRecords(session, table, offset, limit)))
+        .catch((error) => ({ error }));
     // No change was under way at any moment of the read, so none committed between the
     // description and the rows. Only the end of a change says it has committed: DuckDB may
     // answer a read that began after the commit before it answers the commit itself.

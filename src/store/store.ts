@@ -191,11 +191,13 @@ export interface Store {
   /**
    * {@link uploadTable} from a CSV file, read by the engine's own CSV reader: delimiter,
    * quoting and, without a plan, the columns' types detected; the first line is the header.
+   * `separatorLines` false says no line of the file is only separators (so none is a line of
+   * empty fields to leave out); unknown when absent.
    */
   uploadCsv(
     ref: TableRef,
     path: string,
-    options: UploadOptions,
+    options: UploadOptions & { readonly separatorLines?: boolean },
   ): Promise<{ table: Table; inserted: number }>;
   /** One page of records as JSON array text, and the count of all records. */
   readRecords(

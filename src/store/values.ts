@@ -322,15 +322,43 @@ function textValue(value: string, type: string): string | undefined {
  */
 export function jsonObject(columns: readonly { name: string; type: string }[]): string {
   if (columns.length === 0) return `'{}'`;
+  return `concat('{', ${memberList(columns, true)}, '}')`;
+}
+
+/**
+ * A SQL expression giving the members (`"name":value`) of `columns` in a row's JSON object,
+ * as {@link jsonObject} writes them; with `opening` false, a comma before the first, as
+ * members that follow others.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { jsonMembers } from "./values.ts";
+ *
+ * assert.equal(
+ *   jsonMembers([{ name: "a", type: "INTEGER" }], false),
+ *   `concat(',"a":', coalesce(to_json("a")::VARCHAR, 'null'))`,
+ * );
+ * ```
+ */
+export function jsonMembers(
+  columns: readonly { name: string; type: string }[],
+  opening: boolean,
+): string {
+  if (columns.length === 0) return `''`;
+  return `concat(${memberList(columns, opening)})`;
+}
+
+/** The arguments of a concat giving the members of `columns`. */
+function memberList(columns: readonly { name: string; type: string }[], opening: boolean): string {
   // Assembled as text: json_object would parse each value again and round exact decimals
   // through DOUBLE. One concat, not a chain of ||, which DuckDB parses one level deeper per
   // operand and refuses past 1,000 levels (500 columns).
-  const members = columns.map((c, i) =>
-    `${quoteLiteral(`${i === 0 ? "" : ","}${JSON.stringify(c.name)}:`)}, coalesce(${
+  return columns.map((c, i) =>
+    `${quoteLiteral(`${i === 0 && opening ? "" : ","}${JSON.stringify(c.name)}:`)}, coalesce(${
       jsonValue(c.name, c.type)
     }, 'null')`
-  );
-  return `concat('{', ${members.join(", ")}, '}')`;
+  ).join(", ");
 }
 
 /** A SQL expression giving one CSV line per row (without the line break). */
