@@ -6,7 +6,6 @@
 
 import { createHash } from "node:crypto";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { etag } from "hono/etag";
 import { type AuthVariables, checkSchemaAccess } from "../auth/middleware.ts";
 import { planTable } from "../catalog/definition.ts";
 import { checkSchemaName, checkTableName, DEFAULT_SCHEMA } from "../catalog/names.ts";
@@ -233,9 +232,6 @@ export function schemaOf(value: string | undefined): string {
 /** Table routes over `store`. */
 export function tableRoutes(store: Store): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
-  // A GET whose If-None-Match names the definition's tag is 304: the tag set below is kept,
-  // not hashed again, and other methods pass untouched.
-  app.use("/table/:table_name", etag());
 
   app.openapi(createTable, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
