@@ -22,6 +22,7 @@ import { bufferedBody } from "./routes/body.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { idempotency, IdempotencyKey } from "./routes/idempotency.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
+import { ETAG_HEADER, IfNoneMatchHeader, NOT_MODIFIED } from "./routes/shapes.ts";
 import { serviceRoutes } from "./routes/service.ts";
 import { rowRoutes } from "./routes/rows.ts";
 import { tableRoutes } from "./routes/tables.ts";
@@ -120,11 +121,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     summary: "This document: OpenAPI 3.1, built from the schemas that validate requests",
     tags: ["service"],
     security: [],
+    request: { headers: IfNoneMatchHeader },
     responses: {
       200: {
         description: "The OpenAPI document",
+        headers: ETAG_HEADER,
         content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
       },
+      ...NOT_MODIFIED,
     },
   });
 

@@ -17,6 +17,9 @@ import {
   BooleanQuery,
   CountQuery,
   errorResponses,
+  ETAG_HEADER,
+  IfNoneMatchHeader,
+  NOT_MODIFIED,
   parseBoolean,
   parseCount,
   SchemaQuery,
@@ -107,12 +110,18 @@ const getTable = createRoute(scoped("tables:read", {
   path: "/table/{table_name}",
   summary: "Get a table's definition",
   tags: ["tables"],
-  request: { params: TableParams, query: z.object({ schema: SchemaQuery }) },
+  request: {
+    params: TableParams,
+    query: z.object({ schema: SchemaQuery }),
+    headers: IfNoneMatchHeader,
+  },
   responses: {
     200: {
       description: "The table",
+      headers: ETAG_HEADER,
       content: { "application/json": { schema: TableResponseShape } },
     },
+    ...NOT_MODIFIED,
     ...errorResponses(404),
   },
 }));
