@@ -4,23 +4,25 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { compress } from "hono/compress";
-import { etag } from "hono/etag";
+import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import { HTTPException } from "hono/http-exception";
 import type { TokenVerifier } from "./auth/jwt.ts";
 import { declareLength } from "./body_length.ts";
-import { corsFor } from "./cors.ts";
+import { CORS_ANSWER_HEADERS, corsFor } from "./cors.ts";
 import type { MetricsAccess } from "./config.ts";
 import { bearerAuth } from "./auth/middleware.ts";
 import { ApiError } from "./errors.ts";
-import { readWholeBody } from "./ingest/spool.ts";
 import type { Logger } from "./log.ts";
 import { type Env, Metrics, observeRequests } from "./observe.ts";
+import { bufferedBody } from "./routes/body.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { idempotency, IdempotencyKey } from "./routes/idempotency.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
+import { ETAG_HEADER, IfNoneMatchHeader, NOT_MODIFIED } from "./routes/shapes.ts";
 import { serviceRoutes } from "./routes/service.ts";
 import { rowRoutes } from "./routes/rows.ts";
 import { tableRoutes } from "./routes/tables.ts";
@@ -53,19 +55,24 @@ export interface AppDeps {
   readonly now?: () => number;
 }
 
-/** Routes whose bodies are streamed to disk under their own, larger limit. */
-const STREAMED_BODY = new RegExp(`^${API_PREFIX}/table/[^/]+/(?:records|upload/[^/]+)/?$`);
-
 /** Builds the application. */
 export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ strict: false });
 
-  // Outermost, so the request log and metrics count the answer's own bytes. It compresses
-  // text and JSON of 1 KiB or more (by the length declareLength() sets; a streamed export
-  // always) and makes a compressed answer's ETag weak, which conditional requests accept.
-  app.use("*", compress());
+  // Outermost, so the request log and metrics see the answer as it is sent: its status (a
+  // 304 included) and its bytes, compressed or not, counted as the client takes them.
   const metrics = new Metrics();
   app.use("*", observeRequests(deps.logger, metrics));
+  // A GET whose If-None-Match names the current tag is 304. Outside the compression, so the
+  // 304 has the ETag (weak when compressed) and Vary the 200 would have, and the CORS headers
+  // it keeps. A table's tag is its definition's, set by its route; the document's a hash.
+  const notModified = etag({ retainedHeaders: [...RETAINED_304_HEADERS, ...CORS_ANSWER_HEADERS] });
+  app.use(`${API_PREFIX}/table/:table_name`, notModified);
+  app.use(OPENAPI_PATH, notModified);
+  // It compresses text and JSON of 1 KiB or more (by the length declareLength() sets; a
+  // streamed export always) and makes a compressed answer's ETag weak, which conditional
+  // requests accept.
+  app.use("*", compress());
   app.use("*", declareLength());
   // Before every token check: a preflight carries no token.
   if (deps.corsOrigins.length > 0) app.use("*", corsFor(deps.corsOrigins));
@@ -85,19 +92,22 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   // Public, like the documentation it feeds, and registered before the token check so that
   // check never runs for it. The document is built from the routes' own schemas on each call;
   // its ETag is a hash of it, so a client holding the current one gets a 304.
-  app.use(OPENAPI_PATH, etag());
-  app.doc31(OPENAPI_PATH, () => ({
-    openapi: "3.1.0",
-    info: {
-      title: "Table service",
-      version: "1",
-      description: "Define tables, load rows from JSON, CSV and spreadsheets, evolve " +
-        "definitions, and keep versioned table templates.",
-    },
-    // Relative: behind a proxy the browser's origin, not the one the service sees, is right.
-    servers: [{ url: "/" }],
-    security: [{ bearer: [] }],
-  }));
+  app.get(OPENAPI_PATH, (c) => {
+    const document = app.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: {
+        title: "Table service",
+        version: "1",
+        description: "Define tables, load rows from JSON, CSV and spreadsheets, evolve " +
+          "definitions, and keep versioned table templates.",
+      },
+      // Relative: behind a proxy the browser's origin, not the one the service sees, is right.
+      servers: [{ url: "/" }],
+      security: [{ bearer: [] }],
+    });
+    const tag = createHash("sha256").update(JSON.stringify(document)).digest("base64url");
+    return c.json(document, 200, { etag: `"${tag}"` });
+  });
   app.openAPIRegistry.registerParameter("IdempotencyKey", IdempotencyKey);
   app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
     type: "http",
@@ -111,29 +121,21 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     summary: "This document: OpenAPI 3.1, built from the schemas that validate requests",
     tags: ["service"],
     security: [],
+    request: { headers: IfNoneMatchHeader },
     responses: {
       200: {
         description: "The OpenAPI document",
+        headers: ETAG_HEADER,
         content: { "application/json": { schema: z.record(z.string(), z.unknown()) } },
       },
+      ...NOT_MODIFIED,
     },
   });
 
   app.use(`${API_PREFIX}/*`, auth);
-  app.use(`${API_PREFIX}/*`, async function jsonBody(c, next) {
-    if (STREAMED_BODY.test(c.req.path) || !c.req.raw.body) return await next();
-    // Read here, by the streamed routes' reader (its size limit, idle wait and read failures),
-    // for the validator to parse: reading the body itself, it would wait for a stalled body
-    // for ever and call one whose read failed malformed JSON.
-    const bytes = await readWholeBody(c.req.raw.body, c.req.header("content-length"), {
-      maxBytes: deps.maxJsonBytes,
-      idleMs: deps.bodyIdleMs,
-    });
-    // Hono's body cache holds promises, though its type says bare values.
-    c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as unknown as ArrayBuffer;
-    await next();
-  });
-  // After the body is read, so a buffered body is there to be fingerprinted.
+  // Both leave their work for the route's own middleware (scoped()): the body is read, then
+  // fingerprinted for a keyed write, only once a route matched and its scope check passed.
+  app.use(`${API_PREFIX}/*`, bufferedBody(deps));
   app.use(`${API_PREFIX}/*`, idempotency(deps));
   app.route(API_PREFIX, tableRoutes(deps.store));
   app.route(API_PREFIX, rowRoutes(deps));
@@ -165,9 +167,6 @@ function errorResponse(error: unknown, c: Context<Env>, logger: Logger): Respons
     if (error.status === 415) {
       return ApiError.unsupportedMediaType("The request body must be application/json")
         .toResponse();
-    }
-    if (error.status === 413) {
-      return new ApiError(413, "payload_too_large", error.message).toResponse();
     }
   }
   const requestId = c.get("requestId") ?? "unknown";

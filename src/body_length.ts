@@ -13,7 +13,9 @@ const BODILESS = new Set([101, 204, 205, 304]);
 /**
  * Middleware that sets `Content-Length` on every answer given whole (JSON, text, a file's
  * bytes): the compression in front of it weighs an answer by that header, so a small answer
- * goes out as it is, with its length, rather than compressed and chunked. A streamed answer
+ * goes out as it is, with its length, rather than compressed and chunked. A HEAD is measured
+ * too (Hono runs the GET handler for it and drops the body later): its length is the GET's,
+ * where Deno would declare 0 for the empty body it sends. A streamed answer
  * (a CSV export, marked by `streamedResponse()` of observe.ts) is left alone: it is sent as it is read.
  *
  * @example
@@ -33,7 +35,7 @@ export function declareLength(): MiddlewareHandler<Env> {
   return async function declareLength(c, next) {
     await next();
     if (
-      c.req.method === "HEAD" || BODILESS.has(c.res.status) || c.get("streamedResponse") ||
+      BODILESS.has(c.res.status) || c.get("streamedResponse") ||
       c.res.headers.has("content-length")
     ) return;
     // Measured on a clone: reading `c.res.body` itself would turn the body into a stream.

@@ -7,6 +7,12 @@
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 
+/** The CORS headers of an answer (not a preflight's): a 304 keeps them as its 200 had them. */
+export const CORS_ANSWER_HEADERS = [
+  "access-control-allow-origin",
+  "access-control-expose-headers",
+] as const;
+
 /** How long a browser may keep a preflight's answer, in seconds. */
 const PREFLIGHT_MAX_AGE = 600;
 
@@ -42,8 +48,24 @@ export function corsFor(origins: readonly string[]): MiddlewareHandler {
   const allowed = cors({
     origin: any ? "*" : [...origins],
     allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE"],
-    allowHeaders: ["Authorization", "Content-Type", "If-Match", "If-None-Match", "X-Request-Id"],
-    exposeHeaders: ["ETag", "X-Request-Id", "Content-Disposition"],
+    allowHeaders: [
+      "Authorization",
+      "Content-Type",
+      "Idempotency-Key",
+      "If-Match",
+      "If-None-Match",
+      "X-Request-Id",
+    ],
+    // Every header the service answers with that a client acts on, beyond the safelisted ones.
+    exposeHeaders: [
+      "Allow",
+      "Content-Disposition",
+      "ETag",
+      "Idempotent-Replayed",
+      "Retry-After",
+      "WWW-Authenticate",
+      "X-Request-Id",
+    ],
     maxAge: PREFLIGHT_MAX_AGE,
   });
   return async function corsFor(c, next) {

@@ -140,7 +140,7 @@ export class Metrics {
     family(
       "table_service_http_response_bytes_total",
       "counter",
-      "Response body bytes sent.",
+      "Response body bytes sent, as sent: compressed when the answer was.",
       this.#sent,
     );
     family(
@@ -281,8 +281,11 @@ export function observeRequests(logger: Logger, metrics: Metrics): MiddlewareHan
       if (c.get("streamedResponse")) await c.res.body?.cancel();
       finish(0, true);
     } else if (declared !== null) finish(Number(declared), true);
-    else if (c.get("streamedResponse") && c.res.body !== null) {
-      // Logged when the last byte is sent (or the client goes away), not when it starts.
+    else if (
+      c.res.body !== null && (c.get("streamedResponse") || c.res.headers.has("content-encoding"))
+    ) {
+      // Logged when the last byte is sent (or the client goes away), not when it starts, and
+      // counted as sent: compressed, which the compressor may have read far ahead of.
       let bytesOut = 0;
       const body = counted(c.res.body, (n) => bytesOut += n, (completed) => {
         finish(bytesOut, completed);

@@ -264,7 +264,7 @@ Deno.test("HTTP: CORS_ORIGINS lets the listed origins call the API from a browse
     headers: {
       origin,
       "access-control-request-method": "POST",
-      "access-control-request-headers": "authorization, content-type",
+      "access-control-request-headers": "authorization, content-type, idempotency-key",
     },
   });
   try {
@@ -276,6 +276,7 @@ Deno.test("HTTP: CORS_ORIGINS lets the listed origins call the API from a browse
       const headers = (answer.headers.get("access-control-allow-headers") ?? "").toLowerCase();
       assert.match(headers, /\bauthorization\b/);
       assert.match(headers, /\bcontent-type\b/);
+      assert.match(headers, /\bidempotency-key\b/);
       assert.match(answer.headers.get("vary") ?? "", /\borigin\b/i);
       assert.equal(answer.headers.get("access-control-allow-credentials"), null);
     });
@@ -301,6 +302,9 @@ Deno.test("HTTP: CORS_ORIGINS lets the listed origins call the API from a browse
       const exposed = (answer.headers.get("access-control-expose-headers") ?? "").toLowerCase();
       assert.match(exposed, /\betag\b/);
       assert.match(exposed, /\bx-request-id\b/);
+      for (const name of ["idempotent-replayed", "retry-after", "www-authenticate", "allow"]) {
+        assert.match(exposed, new RegExp(`\\b${name}\\b`));
+      }
       // An error is readable by the page too.
       const refused = await server.request("GET", "table/people", {
         token: null,
@@ -348,6 +352,96 @@ Deno.test("HTTP: CORS_ORIGINS=* lets any origin call the API", async () => {
     });
     assert.equal(answer.status, 204);
     assert.equal(answer.headers.get("access-control-allow-origin"), "*");
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("HTTP: HEAD declares the GET's length", async () => {
+  const server = await TestServer.start({});
+  try {
+    ok(await server.request("POST", "table/t", { body: wide(3) }));
+    const auth = { authorization: `Bearer ${server.token}` };
+    for (const path of ["/api/v1/table/t", "/api/v1/openapi.json"]) {
+      for (const encoding of ["identity", "gzip"]) {
+        const headers = { ...auth, "accept-encoding": encoding };
+        const get = await rawRequest(server, "GET", path, {
+          ...headers,
+          "accept-encoding": "identity",
+        });
+        const head = await rawRequest(server, "HEAD", path, headers);
+        assert.equal(head.status, 200);
+        assert.equal(
+          head.headers["content-length"],
+          String(get.bytes.length),
+          `${path} ${encoding}`,
+        );
+      }
+    }
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("HTTP: a request no route takes is 404 or 405 whatever its body", async (t) => {
+  const server = await TestServer.start({ MAX_JSON_BYTES: "1KiB", BODY_IDLE_SECONDS: "1" });
+  try {
+    const big = JSON.stringify({ filler: "x".repeat(4096) });
+    const json = { "content-type": "application/json" };
+    await t.step("a body over the JSON limit", async () => {
+      const nowhere = await server.request("POST", "nothing", { body: big, headers: json });
+      assert.equal(nowhere.status, 404, nowhere.text);
+      const wrongMethod = await server.request("PATCH", "table/t", { body: big, headers: json });
+      assert.equal(wrongMethod.status, 405, wrongMethod.text);
+      // A route that takes it still refuses it.
+      const taken = await server.request("POST", "table/t", { body: big, headers: json });
+      assert.equal(taken.status, 413, taken.text);
+    });
+
+    await t.step("a body that stops arriving", async () => {
+      const socket = await server.rawPost(
+        "/api/v1/nothing",
+        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+      );
+      try {
+        const buffer = new Uint8Array(4096);
+        const read = await socket.read(buffer);
+        const head = new TextDecoder().decode(buffer.subarray(0, read ?? 0));
+        assert.match(head, /^HTTP\/1\.1 404 /);
+      } finally {
+        socket.close();
+      }
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("HTTP: a 304 carries the headers its 200 would: CORS, ETag and Vary", async () => {
+  const origin = "https://app.example";
+  const server = await TestServer.start({ CORS_ORIGINS: origin });
+  try {
+    ok(await server.request("POST", "table/wide", { body: wide(40) }));
+    ok(await server.request("POST", "table/narrow", { body: wide(2) }));
+    const kept = ["etag", "vary", "access-control-allow-origin", "access-control-expose-headers"];
+    for (const path of ["/api/v1/table/wide", "/api/v1/table/narrow", "/api/v1/openapi.json"]) {
+      for (const encoding of ["gzip", "identity"]) {
+        const headers = {
+          authorization: `Bearer ${server.token}`,
+          origin,
+          "accept-encoding": encoding,
+        };
+        const full = await rawRequest(server, "GET", path, headers);
+        assert.equal(full.status, 200);
+        const tag = String(full.headers["etag"]);
+        const cached = await rawRequest(server, "GET", path, { ...headers, "if-none-match": tag });
+        assert.equal(cached.status, 304, `${path} ${encoding}`);
+        for (const name of kept) {
+          assert.equal(cached.headers[name], full.headers[name], `${name} of ${path} ${encoding}`);
+        }
+        assert.equal(cached.headers["access-control-allow-origin"], origin);
+      }
+    }
   } finally {
     await server.dispose();
   }

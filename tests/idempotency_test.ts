@@ -13,7 +13,13 @@ async function withApp(
     send(
       method: string,
       path: string,
-      options?: { body?: BodyInit | unknown; key?: string; token?: string; type?: string },
+      options?: {
+        body?: BodyInit | unknown;
+        key?: string;
+        token?: string;
+        type?: string;
+        ifMatch?: string;
+      },
     ): Promise<Answer>;
     advance(ms: number): void;
   }) => Promise<void>,
@@ -52,6 +58,7 @@ async function withApp(
           headers["content-type"] = "application/json";
         }
         if (options.type) headers["content-type"] = options.type;
+        if (options.ifMatch) headers["if-match"] = options.ifMatch;
         const response = await app.request(`/api/v1/${path}`, { method, headers, body });
         const text = await response.text();
         let parsed: unknown;
@@ -102,6 +109,40 @@ Deno.test("Idempotency-Key: the same key with another body or query is 409 and c
     });
     assert.equal(query.status, 409, query.text);
     assert.equal((await send("GET", "table/log/records")).body.total, 1);
+  });
+});
+
+Deno.test("Idempotency-Key: the same key and body with another content type or If-Match is 409", async () => {
+  await withApp(async ({ send }) => {
+    const created = await send("POST", "table/log", { body: LOG, key: "create" });
+    assert.equal(created.status, 200, created.text);
+    // Sent fresh as text/plain the request is 415: its retry must not be answered 200.
+    const plain = await send("POST", "table/log", {
+      body: JSON.stringify(LOG),
+      key: "create",
+      type: "text/plain",
+    });
+    assert.equal(plain.status, 409, plain.text);
+    assert.equal(plain.body.error.type, "idempotency_key_reused");
+    // A parameter of the same media type is the same request.
+    const charset = await send("POST", "table/log", {
+      body: JSON.stringify(LOG),
+      key: "create",
+      type: "application/json; charset=utf-8",
+    });
+    assert.equal(charset.status, 200, charset.text);
+    assert.equal(charset.headers.get("idempotent-replayed"), "true");
+
+    const tag = created.headers.get("etag")!;
+    const wanted = { table: { ...created.body.table, name: "journal" } };
+    const rename = (ifMatch: string) =>
+      send("PUT", "table/log", { body: wanted, key: "rename", ifMatch });
+    const renamed = await rename(tag);
+    assert.equal(renamed.status, 200, renamed.text);
+    // Sent fresh, it would be 409 for its stale tag: its retry must not be replayed.
+    const other = await rename('"another-version"');
+    assert.equal(other.status, 409, other.text);
+    assert.equal(other.body.error.type, "idempotency_key_reused");
   });
 });
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
 import { ConfigError, parseConfig } from "../src/config.ts";
 import { samples, value } from "./helpers/metrics.ts";
-import { type Answer, errorOf, ok, TestServer } from "./helpers/server.ts";
+import { type Answer, errorOf, ok, seededRandom, TestServer } from "./helpers/server.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -61,7 +62,12 @@ Deno.test("observability: one JSON log line per request, with what it moved", as
         headers: { "content-type": "application/json", "x-request-id": "has space" },
       }),
     );
-    answers.push(await server.request("GET", "/api/v1/table/people/records/csv"));
+    // Uncompressed, so the bytes sent are the text's (fetch would take a compressed one).
+    answers.push(
+      await server.request("GET", "/api/v1/table/people/records/csv", {
+        headers: { "accept-encoding": "identity" },
+      }),
+    );
     answers.push(await server.request("GET", "/api/v1/nothing-here"));
     answers.push(await server.request("GET", "/api/v1/table", { token: "not-a-token" }));
     answers.push(await server.request("GET", "/nothing-here", { token: null }));
@@ -445,4 +451,50 @@ Deno.test("observability: METRICS_ACCESS=public opens /metrics; the storage memo
     assert.match(error.message, /METRICS_ACCESS "everyone" is not one of token, public/);
     return true;
   });
+});
+
+Deno.test("observability: a compressed export is logged with the bytes sent, and as aborted when cut off", async () => {
+  const server = await TestServer.start({ LOG_LEVEL: "info" });
+  try {
+    // Random text, so the compressed export is many megabytes: more than the sockets buffer.
+    const random = seededRandom(7);
+    const hex = () => Math.floor(random() * 2 ** 52).toString(16).padStart(13, "0");
+    const rows = Array.from({ length: 250_000 }, () => [hex() + hex() + hex() + hex() + hex()]);
+    ok(
+      await server.request("POST", "table/noise/upload/json", {
+        body: { table: { columns: [{ name: "text", type: "VARCHAR" }] }, data: rows },
+      }),
+    );
+    const get = `GET /api/v1/table/noise/records/csv HTTP/1.1\r\nHost: x\r\n` +
+      `Authorization: Bearer ${server.token}\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n`;
+
+    // Whole, through node:http: it takes off the chunked framing and leaves the gzip.
+    const whole = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(`${server.base}/api/v1/table/noise/records/csv`, {
+        headers: { authorization: `Bearer ${server.token}`, "accept-encoding": "gzip" },
+      }, (response) => {
+        assert.equal(response.headers["content-encoding"], "gzip");
+        let length = 0;
+        response.on("data", (chunk: Uint8Array) => length += chunk.byteLength);
+        response.on("end", () => resolve(length));
+        response.on("error", reject);
+      });
+      request.on("error", reject);
+      request.end();
+    });
+    const [complete] = (await loggedRequests(server, 2)).filter((l) => l.route === EXPORT);
+    assert.equal(complete.bytes_out, whole, "the compressed bytes sent");
+    assert.equal(complete.aborted, undefined);
+
+    const socket = await Deno.connect({ hostname: "127.0.0.1", port: server.port });
+    await socket.write(new TextEncoder().encode(get));
+    await socket.read(new Uint8Array(2048));
+    socket.close();
+    const exports = (await loggedRequests(server, 3)).filter((l) => l.route === EXPORT);
+    assert.equal(exports.length, 2);
+    assert.equal(exports[1].aborted, true);
+    assert.ok(exports[1].bytes_out < whole, `${exports[1].bytes_out} of ${whole}`);
+  } finally {
+    await server.dispose();
+  }
 });

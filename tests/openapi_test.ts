@@ -127,6 +127,48 @@ Deno.test("OpenAPI: the document covers every route, and every example fits its 
       }
     });
 
+    await t.step("every error an operation can answer is listed", () => {
+      const keyRef = "#/components/parameters/IdempotencyKey";
+      for (const [key, op] of operations(doc)) {
+        if (!key.includes("/api/v1/") || key.endsWith("/openapi.json")) continue;
+        const statuses = Object.keys(op.responses);
+        assert.ok(statuses.includes("503"), `${key}: no 503`);
+        if (op.requestBody) {
+          for (const status of ["408", "413"]) {
+            assert.ok(statuses.includes(status), `${key}: takes a body, no ${status}`);
+          }
+        }
+        const keyed = (op.parameters ?? []).some((p: Json) => p.$ref === keyRef);
+        if (keyed) {
+          assert.match(op.responses["409"]?.description ?? "", /idempotency_key_reused/, key);
+          assert.match(op.responses["409"].description, /idempotency_key_in_use/, key);
+          assert.ok(
+            op.responses["200"].headers?.["Idempotent-Replayed"],
+            `${key}: no replay header`,
+          );
+        }
+      }
+      const keyedCount = operations(doc).filter(([, op]) =>
+        (op.parameters ?? []).some((p: Json) =>
+          p.$ref === keyRef
+        )
+      ).length;
+      assert.ok(keyedCount >= 10, `${keyedCount} keyed writes`);
+    });
+
+    await t.step("the conditional GETs document If-None-Match, ETag and 304", () => {
+      for (const key of ["get /api/v1/table/{table_name}", "get /api/v1/openapi.json"]) {
+        const op = operations(doc).find(([k]) => k === key)?.[1];
+        assert.ok(op, key);
+        assert.ok(
+          op.parameters.some((p: Json) => p.in === "header" && p.name === "if-none-match"),
+          `${key}: no If-None-Match`,
+        );
+        assert.ok(op.responses["304"], `${key}: no 304`);
+        assert.ok(op.responses["200"].headers?.ETag, `${key}: no ETag header`);
+      }
+    });
+
     await t.step("operations carry only OpenAPI's fields, and each a unique operationId", () => {
       const ids = new Map<string, string>();
       for (const [key, op] of operations(doc)) {

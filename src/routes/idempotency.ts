@@ -4,9 +4,9 @@
  * with the same key and the same request, even after a crash between the commit and the
  * answer, gets the first answer again and changes nothing.
  *
- * Keys are scoped by the token's subject, the method and the path, so two clients cannot
- * collide. A request is fingerprinted by SHA-256 over its query and body, hashed as the body
- * streams by (a multipart body by its parts' names and contents, not its boundary). Only
+ * Keys are scoped by the token's subject and schemas claim, the method and the path: tokens
+ * of one subject share keys. A request is fingerprinted by SHA-256 over its query, media type,
+ * `If-Match` and body, hashed as the body streams by (a multipart body by its parts' names and contents, not its boundary). Only
  * answers to writes that committed are kept: a write that failed changed nothing, and its
  * retry runs again.
  *
@@ -20,6 +20,7 @@ import type { AuthVariables } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
 import { spoolMultipart } from "../ingest/multipart.ts";
 import { type BodyDigest, discard, readBody } from "../ingest/spool.ts";
+import { MULTIPART_BODY, readBufferedBody, STREAMED_BODY } from "./body.ts";
 import type { KeyedWrite, Store, StoredAnswer } from "../store/store.ts";
 
 /** How long an answer is kept for its key: a retry later than this runs anew. */
@@ -34,21 +35,18 @@ const KEY = /^[\x21-\x7e]{1,255}$/;
 /** The methods that write. */
 const WRITES = new Set(["POST", "PUT", "DELETE"]);
 
-/** Routes whose bodies are multipart uploads, and those whose bodies stream otherwise. */
-const MULTIPART_BODY = /\/upload\/(?:csv|excel)\/?$/;
-const STREAMED_BODY = /\/table\/[^/]+\/(?:records|upload\/[^/]+)\/?$/;
-
 /**
  * The header's schema, one parameter component of the OpenAPI document (the app registers
  * it) that every write which takes the header refers to.
  */
 export const IdempotencyKey = z.string().optional().openapi("IdempotencyKey", {
   param: { name: "idempotency-key", in: "header" },
-  description: "1 to 255 visible ASCII characters. A retry with the same key, query and " +
-    "body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) " +
+  description: "1 to 255 visible ASCII characters. A retry with the same key, query, " +
+    "content type, `If-Match` and body within 24 hours gets the first answer again (with `Idempotent-Replayed: true`) " +
     "and changes nothing; the same key with another request is 409 " +
     "`idempotency_key_reused`, and while the first is still running 409 " +
-    "`idempotency_key_in_use`. Keys are per token subject, method and path.",
+    "`idempotency_key_in_use`. Keys are per token subject and schemas claim, method " +
+    "and path.",
   example: "2f1c7a0e-upload-42",
 });
 
@@ -140,7 +138,7 @@ export function idempotency(
         }
         const kept = await options.store.keptAnswer(scope, key, since);
         const digest = new RequestDigest();
-        digest.update(new TextEncoder().encode(`${new URL(c.req.url).search}\u0000`));
+        digest.update(new TextEncoder().encode(requestHead(c)));
         const streamed = STREAMED_BODY.test(path);
         // A buffered body has been read already (within its limit), for the validator.
         if (!streamed) digest.update(new Uint8Array(await c.req.arrayBuffer()));
@@ -165,10 +163,12 @@ export function idempotency(
 }
 
 /**
- * The place in a route's middleware where the check {@link idempotency} left for a keyed
- * write runs: after the route's scope check (see `scoped()`).
+ * The place in a route's middleware, after its scope check (see `scoped()`), where the work
+ * left for a matched route runs: the read of a buffered body (`bufferedBody()` of body.ts),
+ * then the check {@link idempotency} left for a keyed write, which fingerprints that body.
  */
 export const afterScope: MiddlewareHandler = async function afterScope(c, next) {
+  await readBufferedBody(c);
   const check: MiddlewareHandler | undefined = c.get("idempotencyCheck");
   return check ? await check(c, next) : await next();
 };
@@ -208,6 +208,18 @@ function replay(c: Context, answer: StoredAnswer): Response {
     ...answer.headers,
     "idempotent-replayed": "true",
   });
+}
+
+/**
+ * What a request says besides its body and route that decides its answer: its query, its
+ * media type (a retry as `text/plain` is another request: fresh, it would be 415; a multipart
+ * boundary, new on each send, is left out) and its `If-Match` (a retry naming another
+ * version is another request: fresh, it could be 409).
+ */
+function requestHead(c: Context): string {
+  const mediaType = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  const ifMatch = c.req.header("if-match") ?? "";
+  return `${new URL(c.req.url).search}\u0000${mediaType}\u0000${ifMatch}\u0000`;
 }
 
 /** Reads a streamed body as its route would, only to fingerprint it. */

@@ -109,29 +109,65 @@ export const ErrorShape = z.object({
   }),
 }).openapi("Error");
 
-/** The failure responses, for route definitions. */
+/** What each failure status means, as the OpenAPI document describes it. */
+const FAILURES: Record<number, string> = {
+  400: "Malformed request or invalid name",
+  401: "Missing or invalid bearer token",
+  403: "Token lacks the scope or the schema",
+  404: "Not found",
+  408: "The request body stopped arriving for `BODY_IDLE_SECONDS`; nothing was changed",
+  409: "Conflict",
+  413: "Body too large",
+  415: "Unsupported content type",
+  422: "Invalid definition or data",
+  500: "Unexpected failure; the message quotes the request id of the logged error",
+  503: "The database cannot serve now (`Retry-After` says when to try again); nothing was changed",
+  507: "The disk of the data directory is full; nothing was changed",
+};
+
+/** One failure response of the `Error` shape. */
+export function failureResponse(
+  status: number,
+  description = FAILURES[status] ?? "Error",
+): { description: string; content: object } {
+  return { description, content: { "application/json": { schema: ErrorShape } } };
+}
+
+/**
+ * The failure responses, for route definitions: `statuses` and those any API operation may
+ * answer. Those that come of a body, or of an `Idempotency-Key`, `scoped()` adds.
+ */
 export function errorResponses(
   ...statuses: number[]
 ): Record<number, { description: string; content: object }> {
-  const descriptions: Record<number, string> = {
-    400: "Malformed request or invalid name",
-    401: "Missing or invalid bearer token",
-    403: "Token lacks the scope or the schema",
-    404: "Not found",
-    409: "Conflict",
-    413: "Body too large",
-    415: "Unsupported content type",
-    422: "Invalid definition or data",
-    500: "Unexpected failure; the message quotes the request id of the logged error",
-    507: "The disk of the data directory is full; nothing was changed",
-  };
   return Object.fromEntries(
-    [400, 401, 403, ...statuses, 500, 507].map((status) => [status, {
-      description: descriptions[status] ?? "Error",
-      content: { "application/json": { schema: ErrorShape } },
-    }]),
+    [400, 401, 403, ...statuses, 500, 503, 507].map((status) => [status, failureResponse(status)]),
   );
 }
+
+/** The `ETag` header of an answer a conditional request may name. */
+export const ETAG_HEADER = {
+  ETag: {
+    description: 'The answer\'s version (weak, `W/"…"`, when compressed): give it in ' +
+      "`If-None-Match` for a 304 while it is current",
+    schema: { type: "string" as const },
+  },
+};
+
+/** The `If-None-Match` request header of a GET that may answer 304. */
+export const IfNoneMatchHeader = z.object({
+  "if-none-match": z.string().optional().openapi({
+    description: "ETags the client holds: 304 without a body when one of them is current",
+  }),
+});
+
+/** The 304 of a GET given `If-None-Match`. */
+export const NOT_MODIFIED = {
+  304: {
+    description: "Not modified: the ETag named in `If-None-Match` is current",
+    headers: ETAG_HEADER,
+  },
+};
 
 /** Path parameter `{table_name}`. */
 export const TableParams = z.object({ table_name: z.string() });
