@@ -6,7 +6,14 @@
  */
 
 import { ApiError } from "../errors.ts";
-import { type BodyOptions, discard, readBody, writeAll } from "./spool.ts";
+import {
+  type BodyDigest,
+  type BodyLimits,
+  type BodyOptions,
+  discard,
+  readBody,
+  writeAll,
+} from "./spool.ts";
 
 const CR = 0x0d;
 const LF = 0x0a;
@@ -141,6 +148,47 @@ export async function spoolMultipart(
   }
 }
 
+/**
+ * Reads a multipart body only to feed `options.digest` what its parts hold, as
+ * {@link spoolMultipart} feeds it, and keeps nothing: the fingerprint of a retried upload
+ * needs no second copy of its file (nor the disk space for one).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { digestMultipart, spoolMultipart } from "./multipart.ts";
+ *
+ * const hashes: string[] = [];
+ * for (const keep of [true, false]) {
+ *   const seen: number[] = [];
+ *   const form = new FormData();
+ *   form.append("file", new File(["a,b\n1,2\n"], "t.csv"));
+ *   const request = new Request("http://x/", { method: "POST", body: form });
+ *   const options = { maxBytes: 1 << 20, idleMs: 30_000, digest: { update: (b: Uint8Array) => { seen.push(...b); } } };
+ *   const type = request.headers.get("content-type")!;
+ *   if (keep) {
+ *     const dir = await Deno.makeTempDir();
+ *     await spoolMultipart(request.body, type, { ...options, spoolDir: dir, maxBodyPartBytes: 1024 });
+ *     await Deno.remove(dir, { recursive: true });
+ *   } else await digestMultipart(request.body, type, options);
+ *   hashes.push(seen.join(","));
+ * }
+ * assert.equal(hashes[0], hashes[1]);
+ * ```
+ */
+export async function digestMultipart(
+  body: ReadableStream<Uint8Array> | null,
+  contentType: string | undefined,
+  options: BodyLimits & { readonly digest: BodyDigest },
+): Promise<void> {
+  const parser = new MultipartParser(
+    multipartBoundary(contentType),
+    { ...options, spoolDir: "", maxBodyPartBytes: Infinity },
+    false,
+  );
+  await readBody(body, { ...options, digest: undefined }, (chunk) => parser.push(chunk));
+}
+
 /** Where the parser is. */
 type Place = "preamble" | "afterBoundary" | "headers" | "data" | "epilogue";
 
@@ -170,7 +218,14 @@ class MultipartParser {
   #spooled: string[] = [];
   #started = false;
 
-  constructor(boundary: string, private readonly options: MultipartOptions) {
+  /**
+   * `keep` false: the parts are only fed to the digest, never written or gathered.
+   */
+  constructor(
+    boundary: string,
+    private readonly options: MultipartOptions,
+    private readonly keep = true,
+  ) {
     this.#delimiter = new TextEncoder().encode(`\r\n--${boundary}`);
   }
 
@@ -279,7 +334,8 @@ class MultipartParser {
     this.options.digest?.update(
       new TextEncoder().encode(`\u0000part\u0000${name ?? ""}\u0000${filename ?? ""}\u0000`),
     );
-    if (name === "file") {
+    if (!this.keep) this.#sink = { kind: "skip" };
+    else if (name === "file") {
       if (this.#file) throw ApiError.badRequest("The multipart body has more than one file part");
       const path = `${this.options.spoolDir}/${crypto.randomUUID()}.upload`;
       this.#spooled.push(path);

@@ -18,8 +18,8 @@ import { z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { AuthVariables } from "../auth/middleware.ts";
 import { ApiError } from "../errors.ts";
-import { spoolMultipart } from "../ingest/multipart.ts";
-import { type BodyDigest, discard, readBody } from "../ingest/spool.ts";
+import { digestMultipart } from "../ingest/multipart.ts";
+import { type BodyDigest, readBody } from "../ingest/spool.ts";
 import { MULTIPART_BODY, readBufferedBody, STREAMED_BODY } from "./body.ts";
 import type { KeyedWrite, Store, StoredAnswer } from "../store/store.ts";
 
@@ -86,9 +86,7 @@ export interface IdempotencyVariables {
 /** What the middleware needs: the store, and how to read a body it must fingerprint. */
 export interface IdempotencyOptions {
   readonly store: Store;
-  readonly spoolDir: string;
   readonly maxUploadBytes: number;
-  readonly maxJsonBytes: number;
   readonly bodyIdleMs: number;
   /** The clock, in milliseconds since the epoch; tests move it. */
   readonly now?: () => number;
@@ -229,16 +227,7 @@ async function readStreamed(
   digest: RequestDigest,
   options: IdempotencyOptions,
 ): Promise<void> {
-  const body = {
-    spoolDir: options.spoolDir,
-    maxBytes: options.maxUploadBytes,
-    idleMs: options.bodyIdleMs,
-    digest,
-  };
-  if (!MULTIPART_BODY.test(path)) return await readBody(c.req.raw.body, body, () => {});
-  const upload = await spoolMultipart(c.req.raw.body, c.req.header("content-type"), {
-    ...body,
-    maxBodyPartBytes: options.maxJsonBytes,
-  });
-  await discard(upload.file);
+  const limits = { maxBytes: options.maxUploadBytes, idleMs: options.bodyIdleMs, digest };
+  if (!MULTIPART_BODY.test(path)) return await readBody(c.req.raw.body, limits, () => {});
+  await digestMultipart(c.req.raw.body, c.req.header("content-type"), limits);
 }
