@@ -88,9 +88,9 @@ export interface Violation extends ErrorDetail {
 
 /** One row of {@link TYPE_WIDENINGS}: which types widen to which, and the test. */
 export interface Widening {
-  /** The narrower type, as the README lists it. */
+  /** The narrower type, as docs/decisions.md lists it. */
   readonly from: string;
-  /** What it widens to, as the README lists it. */
+  /** What it widens to, as docs/decisions.md lists it. */
   readonly to: string;
   /** Whether canonical type `from` widens to canonical type `to` by this row. */
   readonly applies: (from: string, to: string) => boolean;
