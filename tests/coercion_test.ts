@@ -448,7 +448,7 @@ Deno.test("a PUT that retypes a column converts by the loading rule: what it wou
               "timestamp with time zone",
               ["2023-12-31T18:01:00.000000Z"],
             ],
-            // The clock time, as loading keeps it (the README's decisions about rows).
+            // The clock time, as loading keeps it (docs/decisions.md, Rows).
             ["varchar", ["2024-01-01 10:00:00+05:00"], "timestamp", ["2024-01-01T10:00:00.000000"]],
           ] as const
         ) {

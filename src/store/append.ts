@@ -111,7 +111,7 @@ export function plainRows(
 /**
  * The writers' types an appender of each cached description's table has matched. Reading a
  * column's type hands JavaScript a native object, and under Deno each such object leaves a
- * few dozen bytes behind for good (README, "Memory kept per request"). A cached description
+ * few dozen bytes behind for good (docs/operations.md, "Known limits"). A cached description
  * is frozen and stays the same object until a definition changes (every change empties the
  * cache), so the same types for it are compared once, not for every group.
  */

@@ -535,9 +535,9 @@ export class DuckDBStore implements Store {
    * Appends a group's `rows` with the appender when they are few and plain (see
    * {@link plainRows}), in one transaction: the appender's own, as its one flush commits
    * them. That keeps the group off DuckDB's asynchronous calls, each a hand-over to
-   * another thread and back, which an explicit `BEGIN` and `COMMIT` would be (README,
-   * Inserts). Members with an idempotency key need their answers in the same transaction,
-   * so then it is an explicit one after all. The table they went into, or undefined, having
+   * another thread and back, which an explicit `BEGIN` and `COMMIT` would be
+   * (docs/decisions.md, Rows: "A group's flush is its commit"). Members with an idempotency
+   * key need their answers in the same transaction, so then it is an explicit one after all. The table they went into, or undefined, having
    * changed nothing, when they are not plain or anything fails.
    */
   async #appendTogether(
