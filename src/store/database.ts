@@ -9,6 +9,7 @@ import {
   type DuckDBConnection,
   type DuckDBDataChunk,
   DuckDBInstance,
+  type DuckDBResult,
   type DuckDBValue,
   type JS,
 } from "@duckdb/node-api";
@@ -199,6 +200,11 @@ export class Database {
   readonly #idle: DuckDBConnection[] = [];
   /** Connections doing work, to interrupt when the instance fails under them. */
   readonly #busy = new Set<DuckDBConnection>();
+  /**
+   * How to break off each export under way. An export holds its connection between reads,
+   * for as long as its client pleases: on a failed instance, it must not hold back the reopen.
+   */
+  readonly #exports = new Set<(failure: ApiError) => void>();
   readonly #readers: Slots;
   readonly #failures: Failures = {
     failure: (error) => this.#failure(error),
@@ -325,6 +331,7 @@ export class Database {
       error: engineMessage(error),
     });
     for (const connection of this.#busy) connection.interrupt();
+    for (const breakOff of this.#exports) breakOff(this.#broken);
   }
 
   /**
@@ -400,9 +407,10 @@ export class Database {
    * what it reads (a table's description, say) is of the same snapshot as the rows.
    * Resolves once the statement has given its first rows: one that fails before any (a sort
    * out of memory, say) rejects here, before an answer has begun, as any other statement
-   * would, and so does `prepare`; a later failure can only break the stream off, as does the instance failing. The
+   * would, and so does `prepare`; a later failure can only break the stream off. The
    * connection is held until the stream ends or is cancelled, so a slow client holds a
-   * connection, not the result.
+   * connection, not the result; when the instance fails, the stream is broken off at once,
+   * read or not, so that a client that stopped reading does not hold back its reopening.
    */
   async streamLines(
     prepare: (session: Session) => Promise<Lines>,
@@ -411,14 +419,29 @@ export class Database {
     const connection = await this.#acquire(true);
     let held = true;
     let inTransaction = false;
+    // Whether a statement or read is under way on the connection, as until the stream begins.
+    let reading = true;
+    let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let result: DuckDBResult | undefined;
     const release = () => {
       if (!held) return;
       held = false;
+      this.#exports.delete(breakOff);
       if (inTransaction) this.#transactions--;
       inTransaction = false;
       this.#release(connection, false);
+      // A result not read to its end keeps DuckDB's instance, and its file, open until it is
+      // collected, its connection closed or not: a failed instance is let go of now instead.
+      if (this.#broken && result) void readToEnd(result);
     };
-    let result: Awaited<ReturnType<DuckDBConnection["stream"]>>;
+    // The client learns of it as a response cut short. A read under way on the connection
+    // (interrupted by now) lets it go when it returns: closing it under DuckDB is unsafe.
+    const breakOff = (failure: ApiError) => {
+      this.#exports.delete(breakOff);
+      controller?.error(failure);
+      if (!reading) release();
+    };
+    this.#exports.add(breakOff);
     let next: DuckDBDataChunk | null | undefined;
     let first: string;
     try {
@@ -435,13 +458,18 @@ export class Database {
       release();
       throw this.#failure(error);
     }
+    reading = false;
     return new ReadableStream<Uint8Array>({
-      start: (controller) => controller.enqueue(encoder.encode(`${first}\n`)),
+      start: (started) => {
+        controller = started;
+        controller.enqueue(encoder.encode(`${first}\n`));
+      },
       pull: async (controller) => {
+        reading = true;
         try {
           // A failed instance waits for this connection to be let go before it is reopened.
           if (this.#broken) throw this.#broken;
-          const chunk = next === undefined ? await result.fetchChunk() : next;
+          const chunk = next === undefined ? await result!.fetchChunk() : next;
           next = undefined;
           if (!chunk || chunk.rowCount === 0) {
             await connection.run("COMMIT").catch(() => {});
@@ -454,6 +482,8 @@ export class Database {
         } catch (error) {
           release();
           controller.error(this.#failure(error));
+        } finally {
+          reading = false;
         }
       },
       cancel: release,
@@ -569,6 +599,15 @@ async function openInstance(options: DatabaseOptions, readOnly = false): Promise
   }
   connection.closeSync();
   return instance;
+}
+
+/** Reads `result` to its end, or its failure, for nothing. */
+async function readToEnd(result: DuckDBResult): Promise<void> {
+  try {
+    while ((await result.fetchChunk())?.rowCount);
+  } catch {
+    // Ended all the same.
+  }
 }
 
 /**

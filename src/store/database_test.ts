@@ -194,3 +194,44 @@ Deno.test({
       }
     }),
 });
+
+Deno.test({
+  name: "Database breaks off an export its reader stalls when the instance fails, and reopens " +
+    `without waiting for that reader${unmountable ? ` (ignored: ${unmountable})` : ""}`,
+  ignore: unmountable !== undefined,
+  fn: () =>
+    withTmpfs(16, async (dir) => {
+      const db = await Database.open({ path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir });
+      await db.withSession((s) => s.run("CREATE TABLE t AS SELECT range AS i FROM range(100000)"));
+      // Read up to its first rows, then left: a client that stopped reading.
+      const stream = await db.streamLines(linesOf("i", "SELECT i::VARCHAR FROM t"));
+      const reader = stream.getReader();
+      try {
+        await reader.read();
+        assert.equal(db.activeSessions, 1);
+
+        await fill(`${dir}/filler`);
+        await assert.rejects(
+          db.withSession((s) => s.run("CREATE TABLE u AS SELECT range AS i FROM range(100000)")),
+        );
+        await assert.rejects(db.withSession((s) => s.run("CHECKPOINT")));
+        await Deno.remove(`${dir}/filler`);
+
+        // The stalled export no longer holds the failed instance: work goes on without its reader.
+        assert.equal(db.activeSessions, 0);
+        assert.equal(db.openTransactions, 0);
+        assert.equal(await db.usable(), true);
+        const rows = await db.withSession((s) => s.rows("SELECT count(*) AS n FROM t"));
+        assert.equal(rows[0]?.n, 100000n);
+        await assert.rejects(
+          async () => {
+            while (!(await reader.read()).done);
+          },
+          (error) => error instanceof ApiError && error.status === 507,
+        );
+      } finally {
+        await reader.cancel().catch(() => {});
+        await db.close();
+      }
+    }),
+});
