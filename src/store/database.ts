@@ -61,6 +61,12 @@ const READ_ONLY = /read-only/i;
 /** Least milliseconds between tries to open read-write again a file opened read-only. */
 const READ_ONLY_RETRY_MS = 1000;
 
+/**
+ * Longest new work waits, at such a try, for the work under way to end: the instance can only
+ * be closed once none holds it. Work longer than that (an export, say) puts the try off.
+ */
+const READ_ONLY_DRAIN_MS = 250;
+
 /** What a session tells the database about a failure it met. */
 interface Failures {
   /** The error to throw for `error`, noting a database it leaves invalidated. */
@@ -219,6 +225,10 @@ export class Database {
   #reopening: Promise<void> | undefined;
   /** When the instance was opened read-only because the disk was full, that time. */
   #readOnlySince: number | undefined;
+  /** Set while new work waits for the work under way to end, to open read-write again. */
+  #draining: Promise<void> | undefined;
+  /** Called when the last work under way ends, while something waits for that. */
+  #onIdle: (() => void) | undefined;
 
   private constructor(instance: DuckDBInstance, private readonly options: DatabaseOptions) {
     this.#instance = instance;
@@ -264,7 +274,8 @@ export class Database {
   /** A connection for one unit of work: from the pool unless `fresh`. */
   async #acquire(fresh = false): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
-    if (this.#broken || this.#mayWriteAgain()) await this.#reopen();
+    if (this.#readOnlySince !== undefined) await this.#writeAgainIfDue();
+    if (this.#broken) await this.#reopen();
     // Counted before connecting: a reopen must not close the instance under a connect.
     this.#active++;
     let connection: DuckDBConnection;
@@ -287,17 +298,44 @@ export class Database {
     } else {
       connection.closeSync();
     }
+    if (this.#active > 0) return;
+    this.#onIdle?.();
     // The last work on a failed instance has ended: reopen now, not at the next request.
-    if (this.#broken && this.#active === 0) this.#reopen().catch(() => {});
+    if (this.#broken) this.#reopen().catch(() => {});
   }
 
   /**
-   * Whether to try again to open read-write a file opened read-only: now and then, and only
-   * when no work holds the instance, so reads never wait for work to end.
+   * Tries, at most once a second, to open read-write again a file opened read-only. The
+   * instance must be closed for that, so new work waits until none holds it: were the try
+   * left for a moment with no work under way, overlapping requests would put it off for good.
+   * Work still under way after READ_ONLY_DRAIN_MS puts it off a second instead, and new work
+   * goes on read-only: a unit waiting for a second connection of its own must not wait for
+   * itself, nor a read for a slow export.
    */
-  #mayWriteAgain(): boolean {
-    return this.#readOnlySince !== undefined && this.#active === 0 &&
-      Date.now() - this.#readOnlySince >= READ_ONLY_RETRY_MS;
+  #writeAgainIfDue(): Promise<void> {
+    if (this.#draining) return this.#draining;
+    if (Date.now() - this.#readOnlySince! < READ_ONLY_RETRY_MS) return Promise.resolve();
+    this.#draining = this.#whenIdle(READ_ONLY_DRAIN_MS)
+      .then(async (idle) => {
+        if (idle) await this.#reopen().catch(() => {}); // Read-only again, or failed: logged.
+        else this.#readOnlySince = Date.now();
+      })
+      .finally(() => this.#draining = undefined);
+    return this.#draining;
+  }
+
+  /** Resolves true once no work holds the instance, false if some still does after `ms`. */
+  #whenIdle(ms: number): Promise<boolean> {
+    if (this.#active === 0) return Promise.resolve(true);
+    const { promise, resolve } = Promise.withResolvers<boolean>();
+    const settle = (idle: boolean) => {
+      clearTimeout(timer);
+      this.#onIdle = undefined;
+      resolve(idle);
+    };
+    const timer = setTimeout(() => settle(false), ms);
+    this.#onIdle = () => settle(true);
+    return promise;
   }
 
   /**
@@ -335,10 +373,11 @@ export class Database {
   }
 
   /**
-   * Reopens a failed instance once no work holds a connection to it: DuckDB replays its
-   * write-ahead log, so every commit it acknowledged is there. Until then new work fails with
-   * the failure (a unit may be waiting for a second connection of its own, so it cannot wait
-   * here), and so does work while the file cannot be reopened.
+   * Reopens a failed instance (or one opened read-only) once no work holds a connection to
+   * it: DuckDB replays its write-ahead log, so every commit it acknowledged is there. Until
+   * then new work on a failed one fails with the failure (a unit may be waiting for a second
+   * connection of its own, so it cannot wait here), and so does work while the file cannot be
+   * reopened.
    */
   #reopen(): Promise<void> {
     if (this.#active > 0) return Promise.reject(this.#broken);
