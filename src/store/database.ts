@@ -580,6 +580,8 @@ export class Database {
   /** Writes everything to the database file and closes it. */
   async close(): Promise<void> {
     if (this.#closed) return;
+    // A reopen under way would open the file again behind the close.
+    await this.#reopening?.catch(() => {});
     try {
       // A failed instance writes nothing more; its write-ahead log holds every commit.
       if (!this.#broken && this.#readOnlySince === undefined) {
