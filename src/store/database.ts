@@ -380,6 +380,7 @@ export class Database {
    * reopened.
    */
   #reopen(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("The database is closed"));
     if (this.#active > 0) return Promise.reject(this.#broken);
     // Cleared only once settled, so every caller meanwhile waits for the same attempt.
     this.#reopening ??= this.#openAgain().finally(() => this.#reopening = undefined);
@@ -580,15 +581,17 @@ export class Database {
   /** Writes everything to the database file and closes it. */
   async close(): Promise<void> {
     if (this.#closed) return;
-    // A reopen under way would open the file again behind the close.
-    await this.#reopening?.catch(() => {});
     try {
+      // A reopen under way would open the file again behind the close.
+      await this.#reopening?.catch(() => {});
       // A failed instance writes nothing more; its write-ahead log holds every commit.
       if (!this.#broken && this.#readOnlySince === undefined) {
         await this.withSession((session) => session.run("CHECKPOINT"));
       }
     } finally {
       this.#closeNow();
+      // One the checkpoint failing began closes what it opens; until it has, DuckDB is busy.
+      await this.#reopening?.catch(() => {});
     }
   }
 

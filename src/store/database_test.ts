@@ -235,3 +235,23 @@ Deno.test({
       }
     }),
 });
+
+Deno.test({
+  name: "Database.close() right after a checkpoint failed on a full disk closes the file, with " +
+    `no reopen going on behind it${unmountable ? ` (ignored: ${unmountable})` : ""}`,
+  ignore: unmountable !== undefined,
+  fn: () =>
+    withTmpfs(16, async (dir) => {
+      const db = await Database.open({ path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir });
+      await db.withSession((s) => s.run("CREATE TABLE t AS SELECT range AS i FROM range(100000)"));
+      await fill(`${dir}/filler`);
+      // The failed checkpoint's session ends, which begins the reopen; the close meets it, and
+      // its own checkpoint fails too (the log keeps every commit). Before, a reopen went on
+      // behind the close: the process crashed, or the file stayed open and the unmount failed.
+      await assert.rejects(db.withSession((s) => s.run("CHECKPOINT")));
+      await assert.rejects(
+        db.close(),
+        (error) => error instanceof ApiError && error.status === 507,
+      );
+    }),
+});
