@@ -125,29 +125,33 @@ export class Session {
     const reader = await this.#statement(
       sql,
       () => this.connection.runAndReadAll(sql, bound(values)),
+      true,
     );
-    return reader.getRowObjectsJS();
+    return reader?.getRowObjectsJS() ?? [];
   }
 
-  /**
-   * Runs one statement with bound values, ignoring any result. A statement that committed
-   * before the database failed has done its work and returns.
-   */
+  /** Runs one statement with bound values, ignoring any result. */
   async run(sql: string, values: DuckDBValue[] = []): Promise<void> {
-    try {
-      await this.#statement(sql, () => this.connection.run(sql, bound(values)));
-    } catch (error) {
-      if (!this.failures.committed(error)) throw error;
-    }
+    await this.#statement(sql, () => this.connection.run(sql, bound(values)), false);
   }
 
   /** Runs one statement with bound values and returns how many rows it changed. */
   async changes(sql: string, values: DuckDBValue[] = []): Promise<number> {
-    return (await this.#statement(sql, () => this.connection.run(sql, bound(values)))).rowsChanged;
+    const result = await this.#statement(sql, () => this.connection.run(sql, bound(values)), true);
+    return result?.rowsChanged ?? 0;
   }
 
-  /** Runs `statement`, in a reader slot when `sql` reads a file. */
-  async #statement<T>(sql: string, statement: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `statement`, in a reader slot when `sql` reads a file. One that committed before the
+   * database failed has done its work, but its result went with the instance: undefined then,
+   * unless the caller `reads` the result and there was one (a transaction's end has none),
+   * which fails saying the change was saved.
+   */
+  async #statement<T>(
+    sql: string,
+    statement: () => Promise<T>,
+    reads: boolean,
+  ): Promise<T | undefined> {
     const control = TRANSACTION_CONTROL.exec(sql)?.[1]?.toUpperCase();
     // An ending statement that fails leaves the state unknown: count it as still open.
     if (control !== undefined && control !== "BEGIN" && control !== "START") {
@@ -160,7 +164,14 @@ export class Session {
     } catch (error) {
       if (!this.failures.committed(error)) throw this.failures.failure(error);
       this.#inTransaction = false;
-      throw error;
+      if (reads && control === undefined) {
+        throw ApiError.unavailable(
+          "The change was saved, but the database failed before it could say what it changed; " +
+            "check before repeating it",
+          1,
+        );
+      }
+      return undefined;
     }
   }
 

@@ -255,3 +255,38 @@ Deno.test({
       );
     }),
 });
+
+Deno.test({
+  name: "Session.changes() of a statement saved before the checkpoint after it failed says it " +
+    `was saved, not that nothing changed${unmountable ? ` (ignored: ${unmountable})` : ""}`,
+  ignore: unmountable !== undefined,
+  fn: () =>
+    withTmpfs(64, async (dir) => {
+      // Room for DuckDB's log to reach the 16 MB that starts a checkpoint, not for the checkpoint.
+      await fill(`${dir}/filler`, 40 << 20);
+      const db = await Database.open({ path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir });
+      try {
+        await db.withSession((s) => s.run("CREATE TABLE t (i BIGINT, s VARCHAR)"));
+        let inserted = 0;
+        let failure: unknown;
+        while (failure === undefined) {
+          await db.withSession((s) =>
+            s.changes(
+              `INSERT INTO t SELECT range, repeat(md5((range + ${inserted})::VARCHAR), 4)
+               FROM range(2000)`,
+            )
+          ).then((changed) => inserted += changed, (error) => failure = error);
+        }
+        assert.ok(failure instanceof ApiError, String(failure));
+        assert.equal(failure.status, 503);
+        assert.match(failure.message, /^The change was saved/);
+
+        await Deno.remove(`${dir}/filler`);
+        const rows = await db.withSession((s) => s.rows("SELECT count(*) AS n FROM t"));
+        assert.equal(rows[0]?.n, BigInt(inserted + 2000));
+      } finally {
+        await Deno.remove(`${dir}/filler`).catch(() => {});
+        await db.close();
+      }
+    }),
+});
