@@ -510,6 +510,11 @@ export class Database {
       throw this.#failure(error);
     }
     reading = false;
+    // Broken off while it began: no stream would learn of that.
+    if (this.#broken) {
+      release();
+      throw this.#broken;
+    }
     return new ReadableStream<Uint8Array>({
       start: (started) => {
         controller = started;
