@@ -7,6 +7,18 @@ function rows(first: number, count: number): { id: number; s: string }[] {
   return Array.from({ length: count }, (_, i) => ({ id: first + i, s: `${first + i}`.repeat(40) }));
 }
 
+/** The lines of `stderr` that are not JSON log lines, such as a stack trace. */
+function unstructured(stderr: string): string[] {
+  return stderr.split("\n").filter((line) => {
+    if (line.trim() === "") return false;
+    try {
+      return typeof JSON.parse(line) !== "object";
+    } catch {
+      return true;
+    }
+  });
+}
+
 /**
  * `send`'s answer once it is not 507: a database reopened read-only on the full disk tries
  * read-write again at most once a second, so the first write after space was freed may still
@@ -90,6 +102,7 @@ async function fillAndFree(batch: number): Promise<void> {
         acknowledged + batch,
       );
       assert.equal(ok(await server.request("GET", "/readyz")).status, "ready");
+      assert.deepEqual(unstructured(server.stderr), []);
     } finally {
       await server.stop();
     }
@@ -195,23 +208,12 @@ Deno.test({
           ok(await server.request("GET", "table/t/records?limit=1")).total,
           acknowledged + 1,
         );
+        assert.deepEqual(unstructured(server.stderr), []);
       } finally {
         await server.stop();
       }
     }),
 });
-
-/** The lines of `stderr` that are not JSON log lines, such as a stack trace. */
-function unstructured(stderr: string): string[] {
-  return stderr.split("\n").filter((line) => {
-    if (line.trim() === "") return false;
-    try {
-      return typeof JSON.parse(line) !== "object";
-    } catch {
-      return true;
-    }
-  });
-}
 
 Deno.test({
   name: "A full disk that fails the database cuts short an export whose client stopped " +
