@@ -47,7 +47,17 @@ async function main(): Promise<void> {
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve(
-      { hostname: config.host, port: config.port, onListen: () => {} },
+      {
+        hostname: config.host,
+        port: config.port,
+        onListen: () => {},
+        // The app answers its own errors: what reaches here broke a body already under way
+        // (an export cut short), to log as any other line rather than as Deno's stack trace.
+        onError: (error) => {
+          logger.log("error", "response broken off", { error: firstLine(error) });
+          return new Response(null, { status: 500 });
+        },
+      },
       async (request, info) => (await ready.promise).fetch(request, info),
     );
   } catch (error) {

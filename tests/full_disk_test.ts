@@ -7,6 +7,18 @@ function rows(first: number, count: number): { id: number; s: string }[] {
   return Array.from({ length: count }, (_, i) => ({ id: first + i, s: `${first + i}`.repeat(40) }));
 }
 
+/** The lines of `stderr` that are not JSON log lines, such as a stack trace. */
+function unstructured(stderr: string): string[] {
+  return stderr.split("\n").filter((line) => {
+    if (line.trim() === "") return false;
+    try {
+      return typeof JSON.parse(line) !== "object";
+    } catch {
+      return true;
+    }
+  });
+}
+
 /**
  * `send`'s answer once it is not 507: a database reopened read-only on the full disk tries
  * read-write again at most once a second, so the first write after space was freed may still
@@ -90,6 +102,7 @@ async function fillAndFree(batch: number): Promise<void> {
         acknowledged + batch,
       );
       assert.equal(ok(await server.request("GET", "/readyz")).status, "ready");
+      assert.deepEqual(unstructured(server.stderr), []);
     } finally {
       await server.stop();
     }
@@ -195,7 +208,73 @@ Deno.test({
           ok(await server.request("GET", "table/t/records?limit=1")).total,
           acknowledged + 1,
         );
+        assert.deepEqual(unstructured(server.stderr), []);
       } finally {
+        await server.stop();
+      }
+    }),
+});
+
+Deno.test({
+  name: "A full disk that fails the database cuts short an export whose client stopped " +
+    "reading, logs why as JSON, and reads and writes go on once space is freed" + why,
+  ignore,
+  fn: () =>
+    withTmpfs(64, async (dir) => {
+      await fill(`${dir}/filler`, 32 << 20);
+      const server = await TestServer.start({}, dir);
+      let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+      try {
+        ok(
+          await server.request("POST", "table/t", {
+            body: {
+              table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
+            },
+          }),
+        );
+        // Some 10 MB of CSV, sent uncompressed: more than the sockets between hold, so the
+        // export waits for its client, holding its connection to the database.
+        ok(await server.request("POST", "table/t/records", { body: rows(0, 50_000) }));
+        const exported = await fetch(`${server.base}/api/v1/table/t/records/csv`, {
+          headers: { authorization: `Bearer ${server.token}`, "accept-encoding": "identity" },
+        });
+        assert.equal(exported.status, 200);
+        reader = exported.body!.getReader();
+        await reader.read();
+
+        let acknowledged = 50_000;
+        for (let refused = false; !refused;) {
+          const answer = await server.request("POST", "table/t/records", {
+            body: rows(acknowledged, 5000),
+          });
+          if (answer.status === 200) acknowledged += 5000;
+          else {
+            assert.equal(answer.status, 507, answer.text);
+            refused = true;
+          }
+        }
+        await Deno.remove(`${dir}/filler`);
+
+        // The failed database was reopened without waiting for the export's client.
+        assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
+        assert.equal(
+          ok(await server.request("GET", "table/t/records?limit=1")).total,
+          acknowledged,
+        );
+        ok(
+          await afterFreeing(() =>
+            server.request("POST", "table/t/records", { body: rows(acknowledged, 1) })
+          ),
+        );
+        // The export ends cut short, not as if it were complete.
+        await assert.rejects(async () => {
+          while (!(await reader!.read()).done);
+        });
+        assert.deepEqual(unstructured(server.stderr), []);
+        assert.match(server.stderr, /"error":"No space is left on the disk/);
+      } finally {
+        // A failing test's export must not hold the server's stop up.
+        await reader?.cancel().catch(() => {});
         await server.stop();
       }
     }),

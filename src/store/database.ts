@@ -9,6 +9,7 @@ import {
   type DuckDBConnection,
   type DuckDBDataChunk,
   DuckDBInstance,
+  type DuckDBResult,
   type DuckDBValue,
   type JS,
 } from "@duckdb/node-api";
@@ -59,6 +60,12 @@ const READ_ONLY = /read-only/i;
 
 /** Least milliseconds between tries to open read-write again a file opened read-only. */
 const READ_ONLY_RETRY_MS = 1000;
+
+/**
+ * Longest new work waits, at such a try, for the work under way to end: the instance can only
+ * be closed once none holds it. Work longer than that (an export, say) puts the try off.
+ */
+const READ_ONLY_DRAIN_MS = 250;
 
 /** What a session tells the database about a failure it met. */
 interface Failures {
@@ -118,29 +125,33 @@ export class Session {
     const reader = await this.#statement(
       sql,
       () => this.connection.runAndReadAll(sql, bound(values)),
+      true,
     );
-    return reader.getRowObjectsJS();
+    return reader?.getRowObjectsJS() ?? [];
   }
 
-  /**
-   * Runs one statement with bound values, ignoring any result. A statement that committed
-   * before the database failed has done its work and returns.
-   */
+  /** Runs one statement with bound values, ignoring any result. */
   async run(sql: string, values: DuckDBValue[] = []): Promise<void> {
-    try {
-      await this.#statement(sql, () => this.connection.run(sql, bound(values)));
-    } catch (error) {
-      if (!this.failures.committed(error)) throw error;
-    }
+    await this.#statement(sql, () => this.connection.run(sql, bound(values)), false);
   }
 
   /** Runs one statement with bound values and returns how many rows it changed. */
   async changes(sql: string, values: DuckDBValue[] = []): Promise<number> {
-    return (await this.#statement(sql, () => this.connection.run(sql, bound(values)))).rowsChanged;
+    const result = await this.#statement(sql, () => this.connection.run(sql, bound(values)), true);
+    return result?.rowsChanged ?? 0;
   }
 
-  /** Runs `statement`, in a reader slot when `sql` reads a file. */
-  async #statement<T>(sql: string, statement: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `statement`, in a reader slot when `sql` reads a file. One that committed before the
+   * database failed has done its work, but its result went with the instance: undefined then,
+   * unless the caller `reads` the result and there was one (a transaction's end has none),
+   * which fails saying the change was saved.
+   */
+  async #statement<T>(
+    sql: string,
+    statement: () => Promise<T>,
+    reads: boolean,
+  ): Promise<T | undefined> {
     const control = TRANSACTION_CONTROL.exec(sql)?.[1]?.toUpperCase();
     // An ending statement that fails leaves the state unknown: count it as still open.
     if (control !== undefined && control !== "BEGIN" && control !== "START") {
@@ -153,7 +164,14 @@ export class Session {
     } catch (error) {
       if (!this.failures.committed(error)) throw this.failures.failure(error);
       this.#inTransaction = false;
-      throw error;
+      if (reads && control === undefined) {
+        throw ApiError.unavailable(
+          "The change was saved, but the database failed before it could say what it changed; " +
+            "check before repeating it",
+          1,
+        );
+      }
+      return undefined;
     }
   }
 
@@ -199,6 +217,11 @@ export class Database {
   readonly #idle: DuckDBConnection[] = [];
   /** Connections doing work, to interrupt when the instance fails under them. */
   readonly #busy = new Set<DuckDBConnection>();
+  /**
+   * How to break off each export under way. An export holds its connection between reads,
+   * for as long as its client pleases: on a failed instance, it must not hold back the reopen.
+   */
+  readonly #exports = new Set<(failure: ApiError) => void>();
   readonly #readers: Slots;
   readonly #failures: Failures = {
     failure: (error) => this.#failure(error),
@@ -213,6 +236,10 @@ export class Database {
   #reopening: Promise<void> | undefined;
   /** When the instance was opened read-only because the disk was full, that time. */
   #readOnlySince: number | undefined;
+  /** Set while new work waits for the work under way to end, to open read-write again. */
+  #draining: Promise<void> | undefined;
+  /** Called when the last work under way ends, while something waits for that. */
+  #onIdle: (() => void) | undefined;
 
   private constructor(instance: DuckDBInstance, private readonly options: DatabaseOptions) {
     this.#instance = instance;
@@ -258,7 +285,8 @@ export class Database {
   /** A connection for one unit of work: from the pool unless `fresh`. */
   async #acquire(fresh = false): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
-    if (this.#broken || this.#mayWriteAgain()) await this.#reopen();
+    if (this.#readOnlySince !== undefined) await this.#writeAgainIfDue();
+    if (this.#broken) await this.#reopen();
     // Counted before connecting: a reopen must not close the instance under a connect.
     this.#active++;
     let connection: DuckDBConnection;
@@ -281,17 +309,44 @@ export class Database {
     } else {
       connection.closeSync();
     }
+    if (this.#active > 0) return;
+    this.#onIdle?.();
     // The last work on a failed instance has ended: reopen now, not at the next request.
-    if (this.#broken && this.#active === 0) this.#reopen().catch(() => {});
+    if (this.#broken) this.#reopen().catch(() => {});
   }
 
   /**
-   * Whether to try again to open read-write a file opened read-only: now and then, and only
-   * when no work holds the instance, so reads never wait for work to end.
+   * Tries, at most once a second, to open read-write again a file opened read-only. The
+   * instance must be closed for that, so new work waits until none holds it: were the try
+   * left for a moment with no work under way, overlapping requests would put it off for good.
+   * Work still under way after READ_ONLY_DRAIN_MS puts it off a second instead, and new work
+   * goes on read-only: a unit waiting for a second connection of its own must not wait for
+   * itself, nor a read for a slow export.
    */
-  #mayWriteAgain(): boolean {
-    return this.#readOnlySince !== undefined && this.#active === 0 &&
-      Date.now() - this.#readOnlySince >= READ_ONLY_RETRY_MS;
+  #writeAgainIfDue(): Promise<void> {
+    if (this.#draining) return this.#draining;
+    if (Date.now() - this.#readOnlySince! < READ_ONLY_RETRY_MS) return Promise.resolve();
+    this.#draining = this.#whenIdle(READ_ONLY_DRAIN_MS)
+      .then(async (idle) => {
+        if (idle) await this.#reopen().catch(() => {}); // Read-only again, or failed: logged.
+        else this.#readOnlySince = Date.now();
+      })
+      .finally(() => this.#draining = undefined);
+    return this.#draining;
+  }
+
+  /** Resolves true once no work holds the instance, false if some still does after `ms`. */
+  #whenIdle(ms: number): Promise<boolean> {
+    if (this.#active === 0) return Promise.resolve(true);
+    const { promise, resolve } = Promise.withResolvers<boolean>();
+    const settle = (idle: boolean) => {
+      clearTimeout(timer);
+      this.#onIdle = undefined;
+      resolve(idle);
+    };
+    const timer = setTimeout(() => settle(false), ms);
+    this.#onIdle = () => settle(true);
+    return promise;
   }
 
   /**
@@ -325,15 +380,18 @@ export class Database {
       error: engineMessage(error),
     });
     for (const connection of this.#busy) connection.interrupt();
+    for (const breakOff of this.#exports) breakOff(this.#broken);
   }
 
   /**
-   * Reopens a failed instance once no work holds a connection to it: DuckDB replays its
-   * write-ahead log, so every commit it acknowledged is there. Until then new work fails with
-   * the failure (a unit may be waiting for a second connection of its own, so it cannot wait
-   * here), and so does work while the file cannot be reopened.
+   * Reopens a failed instance (or one opened read-only) once no work holds a connection to
+   * it: DuckDB replays its write-ahead log, so every commit it acknowledged is there. Until
+   * then new work on a failed one fails with the failure (a unit may be waiting for a second
+   * connection of its own, so it cannot wait here), and so does work while the file cannot be
+   * reopened.
    */
   #reopen(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("The database is closed"));
     if (this.#active > 0) return Promise.reject(this.#broken);
     // Cleared only once settled, so every caller meanwhile waits for the same attempt.
     this.#reopening ??= this.#openAgain().finally(() => this.#reopening = undefined);
@@ -400,9 +458,10 @@ export class Database {
    * what it reads (a table's description, say) is of the same snapshot as the rows.
    * Resolves once the statement has given its first rows: one that fails before any (a sort
    * out of memory, say) rejects here, before an answer has begun, as any other statement
-   * would, and so does `prepare`; a later failure can only break the stream off, as does the instance failing. The
+   * would, and so does `prepare`; a later failure can only break the stream off. The
    * connection is held until the stream ends or is cancelled, so a slow client holds a
-   * connection, not the result.
+   * connection, not the result; when the instance fails, the stream is broken off at once,
+   * read or not, so that a client that stopped reading does not hold back its reopening.
    */
   async streamLines(
     prepare: (session: Session) => Promise<Lines>,
@@ -411,14 +470,29 @@ export class Database {
     const connection = await this.#acquire(true);
     let held = true;
     let inTransaction = false;
+    // Whether a statement or read is under way on the connection, as until the stream begins.
+    let reading = true;
+    let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let result: DuckDBResult | undefined;
     const release = () => {
       if (!held) return;
       held = false;
+      this.#exports.delete(breakOff);
       if (inTransaction) this.#transactions--;
       inTransaction = false;
       this.#release(connection, false);
+      // A result not read to its end keeps DuckDB's instance, and its file, open until it is
+      // collected, its connection closed or not: a failed instance is let go of now instead.
+      if (this.#broken && result) void readToEnd(result);
     };
-    let result: Awaited<ReturnType<DuckDBConnection["stream"]>>;
+    // The client learns of it as a response cut short. A read under way on the connection
+    // (interrupted by now) lets it go when it returns: closing it under DuckDB is unsafe.
+    const breakOff = (failure: ApiError) => {
+      this.#exports.delete(breakOff);
+      controller?.error(failure);
+      if (!reading) release();
+    };
+    this.#exports.add(breakOff);
     let next: DuckDBDataChunk | null | undefined;
     let first: string;
     try {
@@ -435,13 +509,23 @@ export class Database {
       release();
       throw this.#failure(error);
     }
+    reading = false;
+    // Broken off while it began: no stream would learn of that.
+    if (this.#broken) {
+      release();
+      throw this.#broken;
+    }
     return new ReadableStream<Uint8Array>({
-      start: (controller) => controller.enqueue(encoder.encode(`${first}\n`)),
+      start: (started) => {
+        controller = started;
+        controller.enqueue(encoder.encode(`${first}\n`));
+      },
       pull: async (controller) => {
+        reading = true;
         try {
           // A failed instance waits for this connection to be let go before it is reopened.
           if (this.#broken) throw this.#broken;
-          const chunk = next === undefined ? await result.fetchChunk() : next;
+          const chunk = next === undefined ? await result!.fetchChunk() : next;
           next = undefined;
           if (!chunk || chunk.rowCount === 0) {
             await connection.run("COMMIT").catch(() => {});
@@ -454,6 +538,8 @@ export class Database {
         } catch (error) {
           release();
           controller.error(this.#failure(error));
+        } finally {
+          reading = false;
         }
       },
       cancel: release,
@@ -512,12 +598,16 @@ export class Database {
   async close(): Promise<void> {
     if (this.#closed) return;
     try {
+      // A reopen under way would open the file again behind the close.
+      await this.#reopening?.catch(() => {});
       // A failed instance writes nothing more; its write-ahead log holds every commit.
       if (!this.#broken && this.#readOnlySince === undefined) {
         await this.withSession((session) => session.run("CHECKPOINT"));
       }
     } finally {
       this.#closeNow();
+      // One the checkpoint failing began closes what it opens; until it has, DuckDB is busy.
+      await this.#reopening?.catch(() => {});
     }
   }
 
@@ -569,6 +659,15 @@ async function openInstance(options: DatabaseOptions, readOnly = false): Promise
   }
   connection.closeSync();
   return instance;
+}
+
+/** Reads `result` to its end, or its failure, for nothing. */
+async function readToEnd(result: DuckDBResult): Promise<void> {
+  try {
+    while ((await result.fetchChunk())?.rowCount);
+  } catch {
+    // Ended all the same.
+  }
 }
 
 /**
