@@ -71,6 +71,7 @@ async function main(): Promise<void> {
       spoolDir,
       tempDir: await Deno.realPath(`${config.dataDir}/tmp`),
       memoryBytes: config.duckdbMemoryBytes,
+      blockBytes: config.duckdbBlockBytes,
       logger,
     });
   } catch (error) {

@@ -8,6 +8,7 @@
  */
 
 import { TestServer } from "../tests/helpers/server.ts";
+import { blocks } from "./blocks.ts";
 import { files } from "./files.ts";
 import { load } from "./load.ts";
 import { loading } from "./loading.ts";
@@ -100,6 +101,8 @@ if (import.meta.main) {
     );
   }
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
+  // Compares block sizes, minutes of loads: run only when asked for.
+  if (only === "blocks") await blocks(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 3));
   // It takes minutes to show what retained's bare part shows per call, that the cost holds as
   // calls add up, so it runs only when asked for.
   if (only === "growth") await retainedGrowth(Deno.args.slice(1));

@@ -40,6 +40,8 @@ export interface Config {
   readonly maxJsonBytes: number;
   /** DuckDB's memory limit in bytes; past it, DuckDB spills to `DATA_DIR/tmp`. */
   readonly duckdbMemoryBytes: number;
+  /** DuckDB's block size for a database file it creates; an existing file keeps its own. */
+  readonly duckdbBlockBytes: number;
   /** Most rows of an uploaded sheet, the header included. */
   readonly maxSheetRows: number;
   /** Most bytes an uploaded spreadsheet may decompress to (also at most 100× its size). */
@@ -81,6 +83,7 @@ export const VARIABLES: readonly string[] = [
   "MAX_UPLOAD_BYTES",
   "MAX_JSON_BYTES",
   "DUCKDB_MEMORY_LIMIT",
+  "DUCKDB_BLOCK_SIZE",
   "MAX_SHEET_ROWS",
   "MAX_SHEET_BYTES",
   "METRICS_ACCESS",
@@ -88,6 +91,9 @@ export const VARIABLES: readonly string[] = [
   "MEMORY_TRIM_SECONDS",
   "CORS_ORIGINS",
 ];
+
+/** The block sizes DuckDB accepts for a new database file; 256 KiB is its default. */
+const BLOCK_SIZES: readonly number[] = [16, 32, 64, 128, 256].map((k) => k * 1024);
 
 /** Shortest HMAC secret accepted: HS256 needs at least 256 bits to be worth its name. */
 const MIN_SECRET_LENGTH = 32;
@@ -167,6 +173,15 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
       }MiB, the least a load needs`,
     );
   }
+  // Smaller blocks let a commit to a wide table hold a block per column within the memory
+  // limit, but DuckDB stores most numbers uncompressed in them: it stays an opt-in.
+  const duckdbBlockBytes = size("DUCKDB_BLOCK_SIZE", 256 * 1024);
+  if (!BLOCK_SIZES.includes(duckdbBlockBytes)) {
+    problems.push(
+      `DUCKDB_BLOCK_SIZE "${value("DUCKDB_BLOCK_SIZE")}" is not one of DuckDB's block sizes ` +
+        "(16KiB, 32KiB, 64KiB, 128KiB or 256KiB)",
+    );
+  }
   // A count is a size without units; the same parser keeps one error message.
   const maxSheetRows = size("MAX_SHEET_ROWS", 1_048_576);
   const maxSheetBytes = size("MAX_SHEET_BYTES", 2 * 1024 ** 3);
@@ -223,6 +238,7 @@ export function parseConfig(env: Readonly<Record<string, string | undefined>>): 
     maxUploadBytes,
     maxJsonBytes,
     duckdbMemoryBytes,
+    duckdbBlockBytes,
     maxSheetRows,
     maxSheetBytes,
     metricsAccess,

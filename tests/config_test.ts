@@ -12,6 +12,7 @@ Deno.test("parseConfig() applies the documented defaults", () => {
   assert.equal(config.maxJsonBytes, 10 * 1024 ** 2);
   assert.equal(config.logLevel, "info");
   assert.equal(config.memoryTrimMs, 10_000);
+  assert.equal(config.duckdbBlockBytes, 256 * 1024);
   assert.deepEqual(config.auth.key, { kind: "generated", secretPath: "./data/jwt-secret" });
 });
 
@@ -27,6 +28,7 @@ Deno.test("parseConfig() reads every variable", () => {
     MAX_UPLOAD_BYTES: "2GiB",
     MAX_JSON_BYTES: "512k",
     DUCKDB_MEMORY_LIMIT: "96MiB",
+    DUCKDB_BLOCK_SIZE: "16KiB",
     MEMORY_TRIM_SECONDS: "0",
   });
   assert.equal(config.host, "0.0.0.0");
@@ -41,6 +43,7 @@ Deno.test("parseConfig() reads every variable", () => {
   assert.equal(config.maxUploadBytes, 2 * 1024 ** 3);
   assert.equal(config.maxJsonBytes, 512 * 1024);
   assert.equal(config.duckdbMemoryBytes, 96 * 1024 ** 2);
+  assert.equal(config.duckdbBlockBytes, 16 * 1024);
   assert.equal(config.memoryTrimMs, 0);
 });
 
@@ -66,6 +69,8 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ MAX_JSON_BYTES: "0" }, /MAX_JSON_BYTES "0"/],
     [{ MAX_JSON_BYTES: "10 parsecs" }, /MAX_JSON_BYTES/],
     [{ DUCKDB_MEMORY_LIMIT: "64MiB" }, /DUCKDB_MEMORY_LIMIT "64MiB" is below 96MiB/],
+    [{ DUCKDB_BLOCK_SIZE: "8KiB" }, /DUCKDB_BLOCK_SIZE "8KiB" is not one of DuckDB's block sizes/],
+    [{ DUCKDB_BLOCK_SIZE: "100000" }, /DUCKDB_BLOCK_SIZE "100000"/],
     [{ MEMORY_TRIM_SECONDS: "-1" }, /MEMORY_TRIM_SECONDS "-1"/],
     [{ MEMORY_TRIM_SECONDS: "soon" }, /MEMORY_TRIM_SECONDS "soon"/],
     [{ MEMORY_TRIM_SECONDS: "3601" }, /MEMORY_TRIM_SECONDS "3601"/],

@@ -249,3 +249,54 @@ Deno.test("2,000 columns, half of them text, load, read and export at the defaul
     await server.dispose();
   }
 });
+
+/** Uploads `csv` to `table`, appending when it exists; returns the rows inserted. */
+async function appendCsv(server: TestServer, table: string, csv: Uint8Array): Promise<number> {
+  const answer = ok(
+    await server.request("POST", `table/${table}/upload/csv?if_exists=append`, {
+      body: uploadForm(csv, `${table}.csv`),
+    }),
+  );
+  return answer.inserted;
+}
+
+/** Stops the service, asserting that its closing checkpoint failed nothing, and starts it again. */
+async function checkpointAndRestart(server: TestServer): Promise<void> {
+  await server.stop();
+  assert.doesNotMatch(server.stderr, /database failed|checkpoint/i);
+  await server.restart();
+}
+
+Deno.test("in a database of 16 KiB blocks, wide tables take appends after a checkpoint at the default memory limit", async (t) => {
+  const server = await TestServer.start({ DUCKDB_BLOCK_SIZE: "16KiB" });
+  try {
+    await t.step("2,000 columns, half of them text", async () => {
+      assert.equal(await appendCsv(server, "wide", mixedCsv(LIMIT)), 3);
+      // The file keeps the block size it was created with, whatever the variable says now.
+      server.env.DUCKDB_BLOCK_SIZE = "256KiB";
+      // The rows now lie in the file's blocks: an append rewrites each column's last one.
+      await checkpointAndRestart(server);
+      assert.equal(await appendCsv(server, "wide", mixedCsv(LIMIT)), 3);
+      const page = ok(await server.request("GET", "table/wide/records?offset=3"));
+      assert.deepEqual(page.records, mixedRows(LIMIT));
+      const exported = await server.request("GET", "table/wide/records/csv");
+      assert.equal(exported.status, 200);
+      const lines = [...mixedRows(LIMIT), ...mixedRows(LIMIT)].map((r) => Object.values(r));
+      assert.equal(exported.text, csvText([names(LIMIT), ...lines]));
+      ok(await server.request("DELETE", "table/wide"));
+    });
+
+    await t.step("300 columns, appended to across checkpoints", async () => {
+      assert.equal(await appendCsv(server, "narrower", mixedCsv(300)), 3);
+      for (let round = 0; round < 2; round++) {
+        await checkpointAndRestart(server);
+        assert.equal(await appendCsv(server, "narrower", mixedCsv(300)), 3);
+      }
+      await checkpointAndRestart(server);
+      const page = ok(await server.request("GET", "table/narrower/records"));
+      assert.equal(page.total, 9);
+    });
+  } finally {
+    await server.dispose();
+  }
+});

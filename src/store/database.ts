@@ -39,6 +39,11 @@ export interface DatabaseOptions {
   readonly tempDir: string;
   /** DuckDB's memory limit in bytes (DuckDB's own default, 80% of RAM, when absent). */
   readonly memoryBytes?: number;
+  /**
+   * Block size of a database file created now (DuckDB's default, 256 KiB, when absent); an
+   * existing file keeps the one it was created with.
+   */
+  readonly blockBytes?: number;
   /** Where a failed database and its reopening are reported. */
   readonly logger?: Logger;
 }
@@ -633,6 +638,7 @@ async function openInstance(options: DatabaseOptions, readOnly = false): Promise
       autoload_known_extensions: "false",
       allow_community_extensions: "false",
       temp_directory: options.tempDir,
+      ...(options.blockBytes ? { default_block_size: String(options.blockBytes) } : {}),
       ...(readOnly ? { access_mode: "READ_ONLY" } : {}),
       ...(options.memoryBytes
         ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }

@@ -119,6 +119,8 @@ export interface StoreOptions {
   readonly tempDir: string;
   /** DuckDB's memory limit in bytes. */
   readonly memoryBytes?: number;
+  /** Block size of a database file created now (DuckDB's default when absent). */
+  readonly blockBytes?: number;
   /** Where the store reports what fails after a change has committed. */
   readonly logger?: Logger;
 }
