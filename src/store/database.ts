@@ -677,11 +677,18 @@ async function readToEnd(result: DuckDBResult): Promise<void> {
 }
 
 /**
+ * DuckDB's buffer manager short of memory, in its own error or inside another: a commit that
+ * cannot allocate the blocks it appends to ("Failed to commit: could not allocate block", as
+ * a table of hundreds of columns needs one per column), a checkpoint that cannot pin one.
+ */
+const OUT_OF_MEMORY = /^Out of Memory Error|could not allocate block of size|failed to pin block/;
+
+/**
  * DuckDB running out of memory as a 503 that says so, not an internal error: nothing failed
  * that a retry, or a higher limit, would not mend. Undefined for any other error.
  */
 function outOfMemory(error: unknown): ApiError | undefined {
-  if (!(error instanceof Error && error.message.startsWith("Out of Memory Error"))) return;
+  if (!(error instanceof Error && OUT_OF_MEMORY.test(error.message))) return;
   return ApiError.unavailable(
     "The database ran out of memory (DUCKDB_MEMORY_LIMIT); nothing was changed, try again",
     1,

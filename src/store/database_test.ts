@@ -290,3 +290,34 @@ Deno.test({
       }
     }),
 });
+
+Deno.test("Database answers a commit short of memory for a wide table's blocks with 503, not 500", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const db = await Database.open({
+    path: `${dir}/t.duckdb`,
+    spoolDir: dir,
+    tempDir: dir,
+    memoryBytes: 96 * 1024 * 1024,
+  });
+  try {
+    // Appending to a saved table holds a block of each column: 600 columns of 256 KiB blocks
+    // are more than 96 MiB, and DuckDB says so as a failed commit, not "Out of Memory".
+    const columns = Array.from({ length: 600 }, (_, i) => `c${i}`);
+    const values = `(${columns.map((_, i) => i).join(", ")})`;
+    await db.withSession(async (s) => {
+      await s.run(`CREATE TABLE t (${columns.map((c) => `${c} BIGINT`).join(", ")})`);
+      await s.run(`INSERT INTO t VALUES ${values}`);
+      await s.run("CHECKPOINT");
+    });
+    const failure = await db.withSession((s) => s.run(`INSERT INTO t VALUES ${values}`)).then(
+      () => undefined,
+      (error) => error,
+    );
+    assert.ok(failure instanceof ApiError, `not an ApiError: ${failure}`);
+    assert.equal(failure.status, 503);
+    assert.match(failure.message, /ran out of memory/);
+  } finally {
+    await db.close().catch(() => {});
+    await Deno.remove(dir, { recursive: true });
+  }
+});
