@@ -300,3 +300,29 @@ Deno.test("in a database of 16 KiB blocks, wide tables take appends after a chec
     await server.dispose();
   }
 });
+
+Deno.test("a closing checkpoint that runs out of memory is logged and exits 1, and no row is lost", async () => {
+  // 300 columns of 256 KiB blocks at the default 256 MiB: the checkpoint after an append
+  // cannot pin a block of each column.
+  const server = await TestServer.start();
+  try {
+    assert.equal(await appendCsv(server, "narrower", mixedCsv(300)), 3);
+    let failed = 0;
+    for (let round = 0; round < 3; round++) {
+      const code = await server.stop();
+      const lines = server.stderr.split("\n").filter((line) => line !== "");
+      for (const line of lines) JSON.parse(line); // only JSON lines, no raw stack trace
+      if (/closing checkpoint failed/.test(server.stderr)) {
+        failed++;
+        assert.equal(code, 1);
+      } else assert.equal(code, 0, server.stderr);
+      await server.restart();
+      assert.equal(await appendCsv(server, "narrower", mixedCsv(300)), 3);
+    }
+    assert.ok(failed > 0, "no closing checkpoint failed: the test shows nothing");
+    const page = ok(await server.request("GET", "table/narrower/records"));
+    assert.equal(page.total, 12);
+  } finally {
+    await server.dispose();
+  }
+});
