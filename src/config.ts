@@ -4,7 +4,7 @@
  * @module
  */
 
-import { DUCKDB_READER_BYTES } from "./store/store.ts";
+import { DUCKDB_READER_BYTES } from "./limits.ts";
 
 /** Log levels in increasing order of severity. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;

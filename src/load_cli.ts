@@ -44,8 +44,8 @@ import http from "node:http";
 import https from "node:https";
 import { basename, extname, resolve } from "node:path";
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
+import { IF_EXISTS, type IfExists } from "./catalog/uploads.ts";
 import { ConfigError } from "./config.ts";
-import { IF_EXISTS, type IfExists } from "./store/store.ts";
 
 /** The service's address when neither `--url` nor `TABLE_SERVICE_URL` is given. */
 export const DEFAULT_URL = "http://127.0.0.1:8080";

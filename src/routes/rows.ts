@@ -24,7 +24,8 @@ import {
   type SheetRows,
 } from "../ingest/sheet.ts";
 import { discard, RowsInParts, spoolJsonRows, type SpoolOptions } from "../ingest/spool.ts";
-import { IF_EXISTS, ON_CONFLICT, type RowsFile, type Store } from "../store/store.ts";
+import { IF_EXISTS } from "../catalog/uploads.ts";
+import { ON_CONFLICT, type RowsFile, type Store } from "../store/store.ts";
 import {
   CountQuery,
   errorResponses,

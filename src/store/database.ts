@@ -16,7 +16,7 @@ import {
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { engineMessage, quoteLiteral } from "./sql.ts";
-import { DUCKDB_READER_BYTES } from "./store.ts";
+import { DUCKDB_READER_BYTES } from "../limits.ts";
 
 /** A row as read back: DuckDB values converted to JavaScript, full precision kept. */
 export type Row = Record<string, JS>;

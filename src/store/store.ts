@@ -18,6 +18,7 @@ import type { Compatibility } from "../catalog/compatibility.ts";
 import type { RowsSummary } from "../ingest/json_rows.ts";
 import type { RowsInMemory, SpooledPart } from "../ingest/spool.ts";
 import type { CsvLayout, LoadCounts } from "./rows.ts";
+import type { IfExists } from "../catalog/uploads.ts";
 
 export type { CsvLayout, LoadCounts };
 
@@ -49,19 +50,6 @@ export interface ArrivingRows {
 
 /** How an update was carried out: not at all, in place, or by rebuilding the table. */
 export type UpdateHow = "unchanged" | "altered" | "rebuilt";
-
-/**
- * Memory the DuckDB store sets aside for each statement reading a file (a load) at once, and
- * so the least memory limit it runs under. DuckDB's JSON reader alone allocates 32 MiB of
- * buffers for any file (twice its 16 MiB `maximum_object_size`, which cannot be lowered); a
- * load that finds the limit reached fails with "Out of Memory" instead of waiting.
- */
-export const DUCKDB_READER_BYTES = 96 * 1024 ** 2;
-
-/** What an upload does when its table exists. */
-export const IF_EXISTS = ["fail", "replace", "append"] as const;
-/** One of {@link IF_EXISTS}. */
-export type IfExists = typeof IF_EXISTS[number];
 
 /** How an upload goes about an existing table, from what definition, under what key. */
 export interface UploadOptions {
