@@ -57,3 +57,26 @@ Deno.test("deno.dev.lock pins every npm: import of the tests and benchmarks", as
     assert.ok(pinned.some((s) => s.startsWith(name)), `${specifier} is not in deno.dev.lock`);
   }
 });
+
+/** The local modules `entry` loads, directly or through others, relative to the project. */
+async function localGraph(entry: string): Promise<string[]> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--lock=deno.dev.lock", entry],
+    cwd: ROOT,
+    stderr: "inherit",
+  }).output();
+  assert.equal(output.code, 0, `deno info ${entry} failed`);
+  const { modules } = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+    modules: { specifier: string }[];
+  };
+  return modules.map((m) => m.specifier).filter((s) => s.startsWith(ROOT.href))
+    .map((s) => s.slice(ROOT.href.length));
+}
+
+Deno.test("the load and token commands load no module of the store, so no database code", async () => {
+  for (const entry of ["src/cli/load/mod.ts", "src/cli/token.ts"]) {
+    const graph = await localGraph(entry);
+    assert.ok(graph.includes(entry), graph.join(", "));
+    assert.deepEqual(graph.filter((path) => path.startsWith("src/store/")), [], entry);
+  }
+});

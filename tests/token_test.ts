@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { decodeJwt } from "jose";
 import { VARIABLES } from "../src/config.ts";
-import { TOKEN_FLAGS } from "../src/token_cli.ts";
+import { TOKEN_FLAGS } from "../src/cli/token.ts";
 import { errorOf, ok, TEST_SECRET, TestServer } from "./helpers/server.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -13,7 +13,7 @@ async function token(args: string[], env: Record<string, string>) {
       "--allow-env",
       "--allow-read",
       "--allow-write",
-      `${ROOT}src/token_cli.ts`,
+      `${ROOT}src/cli/token.ts`,
       ...args,
     ],
     env,

@@ -9,9 +9,9 @@
  */
 
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
-import { mintToken, SCOPES } from "./auth/jwt.ts";
-import { ensureSecret } from "./auth/secret.ts";
-import { ConfigError, parseConfig } from "./config.ts";
+import { mintToken, SCOPES } from "../auth/jwt.ts";
+import { ensureSecret } from "../auth/secret.ts";
+import { ConfigError, parseConfig } from "../config.ts";
 
 const TTL_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
@@ -53,7 +53,7 @@ environment (the service's own, read the same way):
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { parseTtl } from "./token_cli.ts";
+ * import { parseTtl } from "./token.ts";
  *
  * assert.equal(parseTtl("1h"), 3600);
  * assert.equal(parseTtl("45"), 45);
