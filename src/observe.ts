@@ -43,13 +43,22 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 /** Methods that get a label of their own; any other is counted as `OTHER`, keeping series few. */
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
-/** `prom-client`'s process metrics that read `/proc`, closed to the service (see {@link Metrics}). */
-const PROC_METRICS = [
+/**
+ * `prom-client`'s standard metrics that Deno leaves unfilled: those read from `/proc`, which its
+ * sandbox opens only to `--allow-all` (they showed zeros), and those fed by Node internals Deno
+ * does not implement (garbage collection events, libuv handles and requests: never a sample).
+ */
+const UNFILLED_METRICS = [
   "process_resident_memory_bytes",
   "process_virtual_memory_bytes",
   "process_heap_bytes",
   "process_open_fds",
   "process_max_fds",
+  "nodejs_gc_duration_seconds",
+  "nodejs_active_handles",
+  "nodejs_active_handles_total",
+  "nodejs_active_requests",
+  "nodejs_active_requests_total",
 ];
 
 /**
@@ -164,9 +173,8 @@ export class Metrics {
       },
     });
     collectDefaultMetrics({ register: this.#registry });
-    // These read /proc, which Deno's sandbox opens only to --allow-all: the service would show
-    // them as zeros. The resident memory comes from Deno instead.
-    for (const name of PROC_METRICS) this.#registry.removeSingleMetric(name);
+    // Left out rather than shown as zeros; the resident memory comes from Deno instead.
+    for (const name of UNFILLED_METRICS) this.#registry.removeSingleMetric(name);
     new Gauge({
       name: "process_resident_memory_bytes",
       help: "Resident memory size in bytes.",
