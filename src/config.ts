@@ -1,9 +1,11 @@
 /**
- * Service configuration, parsed once from a plain record of environment variables.
+ * Service configuration, parsed once from a plain record of environment variables by a `zod`
+ * schema.
  *
  * @module
  */
 
+import { z } from "zod";
 import { DUCKDB_READER_BYTES } from "./limits.ts";
 
 /** Log levels in increasing order of severity. */
@@ -69,29 +71,6 @@ export const METRICS_ACCESS = ["token", "public"] as const;
 /** One of {@link METRICS_ACCESS}. */
 export type MetricsAccess = typeof METRICS_ACCESS[number];
 
-/** Every variable the service reads; each may also be given as a flag (`--data-dir`). */
-export const VARIABLES: readonly string[] = [
-  "HOST",
-  "PORT",
-  "DATA_DIR",
-  "AUTH_JWT_SECRET",
-  "AUTH_JWT_PUBLIC_KEY",
-  "AUTH_JWKS_FILE",
-  "AUTH_ISSUER",
-  "AUTH_AUDIENCE",
-  "LOG_LEVEL",
-  "MAX_UPLOAD_BYTES",
-  "MAX_JSON_BYTES",
-  "DUCKDB_MEMORY_LIMIT",
-  "DUCKDB_BLOCK_SIZE",
-  "MAX_SHEET_ROWS",
-  "MAX_SHEET_BYTES",
-  "METRICS_ACCESS",
-  "BODY_IDLE_SECONDS",
-  "MEMORY_TRIM_SECONDS",
-  "CORS_ORIGINS",
-];
-
 /** The block sizes DuckDB accepts for a new database file; 256 KiB is its default. */
 const BLOCK_SIZES: readonly number[] = [16, 32, 64, 128, 256].map((k) => k * 1024);
 
@@ -113,8 +92,148 @@ const SIZE_UNITS: Record<string, number> = {
 };
 
 /**
- * Parses the service configuration from environment variables, reporting every bad
- * variable at once.
+ * Records a problem with the variable being parsed. Its message follows the variable's name in
+ * the {@link ConfigError} (`PORT "http" is not a port number`), so it starts with the value.
+ */
+function problem(ctx: z.RefinementCtx, message: string): never {
+  ctx.addIssue({ code: "custom", message });
+  return z.NEVER;
+}
+
+/** A variable as given, trimmed; blank is unset. */
+const given = z.string().optional().transform((raw) => raw?.trim() || undefined);
+
+/** A whole number from `min` to `max`, `fallback` when unset. */
+function wholeNumber(min: number, max: number, what: string, fallback: number) {
+  return given.transform((raw, ctx) => {
+    if (raw === undefined) return fallback;
+    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    return n >= min && n <= max ? n : problem(ctx, `"${raw}" is not ${what} (${min}-${max})`);
+  });
+}
+
+/** Seconds from `min` to `max`, given in milliseconds. */
+function seconds(min: number, max: number, fallback: number) {
+  return wholeNumber(min, max, "a whole number of seconds", fallback).transform((s) => s * 1000);
+}
+
+/** One of `allowed`, in any case. */
+function choice<const T extends string>(allowed: readonly T[], fallback: T) {
+  return given.transform((raw, ctx): T => {
+    const chosen = (raw ?? fallback).toLowerCase();
+    if ((allowed as readonly string[]).includes(chosen)) return chosen as T;
+    return problem(ctx, `"${raw}" is not one of ${allowed.join(", ")}`);
+  });
+}
+
+/**
+ * A size in bytes (`1048576`, `10MiB`; also a count, which is a size without units), at least 1.
+ * `check` says what else is wrong with a size, after its value.
+ */
+function size(fallback: number, check?: (bytes: number) => string | undefined) {
+  return given.transform((raw, ctx) => {
+    if (raw === undefined) return fallback;
+    const bytes = parseSize(raw);
+    if (bytes === undefined || bytes < 1) {
+      return problem(ctx, `"${raw}" is not a size in bytes (such as 1048576 or 10MiB)`);
+    }
+    const complaint = check?.(bytes);
+    return complaint === undefined ? bytes : problem(ctx, `"${raw}" ${complaint}`);
+  });
+}
+
+/**
+ * The variables, one schema each. Every variable is parsed even when another is bad, so that
+ * the error names them all at once.
+ */
+const variables = z.object({
+  HOST: given.transform((host = "127.0.0.1", ctx) =>
+    /^[A-Za-z0-9.:\[\]-]+$/.test(host) ? host : problem(ctx, `"${host}" is not a host name`)
+  ),
+  PORT: wholeNumber(0, 65535, "a port number", 8080),
+  DATA_DIR: given.transform((dir = "./data") => dir.replace(/\/+$/, "") || "/"),
+  AUTH_JWT_SECRET: given.transform((secret, ctx) =>
+    secret !== undefined && secret.length < MIN_SECRET_LENGTH
+      ? problem(ctx, `is shorter than ${MIN_SECRET_LENGTH} characters`)
+      : secret
+  ),
+  AUTH_JWT_PUBLIC_KEY: given,
+  AUTH_JWKS_FILE: given,
+  AUTH_ISSUER: given,
+  AUTH_AUDIENCE: given,
+  LOG_LEVEL: choice(LOG_LEVELS, "info"),
+  MAX_UPLOAD_BYTES: size(1024 ** 3),
+  MAX_JSON_BYTES: size(10 * 1024 ** 2),
+  DUCKDB_MEMORY_LIMIT: size(
+    256 * 1024 ** 2,
+    (bytes) =>
+      bytes < DUCKDB_READER_BYTES
+        ? `is below ${DUCKDB_READER_BYTES / 1024 ** 2}MiB, the least a load needs`
+        : undefined,
+  ),
+  // Smaller blocks let a commit to a wide table hold a block per column within the memory
+  // limit, but DuckDB stores most numbers uncompressed in them: it stays an opt-in.
+  DUCKDB_BLOCK_SIZE: size(
+    256 * 1024,
+    (bytes) =>
+      BLOCK_SIZES.includes(bytes)
+        ? undefined
+        : "is not one of DuckDB's block sizes (16KiB, 32KiB, 64KiB, 128KiB or 256KiB)",
+  ),
+  MAX_SHEET_ROWS: size(1_048_576),
+  MAX_SHEET_BYTES: size(2 * 1024 ** 3),
+  METRICS_ACCESS: choice(METRICS_ACCESS, "token"),
+  BODY_IDLE_SECONDS: seconds(1, 3600, 30),
+  MEMORY_TRIM_SECONDS: seconds(0, 3600, 10),
+  CORS_ORIGINS: given.transform(parseOrigins),
+});
+
+/** Every variable the service reads; each may also be given as a flag (`--data-dir`). */
+export const VARIABLES: readonly string[] = Object.keys(variables.shape);
+
+const configSchema = variables
+  .superRefine((vars, ctx) => {
+    const keys = [
+      vars.AUTH_JWT_SECRET && "AUTH_JWT_SECRET",
+      vars.AUTH_JWT_PUBLIC_KEY && "AUTH_JWT_PUBLIC_KEY",
+      vars.AUTH_JWKS_FILE && "AUTH_JWKS_FILE",
+    ].filter(Boolean);
+    if (keys.length > 1) {
+      ctx.addIssue({ code: "custom", message: `set only one of ${keys.join(", ")}` });
+    }
+  }, { when: () => true })
+  .transform((vars): Config => {
+    const key: AuthKeySource = vars.AUTH_JWT_SECRET !== undefined
+      ? { kind: "hmac", secret: vars.AUTH_JWT_SECRET }
+      : vars.AUTH_JWT_PUBLIC_KEY !== undefined
+      ? { kind: "pem", value: vars.AUTH_JWT_PUBLIC_KEY }
+      : vars.AUTH_JWKS_FILE !== undefined
+      ? { kind: "jwks", path: vars.AUTH_JWKS_FILE }
+      : { kind: "generated", secretPath: `${vars.DATA_DIR}/jwt-secret` };
+    return Object.freeze({
+      host: vars.HOST,
+      port: vars.PORT,
+      dataDir: vars.DATA_DIR,
+      databasePath: `${vars.DATA_DIR}/tables.duckdb`,
+      spoolDir: `${vars.DATA_DIR}/spool`,
+      auth: Object.freeze({ key, issuer: vars.AUTH_ISSUER, audience: vars.AUTH_AUDIENCE }),
+      logLevel: vars.LOG_LEVEL,
+      maxUploadBytes: vars.MAX_UPLOAD_BYTES,
+      maxJsonBytes: vars.MAX_JSON_BYTES,
+      duckdbMemoryBytes: vars.DUCKDB_MEMORY_LIMIT,
+      duckdbBlockBytes: vars.DUCKDB_BLOCK_SIZE,
+      maxSheetRows: vars.MAX_SHEET_ROWS,
+      maxSheetBytes: vars.MAX_SHEET_BYTES,
+      metricsAccess: vars.METRICS_ACCESS,
+      bodyIdleMs: vars.BODY_IDLE_SECONDS,
+      memoryTrimMs: vars.MEMORY_TRIM_SECONDS,
+      corsOrigins: vars.CORS_ORIGINS,
+    });
+  });
+
+/**
+ * Parses the service configuration from environment variables (flags merged in by
+ * {@link flagsToEnv}), reporting every bad variable at once.
  *
  * @example
  * ```ts
@@ -128,124 +247,13 @@ const SIZE_UNITS: Record<string, number> = {
  * ```
  */
 export function parseConfig(env: Readonly<Record<string, string | undefined>>): Config {
-  const problems: string[] = [];
-  const value = (name: string): string | undefined => {
-    const raw = env[name];
-    return raw === undefined || raw.trim() === "" ? undefined : raw.trim();
-  };
-
-  const host = value("HOST") ?? "127.0.0.1";
-  if (!/^[A-Za-z0-9.:\[\]-]+$/.test(host)) problems.push(`HOST "${host}" is not a host name`);
-
-  const port = parseInteger(value("PORT") ?? "8080", 0, 65535);
-  if (port === undefined) {
-    problems.push(`PORT "${value("PORT")}" is not a port number (0-65535)`);
-  }
-
-  const dataDir = (value("DATA_DIR") ?? "./data").replace(/\/+$/, "") || "/";
-
-  const choice = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
-    const chosen = (value(name) ?? fallback).toLowerCase();
-    if ((allowed as readonly string[]).includes(chosen)) return chosen as T;
-    problems.push(`${name} "${value(name)}" is not one of ${allowed.join(", ")}`);
-    return fallback;
-  };
-  const logLevel = choice("LOG_LEVEL", LOG_LEVELS, "info");
-  const metricsAccess = choice("METRICS_ACCESS", METRICS_ACCESS, "token");
-
-  const size = (name: string, fallback: number): number => {
-    const raw = value(name);
-    if (raw === undefined) return fallback;
-    const parsed = parseSize(raw);
-    if (parsed === undefined || parsed < 1) {
-      problems.push(`${name} "${raw}" is not a size in bytes (such as 1048576 or 10MiB)`);
-      return fallback;
-    }
-    return parsed;
-  };
-  const maxUploadBytes = size("MAX_UPLOAD_BYTES", 1024 ** 3);
-  const maxJsonBytes = size("MAX_JSON_BYTES", 10 * 1024 ** 2);
-  const duckdbMemoryBytes = size("DUCKDB_MEMORY_LIMIT", 256 * 1024 ** 2);
-  if (duckdbMemoryBytes < DUCKDB_READER_BYTES) {
-    problems.push(
-      `DUCKDB_MEMORY_LIMIT "${value("DUCKDB_MEMORY_LIMIT")}" is below ${
-        DUCKDB_READER_BYTES / 1024 ** 2
-      }MiB, the least a load needs`,
-    );
-  }
-  // Smaller blocks let a commit to a wide table hold a block per column within the memory
-  // limit, but DuckDB stores most numbers uncompressed in them: it stays an opt-in.
-  const duckdbBlockBytes = size("DUCKDB_BLOCK_SIZE", 256 * 1024);
-  if (!BLOCK_SIZES.includes(duckdbBlockBytes)) {
-    problems.push(
-      `DUCKDB_BLOCK_SIZE "${value("DUCKDB_BLOCK_SIZE")}" is not one of DuckDB's block sizes ` +
-        "(16KiB, 32KiB, 64KiB, 128KiB or 256KiB)",
-    );
-  }
-  // A count is a size without units; the same parser keeps one error message.
-  const maxSheetRows = size("MAX_SHEET_ROWS", 1_048_576);
-  const maxSheetBytes = size("MAX_SHEET_BYTES", 2 * 1024 ** 3);
-  const bodyIdleSeconds = parseInteger(value("BODY_IDLE_SECONDS") ?? "30", 1, 3600);
-  if (bodyIdleSeconds === undefined) {
-    problems.push(
-      `BODY_IDLE_SECONDS "${value("BODY_IDLE_SECONDS")}" is not a whole number of seconds (1-3600)`,
-    );
-  }
-  const memoryTrimSeconds = parseInteger(value("MEMORY_TRIM_SECONDS") ?? "10", 0, 3600);
-  if (memoryTrimSeconds === undefined) {
-    problems.push(
-      `MEMORY_TRIM_SECONDS "${
-        value("MEMORY_TRIM_SECONDS")
-      }" is not a whole number of seconds (0-3600)`,
-    );
-  }
-
-  const corsOrigins = parseOrigins(value("CORS_ORIGINS"), problems);
-
-  const secret = value("AUTH_JWT_SECRET");
-  const publicKey = value("AUTH_JWT_PUBLIC_KEY");
-  const jwksFile = value("AUTH_JWKS_FILE");
-  const given = [
-    secret && "AUTH_JWT_SECRET",
-    publicKey && "AUTH_JWT_PUBLIC_KEY",
-    jwksFile && "AUTH_JWKS_FILE",
-  ].filter(Boolean);
-  if (given.length > 1) problems.push(`set only one of ${given.join(", ")}`);
-  if (secret !== undefined && secret.length < MIN_SECRET_LENGTH) {
-    problems.push(`AUTH_JWT_SECRET is shorter than ${MIN_SECRET_LENGTH} characters`);
-  }
-  const key: AuthKeySource = secret !== undefined
-    ? { kind: "hmac", secret }
-    : publicKey !== undefined
-    ? { kind: "pem", value: publicKey }
-    : jwksFile !== undefined
-    ? { kind: "jwks", path: jwksFile }
-    : { kind: "generated", secretPath: `${dataDir}/jwt-secret` };
-
-  if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze({
-    host,
-    port: port!,
-    dataDir,
-    databasePath: `${dataDir}/tables.duckdb`,
-    spoolDir: `${dataDir}/spool`,
-    auth: Object.freeze({
-      key,
-      issuer: value("AUTH_ISSUER"),
-      audience: value("AUTH_AUDIENCE"),
-    }),
-    logLevel,
-    maxUploadBytes,
-    maxJsonBytes,
-    duckdbMemoryBytes,
-    duckdbBlockBytes,
-    maxSheetRows,
-    maxSheetBytes,
-    metricsAccess,
-    bodyIdleMs: bodyIdleSeconds! * 1000,
-    memoryTrimMs: memoryTrimSeconds! * 1000,
-    corsOrigins,
-  });
+  const parsed = configSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(
+    parsed.error.issues.map((issue) =>
+      issue.path.length > 0 ? `${issue.path.join(".")} ${issue.message}` : issue.message
+    ),
+  );
 }
 
 /**
@@ -282,25 +290,20 @@ export function flagsToEnv(args: readonly string[]): Record<string, string> {
  * `CORS_ORIGINS`: `*`, or origins separated by commas, each as a browser sends it in `Origin`
  * (`https://app.example`, `http://localhost:5173`; case and a default port are normalized).
  */
-function parseOrigins(text: string | undefined, problems: string[]): readonly string[] {
+function parseOrigins(text: string | undefined, ctx: z.RefinementCtx): readonly string[] {
   if (text === undefined) return [];
   if (text === "*") return ["*"];
   const entries = text.split(",").map((entry) => entry.trim());
-  if (entries.includes("")) {
-    problems.push(`CORS_ORIGINS "${text}" has an empty entry`);
-    return [];
-  }
-  if (entries.includes("*")) {
-    problems.push(`CORS_ORIGINS "${text}" mixes * with origins; give * alone`);
-    return [];
-  }
+  if (entries.includes("")) return problem(ctx, `"${text}" has an empty entry`);
+  if (entries.includes("*")) return problem(ctx, `"${text}" mixes * with origins; give * alone`);
   const origins: string[] = [];
   for (const entry of entries) {
     const origin = parseOrigin(entry);
     if (origin === undefined) {
-      problems.push(
-        `CORS_ORIGINS "${entry}" is not an origin (scheme://host[:port], such as https://app.example)`,
-      );
+      ctx.addIssue({
+        code: "custom",
+        message: `"${entry}" is not an origin (scheme://host[:port], such as https://app.example)`,
+      });
     } else origins.push(origin);
   }
   return Object.freeze(origins);
@@ -316,12 +319,6 @@ function parseOrigin(text: string): string | undefined {
   // Nothing but scheme, host and port: no path, query, fragment or user.
   const bare = url.href === `${url.origin}/`;
   return /^https?:$/.test(url.protocol) && bare ? url.origin : undefined;
-}
-
-function parseInteger(text: string, min: number, max: number): number | undefined {
-  if (!/^\d+$/.test(text)) return undefined;
-  const n = Number(text);
-  return n >= min && n <= max ? n : undefined;
 }
 
 function parseSize(text: string): number | undefined {

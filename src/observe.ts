@@ -1,12 +1,13 @@
 /**
  * What the service tells about its requests: one JSON log line each, and the counters behind
- * `GET /metrics` (Prometheus text format).
+ * `GET /metrics` (Prometheus text format, written by `prom-client`).
  *
  * @module
  */
 
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { AuthVariables } from "./auth/middleware.ts";
 import { ApiError } from "./errors.ts";
 import type { Logger } from "./log.ts";
@@ -43,20 +44,41 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 /**
+ * `prom-client`'s standard metrics that Deno leaves unfilled: those read from `/proc`, which its
+ * sandbox opens only to `--allow-all` (they showed zeros), and those fed by Node internals Deno
+ * does not implement (garbage collection events, libuv handles and requests: never a sample).
+ */
+const UNFILLED_METRICS = [
+  "process_resident_memory_bytes",
+  "process_virtual_memory_bytes",
+  "process_heap_bytes",
+  "process_open_fds",
+  "process_max_fds",
+  "nodejs_gc_duration_seconds",
+  "nodejs_active_handles",
+  "nodejs_active_handles_total",
+  "nodejs_active_requests",
+  "nodejs_active_requests_total",
+];
+
+/**
  * Routes that probes and scrapers call every few seconds. Their answers below 400 are logged at
  * debug, so that a health check every 10 s does not bury the requests at info; their failures
  * stay at info.
  */
 const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
 
-interface Histogram {
-  readonly counts: number[];
-  sum: number;
-  count: number;
+/** The values the store reports at a scrape, read when `/metrics` is asked. */
+export interface StoreGauges {
+  readonly openTransactions: number;
+  /** Bytes the database engine holds, by what it holds them for. */
+  readonly storageMemory: ReadonlyMap<string, number>;
 }
 
 /**
- * Counters over finished requests, rendered in the Prometheus text format.
+ * Counters over finished requests, rendered in the Prometheus text format by `prom-client`,
+ * with its standard process metrics (`process_*`, `nodejs_*`). Each instance has a registry of
+ * its own, so that several apps in one process (tests) count apart.
  *
  * @example
  * ```ts
@@ -68,7 +90,7 @@ interface Histogram {
  *   method: "POST", route: "/api/v1/table/:table_name/records", status: 200,
  *   seconds: 0.004, bytesIn: 512, uploaded: true, bytesOut: 80, rowsLoaded: 10,
  * });
- * const text = metrics.render({
+ * const text = await metrics.render({
  *   openTransactions: 0,
  *   storageMemory: new Map([["base_table", 2048]]),
  * });
@@ -76,121 +98,119 @@ interface Histogram {
  * assert.match(text, /^table_service_uploaded_bytes_total\{route="[^"]+records"\} 512$/m);
  * assert.match(text, /^table_service_storage_memory_bytes 2048$/m);
  * assert.match(text, /^table_service_storage_memory_by_use_bytes\{use="base_table"\} 2048$/m);
+ * assert.match(text, /^process_resident_memory_bytes \d+$/m);
  * ```
  */
 export class Metrics {
-  readonly #requests = new Map<string, number>();
-  readonly #latency = new Map<string, Histogram>();
-  readonly #sent = new Map<string, number>();
-  readonly #rows = new Map<string, number>();
-  readonly #uploaded = new Map<string, number>();
+  /** The `Content-Type` of {@link render}'s text. */
+  readonly contentType: string;
+  readonly #registry = new Registry();
+  readonly #requests: Counter<"method" | "route" | "status">;
+  readonly #latency: Histogram<"method" | "route">;
+  readonly #sent: Counter<"method" | "route">;
+  readonly #rows: Counter<"route">;
+  readonly #uploaded: Counter<"route">;
+  readonly #openTransactions: Gauge;
+  readonly #storageMemory: Gauge;
+  readonly #storageMemoryByUse: Gauge<"use">;
+
+  constructor() {
+    const registers = [this.#registry];
+    this.contentType = this.#registry.contentType;
+    this.#requests = new Counter({
+      name: "table_service_http_requests_total",
+      help: "Requests answered, by route and status.",
+      labelNames: ["method", "route", "status"],
+      registers,
+    });
+    this.#latency = new Histogram({
+      name: "table_service_http_request_duration_seconds",
+      help: "Time from a request's arrival to its last byte sent.",
+      labelNames: ["method", "route"],
+      buckets: BUCKETS,
+      registers,
+    });
+    this.#sent = new Counter({
+      name: "table_service_http_response_bytes_total",
+      help: "Response body bytes sent, as sent: compressed when the answer was.",
+      labelNames: ["method", "route"],
+      registers,
+    });
+    this.#rows = new Counter({
+      name: "table_service_rows_loaded_total",
+      help: "Rows stored by uploads and record inserts.",
+      labelNames: ["route"],
+      registers,
+    });
+    this.#uploaded = new Counter({
+      name: "table_service_uploaded_bytes_total",
+      help: "Request body bytes received by the load routes.",
+      labelNames: ["route"],
+      registers,
+    });
+    this.#openTransactions = new Gauge({
+      name: "table_service_open_transactions",
+      help: "Database transactions open now.",
+      registers,
+    });
+    this.#storageMemory = new Gauge({
+      name: "table_service_storage_memory_bytes",
+      help: "Memory the database engine holds by its own count, its cache of table data included.",
+      registers,
+    });
+    this.#storageMemoryByUse = new Gauge({
+      name: "table_service_storage_memory_by_use_bytes",
+      help: "The same by what the engine holds it for; base_table is its cache of table data.",
+      labelNames: ["use"],
+      registers,
+    });
+    new Gauge({
+      name: "table_service_js_heap_bytes",
+      help: "JavaScript heap in use.",
+      registers,
+      collect() {
+        this.set(Deno.memoryUsage().heapUsed);
+      },
+    });
+    collectDefaultMetrics({ register: this.#registry });
+    // Left out rather than shown as zeros; the resident memory comes from Deno instead.
+    for (const name of UNFILLED_METRICS) this.#registry.removeSingleMetric(name);
+    new Gauge({
+      name: "process_resident_memory_bytes",
+      help: "Resident memory size in bytes.",
+      registers,
+      collect() {
+        this.set(Deno.memoryUsage().rss);
+      },
+    });
+  }
 
   /** Counts one finished request. */
   observe(record: RequestRecord): void {
     const method = METHODS.has(record.method) ? record.method : "OTHER";
-    const route = labels({ method, route: record.route });
-    add(this.#requests, `${route},${labels({ status: String(record.status) })}`, 1);
-    let histogram = this.#latency.get(route);
-    if (histogram === undefined) {
-      histogram = { counts: BUCKETS.map(() => 0), sum: 0, count: 0 };
-      this.#latency.set(route, histogram);
-    }
-    const bucket = BUCKETS.findIndex((bound) => record.seconds <= bound);
-    if (bucket >= 0) histogram.counts[bucket]!++;
-    histogram.sum += record.seconds;
-    histogram.count++;
-    add(this.#sent, route, record.bytesOut);
-    const path = labels({ route: record.route });
-    if (record.rowsLoaded > 0) add(this.#rows, path, record.rowsLoaded);
+    const route = { method, route: record.route };
+    this.#requests.inc({ ...route, status: String(record.status) });
+    this.#latency.observe(route, record.seconds);
+    this.#sent.inc(route, record.bytesOut);
+    if (record.rowsLoaded > 0) this.#rows.inc({ route: record.route }, record.rowsLoaded);
     if (record.uploaded && record.bytesIn > 0) {
-      add(this.#uploaded, path, record.bytesIn);
+      this.#uploaded.inc({ route: record.route }, record.bytesIn);
     }
   }
 
-  /** The Prometheus text exposition of every counter, plus the gauges given. */
-  render(
-    gauges: { openTransactions: number; storageMemory: ReadonlyMap<string, number> },
-  ): string {
-    const out: string[] = [];
-    const family = (name: string, type: string, help: string, series?: Map<string, number>) => {
-      out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-      for (const [key, value] of series ?? []) out.push(`${name}{${key}} ${value}`);
-    };
-
-    family(
-      "table_service_http_requests_total",
-      "counter",
-      "Requests answered, by route and status.",
-      this.#requests,
-    );
-    const latency = "table_service_http_request_duration_seconds";
-    family(latency, "histogram", "Time from a request's arrival to its last byte sent.");
-    for (const [key, histogram] of this.#latency) {
-      let cumulative = 0;
-      BUCKETS.forEach((bound, i) => {
-        cumulative += histogram.counts[i]!;
-        out.push(`${latency}_bucket{${key},le="${bound}"} ${cumulative}`);
-      });
-      out.push(
-        `${latency}_bucket{${key},le="+Inf"} ${histogram.count}`,
-        `${latency}_sum{${key}} ${histogram.sum}`,
-        `${latency}_count{${key}} ${histogram.count}`,
-      );
-    }
-    family(
-      "table_service_http_response_bytes_total",
-      "counter",
-      "Response body bytes sent, as sent: compressed when the answer was.",
-      this.#sent,
-    );
-    family(
-      "table_service_rows_loaded_total",
-      "counter",
-      "Rows stored by uploads and record inserts.",
-      this.#rows,
-    );
-    family(
-      "table_service_uploaded_bytes_total",
-      "counter",
-      "Request body bytes received by the load routes.",
-      this.#uploaded,
-    );
-    family("table_service_open_transactions", "gauge", "Database transactions open now.");
-    out.push(`table_service_open_transactions ${gauges.openTransactions}`);
-    family(
-      "table_service_storage_memory_bytes",
-      "gauge",
-      "Memory the database engine holds by its own count, its cache of table data included.",
-    );
+  /** The Prometheus text exposition of every metric, the store's gauges set to `gauges`. */
+  render(gauges: StoreGauges): Promise<string> {
+    this.#openTransactions.set(gauges.openTransactions);
     let storageTotal = 0;
-    for (const bytes of gauges.storageMemory.values()) storageTotal += bytes;
-    out.push(`table_service_storage_memory_bytes ${storageTotal}`);
-    family(
-      "table_service_storage_memory_by_use_bytes",
-      "gauge",
-      "The same by what the engine holds it for; base_table is its cache of table data.",
-      new Map([...gauges.storageMemory].map(([use, bytes]) => [labels({ use }), bytes])),
-    );
-    const memory = Deno.memoryUsage();
-    family("table_service_js_heap_bytes", "gauge", "JavaScript heap in use.");
-    out.push(`table_service_js_heap_bytes ${memory.heapUsed}`);
-    family("process_resident_memory_bytes", "gauge", "Resident memory of the process.");
-    out.push(`process_resident_memory_bytes ${memory.rss}`);
-    return out.join("\n") + "\n";
+    // Reset, so that a use the engine no longer reports is not shown at its last value.
+    this.#storageMemoryByUse.reset();
+    for (const [use, bytes] of gauges.storageMemory) {
+      this.#storageMemoryByUse.set({ use }, bytes);
+      storageTotal += bytes;
+    }
+    this.#storageMemory.set(storageTotal);
+    return this.#registry.metrics();
   }
-}
-
-function add(map: Map<string, number>, key: string, amount: number): void {
-  map.set(key, (map.get(key) ?? 0) + amount);
-}
-
-/** Prometheus label pairs, values escaped. */
-function labels(pairs: Record<string, string>): string {
-  return Object.entries(pairs)
-    .map(([name, value]) =>
-      `${name}="${value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n")}"`
-    )
-    .join(",");
 }
 
 /** The context variables of every request: its principal and what the observer tracks. */

@@ -408,6 +408,15 @@ Deno.test("observability: METRICS_ACCESS=public opens /metrics; the storage memo
     const memory = samples(answer.text);
     const heap = value(memory, "table_service_js_heap_bytes");
     assert.ok(heap > 0 && heap < value(memory, "process_resident_memory_bytes"));
+    // The standard process metrics, none of them a zero left by /proc being closed to the service.
+    assert.ok(value(memory, "process_cpu_seconds_total") > 0);
+    assert.ok(value(memory, "process_start_time_seconds") > 0);
+    assert.ok(value(memory, "nodejs_heap_size_used_bytes") > 0);
+    const processBytes = memory.filter((s) => /^process_.*_bytes$/.test(s.name));
+    assert.ok(
+      processBytes.length > 0 && processBytes.every((s) => s.value > 0),
+      processBytes.map((s) => s.name).join(),
+    );
 
     // DuckDB's own count grows as it caches a table's data, here read back by an export.
     const storage = async () =>

@@ -115,11 +115,11 @@ export function serviceRoutes({ store, metrics, metricsAccess, auth }: ServiceDe
     throw ApiError.unavailable("The database is not writable");
   });
   app.openapi(metricsRoute(metricsAccess, auth), async (c) => {
-    const text = metrics.render({
+    const text = await metrics.render({
       openTransactions: store.openTransactions(),
       storageMemory: await store.memoryByUse(),
     });
-    return c.text(text, 200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" });
+    return c.text(text, 200, { "content-type": metrics.contentType });
   });
   return app;
 }
