@@ -106,7 +106,9 @@ Deno.test("a GET right after each kind of change shows the new definition", asyn
       errorOf(await server.request("GET", "table/x?schema=s"), 404);
       ok(await server.request("POST", "schema/s"));
       const second = [{ name: "b", type: "date" }];
-      ok(await server.request("POST", "table/x?schema=s", { body: { table: { columns: second } } }));
+      ok(
+        await server.request("POST", "table/x?schema=s", { body: { table: { columns: second } } }),
+      );
       assert.deepEqual(shape(await definitionOf(server, "table/x?schema=s")), [["b", "DATE"]]);
     });
   } finally {
