@@ -99,11 +99,14 @@ export class Descriptions {
       left = scope.leaves?.(result) ?? [];
       return result;
     } finally {
-      // Another change started or ended meanwhile: what this one read may not be current.
+      // Kept only when no other change started or ended meanwhile: one that did may have
+      // altered what this one read.
       const alone = this.#changing === 1 && this.#generation === started;
       this.#changing--;
       this.#invalidate(affects);
-      if (alone) { for (const [key, table] of left) this.#entries.set(key, deepFreeze(table)); }
+      if (alone) {
+        for (const [key, table] of left) this.#entries.set(key, deepFreeze(table));
+      }
     }
   }
 
