@@ -2,13 +2,25 @@
  * Table descriptions kept between requests. Describing a table takes several catalog
  * queries, which cost more than a small insert itself, while definitions change rarely.
  * One process owns the database file, so every change passes through {@link
- * Descriptions.changing}, which empties the cache when the change starts and again when it
- * has committed or rolled back.
+ * Descriptions.changing}, which drops the descriptions the change may alter when it starts
+ * and again when it has committed or rolled back; the others stay.
  *
  * @module
  */
 
 import type { Table } from "../catalog/model.ts";
+
+/** What a change touches, for {@link Descriptions.changing}. */
+export interface ChangeScope<T> {
+  /** Whether the change may alter `table`'s description; when absent, any table's. */
+  readonly affects?: (table: Table) => boolean;
+  /**
+   * The descriptions, by key, of the tables the change left, as its own transaction read
+   * them after its work: kept when no other change ran meanwhile, so that a read right after
+   * a change needs no catalog query.
+   */
+  readonly leaves?: (result: T) => readonly (readonly [string, Table])[];
+}
 
 /**
  * Described tables by name key. An entry is stored only when no change started or ended
@@ -56,33 +68,51 @@ export class Descriptions {
 
   /**
    * The cached description under `key`, or `read`'s, cached when nothing changed meanwhile.
-   * `since`, a {@link stamp} taken before the snapshot `read` reads in began, keeps the
-   * answer to that snapshot: an entry cached after a change that committed since would be
-   * newer than the snapshot, so the cache is used only when nothing changed since.
+   * Without `since` an entry is always current: a change that may alter it drops it when the
+   * change starts, and nothing is cached while a change is under way. `since`, a {@link
+   * stamp} taken before the snapshot `read` reads in began, keeps the answer to that
+   * snapshot: an entry cached after a change that committed since would be newer than the
+   * snapshot, so the cache is used only when nothing changed since.
    */
-  async get(key: string, read: () => Promise<Table>, since = this.stamp()): Promise<Table> {
-    const hit = this.unchangedSince(since) ? this.#entries.get(key) : undefined;
+  async get(key: string, read: () => Promise<Table>, since?: number): Promise<Table> {
+    const current = since === undefined || this.unchangedSince(since);
+    const hit = current ? this.#entries.get(key) : undefined;
     if (hit) return hit;
+    const stamp = since ?? this.stamp();
     const described = await read();
-    if (this.unchangedSince(since)) this.#entries.set(key, deepFreeze(described));
+    if (this.unchangedSince(stamp)) this.#entries.set(key, deepFreeze(described));
     return described;
   }
 
-  /** Runs `change`, a change to any table's definition, with nothing cached across it. */
-  async changing<T>(change: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `change`, a change to table definitions, with nothing it `affects` cached across it,
+   * and then keeps what it `leaves` if it ran alone.
+   */
+  async changing<T>(change: () => Promise<T>, scope: ChangeScope<T> = {}): Promise<T> {
+    const affects = scope.affects ?? (() => true);
     this.#changing++;
-    this.#invalidate();
+    this.#invalidate(affects);
+    const started = this.#generation;
+    let left: readonly (readonly [string, Table])[] = [];
     try {
-      return await change();
+      const result = await change();
+      left = scope.leaves?.(result) ?? [];
+      return result;
     } finally {
+      // Kept only when no other change started or ended meanwhile: one that did may have
+      // altered what this one read.
+      const alone = this.#changing === 1 && this.#generation === started;
       this.#changing--;
-      this.#invalidate();
+      this.#invalidate(affects);
+      if (alone) {
+        for (const [key, table] of left) this.#entries.set(key, deepFreeze(table));
+      }
     }
   }
 
-  #invalidate(): void {
+  #invalidate(affects: (table: Table) => boolean): void {
     this.#generation++;
-    this.#entries.clear();
+    for (const [key, table] of this.#entries) if (affects(table)) this.#entries.delete(key);
   }
 }
 

@@ -34,3 +34,30 @@ Deno.test("Descriptions.get() with a stamp from before a change neither takes no
   );
   assert.equal((await cache.get("t", () => Promise.resolve(described("c")))).columns[0]!.name, "b");
 });
+
+Deno.test("Descriptions.changing() drops only what the change affects, and keeps what it leaves when alone", async () => {
+  const cache = new Descriptions();
+  const other = { ...described("o"), name: "other" };
+  await cache.get("other", () => Promise.resolve(other));
+  await cache.changing(() => Promise.resolve(described("b")), {
+    affects: (table) => table.name === "t",
+    leaves: (table) => [["t", table]],
+  });
+  let reads = 0;
+  const read = (column: string) => () => (reads++, Promise.resolve(described(column)));
+  assert.equal((await cache.get("other", read("x"))).columns[0]!.name, "o");
+  assert.equal((await cache.get("t", read("x"))).columns[0]!.name, "b");
+  assert.equal(reads, 0);
+
+  // Two changes overlap: neither keeps what it read, which the other may have changed since.
+  let finish!: () => void;
+  const first = cache.changing(() => new Promise<void>((resolve) => finish = resolve), {
+    affects: (table) => table.name === "t",
+    leaves: () => [["t", described("c")]],
+  });
+  await cache.changing(() => Promise.resolve(), { affects: () => false });
+  finish();
+  await first;
+  assert.equal((await cache.get("t", read("d"))).columns[0]!.name, "d");
+  assert.equal(reads, 1);
+});

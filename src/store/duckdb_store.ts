@@ -238,8 +238,9 @@ export class DuckDBStore implements Store {
     if (nameKey(name) === DEFAULT_SCHEMA) {
       throw ApiError.conflict(`Schema "${DEFAULT_SCHEMA}" cannot be dropped`);
     }
+    const locks = [schemaLock(name, "exclusive")];
     return this.#locks.run(
-      [schemaLock(name, "exclusive")],
+      locks,
       () =>
         this.#descriptions.changing(() =>
           this.database.transaction(async (session) => {
@@ -262,8 +263,7 @@ export class DuckDBStore implements Store {
             await session.run(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
             if (keyed) await keepAnswer(session, keyed, schema);
             return schema;
-          })
-        ),
+          }), { affects: heldBy(locks) }),
     );
   }
 
@@ -303,8 +303,7 @@ export class DuckDBStore implements Store {
             }
             if (options.keyed) await keepAnswer(session, options.keyed, result);
             return result;
-          })
-        ),
+          }), { affects: heldBy(locks), leaves: (result) => [described(result.table)] }),
     );
   }
 
@@ -409,6 +408,7 @@ export class DuckDBStore implements Store {
         if (prepared === undefined || "how" in prepared) return prepared;
         return await applyUpdate(this.database, prepared, keyed);
       },
+      (updated) => updated.table,
     );
   }
 
@@ -452,13 +452,18 @@ export class DuckDBStore implements Store {
     ref: TableRef,
     look: () => Promise<LockRequest[]>,
     work: (held: ReadonlySet<string>) => Promise<T | undefined>,
+    leaves?: (result: T) => Table,
   ): Promise<T> {
     for (let attempt = 0;; attempt++) {
       const locks = await look();
       const held = new Set(locks.map((l) => l.key));
       const result = await this.#locks.run(
         locks,
-        () => this.#descriptions.changing(() => work(held)),
+        () =>
+          this.#descriptions.changing(() => work(held), {
+            affects: heldBy(locks),
+            leaves: (result) => result === undefined || !leaves ? [] : [described(leaves(result))],
+          }),
       );
       if (result !== undefined) return result;
       if (attempt >= 3) throw ApiError.conflict(`Table "${ref.name}" is changing; try again`);
@@ -746,8 +751,9 @@ export class DuckDBStore implements Store {
     options: UploadOptions,
     inferFromAll: boolean,
   ): Promise<{ table: Table; inserted: number }> {
+    const locks = [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")];
     return this.#locks.run(
-      [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")],
+      locks,
       async () => {
         const existing = await this.database.withSession(async (session) => {
           const schema = await existingSchema(session, ref.schema);
@@ -772,9 +778,14 @@ export class DuckDBStore implements Store {
         let table: Table | undefined;
         let mapping: readonly KeyColumn[] = [];
         // Appending changes no definition; creating or replacing does.
+        type Upload = () => Promise<{ table: Table; inserted: number }>;
         const load = appending
-          ? <T>(work: () => Promise<T>) => work()
-          : <T>(work: () => Promise<T>) => this.#descriptions.changing(work);
+          ? (work: Upload) => work()
+          : (work: Upload) =>
+            this.#descriptions.changing(work, {
+              affects: heldBy(locks),
+              leaves: (result) => [described(result.table)],
+            });
         try {
           return await load(() =>
             this.database.transaction(async (session) => {
@@ -1044,7 +1055,30 @@ export class DuckDBStore implements Store {
 
 /** The key of a table's description in the cache. */
 function descriptionKey(ref: TableRef): string {
-  return `${ref.schema}\u0000${ref.name}`;
+  // Keyed as names are matched, so that every spelling of a name finds the same entry.
+  return `${nameKey(ref.schema)}\u0000${nameKey(ref.name)}`;
+}
+
+/** A table's description under its key, for the cache. */
+function described(table: Table): [string, Table] {
+  return [descriptionKey(table), table];
+}
+
+/**
+ * Whether a change under `locks` may alter a table's description: it holds the table or
+ * its schema exclusively, or a table the description names in a foreign key (a rename or a
+ * column's rename shows there). Every change locks exclusively the tables it alters.
+ */
+function heldBy(locks: readonly LockRequest[]): (table: Table) => boolean {
+  const exclusive = new Set(locks.filter((l) => l.mode === "exclusive").map((l) => l.key));
+  const held = (ref: TableRef) =>
+    exclusive.has(schemaLock(ref.schema, "exclusive").key) ||
+    exclusive.has(tableLock(ref, "exclusive").key);
+  return (table) =>
+    held(table) ||
+    table.constraints.foreign_keys.some((fk) =>
+      held({ schema: fk.reference_schema, name: fk.reference_table })
+    );
 }
 
 /** The locks of an update: shared on the schemas, exclusive on every table it touches. */
