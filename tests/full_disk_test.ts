@@ -59,54 +59,73 @@ async function loadUntilRefused(
 }
 
 /**
- * Loads rows `batch` at a time into a service on a 64 MB tmpfs until a write is refused,
- * checks the refusal and what is kept, then frees space and writes again.
+ * Runs `work` on a service whose data directory is a 64 MB tmpfs half filled by a 32 MB file,
+ * `filler`: room the test gives back later by deleting it, as an operator deleting old files
+ * would, enough for the checkpoint that failed (DuckDB's write-ahead log reaches 16 MB before
+ * one).
  */
-async function fillAndFree(batch: number): Promise<void> {
+async function onSmallDisk(
+  work: (server: TestServer, dir: string) => Promise<void>,
+): Promise<void> {
   await withTmpfs(64, async (dir) => {
-    // Room the test gives back later, as an operator deleting old files would: enough for the
-    // checkpoint that failed (DuckDB's write-ahead log reaches 16 MB before one).
     await fill(`${dir}/filler`, 32 << 20);
     const server = await TestServer.start({}, dir);
     try {
-      const { acknowledged, refused } = await loadUntilRefused(server, batch);
-      assert.equal(refused.status, 507, refused.text);
-      assert.equal(refused.body.error.type, "insufficient_storage");
-      assert.match(refused.body.error.message, /^No space is left on the disk/);
-
-      // Every acknowledged row, and none of the refused batch.
-      const read = ok(await server.request("GET", "table/t/records?limit=1"));
-      assert.equal(read.total, acknowledged);
-      const last = ok(await server.request("GET", `table/t/records?offset=${acknowledged - 1}`));
-      assert.deepEqual(last.records.map((r: { id: number }) => r.id), [acknowledged - 1]);
-      assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
-
-      // With no room left at all, a body too large to keep in memory cannot be spooled either.
-      await fill(`${dir}/rest`);
-      const spooled = await server.request("POST", "table/u/upload/json", {
-        body: { data: rows(0, 10_000) },
-      });
-      assert.equal(spooled.status, 507, spooled.text);
-      await assertSpoolEmpty(server);
-
-      await Deno.remove(`${dir}/rest`);
-      await Deno.remove(`${dir}/filler`);
-      ok(
-        await afterFreeing(() =>
-          server.request("POST", "table/t/records", { body: rows(acknowledged, batch) })
-        ),
-      );
-      ok(await server.request("POST", "table/u/upload/json", { body: { data: rows(0, 10_000) } }));
-      assert.equal(
-        ok(await server.request("GET", "table/t/records?limit=1")).total,
-        acknowledged + batch,
-      );
-      assert.equal(ok(await server.request("GET", "/readyz")).status, "ready");
-      assert.deepEqual(unstructured(server.stderr), []);
+      await work(server, dir);
     } finally {
       await server.stop();
     }
   });
+}
+
+/**
+ * Loads rows `batch` at a time into a service on a 64 MB tmpfs until a write is refused,
+ * checks the refusal and what is kept, then frees space and writes again.
+ */
+async function fillAndFree(batch: number): Promise<void> {
+  await onSmallDisk(async (server, dir) => {
+    const { acknowledged, refused } = await loadUntilRefused(server, batch);
+    assert.equal(refused.status, 507, refused.text);
+    assert.equal(refused.body.error.type, "insufficient_storage");
+    assert.match(refused.body.error.message, /^No space is left on the disk/);
+
+    // Every acknowledged row, and none of the refused batch.
+    const read = ok(await server.request("GET", "table/t/records?limit=1"));
+    assert.equal(read.total, acknowledged);
+    const last = ok(await server.request("GET", `table/t/records?offset=${acknowledged - 1}`));
+    assert.deepEqual(last.records.map((r: { id: number }) => r.id), [acknowledged - 1]);
+    assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
+
+    // With no room left at all, a body too large to keep in memory cannot be spooled either.
+    await fill(`${dir}/rest`);
+    const spooled = await server.request("POST", "table/u/upload/json", {
+      body: { data: rows(0, 10_000) },
+    });
+    assert.equal(spooled.status, 507, spooled.text);
+    await assertSpoolEmpty(server);
+
+    await Deno.remove(`${dir}/rest`);
+    await Deno.remove(`${dir}/filler`);
+    ok(
+      await afterFreeing(() =>
+        server.request("POST", "table/t/records", { body: rows(acknowledged, batch) })
+      ),
+    );
+    ok(await server.request("POST", "table/u/upload/json", { body: { data: rows(0, 10_000) } }));
+    assert.equal(
+      ok(await server.request("GET", "table/t/records?limit=1")).total,
+      acknowledged + batch,
+    );
+    assert.equal(ok(await server.request("GET", "/readyz")).status, "ready");
+    assert.deepEqual(unstructured(server.stderr), []);
+  });
+}
+
+/** Every sum of some of `sizes`. */
+function sumsOf(sizes: readonly number[]): Set<number> {
+  let sums = new Set([0]);
+  for (const size of sizes) sums = new Set([...sums, ...[...sums].map((sum) => sum + size)]);
+  return sums;
 }
 
 const ignore = unmountable !== undefined;
@@ -133,29 +152,23 @@ Deno.test({
     "can" + why,
   ignore,
   fn: () =>
-    withTmpfs(64, async (dir) => {
-      await fill(`${dir}/filler`, 32 << 20);
-      const server = await TestServer.start({}, dir);
-      try {
-        // The service goes on with the file it has open; a reopen would find this one instead.
-        const path = `${dir}/tables.duckdb`;
-        await Deno.rename(path, `${dir}/kept`);
-        await Deno.writeFile(path, new TextEncoder().encode("not a database"));
-        const { acknowledged, refused } = await loadUntilRefused(server, 5000);
-        assert.equal(refused.status, 507, refused.text);
+    onSmallDisk(async (server, dir) => {
+      // The service goes on with the file it has open; a reopen would find this one instead.
+      const path = `${dir}/tables.duckdb`;
+      await Deno.rename(path, `${dir}/kept`);
+      await Deno.writeFile(path, new TextEncoder().encode("not a database"));
+      const { acknowledged, refused } = await loadUntilRefused(server, 5000);
+      assert.equal(refused.status, 507, refused.text);
 
-        const health = await server.request("GET", "/healthz");
-        assert.equal(health.status, 503, health.text);
-        assert.equal(health.body.error.type, "unavailable");
-        assert.equal((await server.request("GET", "table/t/records")).status, 503);
+      const health = await server.request("GET", "/healthz");
+      assert.equal(health.status, 503, health.text);
+      assert.equal(health.body.error.type, "unavailable");
+      assert.equal((await server.request("GET", "table/t/records")).status, 503);
 
-        await Deno.rename(`${dir}/kept`, path);
-        await Deno.remove(`${dir}/filler`);
-        assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
-        assert.equal(ok(await server.request("GET", "table/t/records")).total, acknowledged);
-      } finally {
-        await server.stop();
-      }
+      await Deno.rename(`${dir}/kept`, path);
+      await Deno.remove(`${dir}/filler`);
+      assert.equal(ok(await server.request("GET", "/healthz")).status, "ok");
+      assert.equal(ok(await server.request("GET", "table/t/records")).total, acknowledged);
     }),
 });
 
@@ -164,54 +177,57 @@ Deno.test({
     "among failures, goes on answering reads and takes writes again once space is freed" + why,
   ignore,
   fn: () =>
-    withTmpfs(64, async (dir) => {
-      await fill(`${dir}/filler`, 32 << 20);
-      const server = await TestServer.start({}, dir);
-      try {
-        ok(
-          await server.request("POST", "table/t", {
-            body: {
-              table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
-            },
-          }),
-        );
-        let next = 0;
-        let acknowledged = 0;
-        const failures = new Set<number>();
-        await Promise.all(Array.from({ length: 8 }, async (_, writer) => {
-          // Small and large commits: logged then checkpointed, or checkpointed instead.
-          const batch = writer % 2 ? 300 : 3000;
-          for (let refused = 0; refused < 3;) {
-            const first = next;
-            next += batch;
-            const answer = await server.request("POST", "table/t/records", {
-              body: rows(first, batch),
-            });
-            if (answer.status === 200) acknowledged += batch;
-            else {
-              refused++;
-              failures.add(answer.status);
-            }
+    onSmallDisk(async (server, dir) => {
+      ok(
+        await server.request("POST", "table/t", {
+          body: {
+            table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
+          },
+        }),
+      );
+      let next = 0;
+      let acknowledged = 0;
+      const failures = new Set<number>();
+      const refusedSizes: number[] = [];
+      await Promise.all(Array.from({ length: 8 }, async (_, writer) => {
+        // Small and large commits: logged then checkpointed, or checkpointed instead.
+        const batch = writer % 2 ? 300 : 3000;
+        for (let refused = 0; refused < 3;) {
+          const first = next;
+          next += batch;
+          const answer = await server.request("POST", "table/t/records", {
+            body: rows(first, batch),
+          });
+          if (answer.status === 200) acknowledged += batch;
+          else {
+            refused++;
+            failures.add(answer.status);
+            refusedSizes.push(batch);
           }
-        }));
-        assert.deepEqual([...failures], [507]);
-        const read = ok(await server.request("GET", "table/t/records?limit=1"));
-        assert.equal(read.total, acknowledged);
+        }
+      }));
+      assert.deepEqual([...failures], [507]);
+      // Every acknowledged row is kept. Rarely (once in about 30 runs) a batch answered 507 was
+      // stored all the same (docs/operations.md, A full disk): then only whole refused
+      // batches, never a part of one.
+      const read = ok(await server.request("GET", "table/t/records?limit=1"));
+      const extra = read.total - acknowledged;
+      assert.ok(
+        extra === 0 || sumsOf(refusedSizes).has(extra),
+        `${extra} rows beyond those acknowledged`,
+      );
 
-        await Deno.remove(`${dir}/filler`);
-        ok(
-          await afterFreeing(() =>
-            server.request("POST", "table/t/records", { body: rows(next, 1) })
-          ),
-        );
-        assert.equal(
-          ok(await server.request("GET", "table/t/records?limit=1")).total,
-          acknowledged + 1,
-        );
-        assert.deepEqual(unstructured(server.stderr), []);
-      } finally {
-        await server.stop();
-      }
+      await Deno.remove(`${dir}/filler`);
+      ok(
+        await afterFreeing(() =>
+          server.request("POST", "table/t/records", { body: rows(next, 1) })
+        ),
+      );
+      assert.equal(
+        ok(await server.request("GET", "table/t/records?limit=1")).total,
+        acknowledged + extra + 1,
+      );
+      assert.deepEqual(unstructured(server.stderr), []);
     }),
 });
 
@@ -220,9 +236,7 @@ Deno.test({
     "reading, logs why as JSON, and reads and writes go on once space is freed" + why,
   ignore,
   fn: () =>
-    withTmpfs(64, async (dir) => {
-      await fill(`${dir}/filler`, 32 << 20);
-      const server = await TestServer.start({}, dir);
+    onSmallDisk(async (server, dir) => {
       let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
       try {
         ok(
@@ -275,7 +289,6 @@ Deno.test({
       } finally {
         // A failing test's export must not hold the server's stop up.
         await reader?.cancel().catch(() => {});
-        await server.stop();
       }
     }),
 });
