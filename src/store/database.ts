@@ -55,10 +55,29 @@ export interface DatabaseOptions {
 const INVALIDATED = /FATAL Error|database has been invalidated|COMMIT succeeded and is durable/;
 
 /**
- * A commit DuckDB made durable in its write-ahead log before the automatic checkpoint after
- * it failed: the changes are saved (reopening replays the log), only the instance is lost.
+ * Whether `message` reports a commit DuckDB made durable in its write-ahead log before the
+ * automatic checkpoint after it failed: the changes are saved (reopening replays the log),
+ * only the instance is lost. Not when the instance was already lost: DuckDB then refuses the
+ * commit, quoting the earlier durable commit's words as the original error.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { savedBeforeFailure } from "./database.ts";
+ *
+ * const durable = "Transaction COMMIT succeeded and is durable, but the autocheckpoint failed";
+ * assert.ok(savedBeforeFailure(`FATAL Error: ${durable}: No space left on device`));
+ * assert.ok(savedBeforeFailure(`Failed to append: FATAL Error: ${durable}`));
+ * assert.ok(!savedBeforeFailure(
+ *   "FATAL Error: Failed: database has been invalidated because of a previous fatal error. " +
+ *     `The database must be restarted prior to being used again.\nOriginal error: "${durable}"`,
+ * ));
+ * ```
  */
-const DURABLE_COMMIT = /COMMIT succeeded and is durable/;
+export function savedBeforeFailure(message: string): boolean {
+  return /COMMIT succeeded and is durable/.test(message) &&
+    !/database has been invalidated/.test(message);
+}
 
 /** A write refused by an instance opened read-only. */
 const READ_ONLY = /read-only/i;
@@ -371,7 +390,7 @@ export class Database {
 
   /** Whether `error` is a commit saved before the instance failed; marks it failed if so. */
   #committed(error: unknown): boolean {
-    if (!(error instanceof Error && DURABLE_COMMIT.test(error.message))) return false;
+    if (!(error instanceof Error && savedBeforeFailure(error.message))) return false;
     this.#break(error);
     return true;
   }
