@@ -38,8 +38,10 @@ export function declareLength(): MiddlewareHandler<Env> {
       BODILESS.has(c.res.status) || c.get("streamedResponse") ||
       c.res.headers.has("content-length")
     ) return;
-    // Measured on a clone: reading `c.res.body` itself would turn the body into a stream.
-    const bytes = (await c.res.clone().arrayBuffer()).byteLength;
-    c.res.headers.set("content-length", String(bytes));
+    // Read once and answered from those bytes: a clone would tee the body and hold it twice.
+    const { status, statusText, headers } = c.res;
+    const bytes = await c.res.arrayBuffer();
+    headers.set("content-length", String(bytes.byteLength));
+    c.res = new Response(bytes, { status, statusText, headers });
   };
 }
