@@ -19,14 +19,14 @@ import {
   type Version,
 } from "../catalog/templates.ts";
 import { deleteTemplate, insertTemplate, listTemplates, templateVersions } from "./templates.ts";
+import { applyUpdate } from "./update.ts";
 import {
   analyseUpdate,
-  applyUpdate,
   changesAnything,
-  checkRows,
   dependentsInDropOrder,
   tablesTouched,
-} from "./update.ts";
+} from "./update_analysis.ts";
+import { checkRows } from "./update_checks.ts";
 import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
