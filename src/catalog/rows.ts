@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { RowsSummary } from "../ingest/json_rows.ts";
+import type { RowsSummary } from "../ingest/json_rows_summary.ts";
 import { ApiError, type ErrorDetail, summarise } from "../errors.ts";
 import { checkWidth } from "./definition.ts";
 import type { Column, Table } from "./model.ts";

@@ -17,63 +17,34 @@
  * @module
  */
 
+// The pass is one byte-level state machine over private state; the hot loop keeps that state
+// in locals and the envelope/key steps share it, so it stays in one file of more than 500
+// lines. Everything else is in json_rows_summary.ts (options and summary), json_rows_errors.ts
+// (errors, depth limit), json_row_keys.ts (key helpers) and json_bytes.ts (bytes, codecs).
+
 import { ApiError } from "../errors.ts";
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const SPACE = 0x20;
-const TAB = 0x09;
-const LF = 0x0a;
-const CR = 0x0d;
-
-/** Deepest nesting accepted; DuckDB and clients choke long before 10,000 levels. */
-export const MAX_DEPTH = 512;
-
-/** How rows are written: objects keyed by column, or arrays in column order. */
-export type RowForm = "objects" | "arrays";
-
-/** What the pass learned. */
-export interface RowsSummary {
-  /** Number of rows. */
-  readonly rows: number;
-  /** The form of the rows; null when there are none. */
-  readonly form: RowForm | null;
-  /**
-   * Distinct keys in order of first appearance ("0", "1", … for positional rows). For object
-   * rows only the first {@link RowsOptions.keySampleRows} rows are looked at; see
-   * {@link RowsSummary.keysComplete}.
-   */
-  readonly keys: readonly string[];
-  /** Whether {@link RowsSummary.keys} covers every row (always so for positional rows). */
-  readonly keysComplete: boolean;
-  /** For positional rows: the first row (0-based) of each length seen. */
-  readonly firstRowOfLength: ReadonlyMap<number, number>;
-  /** The envelope's `table` member, parsed; undefined when absent or null. */
-  readonly table?: unknown;
-  /** Whether the envelope had a `data` array (always true for a bare array). */
-  readonly hasData: boolean;
-}
-
-/** Options of a pass. */
-export interface RowsOptions {
-  /** True for `{"table": …, "data": [ … ]}`; false for a bare array of rows. */
-  readonly envelope: boolean;
-  /** Whether positional (array) rows are allowed. */
-  readonly allowArrays: boolean;
-  /** Most bytes of envelope members other than `data` (the definition). */
-  readonly maxEnvelopeBytes: number;
-  /**
-   * Object rows whose keys are collected. Past it the pass only follows structure, which is
-   * what keeps it near memory speed; the caller checks the rest of the keys another way.
-   */
-  readonly keySampleRows?: number;
-}
+import {
+  BACKSLASH,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  concat,
+  CR,
+  DECODER,
+  LBRACE,
+  LBRACKET,
+  LF,
+  OPEN_OBJECT,
+  QUOTE,
+  RBRACE,
+  RBRACKET,
+  SPACE,
+  STRICT_DECODER,
+  TAB,
+} from "./json_bytes.ts";
+import { equalAt, firstRepeat, positionKey } from "./json_row_keys.ts";
+import { badShape, malformed, MAX_DEPTH, tooDeep } from "./json_rows_errors.ts";
+import type { RowForm, RowsOptions, RowsSummary } from "./json_rows_summary.ts";
 
 // Where the pass is, outside strings. Plain numbers: an enum object costs a property load
 // per byte in the hot loop.
@@ -680,54 +651,4 @@ export class JsonRows {
     }
     this.#memberCapture!.push(bytes.slice());
   }
-}
-
-const DECODER = new TextDecoder("utf-8", { fatal: false });
-/** For envelope members, where bytes that are not UTF-8 make the body malformed. */
-const STRICT_DECODER = new TextDecoder("utf-8", { fatal: true });
-const ENCODER = new TextEncoder();
-const OPEN_OBJECT = ENCODER.encode("{");
-const CLOSE_OBJECT = ENCODER.encode("}");
-const POSITION_KEYS: Uint8Array[] = [];
-
-function positionKey(position: number): Uint8Array {
-  return POSITION_KEYS[position] ??= ENCODER.encode(`"${position}":`);
-}
-
-function equalAt(a: Uint8Array, chunk: Uint8Array, start: number, end: number): boolean {
-  if (a.length !== end - start) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== chunk[start + i]) return false;
-  return true;
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-function malformed(why: string): ApiError {
-  return ApiError.badRequest(`The request body is not valid JSON: ${why}`);
-}
-
-function badShape(why: string): ApiError {
-  return ApiError.badRequest(`Wrong request body: ${why}`);
-}
-
-/** The first position of `keys` holding a key that an earlier one holds; Infinity if none. */
-function firstRepeat(keys: readonly string[]): number {
-  const seen = new Set<string>();
-  for (let i = 0; i < keys.length; i++) {
-    if (seen.has(keys[i]!)) return i;
-    seen.add(keys[i]!);
-  }
-  return Infinity;
-}
-
-function tooDeep(): ApiError {
-  return ApiError.badRequest(`The request body is nested deeper than ${MAX_DEPTH} levels`);
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../errors.ts";
-import { JsonRows, type RowsOptions, type RowsSummary } from "./json_rows.ts";
+import { JsonRows } from "./json_rows.ts";
+import type { RowsOptions, RowsSummary } from "./json_rows_summary.ts";
 
 const RECORDS: RowsOptions = { envelope: false, allowArrays: false, maxEnvelopeBytes: 1 << 20 };
 const UPLOAD: RowsOptions = { envelope: true, allowArrays: true, maxEnvelopeBytes: 1 << 20 };

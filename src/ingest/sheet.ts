@@ -9,7 +9,7 @@ import { Buffer } from "node:buffer";
 import { inflateRawSync } from "node:zlib";
 import * as XLSX from "xlsx";
 import { ApiError, type ErrorDetail, type ErrorStatus } from "../errors.ts";
-import type { RowsSummary } from "./json_rows.ts";
+import type { RowsSummary } from "./json_rows_summary.ts";
 import { writeAll } from "./spool.ts";
 
 /** What an uploaded file is. */

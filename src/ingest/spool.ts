@@ -6,7 +6,8 @@
 
 import { beforeDeadline } from "../deadline.ts";
 import { ApiError } from "../errors.ts";
-import { JsonRows, type RowsOptions, type RowsSummary } from "./json_rows.ts";
+import { JsonRows } from "./json_rows.ts";
+import type { RowsOptions, RowsSummary } from "./json_rows_summary.ts";
 
 /** Bytes gathered before one write to the spool file. */
 const WRITE_BUFFER_BYTES = 1 << 20;

@@ -51,7 +51,7 @@ import {
   tablesInSchema,
 } from "./metadata.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
-import type { RowsSummary } from "../ingest/json_rows.ts";
+import type { RowsSummary } from "../ingest/json_rows_summary.ts";
 import { discard, type RowsInMemory, type SpooledPart } from "../ingest/spool.ts";
 import { beforeDeadline } from "../deadline.ts";
 import type {

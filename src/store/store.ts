@@ -15,7 +15,7 @@ import type {
   Version,
 } from "../catalog/templates.ts";
 import type { Compatibility } from "../catalog/compatibility.ts";
-import type { RowsSummary } from "../ingest/json_rows.ts";
+import type { RowsSummary } from "../ingest/json_rows_summary.ts";
 import type { RowsInMemory, SpooledPart } from "../ingest/spool.ts";
 import type { CsvLayout, LoadCounts } from "./rows.ts";
 import type { IfExists } from "../catalog/uploads.ts";
