@@ -34,25 +34,23 @@ import {
   sequenceDefault,
 } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
+import { META, nextColumnId, rewriteTable, type TableRow, tablesById } from "./metadata.ts";
 import {
-  describeTables,
   type ForeignKeyRow,
   foreignKeysInto,
   foreignKeysOf,
   foreignKeyTargets,
-  forgetSequences,
-  META,
-  nextColumnId,
-  nextSequenceValue,
   recordConstraints,
-  recordSequence,
   referencedTableIds,
-  rewriteTable,
+} from "./metadata_constraints.ts";
+import { describeTables } from "./metadata_describe.ts";
+import {
+  forgetSequences,
+  nextSequenceValue,
+  recordSequence,
   type SequenceRow,
   sequencesOf,
-  type TableRow,
-  tablesById,
-} from "./metadata.ts";
+} from "./metadata_sequences.ts";
 import { recordOrder } from "./rows.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { retypeValue } from "./values.ts";
