@@ -11,17 +11,10 @@ import { nameKey } from "../catalog/names.ts";
 import { ApiError, type ErrorDetail } from "../errors.ts";
 import type { Session } from "./database.ts";
 import { checkDefault } from "./defaults.ts";
-import {
-  type ConstraintRecord,
-  describeTables,
-  findTable,
-  PLACEHOLDER_COLUMN,
-  recordConstraints,
-  recordOrigin,
-  recordSequence,
-  recordTable,
-  sequenceExists,
-} from "./metadata.ts";
+import { findTable, PLACEHOLDER_COLUMN, recordOrigin, recordTable } from "./metadata.ts";
+import { type ConstraintRecord, recordConstraints } from "./metadata_constraints.ts";
+import { describeTables } from "./metadata_describe.ts";
+import { recordSequence, sequenceExists } from "./metadata_sequences.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 
 /**

@@ -37,19 +37,18 @@ import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
   bootstrap,
-  describeTables,
   findSchema,
   findTable,
   forgetTables,
   META,
   pageOfTables,
-  referencedTableIds,
-  referencingTables,
-  sequencesOf,
   type TableRow,
   tablesById,
   tablesInSchema,
 } from "./metadata.ts";
+import { referencedTableIds, referencingTables } from "./metadata_constraints.ts";
+import { describeTables } from "./metadata_describe.ts";
+import { sequencesOf } from "./metadata_sequences.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import type { RowsSummary } from "../ingest/json_rows_summary.ts";
 import { discard, type RowsInMemory, type SpooledPart } from "../ingest/spool.ts";

@@ -17,7 +17,7 @@ import { ApiError } from "../errors.ts";
 import type { Database, Session } from "./database.ts";
 import type { KeyedWrite, UpdateHow } from "./store.ts";
 import { keepAnswer } from "./idempotency.ts";
-import { describeTables } from "./metadata.ts";
+import { describeTables } from "./metadata_describe.ts";
 import { engineMessage } from "./sql.ts";
 import { alterTable, canAlter } from "./update_alter.ts";
 import type { UpdateAnalysis } from "./update_analysis.ts";

@@ -12,16 +12,14 @@ import { ApiError, type ErrorDetail, summarise } from "../errors.ts";
 import type { Session } from "./database.ts";
 import { canonicalTypes, type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
+import { type TableRow, tablesById } from "./metadata.ts";
 import {
   type ForeignKeyRow,
   foreignKeysInto,
   foreignKeysOf,
   referencedTableIds,
-  type SequenceRow,
-  sequencesOf,
-  type TableRow,
-  tablesById,
-} from "./metadata.ts";
+} from "./metadata_constraints.ts";
+import { type SequenceRow, sequencesOf } from "./metadata_sequences.ts";
 
 /** A wanted column next to the column it continues. */
 export interface ColumnChange {

@@ -9,13 +9,10 @@ import { nameKey } from "../catalog/names.ts";
 import { ApiError } from "../errors.ts";
 import type { Session } from "./database.ts";
 import { createTableSql, freeSequenceName, sequenceDefault } from "./ddl.ts";
-import {
-  describeTables,
-  foreignKeyTargets,
-  META,
-  nextSequenceValue,
-  type TableRow,
-} from "./metadata.ts";
+import { META, type TableRow } from "./metadata.ts";
+import { foreignKeyTargets } from "./metadata_constraints.ts";
+import { describeTables } from "./metadata_describe.ts";
+import { nextSequenceValue } from "./metadata_sequences.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
 import { dropSequencesOf, recordUpdate } from "./update_record.ts";

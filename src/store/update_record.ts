@@ -6,13 +6,9 @@
 
 import { nameKey } from "../catalog/names.ts";
 import type { Session } from "./database.ts";
-import {
-  forgetSequences,
-  nextColumnId,
-  recordConstraints,
-  recordSequence,
-  rewriteTable,
-} from "./metadata.ts";
+import { nextColumnId, rewriteTable } from "./metadata.ts";
+import { recordConstraints } from "./metadata_constraints.ts";
+import { forgetSequences, recordSequence } from "./metadata_sequences.ts";
 import { qualified } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
 
