@@ -53,7 +53,7 @@ import {
   type TableRow,
   tablesById,
 } from "./metadata.ts";
-import { recordOrder } from "./rows.ts";
+import { recordOrder } from "./record_reads.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { retypeValue } from "./values.ts";
 
