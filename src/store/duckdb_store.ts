@@ -67,20 +67,10 @@ import type {
   UpdateHow,
   UploadOptions,
 } from "./store.ts";
-import {
-  appendParts,
-  badValues,
-  conflictKey,
-  csvHeader,
-  csvQuery,
-  describeCsv,
-  explainLoadFailure,
-  insertRows,
-  type LoadCounts,
-  loadRows,
-  readRecords,
-  readsInSlices,
-} from "./rows.ts";
+import { appendParts, conflictKey, insertRows, type LoadCounts, loadRows } from "./rows.ts";
+import { badValues, explainLoadFailure } from "./load_errors.ts";
+import { describeCsv } from "./csv_layout.ts";
+import { csvHeader, csvQuery, readRecords, readsInSlices } from "./record_reads.ts";
 import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../catalog/rows.ts";
 import { checkWidth, planTable } from "../catalog/definition.ts";
 

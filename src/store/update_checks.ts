@@ -8,7 +8,7 @@ import type { PlannedKey } from "../catalog/definition.ts";
 import { nameKey } from "../catalog/names.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS, summarise } from "../errors.ts";
 import type { Session } from "./database.ts";
-import { recordOrder } from "./rows.ts";
+import { recordOrder } from "./record_reads.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
 import { retypeValue } from "./values.ts";
