@@ -8,7 +8,8 @@
  * @module
  */
 
-import type { Table } from "../catalog/model.ts";
+import type { Table, TableRef } from "../catalog/model.ts";
+import { nameKey } from "../catalog/names.ts";
 
 /** What a change touches, for {@link Descriptions.changing}. */
 export interface ChangeScope<T> {
@@ -123,4 +124,15 @@ function deepFreeze<T>(value: T): T {
     for (const inner of Object.values(value)) deepFreeze(inner);
   }
   return value;
+}
+
+/** The key of a table's description in the cache. */
+export function descriptionKey(ref: TableRef): string {
+  // Keyed as names are matched, so that every spelling of a name finds the same entry.
+  return `${nameKey(ref.schema)}\u0000${nameKey(ref.name)}`;
+}
+
+/** A table's description under its key, for the cache. */
+export function described(table: Table): [string, Table] {
+  return [descriptionKey(table), table];
 }

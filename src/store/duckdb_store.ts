@@ -5,12 +5,10 @@
  */
 
 import type { PlannedColumn, TablePlan } from "../catalog/definition.ts";
-import type { TableDefinition } from "../catalog/model.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import { DEFAULT_SCHEMA, nameKey } from "../catalog/names.ts";
-import { ApiError, type ErrorDetail } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { listValue } from "@duckdb/node-api";
 import { buildTable, canonicalTypes, checkColumns } from "./ddl.ts";
 import {
   pickVersions,
@@ -29,10 +27,10 @@ import {
 import { checkRows } from "./update_checks.ts";
 import type { TableUpdate } from "../catalog/update.ts";
 import { Database, type Session } from "./database.ts";
-import { Descriptions } from "./descriptions.ts";
+import { described, descriptionKey, Descriptions } from "./descriptions.ts";
 import { GroupCommit } from "./group_commit.ts";
 import { APPEND_BYTES, appendRows, plainRows } from "./append.ts";
-import { findAnswer, forgetAnswers, keepAnswer, keepAnswers, KeptKeys } from "./idempotency.ts";
+import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.ts";
 import { type LockRequest, LockSet } from "./locks.ts";
 import {
   allSchemas,
@@ -42,16 +40,14 @@ import {
   forgetTables,
   META,
   pageOfTables,
-  type TableRow,
   tablesById,
   tablesInSchema,
 } from "./metadata.ts";
 import { referencedTableIds, referencingTables } from "./metadata_constraints.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { sequencesOf } from "./metadata_sequences.ts";
-import { engineMessage, qualified, quoteIdent } from "./sql.ts";
+import { quoteIdent } from "./sql.ts";
 import type { RowsSummary } from "../ingest/json_rows_summary.ts";
-import { discard, type RowsInMemory, type SpooledPart } from "../ingest/spool.ts";
+import { discard, type SpooledPart } from "../ingest/spool.ts";
 import { beforeDeadline } from "../deadline.ts";
 import type {
   ArrivingRows,
@@ -68,35 +64,33 @@ import type {
   UploadOptions,
 } from "./store.ts";
 import { appendParts, conflictKey, insertRows, type LoadCounts, loadRows } from "./rows.ts";
-import { badValues, explainLoadFailure } from "./load_errors.ts";
+import { explainLoadFailure } from "./load_errors.ts";
 import { describeCsv } from "./csv_layout.ts";
 import { csvHeader, csvQuery, readRecords, readsInSlices } from "./record_reads.ts";
-import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../catalog/rows.ts";
-import { checkWidth, planTable } from "../catalog/definition.ts";
+import { type KeyColumn, matchRowKeys } from "../catalog/rows.ts";
+import { keysOutside, mapRowKeys } from "./row_keys.ts";
+import { checkSameColumns, inferPlan, MoreKeys } from "./inference.ts";
+import { dropTableIn, existingSchema, existingTable, sameIds } from "./catalog_rows.ts";
+import {
+  appendLocks,
+  heldBy,
+  lockKeys,
+  schemaLock,
+  tableLock,
+  templateLock,
+} from "./store_locks.ts";
+import {
+  GROUP_BYTES,
+  GROUP_GATHER_MS,
+  GROUP_MEMBERS,
+  type Inserted,
+  keepGroupAnswers,
+  type SmallInsert,
+  writeLines,
+} from "./small_inserts.ts";
 
-/** Most bodies inserted together. */
-const GROUP_MEMBERS = 1000;
-/** Most bytes of bodies inserted together. */
-const GROUP_BYTES = 16 * 1024 * 1024;
-/**
- * Most milliseconds a group of inserts waits for the writers it expects back (see
- * GroupCommit): about the time the service takes to answer a group of a dozen and read
- * their next bodies. A lone writer never waits for others.
- */
-const GROUP_GATHER_MS = 2;
 /** Longest a load of a body still arriving waits for its next part (see nextPart). */
 const PART_WAIT_MS = 2_000;
-
-/** A small body of rows waiting to be inserted with others into the same table. */
-interface SmallInsert {
-  readonly ref: TableRef;
-  readonly rows: ArrivingRows;
-  readonly small: RowsInMemory;
-  readonly keyed?: KeyedWrite<Inserted>;
-}
-
-/** What an insert of records answers. */
-type Inserted = { table: Table } & LoadCounts;
 
 /** Where the store keeps its files. */
 export interface StoreOptions {
@@ -153,11 +147,6 @@ async function nextPart(parts: AsyncIterator<SpooledPart>): Promise<SpooledPart>
   next.catch(() => {}); // Abandoned when late; the whole-body path meets the same failure.
   const late = () => new Error("The body's next part is late");
   return (await beforeDeadline(next, PART_WAIT_MS, late)).value;
-}
-
-/** The locks of an append: shared, so many loads may append at once; DDL waits for them. */
-function appendLocks(ref: TableRef): LockRequest[] {
-  return [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")];
 }
 
 /**
@@ -659,7 +648,7 @@ export class DuckDBStore implements Store {
               `table "${table.name}" has neither`,
           );
         }
-        const mapping = await this.#mapRowKeys(table, file);
+        const mapping = await mapRowKeys(this.database, table, file);
         try {
           return await this.database.transaction(async (session) => {
             const counts = await this.#loadChecked(session, table, file, mapping, onConflict);
@@ -785,7 +774,7 @@ export class DuckDBStore implements Store {
                 if (existing.row) await dropTableIn(session, existing.row);
                 table = await buildTable(session, at, plan!, defaults);
               }
-              mapping = await this.#mapRowKeys(table, file);
+              mapping = await mapRowKeys(this.database, table, file);
               const { inserted } = await this.#loadChecked(session, table, file, mapping, "fail");
               const result = { table, inserted };
               if (options.keyed) await keepAnswer(session, options.keyed, result);
@@ -939,56 +928,12 @@ export class DuckDBStore implements Store {
     mapping: readonly KeyColumn[],
     onConflict: OnConflict,
   ): Promise<LoadCounts> {
-    const otherKeys = file.keysComplete ? Promise.resolve([]) : this.#keysOutside(file);
+    const otherKeys = file.keysComplete ? Promise.resolve([]) : keysOutside(this.database, file);
     otherKeys.catch(() => {});
     const counts = await loadRows(session, table, file, mapping, onConflict);
     const found = await otherKeys;
     if (found.length > 0) throw new MoreKeys(found);
     return counts;
-  }
-
-  /** Keys of any row that are not among the keys already known for `file`. */
-  #keysOutside(file: RowsFile): Promise<string[]> {
-    return this.database.withSession(async (session) => {
-      // A key no JSON object can have keeps the list non-empty, which DuckDB needs to bind it.
-      const known = listValue(["\u0000", ...file.keys]);
-      const rows = await session.rows(
-        `SELECT DISTINCT k FROM (SELECT unnest(json_keys(json)) AS k
-           FROM read_json_objects($1, format='newline_delimited'))
-         WHERE NOT list_contains($2, k)`,
-        [file.path, known],
-      );
-      return rows.map((r) => r.k as string);
-    });
-  }
-
-  /**
-   * The columns the rows' keys fill; 422 when a key fits no column, naming those keys
-   * together with every bad value of the keys that do fit.
-   */
-  async #mapRowKeys(table: Table, file: RowsFile): Promise<KeyColumn[]> {
-    const { mapping, problems } = await matchRowKeys(
-      table,
-      file,
-      (key) => this.#firstRowOfKey(file, key),
-    );
-    if (problems.length === 0) return mapping;
-    const values = await this.database.withSession((session) => badValues(session, file, mapping));
-    throw rowsDoNotFit(table, [...problems, ...values]);
-  }
-
-  /** The first row (0-based) whose object has `key`; for messages about that key. */
-  #firstRowOfKey(file: RowsFile, key: string): Promise<number | undefined> {
-    // A CSV file's keys are its header, not any row's.
-    if (file.csv) return Promise.resolve(undefined);
-    return this.database.withSession(async (session) => {
-      const rows = await session.rows(
-        `SELECT o - 1 AS row FROM read_json_objects($1, format='newline_delimited') WITH ORDINALITY AS s(j, o)
-         WHERE list_contains(json_keys(j), $2) LIMIT 1`,
-        [file.path, key],
-      );
-      return rows[0] ? Number(rows[0].row) : undefined;
-    });
   }
 
   async keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {
@@ -1040,226 +985,4 @@ export class DuckDBStore implements Store {
   close(): Promise<void> {
     return this.database.close();
   }
-}
-
-/** The key of a table's description in the cache. */
-function descriptionKey(ref: TableRef): string {
-  // Keyed as names are matched, so that every spelling of a name finds the same entry.
-  return `${nameKey(ref.schema)}\u0000${nameKey(ref.name)}`;
-}
-
-/** A table's description under its key, for the cache. */
-function described(table: Table): [string, Table] {
-  return [descriptionKey(table), table];
-}
-
-/**
- * Whether a change under `locks` may alter a table's description: it holds the table or
- * its schema exclusively, or a table the description names in a foreign key (a rename or a
- * column's rename shows there). Every change locks exclusively the tables it alters.
- */
-function heldBy(locks: readonly LockRequest[]): (table: Table) => boolean {
-  const exclusive = new Set(locks.filter((l) => l.mode === "exclusive").map((l) => l.key));
-  const held = (ref: TableRef) =>
-    exclusive.has(schemaLock(ref.schema, "exclusive").key) ||
-    exclusive.has(tableLock(ref, "exclusive").key);
-  return (table) =>
-    held(table) ||
-    table.constraints.foreign_keys.some((fk) =>
-      held({ schema: fk.reference_schema, name: fk.reference_table })
-    );
-}
-
-/** The locks of an update: shared on the schemas, exclusive on every table it touches. */
-function lockKeys(row: TableRow, touched: readonly TableRef[]): LockRequest[] {
-  return [row, ...touched].flatMap((ref) => [
-    schemaLock(ref.schema, "shared"),
-    tableLock(ref, "exclusive"),
-  ]);
-}
-
-function schemaLock(schema: string, mode: LockRequest["mode"]): LockRequest {
-  return { key: `schema:${nameKey(schema)}`, mode };
-}
-
-function templateLock(name: string): LockRequest {
-  return { key: `template:${nameKey(name)}`, mode: "exclusive" };
-}
-
-function tableLock(ref: TableRef, mode: LockRequest["mode"]): LockRequest {
-  // Table keys sort after schema keys ("s" < "t"), so schemas are always taken first.
-  return { key: `table:${nameKey(ref.schema)}.${nameKey(ref.name)}`, mode };
-}
-
-async function existingSchema(session: Session, name: string): Promise<string> {
-  const schema = await findSchema(session, name);
-  if (schema === undefined) throw ApiError.notFound(`Schema "${name}" does not exist`);
-  return schema;
-}
-
-async function existingTable(session: Session, ref: TableRef): Promise<TableRow> {
-  const row = await findTable(session, ref);
-  if (row) return row;
-  // Say which of the two is missing.
-  const schema = await existingSchema(session, ref.schema);
-  throw ApiError.notFound(`Table "${schema}.${ref.name}" does not exist`);
-}
-
-/** Drops a table with its sequences and metadata; 409 when another table references it. */
-async function dropTableIn(session: Session, row: TableRow): Promise<void> {
-  const blockers = await referencingTables(session, [row.id]);
-  if (blockers.length > 0) {
-    const first = blockers[0]!;
-    throw ApiError.conflict(
-      `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
-        `of table "${first.schema}.${first.name}" references it`,
-    );
-  }
-  const sequences = await sequencesOf(session, row.id);
-  await forgetTables(session, [row.id]);
-  await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
-  for (const s of sequences) await session.run(`DROP SEQUENCE ${qualified(s.schema, s.name)}`);
-}
-
-/**
- * A plan for a table made from rows alone: the keys name the columns, in order of first
- * appearance, and DuckDB's JSON reader infers their types (from a sample, or every row).
- */
-async function inferPlan(
-  session: Session,
-  ref: TableRef,
-  file: RowsFile,
-  fromAll: boolean,
-): Promise<TablePlan> {
-  if (file.form === "arrays") {
-    throw ApiError.unprocessable(
-      `Rows given as arrays need a table definition to name their columns; send "table" or use objects`,
-    );
-  }
-  if (file.csv) {
-    const { types } = await describeCsv(session, file.path, fromAll);
-    return planTable(ref, {
-      columns: file.csv.columns.map((name, i) => ({ name, type: types[i] ?? "VARCHAR" })),
-    });
-  }
-  if (file.rows === 0) {
-    // No values to infer from: keys known without rows (a sheet's header) become text.
-    return planTable(ref, { columns: file.keys.map((name) => ({ name, type: "VARCHAR" })) });
-  }
-  if (file.keys.length === 0) return planTable(ref, { columns: [] });
-  checkWidth(`Table "${ref.name}" has`, file.keys.length);
-  const sample = fromAll ? ", sample_size=-1" : "";
-  const describe = (options: string) =>
-    session.rows(
-      `DESCRIBE SELECT * FROM read_json($1, format='newline_delimited', records=true${options}${sample})`,
-      [file.path],
-    );
-  let described;
-  try {
-    described = await describe("").catch((error) => {
-      // DuckDB takes rows of over 200 keys, or of keys each in under a tenth of the rows, for
-      // one MAP, which records=true refuses. Then every key is a column; nested objects are
-      // STRUCTs too, where elsewhere DuckDB may choose a MAP for them.
-      if (!/expected records/i.test(String(error))) throw error;
-      return describe(", map_inference_threshold=-1");
-    });
-  } catch (error) {
-    if (error instanceof ApiError) throw error; // out of memory: 503, not the rows' fault
-    const line = engineMessage(error);
-    if (/malformed|unexpected/i.test(line)) {
-      throw ApiError.badRequest("The request body is not valid JSON");
-    }
-    throw ApiError.invalidData(
-      `Cannot infer column types from the rows: ${line.replace(/ in file "[^"]*"/g, "")}`,
-    );
-  }
-  const types = new Map(described.map((r) => [r.column_name as string, r.column_type as string]));
-  if (!fromAll && file.keys.some((k) => !types.has(k))) return inferPlan(session, ref, file, true);
-  const definition: TableDefinition = {
-    columns: file.keys.map((key) => {
-      const type = types.get(key) ?? "JSON";
-      return { name: key, type: type === "NULL" ? "JSON" : type };
-    }),
-  };
-  return planTable(ref, definition);
-}
-
-/** 422 unless `plan` has the same columns (names and types) as the existing table. */
-async function checkSameColumns(session: Session, table: Table, plan: TablePlan): Promise<void> {
-  const problems: ErrorDetail[] = [];
-  const existing = new Map(table.columns.map((c) => [nameKey(c.name), c]));
-  for (const column of plan.columns) {
-    const match = existing.get(nameKey(column.name));
-    if (!match) {
-      problems.push({
-        column: column.name,
-        message: `Column "${column.name}" is not in table "${table.name}"`,
-      });
-      continue;
-    }
-    existing.delete(nameKey(column.name));
-    const [row] = await session.rows(`SELECT typeof(CAST(NULL AS ${column.type.sql})) AS t`);
-    if (row!.t !== match.type) {
-      problems.push({
-        column: column.name,
-        message: `Column "${column.name}" is ${match.type} in table "${table.name}", not ${row!.t}`,
-      });
-    }
-  }
-  for (const missing of existing.values()) {
-    problems.push({
-      column: missing.name,
-      message: `Column "${missing.name}" of table "${table.name}" is not in the definition`,
-    });
-  }
-  if (problems.length > 0) {
-    throw ApiError.unprocessable(
-      `The definition does not match the existing table "${table.name}": ${problems[0]!.message}`,
-      problems,
-    );
-  }
-}
-
-/** Rows used keys the spool pass did not sample; the load is redone knowing all of them. */
-class MoreKeys extends Error {
-  constructor(readonly keys: readonly string[]) {
-    super(`Rows use ${keys.length} more keys`);
-  }
-
-  /** The file's summary with every key. */
-  complete(file: RowsFile): RowsFile {
-    return { ...file, keys: [...file.keys, ...this.keys], keysComplete: true };
-  }
-}
-
-function sameIds(a: readonly number[], b: readonly number[]): boolean {
-  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
-}
-
-/** Keeps the answers of a group's members that carry a key, in the group's transaction. */
-async function keepGroupAnswers(
-  session: Session,
-  table: Table,
-  members: readonly SmallInsert[],
-): Promise<void> {
-  await keepAnswers(
-    session,
-    members.flatMap((m) =>
-      m.keyed
-        ? [{ keyed: m.keyed as KeyedWrite<unknown>, result: { table, inserted: m.small.rows } }]
-        : []
-    ),
-  );
-}
-
-/** Writes `texts` into a new file at `path`, a line break after each. */
-async function writeLines(path: string, texts: readonly Uint8Array[]): Promise<void> {
-  const joined = new Uint8Array(texts.reduce((n, t) => n + t.length + 1, 0));
-  let at = 0;
-  for (const text of texts) {
-    joined.set(text, at);
-    joined[at + text.length] = 0x0a;
-    at += text.length + 1;
-  }
-  await Deno.writeFile(path, joined, { createNew: true, mode: 0o600 });
 }
