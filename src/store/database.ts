@@ -4,19 +4,23 @@
  * @module
  */
 
-import {
-  type DuckDBAppender,
-  type DuckDBConnection,
-  type DuckDBDataChunk,
+import type {
+  DuckDBConnection,
+  DuckDBDataChunk,
   DuckDBInstance,
-  type DuckDBResult,
-  type DuckDBValue,
-  type JS,
+  DuckDBResult,
+  JS,
 } from "@duckdb/node-api";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { engineMessage, quoteLiteral } from "./sql.ts";
+import { engineMessage } from "./sql.ts";
 import { DUCKDB_READER_BYTES } from "../limits.ts";
+import { openInstance } from "./database_open.ts";
+import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
+import { type Failures, type Lines, Session, Slots } from "./session.ts";
+
+export { type Lines, Session } from "./session.ts";
+export { savedBeforeFailure } from "./engine_errors.ts";
 
 /** A row as read back: DuckDB values converted to JavaScript, full precision kept. */
 export type Row = Record<string, JS>;
@@ -26,9 +30,6 @@ const MAX_IDLE_CONNECTIONS = 8;
 
 /** Readers at once when DuckDB chooses its own memory limit (80% of RAM). */
 const DEFAULT_READERS = 8;
-
-/** A statement that reads a file with one of DuckDB's readers. */
-const READS_FILE = /\b(read_json|read_json_objects|read_csv|sniff_csv)\s*\(/i;
 
 /** Where the database lives and the one directory its file readers may touch. */
 export interface DatabaseOptions {
@@ -48,40 +49,6 @@ export interface DatabaseOptions {
   readonly logger?: Logger;
 }
 
-/**
- * A DuckDB error after which the instance refuses all further work ("database has been
- * invalidated") until it is reopened: a checkpoint that failed, as on a full disk.
- */
-const INVALIDATED = /FATAL Error|database has been invalidated|COMMIT succeeded and is durable/;
-
-/**
- * Whether `message` reports a commit DuckDB made durable in its write-ahead log before the
- * automatic checkpoint after it failed: the changes are saved (reopening replays the log),
- * only the instance is lost. Not when the instance was already lost: DuckDB then refuses the
- * commit, quoting the earlier durable commit's words as the original error.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { savedBeforeFailure } from "./database.ts";
- *
- * const durable = "Transaction COMMIT succeeded and is durable, but the autocheckpoint failed";
- * assert.ok(savedBeforeFailure(`FATAL Error: ${durable}: No space left on device`));
- * assert.ok(savedBeforeFailure(`Failed to append: FATAL Error: ${durable}`));
- * assert.ok(!savedBeforeFailure(
- *   "FATAL Error: Failed: database has been invalidated because of a previous fatal error. " +
- *     `The database must be restarted prior to being used again.\nOriginal error: "${durable}"`,
- * ));
- * ```
- */
-export function savedBeforeFailure(message: string): boolean {
-  return /COMMIT succeeded and is durable/.test(message) &&
-    !/database has been invalidated/.test(message);
-}
-
-/** A write refused by an instance opened read-only. */
-const READ_ONLY = /read-only/i;
-
 /** Least milliseconds between tries to open read-write again a file opened read-only. */
 const READ_ONLY_RETRY_MS = 1000;
 
@@ -90,135 +57,6 @@ const READ_ONLY_RETRY_MS = 1000;
  * be closed once none holds it. Work longer than that (an export, say) puts the try off.
  */
 const READ_ONLY_DRAIN_MS = 250;
-
-/** What a session tells the database about a failure it met. */
-interface Failures {
-  /** The error to throw for `error`, noting a database it leaves invalidated. */
-  failure(error: unknown): unknown;
-  /** Whether `error` is a commit that was saved before the database failed (see above). */
-  committed(error: unknown): boolean;
-}
-
-/** A statement that begins or ends a transaction, and which. */
-const TRANSACTION_CONTROL = /^\s*(BEGIN|START|COMMIT|END|ROLLBACK|ABORT)\b/i;
-
-/**
- * `values` when there are any. Given values, even none, the bindings split the text into
- * statements, prepare the last and run it: three hand-offs to DuckDB's threads, each waiting
- * for the event loop, where a statement without values takes one.
- */
-function bound(values: DuckDBValue[]): DuckDBValue[] | undefined {
-  return values.length > 0 ? values : undefined;
-}
-
-/** What {@link Database.streamLines} streams: `first`, then a line for each row of `sql`. */
-export interface Lines {
-  readonly first: string;
-  /** A statement whose first column is text. */
-  readonly sql: string;
-}
-
-/**
- * One connection for one unit of work. Sharing a connection between overlapping queries
- * is unsafe in the DuckDB bindings, so a session is never used by two requests at once.
- */
-export class Session {
-  /**
-   * Whether a transaction this session began with `BEGIN` is still open. A pooled connection
-   * must never be handed on inside one: an insert group appending there would never commit.
-   */
-  #inTransaction = false;
-
-  /**
-   * `readers`: the slots a statement reading a file waits for (see DUCKDB_READER_BYTES);
-   * `failures`: the database's judgement of what fails.
-   */
-  constructor(
-    readonly connection: DuckDBConnection,
-    private readonly readers: Slots,
-    private readonly failures: Failures,
-  ) {}
-
-  /** Whether a transaction begun through this session is still open. */
-  get inTransaction(): boolean {
-    return this.#inTransaction;
-  }
-
-  /** Runs one statement with bound values and returns its rows. */
-  async rows(sql: string, values: DuckDBValue[] = []): Promise<Row[]> {
-    const reader = await this.#statement(
-      sql,
-      () => this.connection.runAndReadAll(sql, bound(values)),
-      true,
-    );
-    return reader?.getRowObjectsJS() ?? [];
-  }
-
-  /** Runs one statement with bound values, ignoring any result. */
-  async run(sql: string, values: DuckDBValue[] = []): Promise<void> {
-    await this.#statement(sql, () => this.connection.run(sql, bound(values)), false);
-  }
-
-  /** Runs one statement with bound values and returns how many rows it changed. */
-  async changes(sql: string, values: DuckDBValue[] = []): Promise<number> {
-    const result = await this.#statement(sql, () => this.connection.run(sql, bound(values)), true);
-    return result?.rowsChanged ?? 0;
-  }
-
-  /**
-   * Runs `statement`, in a reader slot when `sql` reads a file. One that committed before the
-   * database failed has done its work, but its result went with the instance: undefined then,
-   * unless the caller `reads` the result and there was one (a transaction's end has none),
-   * which fails saying the change was saved.
-   */
-  async #statement<T>(
-    sql: string,
-    statement: () => Promise<T>,
-    reads: boolean,
-  ): Promise<T | undefined> {
-    const control = TRANSACTION_CONTROL.exec(sql)?.[1]?.toUpperCase();
-    // An ending statement that fails leaves the state unknown: count it as still open.
-    if (control !== undefined && control !== "BEGIN" && control !== "START") {
-      this.#inTransaction = true;
-    }
-    try {
-      const result = await (READS_FILE.test(sql) ? this.readers.run(statement) : statement());
-      if (control !== undefined) this.#inTransaction = control === "BEGIN" || control === "START";
-      return result;
-    } catch (error) {
-      if (!this.failures.committed(error)) throw this.failures.failure(error);
-      this.#inTransaction = false;
-      if (reads && control === undefined) {
-        throw ApiError.unavailable(
-          "The change was saved, but the database failed before it could say what it changed; " +
-            "check before repeating it",
-          1,
-        );
-      }
-      return undefined;
-    }
-  }
-
-  /**
-   * An appender to `schema.table`. In a transaction its rows go into it; outside one, each
-   * flush (closing flushes) is a transaction of its own, committed as it returns.
-   */
-  appender(schema: string, table: string): Promise<DuckDBAppender> {
-    return this.connection.createAppender(table, schema);
-  }
-
-  /**
-   * Flushes and closes `appender`: outside a transaction, that commits its rows. A flush
-   * that committed before the database failed has done its work and returns.
-   */
-  close(appender: DuckDBAppender): void {
-    try {
-      appender.closeSync();
-    } catch (error) {
-      if (!this.failures.committed(error)) throw error;
-    }
-  }
-}
 
 /**
  * The open database. When DuckDB invalidates it (a checkpoint that failed, as on a full
@@ -643,49 +481,6 @@ export class Database {
   }
 }
 
-/**
- * A DuckDB instance on `options.path`, hardened (see {@link Database.open}); with `readOnly`,
- * one that refuses every write.
- */
-async function openInstance(options: DatabaseOptions, readOnly = false): Promise<DuckDBInstance> {
-  const onDisk = options.path !== ":memory:";
-  if (onDisk) await checkHeader(options.path);
-  let instance: DuckDBInstance;
-  try {
-    instance = await DuckDBInstance.create(options.path, {
-      autoinstall_known_extensions: "false",
-      autoload_known_extensions: "false",
-      allow_community_extensions: "false",
-      temp_directory: options.tempDir,
-      ...(options.blockBytes ? { default_block_size: String(options.blockBytes) } : {}),
-      ...(readOnly ? { access_mode: "READ_ONLY" } : {}),
-      ...(options.memoryBytes
-        ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }
-        : {}),
-    });
-  } catch (error) {
-    throw new Error(openFailure(error));
-  }
-  const connection = await instance.connect();
-  try {
-    if (onDisk) await checkLength(connection, options.path);
-    // Order matters: each SET below would be refused after the next one.
-    await connection.run(`SET allowed_directories=[${quoteLiteral(`${options.spoolDir}/`)}]`);
-    // GLOBAL: every later connection renders and reads times in UTC, whatever the
-    // machine's zone; a plain SET would reach only this connection.
-    await connection.run("SET GLOBAL TimeZone='UTC'");
-    await connection.run("SET enable_external_access=false");
-    await connection.run("SET lock_configuration=true");
-  } catch (error) {
-    // Nothing was written yet: close without a checkpoint.
-    connection.closeSync();
-    instance.closeSync();
-    throw error;
-  }
-  connection.closeSync();
-  return instance;
-}
-
 /** Reads `result` to its end, or its failure, for nothing. */
 async function readToEnd(result: DuckDBResult): Promise<void> {
   try {
@@ -693,111 +488,4 @@ async function readToEnd(result: DuckDBResult): Promise<void> {
   } catch {
     // Ended all the same.
   }
-}
-
-/**
- * DuckDB's buffer manager short of memory, in its own error or inside another: a commit that
- * cannot allocate the blocks it appends to ("Failed to commit: could not allocate block", as
- * a table of hundreds of columns needs one per column), a checkpoint that cannot pin one.
- */
-const OUT_OF_MEMORY = /^Out of Memory Error|could not allocate block of size|failed to pin block/;
-
-/**
- * DuckDB running out of memory as a 503 that says so, not an internal error: nothing failed
- * that a retry, or a higher limit, would not mend. Undefined for any other error.
- */
-function outOfMemory(error: unknown): ApiError | undefined {
-  if (!(error instanceof Error && OUT_OF_MEMORY.test(error.message))) return;
-  return ApiError.unavailable(
-    "The database ran out of memory (DUCKDB_MEMORY_LIMIT); nothing was changed, try again",
-    1,
-  );
-}
-
-/** A counting semaphore: at most `free` runs at once, the others wait first come, first served. */
-class Slots {
-  readonly #waiting: (() => void)[] = [];
-
-  constructor(private free: number) {}
-
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    try {
-      return await work();
-    } finally {
-      // The slot passes straight to the next waiter, so a newcomer cannot take it first.
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.free++;
-    }
-  }
-}
-
-/** Bytes before a DuckDB file's first block: a main header and two database headers. */
-const HEADERS_BYTES = 3 * 4096;
-
-/**
- * Refuses a file that is not a DuckDB database from its first bytes, before DuckDB opens
- * it: for a SQLite file DuckDB would go looking for an extension instead of saying so.
- */
-async function checkHeader(path: string): Promise<void> {
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return; // A new database.
-    throw error;
-  }
-  const head = new Uint8Array(16);
-  let length: number | null;
-  try {
-    length = await file.read(head);
-  } finally {
-    file.close();
-  }
-  const text = String.fromCharCode(...head.subarray(0, length ?? 0));
-  // Empty is refused, not taken as new: it is what a failed copy or restore leaves behind.
-  if (text === "") throw new Error("the file is empty (remove it to start a new database)");
-  if (text.startsWith("SQLite format 3\0")) {
-    throw new Error("it is a SQLite database, not a DuckDB one");
-  }
-  // A checksum, then the magic bytes.
-  if (text.slice(8, 12) !== "DUCK") throw new Error("it is not a DuckDB database file");
-}
-
-/**
- * Refuses a file too short to hold the blocks in use. DuckDB reads blocks only when a query
- * needs them, so a lost tail would otherwise pass start-up and fail requests later. The
- * header's total may exceed the file (a checkpoint cuts free blocks off the end without
- * lowering it), but every block in use lies within the file.
- */
-async function checkLength(connection: DuckDBConnection, path: string): Promise<void> {
-  const reader = await connection.runAndReadAll(
-    `SELECT total_blocks - free_blocks AS used, block_size FROM pragma_database_size()
-     WHERE database_name = current_database()`,
-  );
-  const [row] = reader.getRowObjectsJS();
-  const expected = HEADERS_BYTES + Number(row?.used ?? 0) * Number(row?.block_size ?? 0);
-  const { size } = await Deno.stat(path);
-  if (size < expected) {
-    throw new Error(
-      `the file is truncated (${size} bytes, too few for the ${expected} its blocks in use need)`,
-    );
-  }
-}
-
-/** Why DuckDB could not open the file, in a few words and one line. */
-function openFailure(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  if (text.includes("Could not set lock on file")) {
-    const pid = /\(PID (\d+)\)/.exec(text)?.[1];
-    return `another process${pid ? ` (PID ${pid})` : ""} is using it`;
-  }
-  if (/Corrupt database file|Could not read enough bytes|not a valid DuckDB database/.test(text)) {
-    return `the file is damaged (${engineMessage(error)})`;
-  }
-  const denied = /: (Permission denied|Operation not permitted|Read-only file system)$/m.exec(text);
-  if (denied) return `it cannot be opened for reading and writing (${denied[1]})`;
-  return engineMessage(error);
 }

@@ -1,0 +1,123 @@
+/**
+ * Opening a DuckDB file hardened, after checking that it is a whole DuckDB file.
+ *
+ * @module
+ */
+
+import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import type { DatabaseOptions } from "./database.ts";
+import { engineMessage, quoteLiteral } from "./sql.ts";
+
+/**
+ * A DuckDB instance on `options.path`, hardened (see {@link Database.open}); with `readOnly`,
+ * one that refuses every write.
+ */
+export async function openInstance(
+  options: DatabaseOptions,
+  readOnly = false,
+): Promise<DuckDBInstance> {
+  const onDisk = options.path !== ":memory:";
+  if (onDisk) await checkHeader(options.path);
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(options.path, {
+      autoinstall_known_extensions: "false",
+      autoload_known_extensions: "false",
+      allow_community_extensions: "false",
+      temp_directory: options.tempDir,
+      ...(options.blockBytes ? { default_block_size: String(options.blockBytes) } : {}),
+      ...(readOnly ? { access_mode: "READ_ONLY" } : {}),
+      ...(options.memoryBytes
+        ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }
+        : {}),
+    });
+  } catch (error) {
+    throw new Error(openFailure(error));
+  }
+  const connection = await instance.connect();
+  try {
+    if (onDisk) await checkLength(connection, options.path);
+    // Order matters: each SET below would be refused after the next one.
+    await connection.run(`SET allowed_directories=[${quoteLiteral(`${options.spoolDir}/`)}]`);
+    // GLOBAL: every later connection renders and reads times in UTC, whatever the
+    // machine's zone; a plain SET would reach only this connection.
+    await connection.run("SET GLOBAL TimeZone='UTC'");
+    await connection.run("SET enable_external_access=false");
+    await connection.run("SET lock_configuration=true");
+  } catch (error) {
+    // Nothing was written yet: close without a checkpoint.
+    connection.closeSync();
+    instance.closeSync();
+    throw error;
+  }
+  connection.closeSync();
+  return instance;
+}
+
+/** Bytes before a DuckDB file's first block: a main header and two database headers. */
+const HEADERS_BYTES = 3 * 4096;
+
+/**
+ * Refuses a file that is not a DuckDB database from its first bytes, before DuckDB opens
+ * it: for a SQLite file DuckDB would go looking for an extension instead of saying so.
+ */
+async function checkHeader(path: string): Promise<void> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return; // A new database.
+    throw error;
+  }
+  const head = new Uint8Array(16);
+  let length: number | null;
+  try {
+    length = await file.read(head);
+  } finally {
+    file.close();
+  }
+  const text = String.fromCharCode(...head.subarray(0, length ?? 0));
+  // Empty is refused, not taken as new: it is what a failed copy or restore leaves behind.
+  if (text === "") throw new Error("the file is empty (remove it to start a new database)");
+  if (text.startsWith("SQLite format 3\0")) {
+    throw new Error("it is a SQLite database, not a DuckDB one");
+  }
+  // A checksum, then the magic bytes.
+  if (text.slice(8, 12) !== "DUCK") throw new Error("it is not a DuckDB database file");
+}
+
+/**
+ * Refuses a file too short to hold the blocks in use. DuckDB reads blocks only when a query
+ * needs them, so a lost tail would otherwise pass start-up and fail requests later. The
+ * header's total may exceed the file (a checkpoint cuts free blocks off the end without
+ * lowering it), but every block in use lies within the file.
+ */
+async function checkLength(connection: DuckDBConnection, path: string): Promise<void> {
+  const reader = await connection.runAndReadAll(
+    `SELECT total_blocks - free_blocks AS used, block_size FROM pragma_database_size()
+     WHERE database_name = current_database()`,
+  );
+  const [row] = reader.getRowObjectsJS();
+  const expected = HEADERS_BYTES + Number(row?.used ?? 0) * Number(row?.block_size ?? 0);
+  const { size } = await Deno.stat(path);
+  if (size < expected) {
+    throw new Error(
+      `the file is truncated (${size} bytes, too few for the ${expected} its blocks in use need)`,
+    );
+  }
+}
+
+/** Why DuckDB could not open the file, in a few words and one line. */
+function openFailure(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  if (text.includes("Could not set lock on file")) {
+    const pid = /\(PID (\d+)\)/.exec(text)?.[1];
+    return `another process${pid ? ` (PID ${pid})` : ""} is using it`;
+  }
+  if (/Corrupt database file|Could not read enough bytes|not a valid DuckDB database/.test(text)) {
+    return `the file is damaged (${engineMessage(error)})`;
+  }
+  const denied = /: (Permission denied|Operation not permitted|Read-only file system)$/m.exec(text);
+  if (denied) return `it cannot be opened for reading and writing (${denied[1]})`;
+  return engineMessage(error);
+}
