@@ -4,13 +4,13 @@
  * @module
  */
 
-import { createApp } from "./src/app.ts";
+import { createApp } from "./src/http/app.ts";
 import { createVerifier, mintToken, SCOPES } from "./src/auth/jwt.ts";
 import { ensureSecret } from "./src/auth/secret.ts";
 import { ConfigError, flagsToEnv, parseConfig } from "./src/config.ts";
 import { createLogger } from "./src/log.ts";
 import { startMemoryTrim } from "./src/memory_trim.ts";
-import { openStore } from "./src/store/duckdb_store.ts";
+import { openStore } from "./src/store/duckdb/mod.ts";
 
 /** Lifetime of the token printed when a development secret is created. */
 const FIRST_TOKEN_TTL_SECONDS = 24 * 60 * 60;

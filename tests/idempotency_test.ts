@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createApp } from "../src/app.ts";
+import { createApp } from "../src/http/app.ts";
 import { createVerifier } from "../src/auth/jwt.ts";
 import { createLogger } from "../src/log.ts";
 import { withTempStore } from "./helpers/store.ts";

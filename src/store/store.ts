@@ -17,7 +17,7 @@ import type {
 import type { Compatibility } from "../catalog/compatibility.ts";
 import type { RowsSummary } from "../ingest/json_rows_summary.ts";
 import type { RowsInMemory, SpooledPart } from "../ingest/spool.ts";
-import type { CsvLayout, LoadCounts } from "./rows.ts";
+import type { CsvLayout, LoadCounts } from "./duckdb/rows.ts";
 import type { IfExists } from "../catalog/uploads.ts";
 
 export type { CsvLayout, LoadCounts };

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { createApp } from "../../src/app.ts";
+import { createApp } from "../../src/http/app.ts";
 import { createVerifier } from "../../src/auth/jwt.ts";
 import { createLogger } from "../../src/log.ts";
 import type { Store } from "../../src/store/store.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { type DuckDBStore, openStore } from "../../src/store/duckdb_store.ts";
+import { type DuckDBStore, openStore } from "../../src/store/duckdb/mod.ts";
 
 /** Runs `work` on a new store in a new temporary directory (`dir`), then removes both. */
 export async function withTempStore<T>(

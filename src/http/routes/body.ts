@@ -1,0 +1,61 @@
+/**
+ * Request bodies of the API's routes: which routes stream theirs, and the read of the others,
+ * run once a route has matched.
+ *
+ * @module
+ */
+
+import type { Context, MiddlewareHandler } from "hono";
+import { readWholeBody } from "../../ingest/spool.ts";
+
+/** Routes whose bodies are streamed to disk by the route itself, under its own larger limit. */
+export const STREAMED_BODY = /\/table\/[^/]+\/(?:records|upload\/[^/]+)\/?$/;
+
+/** The streamed routes whose bodies are multipart uploads. */
+export const MULTIPART_BODY = /\/upload\/(?:csv|excel)\/?$/;
+
+/** The limits of a body read whole. */
+export interface BufferedBodyLimits {
+  readonly maxJsonBytes: number;
+  readonly bodyIdleMs: number;
+}
+
+/** Variables {@link bufferedBody} sets: the read still to run. */
+export interface BufferedBodyVariables {
+  bufferBody?: () => Promise<void>;
+}
+
+/**
+ * Middleware that leaves, for a route with a body it does not stream, the read of that body:
+ * {@link readBufferedBody} runs it in the route's own middleware (see `scoped()`), so a
+ * request no route takes is 404 or 405 whatever its body, and the body is read only once
+ * the token may make the request.
+ */
+export function bufferedBody(
+  limits: BufferedBodyLimits,
+): MiddlewareHandler<{ Variables: BufferedBodyVariables }> {
+  return async function bufferedBody(c, next) {
+    if (!STREAMED_BODY.test(c.req.path) && c.req.raw.body) {
+      c.set("bufferBody", () => buffer(c, limits));
+    }
+    await next();
+  };
+}
+
+/** Reads the body {@link bufferedBody} left for the matched route, if any. */
+export async function readBufferedBody(c: Context): Promise<void> {
+  const read: (() => Promise<void>) | undefined = c.get("bufferBody");
+  if (read) await read();
+}
+
+async function buffer(c: Context, limits: BufferedBodyLimits): Promise<void> {
+  // Read by the streamed routes' reader (its size limit, idle wait and read failures), for
+  // the validator to parse: reading the body itself, it would wait for a stalled body for
+  // ever and call one whose read failed malformed JSON.
+  const bytes = await readWholeBody(c.req.raw.body, c.req.header("content-length"), {
+    maxBytes: limits.maxJsonBytes,
+    idleMs: limits.bodyIdleMs,
+  });
+  // Hono's body cache holds promises, though its type says bare values.
+  c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as unknown as ArrayBuffer;
+}

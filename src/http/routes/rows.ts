@@ -1,0 +1,489 @@
+/**
+ * Routes that move rows: JSON upload, record insert, record reads and CSV export.
+ *
+ * Their bodies are streamed to the spool directory, never validated as one JSON value,
+ * so the routes are documented with their body schema but registered without its validator.
+ *
+ * @module
+ */
+
+import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { type AuthVariables, checkSchemaAccess } from "../auth.ts";
+import { noteRowsLoaded, streamedResponse } from "../observe.ts";
+import { planTable } from "../../catalog/definition.ts";
+import type { Table } from "../../catalog/model.ts";
+import { checkTableName } from "../../catalog/names.ts";
+import { ApiError } from "../../errors.ts";
+import { checkZip, detectFormat, readSheetApart, type SheetLimits } from "../../ingest/sheet.ts";
+import { discard, RowsInParts } from "../../ingest/spool.ts";
+import { IF_EXISTS } from "../../catalog/uploads.ts";
+import { ON_CONFLICT, type Store } from "../../store/store.ts";
+import {
+  CountQuery,
+  errorResponses,
+  parseChoice,
+  parseCount,
+  SchemaQuery,
+  TableDefinitionShape,
+  TableParams,
+  TableShape,
+} from "./shapes.ts";
+import { schemaOf } from "./tables.ts";
+import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
+import { scoped } from "./scoped.ts";
+import { validationHook } from "./validation.ts";
+import {
+  IdempotencyKeyHeader,
+  type IdempotencyVariables,
+  keyedWrite,
+  respond,
+} from "./idempotency.ts";
+import {
+  checkJsonType,
+  definitionPart,
+  inSheetTerms,
+  parseDefinition,
+  spool,
+  spoolOptions,
+  uploaded,
+  withUpload,
+} from "./upload_bodies.ts";
+
+/** Rows whose keys the spool pass collects itself. */
+export const KEY_SAMPLE_ROWS = 1000;
+
+/**
+ * Size of the parts a records body is spooled in: each part is loaded while the next
+ * arrives. Large enough that DuckDB's parallel reader has work for every thread.
+ */
+const PART_BYTES = 32 * 1024 * 1024;
+
+/** Largest page of records. */
+export const MAX_RECORDS_PAGE = 10_000;
+
+export type Env = { Variables: AuthVariables & IdempotencyVariables };
+
+/** What the row routes need besides the store. */
+export interface RowsDeps {
+  readonly store: Store;
+  readonly spoolDir: string;
+  readonly maxUploadBytes: number;
+  readonly maxJsonBytes: number;
+  readonly maxSheetRows: number;
+  readonly maxSheetBytes: number;
+  /** Longest wait for the next bytes of a body (408 past it). */
+  readonly bodyIdleMs: number;
+}
+
+/** How many times its own size a spreadsheet may decompress to (the contract's 100×). */
+const MAX_EXPANSION_RATIO = 100;
+
+/** The query of every upload. */
+const UploadQuery = z.object({
+  schema: SchemaQuery,
+  if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
+  ...TemplateUseQuery,
+});
+
+const uploadJson = createRoute(scoped("tables:write", {
+  method: "post",
+  operationId: "uploadJson",
+  path: "/table/{table_name}/upload/json",
+  summary: "Create, replace or append to a table from JSON rows",
+  tags: ["rows"],
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TableParams,
+    query: UploadQuery,
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z.object({
+            table: TableDefinitionShape.nullish(),
+            data: z.array(z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]))
+              .nullish(),
+          }),
+          example: { data: [{ id: 1, name: "Ada" }, { id: 2, name: "Grace" }] },
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "The table and the number of rows inserted",
+      content: {
+        "application/json": { schema: z.object({ table: TableShape, inserted: z.number().int() }) },
+      },
+    },
+    ...errorResponses(404, 409, 413, 415, 422),
+  },
+}));
+
+const insertRecords = createRoute(scoped("tables:write", {
+  method: "post",
+  operationId: "insertRecords",
+  path: "/table/{table_name}/records",
+  summary: "Insert records, failing, skipping or updating on key conflicts",
+  tags: ["rows"],
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TableParams,
+    query: z.object({
+      schema: SchemaQuery,
+      on_conflict: z.string().optional().openapi({ enum: [...ON_CONFLICT] }),
+    }),
+    body: {
+      required: true,
+      content: {
+        "application/json": {
+          schema: z.array(z.record(z.string(), z.unknown())),
+          example: [{ id: 1, name: "Ada" }],
+        },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: "The table and the counts",
+      content: {
+        "application/json": {
+          schema: z.object({
+            table: TableShape,
+            inserted: z.number().int(),
+            skipped: z.number().int().optional(),
+            updated: z.number().int().optional(),
+          }),
+        },
+      },
+    },
+    ...errorResponses(404, 409, 413, 415, 422),
+  },
+}));
+
+/** The multipart body of the file uploads. */
+const FileUploadBody = z.object({
+  file: z.string().openapi({
+    type: "string",
+    format: "binary",
+    description: "The file: xlsx, xlsm, xlsb, xls, ods or csv (told apart by its bytes)",
+  }),
+  body: z.string().optional().openapi({
+    description: 'JSON text `{"table": definition}`; without it the header names the columns ' +
+      "and their types are inferred",
+    // Swagger UI's "Try it out" sends the example as the part: it must be a definition the
+    // upload accepts, not the word "string".
+    example: JSON.stringify({
+      table: {
+        columns: [{ name: "id", type: "BIGINT" }, { name: "name", type: "VARCHAR" }],
+      },
+    }),
+  }),
+});
+
+const fileUploadResponses = {
+  200: {
+    description: "The table and the number of rows inserted",
+    content: {
+      "application/json": { schema: z.object({ table: TableShape, inserted: z.number().int() }) },
+    },
+  },
+  ...errorResponses(404, 409, 413, 415, 422),
+};
+
+const uploadExcel = createRoute(scoped("tables:write", {
+  method: "post",
+  operationId: "uploadExcel",
+  path: "/table/{table_name}/upload/excel",
+  summary: "Create, replace or append to a table from a spreadsheet (or CSV) file",
+  description: "The first non-empty row of the sheet is the header; each later non-empty row " +
+    "is a record. Headers match columns by trimmed name. Dates become DATE/TIMESTAMP values, " +
+    "formula cells give their cached values.",
+  tags: ["rows"],
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TableParams,
+    query: UploadQuery.extend({
+      sheet: z.string().optional().openapi({ description: "Sheet name or 0-based index" }),
+    }),
+    body: { required: true, content: { "multipart/form-data": { schema: FileUploadBody } } },
+  },
+  responses: fileUploadResponses,
+}));
+
+const uploadCsv = createRoute(scoped("tables:write", {
+  method: "post",
+  operationId: "uploadCsv",
+  path: "/table/{table_name}/upload/csv",
+  summary: "Create, replace or append to a table from a CSV file",
+  description: "Delimiter, quoting and (without a definition) column types are detected; " +
+    "the first line is the header.",
+  tags: ["rows"],
+  request: {
+    headers: IdempotencyKeyHeader,
+    params: TableParams,
+    query: UploadQuery,
+    body: { required: true, content: { "multipart/form-data": { schema: FileUploadBody } } },
+  },
+  responses: fileUploadResponses,
+}));
+
+const readRecords = createRoute(scoped("tables:read", {
+  method: "get",
+  operationId: "readRecords",
+  path: "/table/{table_name}/records",
+  summary: "Read a page of records",
+  tags: ["rows"],
+  request: {
+    params: TableParams,
+    query: z.object({ schema: SchemaQuery, offset: CountQuery, limit: CountQuery }),
+  },
+  responses: {
+    200: {
+      description: "Records in table order (primary key order when there is one)",
+      content: {
+        "application/json": {
+          schema: z.object({
+            records: z.array(z.record(z.string(), z.unknown())),
+            total: z.number().int(),
+          }),
+        },
+      },
+    },
+    ...errorResponses(404),
+  },
+}));
+
+/**
+ * Widest shift of an export's file name from UTC, in hours: every zone's offset fits, and
+ * minutes or seconds sent for hours (330 for India) are refused rather than believed.
+ */
+const MAX_OFFSET_HOURS = 24;
+
+const exportCsv = createRoute(scoped("tables:read", {
+  method: "get",
+  operationId: "exportCsv",
+  path: "/table/{table_name}/records/csv",
+  summary: "Export every record as CSV",
+  tags: ["rows"],
+  request: {
+    params: TableParams,
+    query: z.object({
+      schema: SchemaQuery,
+      timezone_offset: z.string().optional().openapi({
+        type: "number",
+        minimum: -MAX_OFFSET_HOURS,
+        maximum: MAX_OFFSET_HOURS,
+        description: "Hours east of UTC (fractions allowed; default 0) of the export time in " +
+          "the file name",
+        example: 5.5,
+      }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "CSV, header row first, named `<table>_<YYYYMMDD_HHMMSS>.csv` by the " +
+        "export time (UTC shifted by `timezone_offset`)",
+      headers: z.object({
+        "content-disposition": z.string().openapi({
+          example: 'attachment; filename="users_20260102_030405.csv"',
+        }),
+      }),
+      content: { "text/csv": { schema: z.string() } },
+    },
+    ...errorResponses(404),
+  },
+}));
+
+/** Row routes over `deps.store`. */
+export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
+  const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
+
+  streaming(app, uploadJson, async (c) => {
+    const { name, schema } = address(c);
+    const ifExists = parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
+    const file = await spool(c, deps);
+    try {
+      const plan = oneDefinition(fromTemplate, file.table) ??
+        (file.table === undefined
+          ? undefined
+          : planTable({ schema, name }, parseDefinition(file.table)));
+      const keyed = keyedWrite(c, uploaded);
+      const result = await deps.store.uploadTable({ schema, name }, file, {
+        plan,
+        ifExists,
+        keyed,
+      });
+      noteRowsLoaded(c, result.inserted);
+      return respond(c, uploaded(result));
+    } finally {
+      await discard(file);
+    }
+  });
+
+  streaming(app, insertRecords, async (c) => {
+    const { name, schema } = address(c);
+    const onConflict = parseChoice("on_conflict", c.req.query("on_conflict"), ON_CONFLICT, "fail");
+    checkJsonType(c);
+    const rows = new RowsInParts(c.req.raw.body, c.req.header("content-length"), {
+      ...spoolOptions(c, deps, false),
+      // Only fail-mode loads use parts early; the others would only join them again.
+      partBytes: onConflict === "fail" ? PART_BYTES : Infinity,
+    });
+    try {
+      const answer = (result: { table: Table; inserted: number }) => ({
+        status: 200,
+        body: result,
+      });
+      const result = await deps.store.insertRecords(
+        { schema, name },
+        rows,
+        onConflict,
+        keyedWrite(c, answer),
+      );
+      noteRowsLoaded(c, result.inserted);
+      return respond(c, answer(result));
+    } finally {
+      await rows.discard();
+    }
+  });
+
+  streaming(app, uploadExcel, async (c) => {
+    const { name, schema } = address(c);
+    const ifExists = parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
+    return await withUpload(c, deps, async ({ file, body }, spooled) => {
+      const given = definitionPart(body, { schema, name });
+      const plan = oneDefinition(fromTemplate, given) ?? given;
+      const format = await detectFormat(file.path);
+      const keyed = keyedWrite(c, uploaded);
+      if (format === "csv") {
+        return await deps.store.uploadCsv({ schema, name }, file.path, {
+          plan,
+          ifExists,
+          keyed,
+          separatorLines: file.separatorLines,
+        });
+      }
+      const limits: SheetLimits = {
+        maxRows: deps.maxSheetRows,
+        maxExpandedBytes: deps.maxSheetBytes,
+        maxExpansionRatio: MAX_EXPANSION_RATIO,
+      };
+      const bytes = await Deno.readFile(file.path);
+      if (format === "zip") checkZip(bytes, limits);
+      const outPath = spooled(`${deps.spoolDir}/${crypto.randomUUID()}.json`);
+      const rows = await readSheetApart(bytes, { ...limits, sheet: c.req.query("sheet"), outPath });
+      try {
+        return await deps.store.uploadTable({ schema, name }, rows, { plan, ifExists, keyed });
+      } catch (error) {
+        throw inSheetTerms(error, rows);
+      }
+    });
+  });
+
+  streaming(app, uploadCsv, async (c) => {
+    const { name, schema } = address(c);
+    const ifExists = parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
+    const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
+    return await withUpload(c, deps, async ({ file, body }) => {
+      const given = definitionPart(body, { schema, name });
+      const plan = oneDefinition(fromTemplate, given) ?? given;
+      if (await detectFormat(file.path) !== "csv") {
+        throw ApiError.unsupportedMediaType(
+          "The file is not CSV text; send spreadsheets to upload/excel",
+        );
+      }
+      return await deps.store.uploadCsv({ schema, name }, file.path, {
+        plan,
+        ifExists,
+        keyed: keyedWrite(c, uploaded),
+        separatorLines: file.separatorLines,
+      });
+    });
+  });
+
+  app.openapi(readRecords, async (c) => {
+    const name = checkTableName(c.req.valid("param").table_name);
+    const query = c.req.valid("query");
+    const schema = schemaOf(query.schema);
+    checkSchemaAccess(c, schema);
+    const offset = parseCount("offset", query.offset, 0, Number.MAX_SAFE_INTEGER);
+    const limit = parseCount("limit", query.limit, 100, MAX_RECORDS_PAGE);
+    const { json, total } = await deps.store.readRecords({ schema, name }, offset, limit);
+    // The records arrive as JSON text from the database; they are not parsed again here.
+    // Typed as the documented JSON, which it is, though assembled as text.
+    return c.body(`{"records":${json},"total":${total}}`, 200, {
+      "content-type": "application/json; charset=utf-8",
+    }) as never;
+  });
+
+  app.openapi(exportCsv, async (c) => {
+    const name = checkTableName(c.req.valid("param").table_name);
+    const query = c.req.valid("query");
+    const schema = schemaOf(query.schema);
+    checkSchemaAccess(c, schema);
+    const offsetHours = parseOffsetHours(query.timezone_offset);
+    const { table, stream } = await deps.store.exportCsv({ schema, name });
+    return streamedResponse(c, stream, {
+      "content-type": "text/csv; charset=utf-8",
+      "content-disposition": `attachment; filename="${
+        exportFileName(table.name, Date.now(), offsetHours)
+      }"`,
+    }) as never;
+  });
+
+  return app;
+}
+
+/** `timezone_offset`: hours from UTC, within a day either way; absent or empty is 0. */
+function parseOffsetHours(value: string | undefined): number {
+  if (value === undefined || value === "") return 0;
+  const hours = Number(value);
+  if (!/^[+-]?\d{1,2}(?:\.\d+)?$/.test(value) || Math.abs(hours) > MAX_OFFSET_HOURS) {
+    throw ApiError.badRequest(
+      `Query parameter timezone_offset must be hours from -${MAX_OFFSET_HOURS} to ` +
+        `${MAX_OFFSET_HOURS}, such as 5.5, not "${value}"`,
+    );
+  }
+  return hours;
+}
+
+/** `<table>_<YYYYMMDD_HHMMSS>.csv`: the moment `now`, shifted `offsetHours` from UTC. */
+function exportFileName(table: string, now: number, offsetHours: number): string {
+  const shifted = new Date(now + Math.round(offsetHours * 3600) * 1000);
+  // 2026-01-02T03:04:05.678Z → 20260102_030405
+  const stamp = shifted.toISOString().slice(0, 19).replaceAll(/[-:]/g, "").replace("T", "_");
+  return `${table}_${stamp}.csv`;
+}
+
+/**
+ * Registers a route whose body is streamed by its handler: the OpenAPI document gets the
+ * full route, the router gets it without the body validator (which would read the body).
+ */
+function streaming(
+  app: OpenAPIHono<Env>,
+  route: RouteConfig,
+  handler: (c: Context<Env>) => Promise<Response>,
+): void {
+  // The middleware is the router's, not the document's: openapi() leaves it out, so here too.
+  const { middleware: _, ...documented } = route;
+  app.openAPIRegistry.registerPath(documented);
+  app.openapi(
+    { ...route, request: { ...route.request, body: undefined }, hide: true },
+    handler as never,
+  );
+}
+
+function address(c: Context<Env>): { name: string; schema: string } {
+  const name = checkTableName(c.req.param("table_name") ?? "");
+  const schemas = c.req.queries("schema");
+  if (schemas && schemas.length > 1) {
+    throw ApiError.badRequest("Query parameter schema is given more than once");
+  }
+  const schema = schemaOf(schemas?.[0]);
+  checkSchemaAccess(c, schema);
+  return { name, schema };
+}

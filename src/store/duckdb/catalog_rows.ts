@@ -1,0 +1,50 @@
+/**
+ * Finding a schema or table that must exist, and dropping a table with what it owns.
+ *
+ * @module
+ */
+
+import type { TableRef } from "../../catalog/model.ts";
+import { ApiError } from "../../errors.ts";
+import type { Session } from "./database.ts";
+import { findSchema, findTable, forgetTables, type TableRow } from "./metadata.ts";
+import { referencingTables } from "./metadata_constraints.ts";
+import { sequencesOf } from "./metadata_sequences.ts";
+import { qualified } from "./sql.ts";
+
+/** The stored name of schema `name`; 404 when there is none. */
+export async function existingSchema(session: Session, name: string): Promise<string> {
+  const schema = await findSchema(session, name);
+  if (schema === undefined) throw ApiError.notFound(`Schema "${name}" does not exist`);
+  return schema;
+}
+
+/** The metadata row of table `ref`; 404 naming the schema or the table that is missing. */
+export async function existingTable(session: Session, ref: TableRef): Promise<TableRow> {
+  const row = await findTable(session, ref);
+  if (row) return row;
+  // Say which of the two is missing.
+  const schema = await existingSchema(session, ref.schema);
+  throw ApiError.notFound(`Table "${schema}.${ref.name}" does not exist`);
+}
+
+/** Drops a table with its sequences and metadata; 409 when another table references it. */
+export async function dropTableIn(session: Session, row: TableRow): Promise<void> {
+  const blockers = await referencingTables(session, [row.id]);
+  if (blockers.length > 0) {
+    const first = blockers[0]!;
+    throw ApiError.conflict(
+      `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
+        `of table "${first.schema}.${first.name}" references it`,
+    );
+  }
+  const sequences = await sequencesOf(session, row.id);
+  await forgetTables(session, [row.id]);
+  await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
+  for (const s of sequences) await session.run(`DROP SEQUENCE ${qualified(s.schema, s.name)}`);
+}
+
+/** Whether `a` and `b` hold the same ids, in any order. */
+export function sameIds(a: readonly number[], b: readonly number[]): boolean {
+  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}

@@ -1,0 +1,103 @@
+/**
+ * The layout of a spooled CSV file as DuckDB's sniffer finds it, and its header.
+ *
+ * @module
+ */
+
+import { checkWidth } from "../../catalog/definition.ts";
+import { ApiError, type ErrorDetail } from "../../errors.ts";
+import type { Session } from "./database.ts";
+import { csvProblem } from "./load_errors.ts";
+import type { CsvLayout } from "./rows.ts";
+import { quoteLiteral } from "./sql.ts";
+
+/** Blank lines a CSV file may open with before its header. */
+const MAX_BLANK_LINES = 1000;
+
+/** Columns of a CSV file read at once for its header. */
+const HEAD_SLICE = 250;
+
+/**
+ * The layout of a CSV file as DuckDB's sniffer sees it, with the first line as the header,
+ * and the types it infers for the columns (from a sample, or every row). 400 when the file
+ * has no header or cannot be read as CSV; 422 when two headers have one name.
+ */
+export async function describeCsv(
+  session: Session,
+  path: string,
+  fromAll = false,
+  skip?: number,
+): Promise<{ csv: CsvLayout; types: readonly string[] }> {
+  let sniffed;
+  try {
+    sniffed = (await session.rows(
+      `SELECT Delimiter AS d, Quote AS q, Escape AS e, SkipRows AS s,
+         to_json(Columns)::VARCHAR AS c FROM sniff_csv($1, header=true${
+        fromAll ? ", sample_size=-1" : ""
+      }${skip === undefined ? "" : `, skip=${skip}`})`,
+      [path],
+    ))[0];
+  } catch (error) {
+    throw unreadableCsv(error);
+  }
+  if (!sniffed) throw ApiError.badRequest("The CSV file cannot be read");
+  const plain = (v: unknown) => (v === "(empty)" ? "" : String(v ?? ""));
+  const layout = {
+    delimiter: plain(sniffed.d),
+    quote: plain(sniffed.q),
+    escape: plain(sniffed.e),
+    skip: Number(sniffed.s),
+  };
+  const types = (JSON.parse(sniffed.c as string) as { type: string }[]).map((c) => c.type);
+  checkWidth("The CSV file has", types.length);
+  // The header as written (the sniffer renames empty and repeated names): the first line
+  // with any text, as the first non-empty row of a sheet. Read a slice of columns at a time:
+  // DuckDB fills a vector of 2,048 values for each column it reads, 64 MiB for 2,000 text
+  // columns, and a few of those are more than DUCKDB_MEMORY_LIMIT's default.
+  const reader = `read_csv($1, header=false, all_varchar=true, delim=${
+    quoteLiteral(layout.delimiter)
+  }, quote=${quoteLiteral(layout.quote)}, escape=${
+    quoteLiteral(layout.escape)
+  }, skip=${layout.skip})`;
+  const head: string[][] = [];
+  for (let from = 0; from < types.length; from += HEAD_SLICE) {
+    const to = Math.min(types.length, from + HEAD_SLICE);
+    const positions = Array.from({ length: to - from }, (_, i) => `#${from + i + 1}`);
+    const slice = await session.rows(
+      `SELECT ${positions.join(", ")} FROM ${reader} LIMIT ${MAX_BLANK_LINES}`,
+      [path],
+    ).catch((error) => {
+      throw unreadableCsv(error);
+    });
+    slice.forEach((row, i) => {
+      (head[i] ??= []).push(...Object.values(row).map((v) => String(v ?? "").trim()));
+    });
+  }
+  const blank = head.findIndex((row) => row.some((v) => v !== ""));
+  // The sniffer again past the blank lines, for the types below the real header.
+  if (blank > 0) return await describeCsv(session, path, fromAll, layout.skip + blank);
+  const columns = head[blank] ?? [];
+  if (columns.length === 0 || columns.every((c) => c === "")) {
+    throw ApiError.badRequest("The CSV file has no header row");
+  }
+  const problems: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  columns.forEach((name, i) => {
+    if (name === "") {
+      problems.push({ column: `${i + 1}`, message: `Column ${i + 1} has no header` });
+    } else if (seen.has(name.toLowerCase())) {
+      problems.push({ column: name, message: `Header "${name}" appears more than once` });
+    }
+    seen.add(name.toLowerCase());
+  });
+  if (problems.length > 0) {
+    throw ApiError.invalidData(`The CSV header is not usable: ${problems[0]!.message}`, problems);
+  }
+  return { csv: { ...layout, columns }, types };
+}
+
+/** 400 for a file DuckDB cannot read as CSV; its other failures (out of memory) as they are. */
+function unreadableCsv(error: unknown): unknown {
+  if (error instanceof ApiError) return error;
+  return ApiError.badRequest(`The CSV file cannot be read: ${csvProblem(String(error))}`);
+}

@@ -1,0 +1,491 @@
+/**
+ * The DuckDB instance: opened hardened, handing out one connection per unit of work.
+ *
+ * @module
+ */
+
+import type {
+  DuckDBConnection,
+  DuckDBDataChunk,
+  DuckDBInstance,
+  DuckDBResult,
+  JS,
+} from "@duckdb/node-api";
+import { ApiError } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import { engineMessage } from "./sql.ts";
+import { DUCKDB_READER_BYTES } from "../../limits.ts";
+import { openInstance } from "./database_open.ts";
+import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
+import { type Failures, type Lines, Session, Slots } from "./session.ts";
+
+export { type Lines, Session } from "./session.ts";
+export { savedBeforeFailure } from "./engine_errors.ts";
+
+/** A row as read back: DuckDB values converted to JavaScript, full precision kept. */
+export type Row = Record<string, JS>;
+
+/** Connections kept open between units of work. */
+const MAX_IDLE_CONNECTIONS = 8;
+
+/** Readers at once when DuckDB chooses its own memory limit (80% of RAM). */
+const DEFAULT_READERS = 8;
+
+/** Where the database lives and the one directory its file readers may touch. */
+export interface DatabaseOptions {
+  readonly path: string;
+  /** Absolute directory DuckDB's readers may access; every other path is refused. */
+  readonly spoolDir: string;
+  /** Absolute directory for DuckDB's spill files. */
+  readonly tempDir: string;
+  /** DuckDB's memory limit in bytes (DuckDB's own default, 80% of RAM, when absent). */
+  readonly memoryBytes?: number;
+  /**
+   * Block size of a database file created now (DuckDB's default, 256 KiB, when absent); an
+   * existing file keeps the one it was created with.
+   */
+  readonly blockBytes?: number;
+  /** Where a failed database and its reopening are reported. */
+  readonly logger?: Logger;
+}
+
+/** Least milliseconds between tries to open read-write again a file opened read-only. */
+const READ_ONLY_RETRY_MS = 1000;
+
+/**
+ * Longest new work waits, at such a try, for the work under way to end: the instance can only
+ * be closed once none holds it. Work longer than that (an export, say) puts the try off.
+ */
+const READ_ONLY_DRAIN_MS = 250;
+
+/**
+ * The open database. When DuckDB invalidates it (a checkpoint that failed, as on a full
+ * disk), it reopens the file itself once the work under way has ended; until then, and while
+ * the file cannot be reopened, new work fails with the cause (507 for a full disk, else 503).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Database } from "./database.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const db = await Database.open({ path: ":memory:", spoolDir: dir, tempDir: dir });
+ * const rows = await db.withSession((s) => s.rows("SELECT 40 + 2 AS answer"));
+ * assert.equal(rows[0]?.answer, 42);
+ * await db.close();
+ * ```
+ */
+export class Database {
+  readonly #idle: DuckDBConnection[] = [];
+  /** Connections doing work, to interrupt when the instance fails under them. */
+  readonly #busy = new Set<DuckDBConnection>();
+  /**
+   * How to break off each export under way. An export holds its connection between reads,
+   * for as long as its client pleases: on a failed instance, it must not hold back the reopen.
+   */
+  readonly #exports = new Set<(failure: ApiError) => void>();
+  readonly #readers: Slots;
+  readonly #failures: Failures = {
+    failure: (error) => this.#failure(error),
+    committed: (error) => this.#committed(error),
+  };
+  #instance: DuckDBInstance | undefined;
+  #active = 0;
+  #transactions = 0;
+  #closed = false;
+  /** Set while the instance is invalidated: what work meets until it is reopened. */
+  #broken: ApiError | undefined;
+  #reopening: Promise<void> | undefined;
+  /** When the instance was opened read-only because the disk was full, that time. */
+  #readOnlySince: number | undefined;
+  /** Set while new work waits for the work under way to end, to open read-write again. */
+  #draining: Promise<void> | undefined;
+  /** Called when the last work under way ends, while something waits for that. */
+  #onIdle: (() => void) | undefined;
+
+  private constructor(instance: DuckDBInstance, private readonly options: DatabaseOptions) {
+    this.#instance = instance;
+    const { memoryBytes } = options;
+    this.#readers = new Slots(
+      memoryBytes ? Math.max(1, Math.floor(memoryBytes / DUCKDB_READER_BYTES)) : DEFAULT_READERS,
+    );
+  }
+
+  /**
+   * Opens (creating if needed) the database file with extensions off, file access confined
+   * to the spool directory, and the configuration locked against later `SET`s. A file that
+   * is not a DuckDB database, is damaged or truncated, or is held by another process is
+   * refused, with the reason as the message and the file untouched.
+   */
+  static async open(options: DatabaseOptions): Promise<Database> {
+    return new Database(await openInstance(options), options);
+  }
+
+  /**
+   * Runs `work` on a connection of its own, outside any transaction: each statement commits by
+   * itself unless `work` begins one, and it must end it. One left open fails `work` and is
+   * rolled back with its connection.
+   */
+  async withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
+    const connection = await this.#acquire();
+    const session = new Session(connection, this.#readers, this.#failures);
+    let healthy = true;
+    try {
+      const result = await work(session);
+      if (session.inTransaction) {
+        throw new Error("A session ended inside the transaction it began; it was rolled back");
+      }
+      return result;
+    } catch (error) {
+      healthy = false;
+      throw this.#failure(error);
+    } finally {
+      this.#release(connection, healthy);
+    }
+  }
+
+  /** A connection for one unit of work: from the pool unless `fresh`. */
+  async #acquire(fresh = false): Promise<DuckDBConnection> {
+    if (this.#closed) throw new Error("The database is closed");
+    if (this.#readOnlySince !== undefined) await this.#writeAgainIfDue();
+    if (this.#broken) await this.#reopen();
+    // Counted before connecting: a reopen must not close the instance under a connect.
+    this.#active++;
+    let connection: DuckDBConnection;
+    try {
+      connection = (fresh ? undefined : this.#idle.pop()) ?? await this.#instance!.connect();
+    } catch (error) {
+      this.#active--;
+      throw this.#failure(error);
+    }
+    this.#busy.add(connection);
+    return connection;
+  }
+
+  /** Puts a connection back in the pool; one that failed at something is closed instead. */
+  #release(connection: DuckDBConnection, healthy: boolean): void {
+    this.#active--;
+    this.#busy.delete(connection);
+    if (healthy && !this.#closed && !this.#broken && this.#idle.length < MAX_IDLE_CONNECTIONS) {
+      this.#idle.push(connection);
+    } else {
+      connection.closeSync();
+    }
+    if (this.#active > 0) return;
+    this.#onIdle?.();
+    // The last work on a failed instance has ended: reopen now, not at the next request.
+    if (this.#broken) this.#reopen().catch(() => {});
+  }
+
+  /**
+   * Tries, at most once a second, to open read-write again a file opened read-only. The
+   * instance must be closed for that, so new work waits until none holds it: were the try
+   * left for a moment with no work under way, overlapping requests would put it off for good.
+   * Work still under way after READ_ONLY_DRAIN_MS puts it off a second instead, and new work
+   * goes on read-only: a unit waiting for a second connection of its own must not wait for
+   * itself, nor a read for a slow export.
+   */
+  #writeAgainIfDue(): Promise<void> {
+    if (this.#draining) return this.#draining;
+    if (Date.now() - this.#readOnlySince! < READ_ONLY_RETRY_MS) return Promise.resolve();
+    this.#draining = this.#whenIdle(READ_ONLY_DRAIN_MS)
+      .then(async (idle) => {
+        if (idle) await this.#reopen().catch(() => {}); // Read-only again, or failed: logged.
+        else this.#readOnlySince = Date.now();
+      })
+      .finally(() => this.#draining = undefined);
+    return this.#draining;
+  }
+
+  /** Resolves true once no work holds the instance, false if some still does after `ms`. */
+  #whenIdle(ms: number): Promise<boolean> {
+    if (this.#active === 0) return Promise.resolve(true);
+    const { promise, resolve } = Promise.withResolvers<boolean>();
+    const settle = (idle: boolean) => {
+      clearTimeout(timer);
+      this.#onIdle = undefined;
+      resolve(idle);
+    };
+    const timer = setTimeout(() => settle(false), ms);
+    this.#onIdle = () => settle(true);
+    return promise;
+  }
+
+  /**
+   * The error to throw for `error`: a full disk as 507, DuckDB out of memory as 503, and on an
+   * instance that failed, that failure. An error that invalidated the instance marks it so.
+   */
+  #failure(error: unknown): unknown {
+    if (error instanceof ApiError) return error;
+    const text = error instanceof Error ? error.message : String(error);
+    // Opened read-only because the disk was full: a write meets that disk.
+    if (this.#readOnlySince !== undefined && READ_ONLY.test(text)) {
+      return ApiError.insufficientStorage();
+    }
+    if (INVALIDATED.test(text)) this.#break(error);
+    return ApiError.fromFullDisk(error) ?? outOfMemory(error) ?? this.#broken ?? error;
+  }
+
+  /** Whether `error` is a commit saved before the instance failed; marks it failed if so. */
+  #committed(error: unknown): boolean {
+    if (!(error instanceof Error && savedBeforeFailure(error.message))) return false;
+    this.#break(error);
+    return true;
+  }
+
+  /** Marks the instance failed and interrupts the work on it, which can only fail now. */
+  #break(error: unknown): void {
+    if (this.#broken) return;
+    this.#broken = ApiError.fromFullDisk(error) ??
+      ApiError.unavailable("The database failed and is being reopened; try again", 1);
+    this.options.logger?.log("error", "database failed; reopening it", {
+      error: engineMessage(error),
+    });
+    for (const connection of this.#busy) connection.interrupt();
+    for (const breakOff of this.#exports) breakOff(this.#broken);
+  }
+
+  /**
+   * Reopens a failed instance (or one opened read-only) once no work holds a connection to
+   * it: DuckDB replays its write-ahead log, so every commit it acknowledged is there. Until
+   * then new work on a failed one fails with the failure (a unit may be waiting for a second
+   * connection of its own, so it cannot wait here), and so does work while the file cannot be
+   * reopened.
+   */
+  #reopen(): Promise<void> {
+    if (this.#closed) return Promise.reject(new Error("The database is closed"));
+    if (this.#active > 0) return Promise.reject(this.#broken);
+    // Cleared only once settled, so every caller meanwhile waits for the same attempt.
+    this.#reopening ??= this.#openAgain().finally(() => this.#reopening = undefined);
+    return this.#reopening;
+  }
+
+  /**
+   * Opens the file again, read-write; read-only when the disk is too full for that (DuckDB
+   * writes when it opens a file with a log to replay), so reads go on and writes get 507
+   * until a later try opens it read-write.
+   */
+  async #openAgain(): Promise<void> {
+    try {
+      for (const connection of this.#idle.splice(0)) connection.closeSync();
+      this.#instance?.closeSync();
+      // Undefined until the file is open again: a failed attempt must not close it twice.
+      this.#instance = undefined;
+      let instance: DuckDBInstance;
+      let readOnly = false;
+      try {
+        instance = await openInstance(this.options);
+      } catch (error) {
+        if (!ApiError.fromFullDisk(error)) throw error;
+        this.options.logger?.log("warn", "database cannot be reopened for writing", {
+          error: error instanceof Error ? error.message : String(error),
+        });
+        instance = await openInstance(this.options, true);
+        readOnly = true;
+      }
+      if (this.#closed) return instance.closeSync(); // Shut down meanwhile.
+      this.#instance = instance;
+      this.#broken = undefined;
+      this.#readOnlySince = readOnly ? Date.now() : undefined;
+      this.options.logger?.log(
+        "warn",
+        readOnly ? "database reopened read-only" : "database reopened",
+      );
+    } catch (error) {
+      this.#broken ??= ApiError.unavailable("The database failed and is being reopened", 1);
+      this.options.logger?.log("error", "database could not be reopened", {
+        error: error instanceof Error ? error.message : String(error),
+      });
+      throw ApiError.unavailable(
+        "The database failed and cannot be reopened now; try again later",
+        1,
+      );
+    }
+  }
+
+  /**
+   * Whether the database can do work: true unless it failed and reopening it fails (this
+   * tries); an orchestrator restarting the process on false gets a fresh start.
+   */
+  async usable(): Promise<boolean> {
+    if (!this.#broken || this.#closed) return !this.#closed;
+    // Work on the failed instance is still ending; the reopen follows.
+    if (this.#active > 0) return true;
+    return await this.#reopen().then(() => true, () => false);
+  }
+
+  /**
+   * Streams the text of the first column of each result row, one line each, after the first
+   * line, both as `prepare` gives them. `prepare` runs in the statement's transaction, so
+   * what it reads (a table's description, say) is of the same snapshot as the rows.
+   * Resolves once the statement has given its first rows: one that fails before any (a sort
+   * out of memory, say) rejects here, before an answer has begun, as any other statement
+   * would, and so does `prepare`; a later failure can only break the stream off. The
+   * connection is held until the stream ends or is cancelled, so a slow client holds a
+   * connection, not the result; when the instance fails, the stream is broken off at once,
+   * read or not, so that a client that stopped reading does not hold back its reopening.
+   */
+  async streamLines(
+    prepare: (session: Session) => Promise<Lines>,
+  ): Promise<ReadableStream<Uint8Array>> {
+    const encoder = new TextEncoder();
+    const connection = await this.#acquire(true);
+    let held = true;
+    let inTransaction = false;
+    // Whether a statement or read is under way on the connection, as until the stream begins.
+    let reading = true;
+    let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let result: DuckDBResult | undefined;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      this.#exports.delete(breakOff);
+      if (inTransaction) this.#transactions--;
+      inTransaction = false;
+      this.#release(connection, false);
+      // A result not read to its end keeps DuckDB's instance, and its file, open until it is
+      // collected, its connection closed or not: a failed instance is let go of now instead.
+      if (this.#broken && result) void readToEnd(result);
+    };
+    // The client learns of it as a response cut short. A read under way on the connection
+    // (interrupted by now) lets it go when it returns: closing it under DuckDB is unsafe.
+    const breakOff = (failure: ApiError) => {
+      this.#exports.delete(breakOff);
+      controller?.error(failure);
+      if (!reading) release();
+    };
+    this.#exports.add(breakOff);
+    let next: DuckDBDataChunk | null | undefined;
+    let first: string;
+    try {
+      // A snapshot: the export is consistent even while writers go on.
+      await connection.run("BEGIN TRANSACTION");
+      inTransaction = true;
+      this.#transactions++;
+      const lines = await prepare(new Session(connection, this.#readers, this.#failures));
+      first = lines.first;
+      result = await connection.stream(lines.sql);
+      // The statement runs here, up to its first rows: all of a sort's work, say.
+      next = await result.fetchChunk();
+    } catch (error) {
+      release();
+      throw this.#failure(error);
+    }
+    reading = false;
+    // Broken off while it began: no stream would learn of that.
+    if (this.#broken) {
+      release();
+      throw this.#broken;
+    }
+    return new ReadableStream<Uint8Array>({
+      start: (started) => {
+        controller = started;
+        controller.enqueue(encoder.encode(`${first}\n`));
+      },
+      pull: async (controller) => {
+        reading = true;
+        try {
+          // A failed instance waits for this connection to be let go before it is reopened.
+          if (this.#broken) throw this.#broken;
+          const chunk = next === undefined ? await result!.fetchChunk() : next;
+          next = undefined;
+          if (!chunk || chunk.rowCount === 0) {
+            await connection.run("COMMIT").catch(() => {});
+            release();
+            controller.close();
+            return;
+          }
+          const lines = chunk.getColumnValues(0) as string[];
+          controller.enqueue(encoder.encode(`${lines.join("\n")}\n`));
+        } catch (error) {
+          release();
+          controller.error(this.#failure(error));
+        } finally {
+          reading = false;
+        }
+      },
+      cancel: release,
+    }, { highWaterMark: 1 });
+  }
+
+  /**
+   * Runs `work` in one transaction on a connection of its own: committed when `work`
+   * returns, rolled back when it throws. A commit saved before the instance failed counts.
+   */
+  async transaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
+    const connection = await this.#acquire();
+    try {
+      await connection.run("BEGIN TRANSACTION");
+    } catch (error) {
+      this.#release(connection, false);
+      throw this.#failure(error);
+    }
+    this.#transactions++;
+    // A connection whose transaction failed is not trusted with another.
+    let healthy = false;
+    try {
+      let result: T;
+      try {
+        result = await work(new Session(connection, this.#readers, this.#failures));
+      } catch (error) {
+        await connection.run("ROLLBACK").catch(() => {});
+        throw error;
+      }
+      try {
+        await connection.run("COMMIT");
+      } catch (error) {
+        if (!this.#committed(error)) throw error;
+      }
+      healthy = true;
+      return result;
+    } catch (error) {
+      throw this.#failure(error);
+    } finally {
+      this.#transactions--;
+      this.#release(connection, healthy);
+    }
+  }
+
+  /** Transactions begun by {@link transaction} or an export and not yet ended. */
+  get openTransactions(): number {
+    return this.#transactions;
+  }
+
+  /** Connections currently doing work. */
+  get activeSessions(): number {
+    return this.#active;
+  }
+
+  /** Writes everything to the database file and closes it. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      // A reopen under way would open the file again behind the close.
+      await this.#reopening?.catch(() => {});
+      // A failed instance writes nothing more; its write-ahead log holds every commit.
+      if (!this.#broken && this.#readOnlySince === undefined) {
+        await this.withSession((session) => session.run("CHECKPOINT"));
+      }
+    } finally {
+      this.#closeNow();
+      // One the checkpoint failing began closes what it opens; until it has, DuckDB is busy.
+      await this.#reopening?.catch(() => {});
+    }
+  }
+
+  #closeNow(): void {
+    this.#closed = true;
+    for (const connection of this.#idle.splice(0)) connection.closeSync();
+    this.#instance?.closeSync();
+    this.#instance = undefined;
+  }
+}
+
+/** Reads `result` to its end, or its failure, for nothing. */
+async function readToEnd(result: DuckDBResult): Promise<void> {
+  try {
+    while ((await result.fetchChunk())?.rowCount);
+  } catch {
+    // Ended all the same.
+  }
+}

@@ -1,0 +1,327 @@
+/**
+ * Table DDL: checking a plan's types and defaults with DuckDB, resolving its foreign keys,
+ * and the one place a CREATE TABLE statement is written.
+ *
+ * @module
+ */
+
+import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
+import { nameKey } from "../../catalog/names.ts";
+import { ApiError, type ErrorDetail } from "../../errors.ts";
+import type { Session } from "./database.ts";
+import { checkDefault } from "./defaults.ts";
+import { findTable, PLACEHOLDER_COLUMN, recordOrigin, recordTable } from "./metadata.ts";
+import { type ConstraintRecord, recordConstraints } from "./metadata_constraints.ts";
+import { describeTables } from "./metadata_describe.ts";
+import { recordSequence, sequenceExists } from "./metadata_sequences.ts";
+import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+
+/**
+ * Checks every column's type and default with DuckDB and gives the defaults as DuckDB
+ * renders them, or throws 422 with every problem. Probes that fail abort a transaction in
+ * DuckDB, so this runs on a session of its own, outside the one that builds the table.
+ */
+export async function checkColumns(
+  session: Session,
+  plan: TablePlan,
+): Promise<Map<PlannedColumn, string>> {
+  const problems: ErrorDetail[] = [];
+  const defaults = new Map<PlannedColumn, string>();
+  for (const column of plan.columns) {
+    const typeProblem = await checkType(session, column.type.sql);
+    if (typeProblem) {
+      problems.push({
+        column: column.name,
+        message: `Column "${column.name}" has unknown type "${column.typeText}"`,
+      });
+      continue;
+    }
+    if (column.default === null) continue;
+    const checked = await checkDefault(session, column.default, column.type.sql);
+    if (typeof checked === "string") defaults.set(column, checked);
+    else {problems.push({
+        column: column.name,
+        message: `Default of column "${column.name}" ${checked.problem}`,
+      });}
+  }
+  if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
+  return defaults;
+}
+
+/** Creates the table, its sequences and its metadata; `defaults` come from {@link checkColumns}. */
+export async function buildTable(
+  session: Session,
+  ref: TableRef,
+  plan: TablePlan,
+  checkedDefaults: ReadonlyMap<PlannedColumn, string>,
+): Promise<Table> {
+  const problems: ErrorDetail[] = [];
+  const defaults = new Map(checkedDefaults);
+  const references = await resolveForeignKeys(session, ref, plan, problems);
+  if (problems.length > 0) throw invalidDefinition(ref.name, problems);
+
+  const sequences = new Map<PlannedColumn, string>();
+  for (const column of plan.columns) {
+    if (!column.type.serial) continue;
+    const sequence = await freeSequenceName(session, ref.schema, `${ref.name}_${column.name}_seq`);
+    await session.run(`CREATE SEQUENCE ${qualified(ref.schema, sequence)}`);
+    sequences.set(column, sequence);
+    defaults.set(column, sequenceDefault({ schema: ref.schema, name: sequence }));
+  }
+
+  const sql = createTableSql(ref, {
+    columns: plan.columns.map((column) => ({
+      name: column.name,
+      typeSql: column.type.sql,
+      defaultSql: defaults.get(column),
+      nullable: column.nullable,
+    })),
+    primaryKey: plan.primaryKey?.columns,
+    unique: plan.unique.map((key) => key.columns),
+    foreignKeys: references.map((fk) => ({
+      column: fk.column,
+      table: fk.table,
+      refColumn: fk.refColumn,
+    })),
+  });
+  try {
+    await session.run(sql);
+  } catch (error) {
+    throw ApiError.unprocessable(`Cannot create table "${ref.name}": ${engineMessage(error)}`);
+  }
+
+  const columnNames = plan.columns.map((c) => c.name);
+  const tableId = await recordTable(session, ref, columnNames);
+  const idOf = (name: string) => columnNames.findIndex((n) => nameKey(n) === nameKey(name)) + 1;
+  const records: ConstraintRecord[] = [];
+  if (plan.primaryKey) {
+    records.push({
+      kind: "PRIMARY KEY",
+      name: plan.primaryKey.name,
+      columnIds: plan.primaryKey.columns.map(idOf),
+    });
+  }
+  for (const key of plan.unique) {
+    records.push({ kind: "UNIQUE", name: key.name, columnIds: key.columns.map(idOf) });
+  }
+  for (const fk of references) {
+    records.push({
+      kind: "FOREIGN KEY",
+      name: fk.name,
+      columnIds: [idOf(fk.column)],
+      refTableId: fk.table.id ?? tableId,
+      refColumnId: fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId,
+    });
+  }
+  await recordConstraints(session, tableId, records);
+  for (const [column, sequence] of sequences) {
+    await recordSequence(session, tableId, idOf(column.name), ref.schema, sequence);
+  }
+  if (plan.template) await recordOrigin(session, tableId, plan.template);
+  return (await describeTables(session, [{ id: tableId, ...ref }]))[0]!;
+}
+
+export interface ResolvedForeignKey {
+  readonly name: string;
+  readonly column: string;
+  /** The referenced table; `id` is undefined when a table references itself. */
+  readonly table: { readonly id?: number; readonly schema: string; readonly name: string };
+  readonly refColumn: string;
+  readonly refColumnId?: number;
+  /** The referenced column's type, for a table other than this one. */
+  readonly refType?: string;
+}
+
+/** Finds each foreign key's target and checks it is a single-column key there. */
+export async function resolveForeignKeys(
+  session: Session,
+  ref: TableRef,
+  plan: TablePlan,
+  problems: ErrorDetail[],
+): Promise<ResolvedForeignKey[]> {
+  const resolved: ResolvedForeignKey[] = [];
+  for (const fk of plan.foreignKeys) {
+    const where = `foreign key "${fk.name}"`;
+    if (nameKey(fk.reference.schema) !== nameKey(ref.schema)) {
+      problems.push({
+        column: fk.column,
+        message: `The ${where} references schema "${fk.reference.schema}", but foreign keys ` +
+          `must stay within the table's own schema "${ref.schema}"`,
+      });
+      continue;
+    }
+    if (nameKey(fk.reference.name) === nameKey(ref.name)) {
+      const keys = [...(plan.primaryKey ? [plan.primaryKey] : []), ...plan.unique];
+      const target = plan.columns.find((c) => nameKey(c.name) === nameKey(fk.referenceColumn));
+      if (
+        !target ||
+        !keys.some((k) => k.columns.length === 1 && nameKey(k.columns[0]!) === nameKey(target.name))
+      ) {
+        problems.push({
+          column: fk.column,
+          message:
+            `The ${where} must reference a column that is by itself the primary key or unique`,
+        });
+        continue;
+      }
+      resolved.push({ name: fk.name, column: fk.column, table: ref, refColumn: target.name });
+      continue;
+    }
+    const target = await findTable(session, fk.reference);
+    if (!target) {
+      problems.push({
+        column: fk.column,
+        message:
+          `The ${where} references table "${fk.reference.schema}.${fk.reference.name}", which does not exist`,
+      });
+      continue;
+    }
+    const [described] = await describeTables(session, [target]);
+    const refColumn = described!.columns.find((c) =>
+      nameKey(c.name) === nameKey(fk.referenceColumn)
+    );
+    const keys = [
+      ...(described!.constraints.primary_key ? [described!.constraints.primary_key] : []),
+      ...described!.constraints.unique,
+    ];
+    if (
+      !refColumn || !keys.some((k) => k.columns.length === 1 && k.columns[0] === refColumn.name)
+    ) {
+      problems.push({
+        column: fk.column,
+        message: `The ${where} must reference a column of "${target.name}" that is by itself its ` +
+          `primary key or unique; "${fk.referenceColumn}" is not`,
+      });
+      continue;
+    }
+    resolved.push({
+      name: fk.name,
+      column: fk.column,
+      table: target,
+      refColumn: refColumn.name,
+      refColumnId: refColumn.id,
+      refType: refColumn.type,
+    });
+  }
+  return resolved;
+}
+
+/** Each planned column's canonical type: one query for all, one per column on a failure. */
+export async function canonicalTypes(session: Session, plan: TablePlan): Promise<string[]> {
+  if (plan.columns.length === 0) return [];
+  const select = (columns: readonly PlannedColumn[]) =>
+    `SELECT ${columns.map((c, i) => `typeof(CAST(NULL AS ${c.type.sql})) AS t${i}`).join(", ")}`;
+  try {
+    const [row] = await session.rows(select(plan.columns));
+    return plan.columns.map((_, i) => row![`t${i}`] as string);
+  } catch {
+    const problems: ErrorDetail[] = [];
+    for (const column of plan.columns) {
+      if (await checkType(session, column.type.sql)) {
+        problems.push({
+          column: column.name,
+          message: `Column "${column.name}" has unknown type "${column.typeText}"`,
+        });
+      }
+    }
+    throw invalidDefinition(plan.ref.name, problems);
+  }
+}
+
+/** Undefined when DuckDB knows the type, else its complaint. */
+async function checkType(session: Session, typeSql: string): Promise<string | undefined> {
+  try {
+    await session.rows(`SELECT CAST(NULL AS ${typeSql}) AS probe`);
+    return undefined;
+  } catch (error) {
+    return engineMessage(error);
+  }
+}
+
+export async function freeSequenceName(
+  session: Session,
+  schema: string,
+  wanted: string,
+): Promise<string> {
+  const base = wanted.replaceAll(/[^A-Za-z0-9_]/g, "_").slice(0, 58);
+  for (let n = 1;; n++) {
+    const candidate = n === 1 ? base : `${base}_${n}`;
+    if (!(await sequenceExists(session, schema, candidate))) return candidate;
+  }
+}
+
+/** A table's shape as a CREATE TABLE statement needs it; every name is quoted here. */
+export interface TableShapeSql {
+  readonly columns: readonly {
+    readonly name: string;
+    /** A type from the strict type grammar, or DuckDB's own rendering of one. */
+    readonly typeSql: string;
+    /** A default as DuckDB renders it, after {@link checkDefault}. */
+    readonly defaultSql?: string | null;
+    readonly nullable: boolean;
+  }[];
+  readonly primaryKey?: readonly string[] | null;
+  readonly unique: readonly (readonly string[])[];
+  readonly foreignKeys: readonly {
+    readonly column: string;
+    readonly table: TableRef;
+    readonly refColumn: string;
+  }[];
+}
+
+/**
+ * The CREATE TABLE statement for a shape; a table without columns gets the hidden
+ * placeholder column, because DuckDB needs at least one.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createTableSql } from "./ddl.ts";
+ *
+ * const sql = createTableSql({ schema: "public", name: "t" }, {
+ *   columns: [{ name: "id", typeSql: "INTEGER", nullable: false }],
+ *   primaryKey: ["id"],
+ *   unique: [],
+ *   foreignKeys: [],
+ * });
+ * assert.equal(sql, 'CREATE TABLE "public"."t" ("id" INTEGER NOT NULL, PRIMARY KEY ("id"))');
+ * ```
+ */
+export function createTableSql(ref: TableRef, shape: TableShapeSql): string {
+  const parts = shape.columns.map((column) =>
+    `${quoteIdent(column.name)} ${column.typeSql}` +
+    (column.defaultSql == null ? "" : ` DEFAULT (${column.defaultSql})`) +
+    (column.nullable ? "" : " NOT NULL")
+  );
+  if (shape.columns.length === 0) parts.push(`${quoteIdent(PLACEHOLDER_COLUMN)} BOOLEAN`);
+  const keyList = (columns: readonly string[]) => columns.map(quoteIdent).join(", ");
+  if (shape.primaryKey) parts.push(`PRIMARY KEY (${keyList(shape.primaryKey)})`);
+  for (const key of shape.unique) parts.push(`UNIQUE (${keyList(key)})`);
+  for (const fk of shape.foreignKeys) {
+    parts.push(
+      `FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${
+        qualified(fk.table.schema, fk.table.name)
+      }` +
+        ` (${quoteIdent(fk.refColumn)})`,
+    );
+  }
+  return `CREATE TABLE ${qualified(ref.schema, ref.name)} (${parts.join(", ")})`;
+}
+
+/**
+ * The default of a column drawing from a sequence, as the service writes it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sequenceDefault } from "./ddl.ts";
+ *
+ * assert.equal(sequenceDefault({ schema: "public", name: "t_id_seq" }), "nextval('public.t_id_seq')");
+ * ```
+ */
+export function sequenceDefault(
+  sequence: { readonly schema: string; readonly name: string },
+): string {
+  return `nextval(${quoteLiteral(`${sequence.schema}.${sequence.name}`)})`;
+}

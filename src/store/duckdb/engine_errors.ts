@@ -1,0 +1,62 @@
+/**
+ * What DuckDB's error messages mean for the service: an instance lost, a commit saved
+ * before it was lost, a write refused read-only, memory run out.
+ *
+ * @module
+ */
+
+import { ApiError } from "../../errors.ts";
+
+/**
+ * A DuckDB error after which the instance refuses all further work ("database has been
+ * invalidated") until it is reopened: a checkpoint that failed, as on a full disk.
+ */
+export const INVALIDATED =
+  /FATAL Error|database has been invalidated|COMMIT succeeded and is durable/;
+
+/**
+ * Whether `message` reports a commit DuckDB made durable in its write-ahead log before the
+ * automatic checkpoint after it failed: the changes are saved (reopening replays the log),
+ * only the instance is lost. Not when the instance was already lost: DuckDB then refuses the
+ * commit, quoting the earlier durable commit's words as the original error.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { savedBeforeFailure } from "./database.ts";
+ *
+ * const durable = "Transaction COMMIT succeeded and is durable, but the autocheckpoint failed";
+ * assert.ok(savedBeforeFailure(`FATAL Error: ${durable}: No space left on device`));
+ * assert.ok(savedBeforeFailure(`Failed to append: FATAL Error: ${durable}`));
+ * assert.ok(!savedBeforeFailure(
+ *   "FATAL Error: Failed: database has been invalidated because of a previous fatal error. " +
+ *     `The database must be restarted prior to being used again.\nOriginal error: "${durable}"`,
+ * ));
+ * ```
+ */
+export function savedBeforeFailure(message: string): boolean {
+  return /COMMIT succeeded and is durable/.test(message) &&
+    !/database has been invalidated/.test(message);
+}
+
+/** A write refused by an instance opened read-only. */
+export const READ_ONLY = /read-only/i;
+
+/**
+ * DuckDB's buffer manager short of memory, in its own error or inside another: a commit that
+ * cannot allocate the blocks it appends to ("Failed to commit: could not allocate block", as
+ * a table of hundreds of columns needs one per column), a checkpoint that cannot pin one.
+ */
+const OUT_OF_MEMORY = /^Out of Memory Error|could not allocate block of size|failed to pin block/;
+
+/**
+ * DuckDB running out of memory as a 503 that says so, not an internal error: nothing failed
+ * that a retry, or a higher limit, would not mend. Undefined for any other error.
+ */
+export function outOfMemory(error: unknown): ApiError | undefined {
+  if (!(error instanceof Error && OUT_OF_MEMORY.test(error.message))) return;
+  return ApiError.unavailable(
+    "The database ran out of memory (DUCKDB_MEMORY_LIMIT); nothing was changed, try again",
+    1,
+  );
+}

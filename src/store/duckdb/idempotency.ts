@@ -1,0 +1,119 @@
+/**
+ * Answers kept for `Idempotency-Key`s: one row per keyed write that committed, written in
+ * the write's own transaction.
+ *
+ * There is no unique constraint on (scope, key): the service lets one request per key run
+ * at a time, and a row that expired stays until swept while a new one for the same key is
+ * added (DuckDB checks a key deleted and inserted again in one transaction as a clash).
+ * Lookups take the newest row within the time to live.
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { listValue } from "@duckdb/node-api";
+import type { Session } from "./database.ts";
+import { META } from "./metadata.ts";
+import type { KeptAnswer, KeyedWrite, StoredAnswer } from "../store.ts";
+
+/** The newest answer kept for `key` in `scope` at or after `since`. */
+export async function findAnswer(
+  session: Session,
+  scope: string,
+  key: string,
+  since: number,
+): Promise<KeptAnswer | undefined> {
+  const rows = await session.rows(
+    `SELECT fingerprint, answer FROM ${META}.idempotency_keys
+     WHERE scope = $1 AND key = $2 AND created_at >= $3
+     ORDER BY created_at DESC LIMIT 1`,
+    [scope, key, since],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    fingerprint: row.fingerprint as string,
+    answer: JSON.parse(row.answer as string) as StoredAnswer,
+  };
+}
+
+/** Keeps a keyed write's answer for `result`, in the session's transaction. */
+export async function keepAnswer<R>(
+  session: Session,
+  keyed: KeyedWrite<R>,
+  result: R,
+): Promise<void> {
+  await keepAnswers(session, [{ keyed, result }]);
+}
+
+/**
+ * Keeps the answers of several keyed writes in one statement (a group commit's members), in
+ * the session's transaction.
+ */
+export async function keepAnswers(
+  session: Session,
+  writes: readonly { readonly keyed: KeyedWrite<unknown>; readonly result: unknown }[],
+): Promise<void> {
+  if (writes.length === 0) return;
+  const column = (value: (keyed: KeyedWrite<unknown>, result: unknown) => string | number) =>
+    listValue(writes.map(({ keyed, result }) => value(keyed, result)));
+  await session.run(
+    `INSERT INTO ${META}.idempotency_keys
+     SELECT unnest($1), unnest($2), unnest($3), unnest($4), unnest($5)`,
+    [
+      column((k) => k.scope),
+      column((k) => k.key),
+      column((k) => k.fingerprint()),
+      column((k, r) => JSON.stringify(k.answer(r))),
+      column((k) => k.at),
+    ],
+  );
+}
+
+/** Deletes the answers kept before `before`. */
+export async function forgetAnswers(session: Session, before: number): Promise<void> {
+  await session.run(`DELETE FROM ${META}.idempotency_keys WHERE created_at < $1`, [before]);
+}
+
+/**
+ * Which keys may have an answer kept, in memory, so that a request with a new key (the usual
+ * case) costs no query: a lookup was the largest part of a keyed insert's time, and queries
+ * queue for the database's connections. It holds a superset of the keys kept within their
+ * time to live: a key is noted before its write begins, so one whose write committed is
+ * always there, and one whose write failed only costs a query that finds nothing. Keys are
+ * held as a 48-bit hash of scope and key (a clash, too, only costs a query), with the newest
+ * time each was noted: some 50 bytes a key.
+ */
+export class KeptKeys {
+  readonly #noted = new Map<number, number>();
+
+  /** The keys of every answer kept in the file. */
+  static async load(session: Session): Promise<KeptKeys> {
+    const kept = new KeptKeys();
+    const rows = await session.rows(
+      `SELECT scope, key, max(created_at) AS at FROM ${META}.idempotency_keys GROUP BY scope, key`,
+    );
+    for (const row of rows) kept.note(row.scope as string, row.key as string, Number(row.at));
+    return kept;
+  }
+
+  /** Notes that an answer may be kept for `key` in `scope` from `at` on. */
+  note(scope: string, key: string, at: number): void {
+    const hash = hashOf(scope, key);
+    if ((this.#noted.get(hash) ?? -Infinity) < at) this.#noted.set(hash, at);
+  }
+
+  /** False when no answer can be kept for `key` in `scope` at or after `since`. */
+  mayHave(scope: string, key: string, since: number): boolean {
+    return (this.#noted.get(hashOf(scope, key)) ?? -Infinity) >= since;
+  }
+
+  /** Forgets the keys last noted before `before`. */
+  forget(before: number): void {
+    for (const [hash, at] of this.#noted) if (at < before) this.#noted.delete(hash);
+  }
+}
+
+function hashOf(scope: string, key: string): number {
+  return createHash("sha256").update(`${scope}\u0000${key}`).digest().readUIntBE(0, 6);
+}

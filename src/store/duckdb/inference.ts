@@ -1,0 +1,129 @@
+/**
+ * Inferring a table's plan from rows alone, and checking a plan against an existing table.
+ *
+ * @module
+ */
+
+import { checkWidth, planTable, type TablePlan } from "../../catalog/definition.ts";
+import type { Table, TableDefinition, TableRef } from "../../catalog/model.ts";
+import { nameKey } from "../../catalog/names.ts";
+import { ApiError, type ErrorDetail } from "../../errors.ts";
+import type { Session } from "./database.ts";
+import { describeCsv } from "./csv_layout.ts";
+import { engineMessage } from "./sql.ts";
+import type { RowsFile } from "../store.ts";
+
+/**
+ * A plan for a table made from rows alone: the keys name the columns, in order of first
+ * appearance, and DuckDB's JSON reader infers their types (from a sample, or every row).
+ */
+export async function inferPlan(
+  session: Session,
+  ref: TableRef,
+  file: RowsFile,
+  fromAll: boolean,
+): Promise<TablePlan> {
+  if (file.form === "arrays") {
+    throw ApiError.unprocessable(
+      `Rows given as arrays need a table definition to name their columns; send "table" or use objects`,
+    );
+  }
+  if (file.csv) {
+    const { types } = await describeCsv(session, file.path, fromAll);
+    return planTable(ref, {
+      columns: file.csv.columns.map((name, i) => ({ name, type: types[i] ?? "VARCHAR" })),
+    });
+  }
+  if (file.rows === 0) {
+    // No values to infer from: keys known without rows (a sheet's header) become text.
+    return planTable(ref, { columns: file.keys.map((name) => ({ name, type: "VARCHAR" })) });
+  }
+  if (file.keys.length === 0) return planTable(ref, { columns: [] });
+  checkWidth(`Table "${ref.name}" has`, file.keys.length);
+  const sample = fromAll ? ", sample_size=-1" : "";
+  const describe = (options: string) =>
+    session.rows(
+      `DESCRIBE SELECT * FROM read_json($1, format='newline_delimited', records=true${options}${sample})`,
+      [file.path],
+    );
+  let described;
+  try {
+    described = await describe("").catch((error) => {
+      // DuckDB takes rows of over 200 keys, or of keys each in under a tenth of the rows, for
+      // one MAP, which records=true refuses. Then every key is a column; nested objects are
+      // STRUCTs too, where elsewhere DuckDB may choose a MAP for them.
+      if (!/expected records/i.test(String(error))) throw error;
+      return describe(", map_inference_threshold=-1");
+    });
+  } catch (error) {
+    if (error instanceof ApiError) throw error; // out of memory: 503, not the rows' fault
+    const line = engineMessage(error);
+    if (/malformed|unexpected/i.test(line)) {
+      throw ApiError.badRequest("The request body is not valid JSON");
+    }
+    throw ApiError.invalidData(
+      `Cannot infer column types from the rows: ${line.replace(/ in file "[^"]*"/g, "")}`,
+    );
+  }
+  const types = new Map(described.map((r) => [r.column_name as string, r.column_type as string]));
+  if (!fromAll && file.keys.some((k) => !types.has(k))) return inferPlan(session, ref, file, true);
+  const definition: TableDefinition = {
+    columns: file.keys.map((key) => {
+      const type = types.get(key) ?? "JSON";
+      return { name: key, type: type === "NULL" ? "JSON" : type };
+    }),
+  };
+  return planTable(ref, definition);
+}
+
+/** 422 unless `plan` has the same columns (names and types) as the existing table. */
+export async function checkSameColumns(
+  session: Session,
+  table: Table,
+  plan: TablePlan,
+): Promise<void> {
+  const problems: ErrorDetail[] = [];
+  const existing = new Map(table.columns.map((c) => [nameKey(c.name), c]));
+  for (const column of plan.columns) {
+    const match = existing.get(nameKey(column.name));
+    if (!match) {
+      problems.push({
+        column: column.name,
+        message: `Column "${column.name}" is not in table "${table.name}"`,
+      });
+      continue;
+    }
+    existing.delete(nameKey(column.name));
+    const [row] = await session.rows(`SELECT typeof(CAST(NULL AS ${column.type.sql})) AS t`);
+    if (row!.t !== match.type) {
+      problems.push({
+        column: column.name,
+        message: `Column "${column.name}" is ${match.type} in table "${table.name}", not ${row!.t}`,
+      });
+    }
+  }
+  for (const missing of existing.values()) {
+    problems.push({
+      column: missing.name,
+      message: `Column "${missing.name}" of table "${table.name}" is not in the definition`,
+    });
+  }
+  if (problems.length > 0) {
+    throw ApiError.unprocessable(
+      `The definition does not match the existing table "${table.name}": ${problems[0]!.message}`,
+      problems,
+    );
+  }
+}
+
+/** Rows used keys the spool pass did not sample; the load is redone knowing all of them. */
+export class MoreKeys extends Error {
+  constructor(readonly keys: readonly string[]) {
+    super(`Rows use ${keys.length} more keys`);
+  }
+
+  /** The file's summary with every key. */
+  complete(file: RowsFile): RowsFile {
+    return { ...file, keys: [...file.keys, ...this.keys], keysComplete: true };
+  }
+}

@@ -1,0 +1,274 @@
+/**
+ * The service's own metadata inside the DuckDB file: table identities, stable column ids,
+ * constraint names, the sequences serial columns draw from, and the template each table
+ * was made from. (Templates themselves are in templates.ts; constraints, sequences and
+ * table descriptions are read and written by metadata_constraints.ts, metadata_sequences.ts
+ * and metadata_describe.ts.)
+ *
+ * DuckDB's catalog holds the real tables; these rows hold what it cannot: ids that survive
+ * renames and never get reused, and the constraint names users chose.
+ *
+ * @module
+ */
+
+import { listValue } from "@duckdb/node-api";
+import type { TableRef, TemplateRef } from "../../catalog/model.ts";
+import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
+import type { Session } from "./database.ts";
+
+/** The internal schema; never listed, never addressable through the API. */
+export const META = "_table_service";
+
+/** Bumped when the metadata layout changes, so an old file can be migrated or refused. */
+const FORMAT_VERSION = "1";
+
+/**
+ * Name of the hidden column a zero-column table carries, because DuckDB needs at least
+ * one. It starts with a control character, which no user column name may contain.
+ */
+export const PLACEHOLDER_COLUMN = "\u0001empty";
+
+const BOOTSTRAP = [
+  `CREATE SCHEMA IF NOT EXISTS ${META}`,
+  `CREATE SEQUENCE IF NOT EXISTS ${META}.table_ids START 1`,
+  `CREATE TABLE IF NOT EXISTS ${META}.info (key VARCHAR NOT NULL, value VARCHAR NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${META}.tables (
+    table_id INTEGER NOT NULL,
+    schema_name VARCHAR NOT NULL,
+    table_name VARCHAR NOT NULL,
+    next_column_id INTEGER NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+  `CREATE TABLE IF NOT EXISTS ${META}.columns (
+    table_id INTEGER NOT NULL,
+    column_id INTEGER NOT NULL,
+    column_name VARCHAR NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${META}.constraints (
+    table_id INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    kind VARCHAR NOT NULL,
+    constraint_name VARCHAR NOT NULL,
+    column_ids INTEGER[] NOT NULL,
+    ref_table_id INTEGER,
+    ref_column_id INTEGER)`,
+  `CREATE TABLE IF NOT EXISTS ${META}.sequences (
+    table_id INTEGER NOT NULL,
+    column_id INTEGER NOT NULL,
+    schema_name VARCHAR NOT NULL,
+    sequence_name VARCHAR NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${META}.table_origins (
+    table_id INTEGER NOT NULL,
+    template_name VARCHAR NOT NULL,
+    template_version VARCHAR NOT NULL)`,
+  `CREATE SEQUENCE IF NOT EXISTS ${META}.template_ids START 1`,
+  `CREATE TABLE IF NOT EXISTS ${META}.templates (
+    template_id INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    major INTEGER NOT NULL,
+    minor INTEGER NOT NULL,
+    compatibility VARCHAR NOT NULL,
+    definition VARCHAR NOT NULL,
+    column_types VARCHAR NOT NULL,
+    created_at VARCHAR NOT NULL)`,
+  // Answers to writes sent with an Idempotency-Key, kept for replay (see idempotency.ts).
+  `CREATE TABLE IF NOT EXISTS ${META}.idempotency_keys (
+    scope VARCHAR NOT NULL,
+    key VARCHAR NOT NULL,
+    fingerprint VARCHAR NOT NULL,
+    answer VARCHAR NOT NULL,
+    created_at BIGINT NOT NULL)`,
+  `CREATE SCHEMA IF NOT EXISTS public`,
+];
+
+/** Creates the metadata schema and `public` on a new file; checks the format of an old one. */
+export async function bootstrap(session: Session): Promise<void> {
+  await session.run("BEGIN TRANSACTION");
+  try {
+    for (const statement of BOOTSTRAP) await session.run(statement);
+    const rows = await session.rows(`SELECT value FROM ${META}.info WHERE key = 'format'`);
+    if (rows.length === 0) {
+      await session.run(`INSERT INTO ${META}.info VALUES ('format', $1)`, [FORMAT_VERSION]);
+    } else if (rows[0]!.value !== FORMAT_VERSION) {
+      throw new Error(
+        `The database file has metadata format ${rows[0]!.value}, not ${FORMAT_VERSION}`,
+      );
+    }
+    await session.run("COMMIT");
+  } catch (error) {
+    await session.run("ROLLBACK").catch(() => {});
+    throw error;
+  }
+}
+
+/** A table's row in the metadata. */
+export interface TableRow {
+  readonly id: number;
+  readonly schema: string;
+  readonly name: string;
+}
+
+/** The stored spelling of a schema, case-insensitively, or undefined; internal ones never match. */
+export async function findSchema(session: Session, name: string): Promise<string | undefined> {
+  if (RESERVED_SCHEMAS.has(name.toLowerCase())) return undefined;
+  const rows = await session.rows(
+    `SELECT schema_name FROM duckdb_schemas()
+     WHERE database_name = current_database() AND NOT internal AND lower(schema_name) = lower($1)`,
+    [name],
+  );
+  return rows[0]?.schema_name as string | undefined;
+}
+
+/** Every user schema, in name order. */
+export async function allSchemas(session: Session): Promise<string[]> {
+  const rows = await session.rows(
+    `SELECT schema_name FROM duckdb_schemas()
+     WHERE database_name = current_database() AND NOT internal
+     ORDER BY lower(schema_name)`,
+  );
+  return rows.map((r) => r.schema_name as string).filter((s) =>
+    !RESERVED_SCHEMAS.has(s.toLowerCase())
+  );
+}
+
+/** A table's metadata row, looked up case-insensitively. */
+export async function findTable(session: Session, ref: TableRef): Promise<TableRow | undefined> {
+  const rows = await session.rows(
+    `SELECT table_id, schema_name, table_name FROM ${META}.tables
+     WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2)`,
+    [ref.schema, ref.name],
+  );
+  return rows[0] && toTableRow(rows[0]);
+}
+
+/** The tables of one schema. */
+export async function tablesInSchema(session: Session, schema: string): Promise<TableRow[]> {
+  const rows = await session.rows(
+    `SELECT table_id, schema_name, table_name FROM ${META}.tables
+     WHERE lower(schema_name) = lower($1) ORDER BY lower(table_name)`,
+    [schema],
+  );
+  return rows.map(toTableRow);
+}
+
+/** A page of tables, optionally confined to one schema or to a set of visible schemas. */
+export async function pageOfTables(
+  session: Session,
+  filter: { schema?: string; visibleSchemas?: readonly string[] },
+  offset: number,
+  limit: number,
+): Promise<{ rows: TableRow[]; total: number }> {
+  if (filter.visibleSchemas?.length === 0) return { rows: [], total: 0 };
+  const where = `($1::VARCHAR IS NULL OR lower(schema_name) = lower($1))
+    AND ($2::VARCHAR[] IS NULL OR list_contains($2, lower(schema_name)))`;
+  const visible = filter.visibleSchemas
+    ? listValue(filter.visibleSchemas.map((s) => s.toLowerCase()))
+    : null;
+  const values = [filter.schema ?? null, visible];
+  const count = await session.rows(
+    `SELECT count(*) AS n FROM ${META}.tables WHERE ${where}`,
+    values,
+  );
+  const rows = await session.rows(
+    `SELECT table_id, schema_name, table_name FROM ${META}.tables WHERE ${where}
+     ORDER BY lower(schema_name), lower(table_name) LIMIT $3 OFFSET $4`,
+    [...values, limit, offset],
+  );
+  return { rows: rows.map(toTableRow), total: Number(count[0]!.n) };
+}
+
+/** Records a new table with its columns (ids 1..n) and constraints; returns the table id. */
+export async function recordTable(
+  session: Session,
+  ref: TableRef,
+  columnNames: readonly string[],
+): Promise<number> {
+  const rows = await session.rows(
+    `INSERT INTO ${META}.tables (table_id, schema_name, table_name, next_column_id)
+     VALUES (nextval('${META}.table_ids')::INTEGER, $1, $2, $3) RETURNING table_id`,
+    [ref.schema, ref.name, columnNames.length + 1],
+  );
+  const id = rows[0]!.table_id as number;
+  if (columnNames.length > 0) {
+    await session.run(
+      `INSERT INTO ${META}.columns
+       SELECT $1, generate_subscripts($2, 1), unnest($2)`,
+      [id, listValue([...columnNames])],
+    );
+  }
+  return id;
+}
+
+/** Records which template version a table was made from. */
+export async function recordOrigin(
+  session: Session,
+  tableId: number,
+  template: TemplateRef,
+): Promise<void> {
+  await session.run(`INSERT INTO ${META}.table_origins VALUES ($1, $2, $3)`, [
+    tableId,
+    template.name,
+    template.version,
+  ]);
+}
+
+/**
+ * Rewrites a table's metadata after an update: its address, its columns (ids kept, new
+ * ones given) and the next column id; its constraints are forgotten, to be recorded anew.
+ */
+export async function rewriteTable(
+  session: Session,
+  tableId: number,
+  ref: TableRef,
+  columns: readonly { readonly id: number; readonly name: string }[],
+  nextColumnId: number,
+): Promise<void> {
+  await session.run(
+    `UPDATE ${META}.tables SET schema_name = $2, table_name = $3, next_column_id = $4
+     WHERE table_id = $1`,
+    [tableId, ref.schema, ref.name, nextColumnId],
+  );
+  await session.run(`DELETE FROM ${META}.columns WHERE table_id = $1`, [tableId]);
+  if (columns.length > 0) {
+    await session.run(
+      `INSERT INTO ${META}.columns SELECT $1, unnest($2), unnest($3)`,
+      [tableId, listValue(columns.map((c) => c.id)), listValue(columns.map((c) => c.name))],
+    );
+  }
+  await session.run(`DELETE FROM ${META}.constraints WHERE table_id = $1`, [tableId]);
+}
+
+/** The id the next new column of a table gets. */
+export async function nextColumnId(session: Session, tableId: number): Promise<number> {
+  const rows = await session.rows(
+    `SELECT next_column_id FROM ${META}.tables WHERE table_id = $1`,
+    [tableId],
+  );
+  return rows[0]!.next_column_id as number;
+}
+
+/** The metadata rows of the given table ids that exist, in id order. */
+export async function tablesById(session: Session, ids: readonly number[]): Promise<TableRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await session.rows(
+    `SELECT table_id, schema_name, table_name FROM ${META}.tables
+     WHERE list_contains($1, table_id) ORDER BY table_id`,
+    [listValue([...ids])],
+  );
+  return rows.map(toTableRow);
+}
+
+/** Forgets tables: their rows in every metadata table. */
+export async function forgetTables(session: Session, tableIds: readonly number[]): Promise<void> {
+  if (tableIds.length === 0) return;
+  const ids = listValue([...tableIds]);
+  for (const table of ["constraints", "sequences", "table_origins", "columns", "tables"]) {
+    await session.run(`DELETE FROM ${META}.${table} WHERE list_contains($1, table_id)`, [ids]);
+  }
+}
+
+function toTableRow(row: Record<string, unknown>): TableRow {
+  return {
+    id: row.table_id as number,
+    schema: row.schema_name as string,
+    name: row.table_name as string,
+  };
+}

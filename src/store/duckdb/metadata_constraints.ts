@@ -1,0 +1,143 @@
+/**
+ * Constraints in the metadata: recording them with their user-chosen names, and reading
+ * foreign keys back by table and column id.
+ *
+ * @module
+ */
+
+import { listValue } from "@duckdb/node-api";
+import type { TableRef } from "../../catalog/model.ts";
+import type { Session } from "./database.ts";
+import { META } from "./metadata.ts";
+
+/** Constraint kinds as stored. */
+export type ConstraintKind = "PRIMARY KEY" | "UNIQUE" | "FOREIGN KEY";
+
+/** A constraint to record, columns by id. */
+export interface ConstraintRecord {
+  readonly kind: ConstraintKind;
+  readonly name: string;
+  readonly columnIds: readonly number[];
+  readonly refTableId?: number;
+  readonly refColumnId?: number;
+}
+/** Records a table's constraints, in the given order. */
+export async function recordConstraints(
+  session: Session,
+  tableId: number,
+  constraints: readonly ConstraintRecord[],
+): Promise<void> {
+  for (const [position, c] of constraints.entries()) {
+    await session.run(
+      `INSERT INTO ${META}.constraints VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [
+        tableId,
+        position,
+        c.kind,
+        c.name,
+        listValue([...c.columnIds]),
+        c.refTableId ?? null,
+        c.refColumnId ?? null,
+      ],
+    );
+  }
+}
+/** Tables other than `tableId` whose foreign keys reference it, with the constraint names. */
+export async function referencingTables(
+  session: Session,
+  tableIds: readonly number[],
+): Promise<{ schema: string; name: string; constraint: string }[]> {
+  // An empty list has no element type DuckDB could bind.
+  if (tableIds.length === 0) return [];
+  const rows = await session.rows(
+    `SELECT t.schema_name, t.table_name, k.constraint_name
+     FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id
+     WHERE k.kind = 'FOREIGN KEY' AND list_contains($1, k.ref_table_id)
+       AND NOT list_contains($1, k.table_id)
+     ORDER BY lower(t.schema_name), lower(t.table_name), k.position`,
+    [listValue([...tableIds])],
+  );
+  return rows.map((r) => ({
+    schema: r.schema_name as string,
+    name: r.table_name as string,
+    constraint: r.constraint_name as string,
+  }));
+}
+
+/** A foreign key as stored: columns by id. */
+export interface ForeignKeyRow {
+  readonly tableId: number;
+  readonly name: string;
+  readonly columnId: number;
+  readonly refTableId: number;
+  readonly refColumnId: number;
+}
+
+/** The columns a {@link ForeignKeyRow} is read from. */
+const FOREIGN_KEY_COLUMNS =
+  "table_id, constraint_name, column_ids[1] AS column_id, ref_table_id, ref_column_id";
+
+/** The foreign keys of other tables that reference `tableId`. */
+export async function foreignKeysInto(
+  session: Session,
+  tableId: number,
+): Promise<ForeignKeyRow[]> {
+  const rows = await session.rows(
+    `SELECT ${FOREIGN_KEY_COLUMNS} FROM ${META}.constraints
+     WHERE kind = 'FOREIGN KEY' AND ref_table_id = $1 AND table_id <> $1
+     ORDER BY table_id, position`,
+    [tableId],
+  );
+  return rows.map(toForeignKeyRow);
+}
+
+/** A table's own foreign keys, columns and targets by id. */
+export async function foreignKeysOf(session: Session, tableId: number): Promise<ForeignKeyRow[]> {
+  const rows = await session.rows(
+    `SELECT ${FOREIGN_KEY_COLUMNS} FROM ${META}.constraints
+     WHERE kind = 'FOREIGN KEY' AND table_id = $1 ORDER BY position`,
+    [tableId],
+  );
+  return rows.map(toForeignKeyRow);
+}
+
+/**
+ * A table's foreign keys with the names their targets have now, from the metadata alone,
+ * so it works while the table itself is dropped for a rebuild.
+ */
+export async function foreignKeyTargets(
+  session: Session,
+  tableId: number,
+): Promise<{ name: string; target: TableRef; refColumn: string }[]> {
+  const rows = await session.rows(
+    `SELECT k.constraint_name, r.schema_name, r.table_name, rc.column_name
+     FROM ${META}.constraints k
+     JOIN ${META}.tables r ON r.table_id = k.ref_table_id
+     JOIN ${META}.columns rc ON rc.table_id = k.ref_table_id AND rc.column_id = k.ref_column_id
+     WHERE k.table_id = $1 AND k.kind = 'FOREIGN KEY' ORDER BY k.position`,
+    [tableId],
+  );
+  return rows.map((r) => ({
+    name: r.constraint_name as string,
+    target: { schema: r.schema_name as string, name: r.table_name as string },
+    refColumn: r.column_name as string,
+  }));
+}
+/** The ids of the tables a table's foreign keys reference. */
+export async function referencedTableIds(session: Session, tableId: number): Promise<number[]> {
+  const rows = await session.rows(
+    `SELECT DISTINCT ref_table_id FROM ${META}.constraints
+     WHERE table_id = $1 AND kind = 'FOREIGN KEY' AND ref_table_id <> $1`,
+    [tableId],
+  );
+  return rows.map((r) => r.ref_table_id as number);
+}
+function toForeignKeyRow(row: Record<string, unknown>): ForeignKeyRow {
+  return {
+    tableId: row.table_id as number,
+    name: row.constraint_name as string,
+    columnId: row.column_id as number,
+    refTableId: row.ref_table_id as number,
+    refColumnId: row.ref_column_id as number,
+  };
+}

@@ -1,0 +1,8 @@
+/**
+ * The DuckDB store: what the rest of the program may use of it. Nothing outside
+ * `src/store/duckdb/` imports the files beside this one or `@duckdb/node-api`.
+ *
+ * @module
+ */
+
+export { type DuckDBStore, openStore, type StoreOptions } from "./duckdb_store.ts";

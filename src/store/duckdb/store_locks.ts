@@ -1,0 +1,56 @@
+/**
+ * The lock requests of the store's changes, and which descriptions a change's locks may alter.
+ *
+ * @module
+ */
+
+import type { Table, TableRef } from "../../catalog/model.ts";
+import { nameKey } from "../../catalog/names.ts";
+import type { LockRequest } from "./locks.ts";
+import type { TableRow } from "./metadata.ts";
+
+/** The locks of an append: shared, so many loads may append at once; DDL waits for them. */
+export function appendLocks(ref: TableRef): LockRequest[] {
+  return [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")];
+}
+
+/**
+ * Whether a change under `locks` may alter a table's description: it holds the table or
+ * its schema exclusively, or a table the description names in a foreign key (a rename or a
+ * column's rename shows there). Every change locks exclusively the tables it alters.
+ */
+export function heldBy(locks: readonly LockRequest[]): (table: Table) => boolean {
+  const exclusive = new Set(locks.filter((l) => l.mode === "exclusive").map((l) => l.key));
+  const held = (ref: TableRef) =>
+    exclusive.has(schemaLock(ref.schema, "exclusive").key) ||
+    exclusive.has(tableLock(ref, "exclusive").key);
+  return (table) =>
+    held(table) ||
+    table.constraints.foreign_keys.some((fk) =>
+      held({ schema: fk.reference_schema, name: fk.reference_table })
+    );
+}
+
+/** The locks of an update: shared on the schemas, exclusive on every table it touches. */
+export function lockKeys(row: TableRow, touched: readonly TableRef[]): LockRequest[] {
+  return [row, ...touched].flatMap((ref) => [
+    schemaLock(ref.schema, "shared"),
+    tableLock(ref, "exclusive"),
+  ]);
+}
+
+/** The lock of a schema, taken before any of its tables' locks. */
+export function schemaLock(schema: string, mode: LockRequest["mode"]): LockRequest {
+  return { key: `schema:${nameKey(schema)}`, mode };
+}
+
+/** The exclusive lock of a template's name. */
+export function templateLock(name: string): LockRequest {
+  return { key: `template:${nameKey(name)}`, mode: "exclusive" };
+}
+
+/** The lock of a table. */
+export function tableLock(ref: TableRef, mode: LockRequest["mode"]): LockRequest {
+  // Table keys sort after schema keys ("s" < "t"), so schemas are always taken first.
+  return { key: `table:${nameKey(ref.schema)}.${nameKey(ref.name)}`, mode };
+}

@@ -1,0 +1,74 @@
+/**
+ * Recording an applied table update in the metadata, and dropping the sequences it leaves unused.
+ *
+ * @module
+ */
+
+import { nameKey } from "../../catalog/names.ts";
+import type { Session } from "./database.ts";
+import { nextColumnId, rewriteTable } from "./metadata.ts";
+import { recordConstraints } from "./metadata_constraints.ts";
+import { forgetSequences, recordSequence } from "./metadata_sequences.ts";
+import { qualified } from "./sql.ts";
+import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
+
+/** Records the updated table in the metadata: address, column ids, constraints, sequences. */
+export async function recordUpdate(
+  session: Session,
+  analysis: UpdateAnalysis,
+  newSequences: ReadonlyMap<ColumnChange, string>,
+): Promise<void> {
+  const { row, plan, columns } = analysis;
+  let next = await nextColumnId(session, row.id);
+  const ids = columns.map((c) => c.source?.id ?? next++);
+  await rewriteTable(
+    session,
+    row.id,
+    plan.ref,
+    columns.map((c, i) => ({ id: ids[i]!, name: c.planned.name })),
+    next,
+  );
+  const idOf = (name: string) =>
+    ids[columns.findIndex((c) => nameKey(c.planned.name) === nameKey(name))]!;
+  await recordConstraints(session, row.id, [
+    ...(plan.primaryKey
+      ? [{
+        kind: "PRIMARY KEY" as const,
+        name: plan.primaryKey.name,
+        columnIds: plan.primaryKey.columns.map(idOf),
+      }]
+      : []),
+    ...plan.unique.map((k) => ({
+      kind: "UNIQUE" as const,
+      name: k.name,
+      columnIds: k.columns.map(idOf),
+    })),
+    ...analysis.foreignKeys.map((fk) => ({
+      kind: "FOREIGN KEY" as const,
+      name: fk.name,
+      columnIds: [idOf(fk.column)],
+      refTableId: fk.table.id ?? row.id,
+      refColumnId: fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId,
+    })),
+  ]);
+  for (const [change, sequence] of newSequences) {
+    const id = ids[columns.indexOf(change)]!;
+    await forgetSequences(session, row.id, [id]);
+    await recordSequence(session, row.id, id, plan.ref.schema, sequence);
+  }
+}
+
+/** Drops the sequences of dropped columns, and those replaced by `replaced`'s new ones. */
+export async function dropSequencesOf(
+  session: Session,
+  analysis: UpdateAnalysis,
+  replaced: ReadonlyMap<ColumnChange, string> = new Map(),
+): Promise<void> {
+  const gone = new Set(analysis.dropped.map((c) => c.id));
+  for (const change of replaced.keys()) if (change.source) gone.add(change.source.id);
+  // A moved table leaves nothing behind: sequences its defaults no longer use go too.
+  if (analysis.moved) { for (const s of analysis.sequences) gone.add(s.columnId); }
+  const sequences = analysis.sequences.filter((s) => gone.has(s.columnId));
+  for (const s of sequences) await session.run(`DROP SEQUENCE ${qualified(s.schema, s.name)}`);
+  await forgetSequences(session, analysis.row.id, sequences.map((s) => s.columnId));
+}
