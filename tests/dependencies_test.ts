@@ -58,19 +58,33 @@ Deno.test("deno.dev.lock pins every npm: import of the tests and benchmarks", as
   }
 });
 
-/** The local modules `entry` loads, directly or through others, relative to the project. */
-async function localGraph(entry: string): Promise<string[]> {
+/** A module as `deno info --json` describes it, with its imports (type-only ones included). */
+interface InfoModule {
+  specifier: string;
+  dependencies?: { code?: { specifier: string }; type?: { specifier: string } }[];
+}
+
+/** The modules `entry` loads, directly or through others, as `deno info --json` lists them. */
+async function moduleGraph(entry: string): Promise<InfoModule[]> {
   const output = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", "--lock=deno.dev.lock", entry],
     cwd: ROOT,
     stderr: "inherit",
   }).output();
   assert.equal(output.code, 0, `deno info ${entry} failed`);
-  const { modules } = JSON.parse(new TextDecoder().decode(output.stdout)) as {
-    modules: { specifier: string }[];
-  };
-  return modules.map((m) => m.specifier).filter((s) => s.startsWith(ROOT.href))
-    .map((s) => s.slice(ROOT.href.length));
+  return (JSON.parse(new TextDecoder().decode(output.stdout)) as { modules: InfoModule[] })
+    .modules;
+}
+
+/** `specifier` relative to the project, or undefined when it is not a project file. */
+function local(specifier: string): string | undefined {
+  return specifier.startsWith(ROOT.href) ? specifier.slice(ROOT.href.length) : undefined;
+}
+
+/** The local modules `entry` loads, directly or through others, relative to the project. */
+async function localGraph(entry: string): Promise<string[]> {
+  return (await moduleGraph(entry)).map((m) => local(m.specifier))
+    .filter((path) => path !== undefined);
 }
 
 Deno.test("the load and token commands load no module of the store, so no database code", async () => {
@@ -79,4 +93,109 @@ Deno.test("the load and token commands load no module of the store, so no databa
     assert.ok(graph.includes(entry), graph.join(", "));
     assert.deepEqual(graph.filter((path) => path.startsWith("src/store/")), [], entry);
   }
+});
+
+/** One import of one project module by another, both relative to the project. */
+interface Import {
+  readonly from: string;
+  readonly to: string;
+}
+
+/**
+ * The imports that break the layers, each with the rule it breaks. Data flows one way:
+ * `src/http/` → `src/service/` → `src/catalog/` and `src/ingest/` → `src/store/`, and only
+ * `main.ts` (and tests and benchmarks) may name the engine, `src/store/duckdb/`.
+ */
+function layerViolations(imports: readonly Import[]): string[] {
+  const under = (path: string, ...dirs: string[]) => dirs.some((dir) => path.startsWith(dir));
+  const isTest = (path: string) => under(path, "tests/", "bench/") || /_test\.ts$/.test(path);
+  const found: string[] = [];
+  for (const { from, to } of imports) {
+    if (isTest(from)) continue;
+    const rule = under(from, "src/service/", "src/catalog/", "src/ingest/") &&
+        under(to, "src/http/")
+      ? "nothing below the HTTP layer imports it"
+      : under(from, "src/catalog/", "src/ingest/") && under(to, "src/service/", "src/store/")
+      ? "the catalog and ingest import neither the services nor the store"
+      : under(to, "src/store/duckdb/") && !under(from, "src/store/") && from !== "main.ts"
+      ? "only main.ts names the engine; the rest use src/store/store.ts"
+      : undefined;
+    if (rule !== undefined) found.push(`${from} imports ${to}: ${rule}`);
+  }
+  return found;
+}
+
+/**
+ * Every import among the project's modules that a source file under `src/` (tests aside)
+ * or `main.ts` loads. Entries are added until every such file is in the graph: some are
+ * reached by no import (a worker's script, the commands).
+ */
+async function projectImports(): Promise<Import[]> {
+  const sources: string[] = ["main.ts"];
+  const walk = async (dir: string): Promise<void> => {
+    for await (const entry of Deno.readDir(new URL(dir, ROOT))) {
+      const path = `${dir}${entry.name}`;
+      if (entry.isDirectory) await walk(`${path}/`);
+      else if (path.endsWith(".ts") && !path.endsWith("_test.ts")) sources.push(path);
+    }
+  };
+  await walk("src/");
+  const seen = new Set<string>();
+  const imports: Import[] = [];
+  for (const source of sources) {
+    if (seen.has(source)) continue;
+    for (const module of await moduleGraph(source)) {
+      const from = local(module.specifier);
+      if (from === undefined || seen.has(from)) continue;
+      seen.add(from);
+      for (const dependency of module.dependencies ?? []) {
+        for (const target of [dependency.code?.specifier, dependency.type?.specifier]) {
+          const to = target === undefined ? undefined : local(target);
+          if (to !== undefined) imports.push({ from, to });
+        }
+      }
+    }
+  }
+  assert.ok(sources.every((source) => seen.has(source)), "some source was not walked");
+  return imports;
+}
+
+Deno.test("layerViolations() names each import that goes against the layers", () => {
+  assert.deepEqual(
+    layerViolations([
+      { from: "src/service/tables.ts", to: "src/http/routes/shapes.ts" },
+      { from: "src/catalog/rows.ts", to: "src/store/store.ts" },
+      { from: "src/ingest/spool.ts", to: "src/service/bodies.ts" },
+      { from: "src/http/app.ts", to: "src/store/duckdb/mod.ts" },
+      { from: "src/service/uploads.ts", to: "src/store/duckdb/rows.ts" },
+    ]).map((violation) => violation.slice(0, violation.indexOf(":"))),
+    [
+      "src/service/tables.ts imports src/http/routes/shapes.ts",
+      "src/catalog/rows.ts imports src/store/store.ts",
+      "src/ingest/spool.ts imports src/service/bodies.ts",
+      "src/http/app.ts imports src/store/duckdb/mod.ts",
+      "src/service/uploads.ts imports src/store/duckdb/rows.ts",
+    ],
+  );
+  assert.deepEqual(
+    layerViolations([
+      { from: "src/http/routes/rows.ts", to: "src/service/uploads.ts" },
+      { from: "src/service/uploads.ts", to: "src/store/store.ts" },
+      { from: "src/catalog/rows.ts", to: "src/ingest/json_rows_summary.ts" },
+      { from: "src/store/store.ts", to: "src/store/duckdb/rows.ts" },
+      { from: "main.ts", to: "src/store/duckdb/mod.ts" },
+      { from: "tests/helpers/store.ts", to: "src/store/duckdb/mod.ts" },
+      { from: "src/http/app_test.ts", to: "src/store/duckdb/mod.ts" },
+    ]),
+    [],
+  );
+});
+
+Deno.test("the source keeps its layers: http, then service, then catalog and ingest, then store", async () => {
+  const imports = await projectImports();
+  assert.ok(
+    imports.some((i) => i.from.startsWith("src/http/") && i.to.startsWith("src/service/")),
+    "the routes reach no service: is the graph read at all?",
+  );
+  assert.deepEqual(layerViolations(imports), []);
 });

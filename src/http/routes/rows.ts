@@ -11,14 +11,14 @@ import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi
 import type { Context } from "hono";
 import { type AuthVariables, checkSchemaAccess } from "../auth.ts";
 import { noteRowsLoaded, streamedResponse } from "../observe.ts";
-import { planTable } from "../../catalog/definition.ts";
 import type { Table } from "../../catalog/model.ts";
 import { checkTableName } from "../../catalog/names.ts";
-import { ApiError } from "../../errors.ts";
-import { checkZip, detectFormat, readSheetApart, type SheetLimits } from "../../ingest/sheet.ts";
-import { discard, RowsInParts } from "../../ingest/spool.ts";
 import { IF_EXISTS } from "../../catalog/uploads.ts";
-import { ON_CONFLICT, type Store } from "../../store/store.ts";
+import { ApiError } from "../../errors.ts";
+import type { RowsDeps } from "../../service/bodies.ts";
+import * as records from "../../service/records.ts";
+import * as uploads from "../../service/uploads.ts";
+import { ON_CONFLICT } from "../../store/store.ts";
 import {
   CountQuery,
   errorResponses,
@@ -30,7 +30,7 @@ import {
   TableShape,
 } from "./shapes.ts";
 import { schemaOf } from "./tables.ts";
-import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
+import { templateUse, TemplateUseQuery } from "./templates.ts";
 import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
 import {
@@ -39,45 +39,12 @@ import {
   keyedWrite,
   respond,
 } from "./idempotency.ts";
-import {
-  checkJsonType,
-  definitionPart,
-  inSheetTerms,
-  parseDefinition,
-  spool,
-  spoolOptions,
-  uploaded,
-  withUpload,
-} from "./upload_bodies.ts";
-
-/** Rows whose keys the spool pass collects itself. */
-export const KEY_SAMPLE_ROWS = 1000;
-
-/**
- * Size of the parts a records body is spooled in: each part is loaded while the next
- * arrives. Large enough that DuckDB's parallel reader has work for every thread.
- */
-const PART_BYTES = 32 * 1024 * 1024;
+import { incomingBody, parseDefinition, uploaded } from "./upload_bodies.ts";
 
 /** Largest page of records. */
 export const MAX_RECORDS_PAGE = 10_000;
 
 export type Env = { Variables: AuthVariables & IdempotencyVariables };
-
-/** What the row routes need besides the store. */
-export interface RowsDeps {
-  readonly store: Store;
-  readonly spoolDir: string;
-  readonly maxUploadBytes: number;
-  readonly maxJsonBytes: number;
-  readonly maxSheetRows: number;
-  readonly maxSheetBytes: number;
-  /** Longest wait for the next bytes of a body (408 past it). */
-  readonly bodyIdleMs: number;
-}
-
-/** How many times its own size a spreadsheet may decompress to (the contract's 100×). */
-const MAX_EXPANSION_RATIO = 100;
 
 /** The query of every upload. */
 const UploadQuery = z.object({
@@ -300,109 +267,54 @@ const exportCsv = createRoute(scoped("tables:read", {
 export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
 
+  /** What every upload route hands its service besides the body. */
+  const uploadOptions = (c: Context<Env>) => ({
+    ifExists: parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail"),
+    template: templateUse(c),
+    keyed: keyedWrite(c, uploaded),
+    readDefinition: parseDefinition,
+  });
+
   streaming(app, uploadJson, async (c) => {
-    const { name, schema } = address(c);
-    const ifExists = parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
-    const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
-    const file = await spool(c, deps);
-    try {
-      const plan = oneDefinition(fromTemplate, file.table) ??
-        (file.table === undefined
-          ? undefined
-          : planTable({ schema, name }, parseDefinition(file.table)));
-      const keyed = keyedWrite(c, uploaded);
-      const result = await deps.store.uploadTable({ schema, name }, file, {
-        plan,
-        ifExists,
-        keyed,
-      });
-      noteRowsLoaded(c, result.inserted);
-      return respond(c, uploaded(result));
-    } finally {
-      await discard(file);
-    }
+    const ref = address(c);
+    const result = await uploads.uploadJson(deps, ref, incomingBody(c), uploadOptions(c));
+    noteRowsLoaded(c, result.inserted);
+    return respond(c, uploaded(result));
   });
 
   streaming(app, insertRecords, async (c) => {
-    const { name, schema } = address(c);
+    const ref = address(c);
     const onConflict = parseChoice("on_conflict", c.req.query("on_conflict"), ON_CONFLICT, "fail");
-    checkJsonType(c);
-    const rows = new RowsInParts(c.req.raw.body, c.req.header("content-length"), {
-      ...spoolOptions(c, deps, false),
-      // Only fail-mode loads use parts early; the others would only join them again.
-      partBytes: onConflict === "fail" ? PART_BYTES : Infinity,
+    const answer = (result: { table: Table; inserted: number }) => ({
+      status: 200,
+      body: result,
     });
-    try {
-      const answer = (result: { table: Table; inserted: number }) => ({
-        status: 200,
-        body: result,
-      });
-      const result = await deps.store.insertRecords(
-        { schema, name },
-        rows,
-        onConflict,
-        keyedWrite(c, answer),
-      );
-      noteRowsLoaded(c, result.inserted);
-      return respond(c, answer(result));
-    } finally {
-      await rows.discard();
-    }
+    const result = await records.insertRecords(
+      deps,
+      ref,
+      incomingBody(c),
+      onConflict,
+      keyedWrite(c, answer),
+    );
+    noteRowsLoaded(c, result.inserted);
+    return respond(c, answer(result));
   });
 
   streaming(app, uploadExcel, async (c) => {
-    const { name, schema } = address(c);
-    const ifExists = parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
-    const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
-    return await withUpload(c, deps, async ({ file, body }, spooled) => {
-      const given = definitionPart(body, { schema, name });
-      const plan = oneDefinition(fromTemplate, given) ?? given;
-      const format = await detectFormat(file.path);
-      const keyed = keyedWrite(c, uploaded);
-      if (format === "csv") {
-        return await deps.store.uploadCsv({ schema, name }, file.path, {
-          plan,
-          ifExists,
-          keyed,
-          separatorLines: file.separatorLines,
-        });
-      }
-      const limits: SheetLimits = {
-        maxRows: deps.maxSheetRows,
-        maxExpandedBytes: deps.maxSheetBytes,
-        maxExpansionRatio: MAX_EXPANSION_RATIO,
-      };
-      const bytes = await Deno.readFile(file.path);
-      if (format === "zip") checkZip(bytes, limits);
-      const outPath = spooled(`${deps.spoolDir}/${crypto.randomUUID()}.json`);
-      const rows = await readSheetApart(bytes, { ...limits, sheet: c.req.query("sheet"), outPath });
-      try {
-        return await deps.store.uploadTable({ schema, name }, rows, { plan, ifExists, keyed });
-      } catch (error) {
-        throw inSheetTerms(error, rows);
-      }
+    const ref = address(c);
+    const result = await uploads.uploadSpreadsheet(deps, ref, incomingBody(c), {
+      ...uploadOptions(c),
+      sheet: c.req.query("sheet"),
     });
+    noteRowsLoaded(c, result.inserted);
+    return respond(c, uploaded(result));
   });
 
   streaming(app, uploadCsv, async (c) => {
-    const { name, schema } = address(c);
-    const ifExists = parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail");
-    const fromTemplate = await planFromTemplate(c, deps.store, { schema, name });
-    return await withUpload(c, deps, async ({ file, body }) => {
-      const given = definitionPart(body, { schema, name });
-      const plan = oneDefinition(fromTemplate, given) ?? given;
-      if (await detectFormat(file.path) !== "csv") {
-        throw ApiError.unsupportedMediaType(
-          "The file is not CSV text; send spreadsheets to upload/excel",
-        );
-      }
-      return await deps.store.uploadCsv({ schema, name }, file.path, {
-        plan,
-        ifExists,
-        keyed: keyedWrite(c, uploaded),
-        separatorLines: file.separatorLines,
-      });
-    });
+    const ref = address(c);
+    const result = await uploads.uploadCsv(deps, ref, incomingBody(c), uploadOptions(c));
+    noteRowsLoaded(c, result.inserted);
+    return respond(c, uploaded(result));
   });
 
   app.openapi(readRecords, async (c) => {
@@ -412,7 +324,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     checkSchemaAccess(c, schema);
     const offset = parseCount("offset", query.offset, 0, Number.MAX_SAFE_INTEGER);
     const limit = parseCount("limit", query.limit, 100, MAX_RECORDS_PAGE);
-    const { json, total } = await deps.store.readRecords({ schema, name }, offset, limit);
+    const { json, total } = await records.readRecords(deps, { schema, name }, offset, limit);
     // The records arrive as JSON text from the database; they are not parsed again here.
     // Typed as the documented JSON, which it is, though assembled as text.
     return c.body(`{"records":${json},"total":${total}}`, 200, {
@@ -426,12 +338,10 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     const schema = schemaOf(query.schema);
     checkSchemaAccess(c, schema);
     const offsetHours = parseOffsetHours(query.timezone_offset);
-    const { table, stream } = await deps.store.exportCsv({ schema, name });
+    const { stream, fileName } = await records.exportCsv(deps, { schema, name }, offsetHours);
     return streamedResponse(c, stream, {
       "content-type": "text/csv; charset=utf-8",
-      "content-disposition": `attachment; filename="${
-        exportFileName(table.name, Date.now(), offsetHours)
-      }"`,
+      "content-disposition": `attachment; filename="${fileName}"`,
     }) as never;
   });
 
@@ -449,14 +359,6 @@ function parseOffsetHours(value: string | undefined): number {
     );
   }
   return hours;
-}
-
-/** `<table>_<YYYYMMDD_HHMMSS>.csv`: the moment `now`, shifted `offsetHours` from UTC. */
-function exportFileName(table: string, now: number, offsetHours: number): string {
-  const shifted = new Date(now + Math.round(offsetHours * 3600) * 1000);
-  // 2026-01-02T03:04:05.678Z → 20260102_030405
-  const stamp = shifted.toISOString().slice(0, 19).replaceAll(/[-:]/g, "").replace("T", "_");
-  return `${table}_${stamp}.csv`;
 }
 
 /**
@@ -477,6 +379,7 @@ function streaming(
   );
 }
 
+/** The table a row route addresses, checked, and the token's access to its schema. */
 function address(c: Context<Env>): { name: string; schema: string } {
   const name = checkTableName(c.req.param("table_name") ?? "");
   const schemas = c.req.queries("schema");

@@ -7,6 +7,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { type AuthVariables, checkSchemaAccess } from "../auth.ts";
 import { checkSchemaName } from "../../catalog/names.ts";
+import * as schemas from "../../service/schemas.ts";
 import type { Store } from "../../store/store.ts";
 import { BooleanQuery, errorResponses, parseBoolean } from "./shapes.ts";
 import { scoped } from "./scoped.ts";
@@ -75,7 +76,7 @@ export function schemaRoutes(store: Store): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
 
   app.openapi(listSchemas, async (c) => {
-    const names = await store.listSchemas(c.get("principal").schemas);
+    const names = await schemas.listSchemas(store, c.get("principal").schemas);
     return c.json({ schemas: names.map((name) => ({ name })) }, 200);
   });
 
@@ -86,7 +87,8 @@ export function schemaRoutes(store: Store): OpenAPIHono<Env> {
       status: 200,
       body: { schema, message: `Schema "${schema}" created` },
     });
-    return c.json(answer(await store.createSchema(name, keyedWrite(c, answer))).body, 200);
+    const schema = await schemas.createSchema(store, name, keyedWrite(c, answer));
+    return c.json(answer(schema).body, 200);
   });
 
   app.openapi(deleteSchema, async (c) => {
@@ -97,7 +99,7 @@ export function schemaRoutes(store: Store): OpenAPIHono<Env> {
       status: 200,
       body: { schema, message: `Schema "${schema}" deleted` },
     });
-    const schema = await store.dropSchema(name, cascade, keyedWrite(c, answer));
+    const schema = await schemas.dropSchema(store, name, cascade, keyedWrite(c, answer));
     return c.json(answer(schema).body, 200);
   });
 

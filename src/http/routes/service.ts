@@ -8,8 +8,8 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import type { MetricsAccess } from "../../config.ts";
-import { ApiError } from "../../errors.ts";
 import type { Metrics } from "../observe.ts";
+import * as health from "../../service/health.ts";
 import type { Store } from "../../store/store.ts";
 import { ErrorShape } from "./shapes.ts";
 
@@ -107,18 +107,15 @@ export interface ServiceDeps {
 export function serviceRoutes({ store, metrics, metricsAccess, auth }: ServiceDeps): OpenAPIHono {
   const app = new OpenAPIHono({ strict: false });
   app.openapi(healthz, async (c) => {
-    if (await store.healthy()) return c.json({ status: "ok" as const }, 200);
-    throw ApiError.unavailable("The database failed and cannot be reopened; restart the service");
+    await health.checkLiveness(store);
+    return c.json({ status: "ok" as const }, 200);
   });
   app.openapi(readyz, async (c) => {
-    if (await store.ready()) return c.json({ status: "ready" as const }, 200);
-    throw ApiError.unavailable("The database is not writable");
+    await health.checkReadiness(store);
+    return c.json({ status: "ready" as const }, 200);
   });
   app.openapi(metricsRoute(metricsAccess, auth), async (c) => {
-    const text = await metrics.render({
-      openTransactions: store.openTransactions(),
-      storageMemory: await store.memoryByUse(),
-    });
+    const text = await metrics.render(await health.storageGauges(store));
     return c.text(text, 200, { "content-type": metrics.contentType });
   });
   return app;

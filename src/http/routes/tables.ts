@@ -7,11 +7,10 @@
 import { createHash } from "node:crypto";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { type AuthVariables, checkSchemaAccess } from "../auth.ts";
-import { planTable } from "../../catalog/definition.ts";
 import { checkSchemaName, checkTableName, DEFAULT_SCHEMA } from "../../catalog/names.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
-import { planUpdate } from "../../catalog/update.ts";
 import { ApiError } from "../../errors.ts";
+import * as tables from "../../service/tables.ts";
 import type { Store } from "../../store/store.ts";
 import {
   BooleanQuery,
@@ -29,7 +28,7 @@ import {
   TableShape,
   TableUpdateShape,
 } from "./shapes.ts";
-import { oneDefinition, planFromTemplate, TemplateUseQuery } from "./templates.ts";
+import { templateUse, TemplateUseQuery } from "./templates.ts";
 import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
 import { IdempotencyKeyHeader, type IdempotencyVariables, keyedWrite } from "./idempotency.ts";
@@ -248,12 +247,12 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const schema = schemaOf(query.schema);
     const ifNotExists = parseBoolean("if_not_exists", query.if_not_exists);
     checkSchemaAccess(c, schema);
-    const definition = c.req.valid("json").table;
-    const fromTemplate = await planFromTemplate(c, store, { schema, name });
-    const plan = oneDefinition(fromTemplate, definition) ??
-      planTable({ schema, name }, definition ?? {});
-    const keyed = keyedWrite(c, tableAnswer);
-    const { body, headers } = tableAnswer(await store.createTable(plan, { ifNotExists, keyed }));
+    const created = await tables.createTable(store, { schema, name }, c.req.valid("json").table, {
+      template: templateUse(c),
+      ifNotExists,
+      keyed: keyedWrite(c, tableAnswer),
+    });
+    const { body, headers } = tableAnswer(created);
     return c.json(body, 200, headers);
   });
 
@@ -261,7 +260,7 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const name = checkTableName(c.req.valid("param").table_name);
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
-    const table = await store.getTable({ schema, name });
+    const table = await tables.getTable(store, { schema, name });
     return c.json({ table }, 200, { etag: etagOf(table) });
   });
 
@@ -272,7 +271,7 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const offset = parseCount("offset", query.offset, 0, Number.MAX_SAFE_INTEGER);
     const limit = parseCount("limit", query.limit, 100, MAX_TABLE_PAGE);
     if (schema !== undefined) checkSchemaAccess(c, schema);
-    const listing = await store.listTables({
+    const listing = await tables.listTables(store, {
       schema,
       visibleSchemas: c.get("principal").schemas,
       offset,
@@ -289,11 +288,10 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const wanted = c.req.valid("json").table;
     if (wanted.schema != null) checkSchemaAccess(c, checkSchemaName(wanted.schema));
     const ifMatch = c.req.header("if-match");
-    const updated = await store.updateTable({ schema, name }, (current) => {
-      // Judged under the table's lock, against the definition the update starts from.
-      checkIfMatch(ifMatch, current);
-      return planUpdate(current, wanted);
-    }, keyedWrite(c, tableAnswer));
+    const updated = await tables.updateTable(store, { schema, name }, wanted, {
+      expect: (current) => checkIfMatch(ifMatch, current),
+      keyed: keyedWrite(c, tableAnswer),
+    });
     const { body, headers } = tableAnswer(updated);
     return c.json(body, 200, headers);
   });
@@ -310,7 +308,7 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
         schema: dropped.schema,
       },
     });
-    const dropped = await store.dropTable({ schema, name }, keyedWrite(c, answer));
+    const dropped = await tables.deleteTable(store, { schema, name }, keyedWrite(c, answer));
     return c.json(answer(dropped).body, 200);
   });
 

@@ -9,25 +9,17 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { hasScope } from "../../auth/jwt.ts";
 import { type AuthVariables } from "../auth.ts";
-import { planTable, type TablePlan } from "../../catalog/definition.ts";
-import type { TableRef } from "../../catalog/model.ts";
 import { COMPATIBILITY_MODES } from "../../catalog/compatibility.ts";
 import { checkTemplateName } from "../../catalog/names.ts";
 import {
-  admitVersion,
-  compareVersions,
-  draftTemplate,
   formatVersion,
-  judge,
   parseVersion,
-  pickVersions,
-  type StoredTemplate,
   type Template,
   TEMPLATE_ORDERS,
-  typedVersion,
   type Version,
 } from "../../catalog/templates.ts";
-import { ApiError, MAX_DETAILS, summarise } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
+import * as templates from "../../service/templates.ts";
 import type { Store } from "../../store/store.ts";
 import {
   BooleanQuery,
@@ -240,16 +232,11 @@ export const TemplateUseQuery = {
 };
 
 /**
- * The plan of a table at `ref` made from the template a request names in its `template`
- * and `template_version` (default latest) query parameters, with the template recorded as
- * its origin; undefined when the request names none. 400 for a version without a template;
- * 403 without `templates:read`; 404 when the template or the version does not exist.
+ * The template a request names in its `template` and `template_version` (default latest)
+ * query parameters to make its table from; undefined when it names none. 400 for a version
+ * without a template or a bad version or name; 403 without `templates:read`.
  */
-export async function planFromTemplate(
-  c: Context<Env>,
-  store: Store,
-  ref: TableRef,
-): Promise<TablePlan | undefined> {
+export function templateUse(c: Context<Env>): templates.TemplateUse | undefined {
   const name = c.req.query("template");
   const versionText = c.req.query("template_version");
   if (name === undefined || name === "") {
@@ -262,97 +249,46 @@ export async function planFromTemplate(
     throw ApiError.forbidden('Making a table from a template needs the "templates:read" scope');
   }
   const version = versionQuery(versionText, "template_version") ?? "latest";
-  const existing = await store.templateVersions(checkTemplateName(name));
-  const { template } = pickVersions(name, existing, version)[0]!;
-  return {
-    ...planTable(ref, template.table_template),
-    template: { name: template.name, version: template.version },
-  };
-}
-
-/**
- * The definition a table is made from: the template's or the body's, never both (400).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { oneDefinition } from "./templates.ts";
- *
- * assert.equal(oneDefinition(undefined, undefined), undefined);
- * assert.throws(() => oneDefinition("template plan", { columns: [] }), /not both/);
- * ```
- */
-export function oneDefinition<P>(fromTemplate: P | undefined, given: unknown): P | undefined {
-  if (fromTemplate !== undefined && given != null) {
-    throw ApiError.badRequest(
-      "Give either a template or a table definition in the body, not both",
-    );
-  }
-  return fromTemplate;
+  return { name: checkTemplateName(name), version };
 }
 
 /** Template routes over `store`. */
 export function templateRoutes(store: Store): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
 
-  /** The draft of a request, its definition checked by the store, typed for compatibility. */
-  const draftOf = async (name: string, body: z.infer<typeof TemplateRequestShape>) => {
-    checkTemplateName(name);
-    try {
-      const draft = draftTemplate(name, body);
-      const types = await store.columnTypes(draft.plan);
-      const typed = typedVersion(formatVersion(draft.version), draft.definition, types);
-      return { draft, types, typed };
-    } catch (error) {
-      throw inTemplateTerms(error, name);
-    }
-  };
-
   app.openapi(createTemplate, async (c) => {
-    const { draft, types, typed } = await draftOf(
-      c.req.valid("param").table_template_name,
-      c.req.valid("json"),
-    );
+    const name = checkTemplateName(c.req.valid("param").table_template_name);
     const answer = (template: Template) => ({ status: 200, body: { table_template: template } });
-    const template = await store.addTemplate(
-      { ...draft, types },
-      (existing) => admitVersion(draft, existing.map(typedOf), typed),
+    const template = await templates.createTemplate(
+      store,
+      name,
+      c.req.valid("json"),
       keyedWrite(c, answer),
     );
     return c.json(answer(template).body, 200);
   });
 
   app.openapi(checkCompatibility, async (c) => {
-    const body = c.req.valid("json");
-    const { draft, typed } = await draftOf(c.req.valid("param").table_template_name, body);
-    const existing = await store.templateVersions(draft.name);
-    const earlier = body.version == null
-      ? existing
-      : existing.filter((e) => compareVersions(e.version, draft.version) < 0);
-    const verdict = judge(draft.compatibility, earlier.map((e) => typedOf(e).typed), typed);
-    // Capped as error details are: a wide template against many versions can break thousands.
-    const details = verdict.details.slice(0, MAX_DETAILS);
-    return c.json({ is_compatible: verdict.is_compatible, details }, 200);
+    const name = checkTemplateName(c.req.valid("param").table_template_name);
+    const verdict = await templates.checkTemplate(store, name, c.req.valid("json"));
+    return c.json({ is_compatible: verdict.is_compatible, details: [...verdict.details] }, 200);
   });
 
   app.openapi(listTemplates, async (c) => {
     const query = c.req.valid("query");
-    const templates = await store.listTemplates({
+    const list = await templates.listTemplates(store, {
       search: query.search,
       orderBy: parseChoice("order_by", query.order_by, TEMPLATE_ORDERS, "recent"),
       latest: parseBoolean("latest", query.latest),
     });
-    return c.json({ table_templates: templates }, 200);
+    return c.json({ table_templates: list }, 200);
   });
 
   app.openapi(getTemplate, async (c) => {
     const name = checkTemplateName(c.req.valid("param").table_template_name);
     const version = versionQuery(c.req.valid("query").version);
-    const existing = await store.templateVersions(name);
-    return c.json({
-      table_templates: pickVersions(name, existing, version).map((e) => e.template),
-      versions: existing.map((e) => e.template.version),
-    }, 200);
+    const found = await templates.getTemplate(store, name, version);
+    return c.json({ table_templates: found.templates, versions: found.versions }, 200);
   });
 
   app.openapi(deleteTemplate, async (c) => {
@@ -367,26 +303,9 @@ export function templateRoutes(store: Store): OpenAPIHono<Env> {
       status: 200,
       body: { message: `Deleted ${what} "${stored}"`, table_template_name: stored },
     });
-    const stored = await store.dropTemplate(name, version, keyedWrite(c, answer));
+    const stored = await templates.deleteTemplate(store, name, version, keyedWrite(c, answer));
     return c.json(answer(stored).body, 200);
   });
 
   return app;
-}
-
-/** A definition error as the template's, not the table's it was checked as. */
-function inTemplateTerms(error: unknown, name: string): unknown {
-  if (!(error instanceof ApiError) || error.type !== "invalid_definition") return error;
-  const problems = error.details?.length ? error.details : [{ message: error.message }];
-  return ApiError.unprocessable(
-    `The definition of template "${name}" is invalid: ${summarise(problems)}`,
-    error.details,
-  );
-}
-
-function typedOf(stored: StoredTemplate) {
-  return {
-    version: stored.version,
-    typed: typedVersion(stored.template.version, stored.template.table_template, stored.types),
-  };
 }

@@ -1,0 +1,196 @@
+/**
+ * Uploads: a table created, replaced or appended to from a JSON body of rows, a CSV file or
+ * a spreadsheet. Each body is spooled to disk, its format told by its bytes, its definition
+ * taken from the body, a template or the rows, and loaded in one transaction.
+ *
+ * @module
+ */
+
+import { planTable, type TablePlan } from "../catalog/definition.ts";
+import type { Table, TableDefinition, TableRef } from "../catalog/model.ts";
+import type { IfExists } from "../catalog/uploads.ts";
+import { ApiError } from "../errors.ts";
+import { type MultipartUpload, spoolMultipart } from "../ingest/multipart.ts";
+import { checkZip, detectFormat, readSheetApart, type SheetRows } from "../ingest/sheet.ts";
+import { discard, spoolJsonRows } from "../ingest/spool.ts";
+import type { KeyedWrite } from "../store/store.ts";
+import { checkJsonType, type IncomingBody, type RowsDeps, spoolOptions } from "./bodies.ts";
+import { oneDefinition, planFromTemplate, type TemplateUse } from "./templates.ts";
+
+/** How many times its own size a spreadsheet may decompress to (the contract's 100×). */
+const MAX_EXPANSION_RATIO = 100;
+
+/** What an upload's table and rows come to. */
+export interface Uploaded {
+  table: Table;
+  inserted: number;
+}
+
+/** How an upload goes about its table. */
+export interface UploadOptions {
+  readonly ifExists: IfExists;
+  /** Make the table from this template (400 when the body gives a definition too). */
+  readonly template?: TemplateUse;
+  readonly keyed?: KeyedWrite<Uploaded>;
+  /** Checks a definition the body gives against the API's shape of one (400 when wrong). */
+  readonly readDefinition: (value: unknown) => TableDefinition;
+}
+
+/**
+ * Uploads a JSON body, `{"table": definition, "data": [rows]}`, to the table at `ref`;
+ * 415 unless the body is JSON.
+ */
+export async function uploadJson(
+  deps: RowsDeps,
+  ref: TableRef,
+  body: IncomingBody,
+  options: UploadOptions,
+): Promise<Uploaded> {
+  const fromTemplate = await planFromTemplate(deps.store, ref, options.template);
+  checkJsonType(body);
+  const file = await spoolJsonRows(body.stream, body.contentLength, spoolOptions(deps, body, true));
+  try {
+    const plan = oneDefinition(fromTemplate, file.table) ??
+      (file.table === undefined ? undefined : planTable(ref, options.readDefinition(file.table)));
+    return await deps.store.uploadTable(ref, file, {
+      plan,
+      ifExists: options.ifExists,
+      keyed: options.keyed,
+    });
+  } finally {
+    await discard(file);
+  }
+}
+
+/**
+ * Uploads a multipart body's file, a spreadsheet (xlsx, xlsm, xlsb, xls, ods) or CSV text,
+ * told apart by its bytes, to the table at `ref`; from `sheet` (a name or 0-based index) or
+ * the first sheet of a workbook. Failures of a sheet's rows name its own row numbers.
+ */
+export async function uploadSpreadsheet(
+  deps: RowsDeps,
+  ref: TableRef,
+  body: IncomingBody,
+  options: UploadOptions & { readonly sheet?: string },
+): Promise<Uploaded> {
+  return await withUpload(deps, ref, body, options, async (upload, plan, spooled) => {
+    const { file } = upload;
+    const format = await detectFormat(file.path);
+    const load = { plan, ifExists: options.ifExists, keyed: options.keyed };
+    if (format === "csv") {
+      return await deps.store.uploadCsv(ref, file.path, {
+        ...load,
+        separatorLines: file.separatorLines,
+      });
+    }
+    const limits = {
+      maxRows: deps.maxSheetRows,
+      maxExpandedBytes: deps.maxSheetBytes,
+      maxExpansionRatio: MAX_EXPANSION_RATIO,
+    };
+    const bytes = await Deno.readFile(file.path);
+    if (format === "zip") checkZip(bytes, limits);
+    const outPath = spooled(`${deps.spoolDir}/${crypto.randomUUID()}.json`);
+    const rows = await readSheetApart(bytes, { ...limits, sheet: options.sheet, outPath });
+    try {
+      return await deps.store.uploadTable(ref, rows, load);
+    } catch (error) {
+      throw inSheetTerms(error, rows);
+    }
+  });
+}
+
+/** Uploads a multipart body's CSV file to the table at `ref`; 415 for any other file. */
+export async function uploadCsv(
+  deps: RowsDeps,
+  ref: TableRef,
+  body: IncomingBody,
+  options: UploadOptions,
+): Promise<Uploaded> {
+  return await withUpload(deps, ref, body, options, async ({ file }, plan) => {
+    if (await detectFormat(file.path) !== "csv") {
+      throw ApiError.unsupportedMediaType(
+        "The file is not CSV text; send spreadsheets to upload/excel",
+      );
+    }
+    return await deps.store.uploadCsv(ref, file.path, {
+      plan,
+      ifExists: options.ifExists,
+      keyed: options.keyed,
+      separatorLines: file.separatorLines,
+    });
+  });
+}
+
+/**
+ * Streams a multipart upload to the spool directory and runs `work` on it with the plan of
+ * its table (the template's or the definition part's, if either); every file spooled for it
+ * is removed afterwards.
+ */
+async function withUpload(
+  deps: RowsDeps,
+  ref: TableRef,
+  body: IncomingBody,
+  options: UploadOptions,
+  work: (
+    upload: MultipartUpload,
+    plan: TablePlan | undefined,
+    spooled: (path: string) => string,
+  ) => Promise<Uploaded>,
+): Promise<Uploaded> {
+  const fromTemplate = await planFromTemplate(deps.store, ref, options.template);
+  const upload = await spoolMultipart(body.stream, body.contentType, {
+    spoolDir: deps.spoolDir,
+    maxBytes: deps.maxUploadBytes,
+    idleMs: deps.bodyIdleMs,
+    maxBodyPartBytes: deps.maxJsonBytes,
+    onBytes: body.countBytes?.(),
+    digest: body.digest,
+  });
+  const paths = [upload.file.path];
+  try {
+    const given = definitionPart(upload.body, ref, options.readDefinition);
+    const plan = oneDefinition(fromTemplate, given) ?? given;
+    const result = await work(upload, plan, (path) => (paths.push(path), path));
+    return { table: result.table, inserted: result.inserted };
+  } finally {
+    for (const path of paths) await discard({ path });
+  }
+}
+
+/** The plan in a file upload's `body` part (`{"table": definition}`), if it has one. */
+function definitionPart(
+  text: string | undefined,
+  ref: TableRef,
+  readDefinition: (value: unknown) => TableDefinition,
+): TablePlan | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw ApiError.badRequest('The body part is not JSON; send {"table": definition}');
+  }
+  if (value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw ApiError.badRequest('The body part must be a JSON object: {"table": definition}');
+  }
+  const table = (value as { table?: unknown }).table;
+  return table === undefined || table === null ? undefined : planTable(ref, readDefinition(table));
+}
+
+/** A failed sheet load's details with the sheet's own row numbers beside the record index. */
+function inSheetTerms(error: unknown, rows: SheetRows): unknown {
+  if (!(error instanceof ApiError) || !error.details?.some((d) => d.row !== undefined)) {
+    return error;
+  }
+  const details = error.details.map((d) =>
+    d.row === undefined || rows.sheetRows[d.row] === undefined
+      ? d
+      : { ...d, sheet: rows.sheet, sheet_row: rows.sheetRows[d.row] }
+  );
+  return new ApiError(error.status, error.type, error.message, {
+    details,
+    headers: { ...error.headers },
+  });
+}
