@@ -360,12 +360,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
       const format = await detectFormat(file.path);
       const keyed = keyedWrite(c, uploaded);
       if (format === "csv") {
-        return await deps.store.uploadCsv({ schema, name }, file.path, {
-          plan,
-          ifExists,
-          keyed,
-          separatorLines: file.separatorLines,
-        });
+        return await deps.store.uploadCsv({ schema, name }, file, { plan, ifExists, keyed });
       }
       const limits: SheetLimits = {
         maxRows: deps.maxSheetRows,
@@ -396,11 +391,10 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
           "The file is not CSV text; send spreadsheets to upload/excel",
         );
       }
-      return await deps.store.uploadCsv({ schema, name }, file.path, {
+      return await deps.store.uploadCsv({ schema, name }, file, {
         plan,
         ifExists,
         keyed: keyedWrite(c, uploaded),
-        separatorLines: file.separatorLines,
       });
     });
   });

@@ -13,8 +13,7 @@ import type { Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import { spoolMultipart } from "../../ingest/multipart.ts";
 import type { SheetRows } from "../../ingest/sheet.ts";
-import { discard, spoolJsonRows, type SpoolOptions } from "../../ingest/spool.ts";
-import type { RowsFile } from "../../store/store.ts";
+import { discard, type SpooledRows, spoolJsonRows, type SpoolOptions } from "../../ingest/spool.ts";
 import { TableDefinitionShape } from "./shapes.ts";
 import { validationHook } from "./validation.ts";
 import { bodyDigest, respond } from "./idempotency.ts";
@@ -89,7 +88,7 @@ export function inSheetTerms(error: unknown, rows: SheetRows): unknown {
 }
 
 /** Spools an upload body (`{"table": …, "data": [ … ]}`) whole. */
-export async function spool(c: Context<Env>, deps: RowsDeps): Promise<RowsFile> {
+export async function spool(c: Context<Env>, deps: RowsDeps): Promise<SpooledRows> {
   checkJsonType(c);
   return await spoolJsonRows(
     c.req.raw.body,

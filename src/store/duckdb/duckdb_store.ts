@@ -13,13 +13,14 @@ import type { TableUpdate } from "../../catalog/update.ts";
 import type { Logger } from "../../log.ts";
 import type {
   ArrivingRows,
+  CsvSource,
   KeptAnswer,
   KeyedWrite,
   ListTablesOptions,
   ListTemplatesOptions,
   NewTemplate,
   OnConflict,
-  RowsFile,
+  RowsSource,
   Store,
   TableListing,
   UpdateHow,
@@ -173,18 +174,18 @@ export class DuckDBStore implements Store {
 
   uploadTable(
     ref: TableRef,
-    file: RowsFile,
+    rows: RowsSource,
     options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }> {
-    return uploadTable(this.#context, ref, file, options);
+    return uploadTable(this.#context, ref, rows, options);
   }
 
   uploadCsv(
     ref: TableRef,
-    path: string,
-    options: UploadOptions & { readonly separatorLines?: boolean },
+    csv: CsvSource,
+    options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }> {
-    return uploadCsv(this.#context, ref, path, options);
+    return uploadCsv(this.#context, ref, csv, options);
   }
 
   readRecords(

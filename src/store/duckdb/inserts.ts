@@ -8,7 +8,7 @@
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { KeyColumn } from "../../catalog/rows.ts";
 import { ApiError } from "../../errors.ts";
-import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict, RowsFile } from "../store.ts";
+import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict, RowsSource } from "../store.ts";
 import { checkpointAfterLoad, noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer } from "./idempotency.ts";
@@ -17,6 +17,7 @@ import { explainLoadFailure } from "./load_errors.ts";
 import { keysOutside, mapRowKeys } from "./row_keys.ts";
 import { conflictKey, loadRows } from "./rows.ts";
 import type { Inserted, SmallInserts } from "./small_inserts.ts";
+import { type RowsFile, withLocalFile } from "./sources.ts";
 import { appendLocks } from "./store_locks.ts";
 import { insertWhileArriving } from "./streamed_inserts.ts";
 import { getTable } from "./tables.ts";
@@ -65,19 +66,22 @@ export async function insertRecords(
  * Inserts a whole body of rows with `read_json`; rows with keys past the spool's sample
  * are met by a second try that knows every key.
  */
-export async function insertWhole(
+export function insertWhole(
   context: StoreContext,
   ref: TableRef,
-  file: RowsFile,
+  rows: RowsSource,
   onConflict: OnConflict,
   keyed: KeyedWrite<Inserted> | undefined,
 ): Promise<Inserted> {
-  try {
-    return await insertWholeOnce(context, ref, file, onConflict, keyed);
-  } catch (error) {
-    if (!(error instanceof MoreKeys)) throw error;
-    return await insertWholeOnce(context, ref, error.complete(file), onConflict, keyed);
-  }
+  return withLocalFile(context.spoolDir, rows, async (path) => {
+    const file: RowsFile = { ...rows, path };
+    try {
+      return await insertWholeOnce(context, ref, file, onConflict, keyed);
+    } catch (error) {
+      if (!(error instanceof MoreKeys)) throw error;
+      return await insertWholeOnce(context, ref, error.complete(file), onConflict, keyed);
+    }
+  });
 }
 
 function insertWholeOnce(

@@ -8,13 +8,13 @@
 import type { TableRef } from "../../catalog/model.ts";
 import { beforeDeadline } from "../../deadline.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
-import type { SpooledPart } from "../../ingest/spool.ts";
-import type { ArrivingRows, KeyedWrite } from "../store.ts";
+import type { ArrivingRows, KeyedWrite, RowsPart } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { loadPlainly } from "./plain_loads.ts";
 import { appendParts } from "./rows.ts";
 import type { Inserted } from "./small_inserts.ts";
+import { localFile } from "./sources.ts";
 
 /** Longest a load of a body still arriving waits for its next part (see nextPart). */
 const PART_WAIT_MS = 2_000;
@@ -25,7 +25,7 @@ const PART_WAIT_MS = 2_000;
  * the body is then loaded whole once it has all arrived, holding nothing until then, and a
  * client trickling its body cannot hold up DDL on the table.
  */
-async function nextPart(parts: AsyncIterator<SpooledPart>): Promise<SpooledPart> {
+async function nextPart(parts: AsyncIterator<RowsPart>): Promise<RowsPart> {
   const next = parts.next();
   next.catch(() => {}); // Abandoned when late; the whole-body path meets the same failure.
   const late = () => new Error("The body's next part is late");
@@ -56,7 +56,13 @@ export async function insertWhileArriving(
     let summary: RowsSummary | undefined;
     async function* paths() {
       for (let part = first!.value;; part = await nextPart(parts)) {
-        yield part.path;
+        // Each part's file is let go once read: the next part is asked for after that.
+        const file = await localFile(context.spoolDir, part);
+        try {
+          yield file.path;
+        } finally {
+          await file.release();
+        }
         if (part.last) return void (summary = part.progress);
       }
     }

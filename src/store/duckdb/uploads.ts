@@ -9,7 +9,7 @@ import type { PlannedColumn } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { KeyColumn } from "../../catalog/rows.ts";
 import { ApiError } from "../../errors.ts";
-import type { RowsFile, UploadOptions } from "../store.ts";
+import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
 import { dropTableIn, existingSchema } from "./catalog_rows.ts";
 import { checkpointAfterLoad, noted, type StoreContext } from "./context.ts";
 import { describeCsv } from "./csv_layout.ts";
@@ -22,21 +22,26 @@ import { explainLoadFailure } from "./load_errors.ts";
 import { findTable } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { mapRowKeys } from "./row_keys.ts";
+import { type RowsFile, withLocalFile } from "./sources.ts";
 import { heldBy, schemaLock, tableLock } from "./store_locks.ts";
 
 /**
- * Creates (or replaces, or appends to) a table from `file`, in one transaction; without a
+ * Creates (or replaces, or appends to) a table from `rows`, in one transaction; without a
  * plan the columns are inferred from the rows. A load of many rows is followed by a
  * checkpoint.
  */
 export async function uploadTable(
   context: StoreContext,
   ref: TableRef,
-  file: RowsFile,
+  rows: RowsSource,
   options: UploadOptions,
 ): Promise<{ table: Table; inserted: number }> {
   noted(context, options.keyed);
-  const loaded = await uploadInferring(context, ref, file, options);
+  const loaded = await withLocalFile(
+    context.spoolDir,
+    rows,
+    (path) => uploadInferring(context, ref, { ...rows, path }, options),
+  );
   await checkpointAfterLoad(context, loaded.inserted);
   return loaded;
 }
@@ -48,22 +53,27 @@ export async function uploadTable(
 export async function uploadCsv(
   context: StoreContext,
   ref: TableRef,
-  path: string,
-  options: UploadOptions & { readonly separatorLines?: boolean },
+  source: CsvSource,
+  options: UploadOptions,
 ): Promise<{ table: Table; inserted: number }> {
-  const described = await context.database.withSession((session) => describeCsv(session, path));
-  const csv = { ...described.csv, separatorLines: options.separatorLines ?? true };
-  const file: RowsFile = {
-    path,
-    rows: -1, // Unknown until loaded; the count comes from the table.
-    form: "objects",
-    keys: csv.columns,
-    keysComplete: true,
-    firstRowOfLength: new Map(),
-    hasData: true,
-    csv,
-  };
-  return await uploadTable(context, ref, file, options);
+  const loaded = await withLocalFile(context.spoolDir, source, async (path) => {
+    const described = await context.database.withSession((session) => describeCsv(session, path));
+    const csv = { ...described.csv, separatorLines: source.separatorLines ?? true };
+    const file: RowsFile = {
+      path,
+      rows: -1, // Unknown until loaded; the count comes from the table.
+      form: "objects",
+      keys: csv.columns,
+      keysComplete: true,
+      firstRowOfLength: new Map(),
+      hasData: true,
+      csv,
+    };
+    noted(context, options.keyed);
+    return await uploadInferring(context, ref, file, options);
+  });
+  await checkpointAfterLoad(context, loaded.inserted);
+  return loaded;
 }
 
 /**
