@@ -46,7 +46,10 @@ import { uploadCsv, uploadTable } from "./uploads.ts";
 export interface StoreOptions {
   /** The database file. */
   readonly path: string;
-  /** Absolute directory request bodies are spooled to; the only one DuckDB may read. */
+  /**
+   * Absolute directory request bodies are spooled to; the only one DuckDB may read, so rows
+   * from anywhere else are spooled here by the store first.
+   */
   readonly spoolDir: string;
   /** Absolute directory for DuckDB's spill files. */
   readonly tempDir: string;

@@ -112,8 +112,9 @@ async function insertTogether(
  * them. That keeps the group off DuckDB's asynchronous calls, each a hand-over to
  * another thread and back, which an explicit `BEGIN` and `COMMIT` would be
  * (docs/decisions.md, Rows: "A group's flush is its commit"). Members with an idempotency
- * key need their answers in the same transaction, so then it is an explicit one after all. The table they went into, or undefined, having
- * changed nothing, when they are not plain or anything fails.
+ * key need their answers in the same transaction, so then it is an explicit one after
+ * all. The table they went into, or undefined, having changed nothing, when they are not
+ * plain or anything fails.
  */
 async function appendTogether(
   context: StoreContext,
