@@ -11,6 +11,8 @@ import {
   type BodyLimits,
   type BodyOptions,
   discard,
+  type LocalBytes,
+  localBytes,
   readBody,
   writeAll,
 } from "./spool.ts";
@@ -34,7 +36,7 @@ export interface MultipartUpload {
 }
 
 /** The `file` part of an upload, spooled. */
-export interface SpooledFile {
+export interface SpooledFile extends LocalBytes {
   readonly path: string;
   readonly bytes: number;
   readonly filename?: string;
@@ -342,6 +344,7 @@ class MultipartParser {
       const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
       this.#file = {
         path,
+        ...localBytes(path),
         bytes: 0,
         separatorLines: false,
         ...(filename === undefined ? {} : { filename }),

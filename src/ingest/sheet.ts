@@ -10,7 +10,7 @@ import { inflateRawSync } from "node:zlib";
 import * as XLSX from "xlsx";
 import { ApiError, type ErrorDetail, type ErrorStatus } from "../errors.ts";
 import type { RowsSummary } from "./json_rows_summary.ts";
-import { writeAll } from "./spool.ts";
+import { type LocalBytes, localBytes, writeAll } from "./spool.ts";
 
 /** What an uploaded file is. */
 export type FileFormat = "zip" | "xls" | "csv";
@@ -286,14 +286,18 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
  * {@link readSheet} in a worker of its own, so a long parse does not stall the service;
  * the worker's heap, SheetJS's whole workbook, goes with it when it ends.
  */
-export function readSheetApart(bytes: Uint8Array, options: ReadSheetOptions): Promise<SheetRows> {
+export function readSheetApart(
+  bytes: Uint8Array,
+  options: ReadSheetOptions,
+): Promise<SheetRows & LocalBytes> {
   const worker = new Worker(new URL("./sheet_worker.ts", import.meta.url).href, {
     type: "module",
   });
-  return new Promise<SheetRows>((resolve, reject) => {
+  return new Promise<SheetRows & LocalBytes>((resolve, reject) => {
     worker.onmessage = (event: MessageEvent<{ rows?: SheetRows; error?: WorkerError }>) => {
       const { rows, error } = event.data;
-      if (rows) resolve(rows);
+      // A worker's message carries data only: the source's functions are added here.
+      if (rows) resolve({ ...rows, ...localBytes(rows.path) });
       else if (error?.status) {
         reject(new ApiError(error.status, error.type!, error.message, { details: error.details }));
       } else reject(new Error(`Reading the sheet failed: ${error?.message}`));

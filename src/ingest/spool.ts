@@ -1,5 +1,6 @@
 /**
- * Request bodies to files DuckDB reads: streamed to the spool directory, never held whole.
+ * Request bodies to files of rows: streamed to the spool directory, never held whole, and
+ * offered to the store both as files and as streams.
  *
  * @module
  */
@@ -16,14 +17,59 @@ const FIRST_BUFFER_BYTES = 1 << 16;
 
 const LF = 0x0a;
 
+/**
+ * A spooled file's bytes as a source of rows: read as a stream, or in place (`localFile`,
+ * its path) by whoever reads files itself.
+ */
+export interface LocalBytes {
+  readonly localFile: string;
+  /** The file's bytes from their start, in a new stream at each call; opened when read. */
+  stream(): ReadableStream<Uint8Array>;
+}
+
+/**
+ * The bytes of the file at `path` as a {@link LocalBytes}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { localBytes } from "./spool.ts";
+ *
+ * const path = await Deno.makeTempFile();
+ * await Deno.writeTextFile(path, "[1]\n");
+ * const bytes = localBytes(path);
+ * assert.equal(bytes.localFile, path);
+ * assert.equal(await new Response(bytes.stream()).text(), "[1]\n");
+ * assert.equal(await new Response(bytes.stream()).text(), "[1]\n");
+ * await Deno.remove(path);
+ * ```
+ */
+export function localBytes(path: string): LocalBytes {
+  return { localFile: path, stream: () => fileStream(path) };
+}
+
+/** A stream of a file's bytes that opens the file only when first read. */
+function fileStream(path: string): ReadableStream<Uint8Array> {
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      reader ??= (await Deno.open(path)).readable.getReader();
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader?.cancel(reason),
+  }, { highWaterMark: 0 });
+}
+
 /** A spooled rows array and what the pass learned about it. */
-export interface SpooledRows extends RowsSummary {
+export interface SpooledRows extends RowsSummary, LocalBytes {
   /** Absolute path of the file: newline-delimited JSON objects, one row per line. */
   readonly path: string;
 }
 
 /** A closed part of a body being spooled: a file of whole rows. */
-export interface SpooledPart {
+export interface SpooledPart extends LocalBytes {
   /** Absolute path of the part: newline-delimited JSON objects, one row per line. */
   readonly path: string;
   /** What the pass knew when the part closed; for the last part, the whole summary. */
@@ -78,7 +124,7 @@ export async function spoolJsonRows(
   options: SpoolOptions,
 ): Promise<SpooledRows> {
   const { paths, ...summary } = await spoolInParts(body, declaredLength, options, Infinity, false);
-  return { ...summary, path: paths[0]! };
+  return { ...summary, path: paths[0]!, ...localBytes(paths[0]!) };
 }
 
 /**
@@ -133,7 +179,7 @@ export class RowsInParts {
   /** The whole body as one file (the parts joined), once all of it has arrived. */
   whole(): Promise<SpooledRows> {
     this.#whole ??= this.#done.then(async ({ paths, bytes, ...summary }) => {
-      if (paths.length === 1) return { ...summary, path: paths[0]! };
+      if (paths.length === 1) return { ...summary, path: paths[0]!, ...localBytes(paths[0]!) };
       const path = `${this.options.spoolDir}/${crypto.randomUUID()}.json`;
       if (bytes) {
         try {
@@ -143,7 +189,7 @@ export class RowsInParts {
           await discard({ path });
           throw error;
         }
-        return { ...summary, path };
+        return { ...summary, path, ...localBytes(path) };
       }
       const file = await Deno.open(path, { write: true, createNew: true, mode: 0o600 });
       try {
@@ -156,7 +202,7 @@ export class RowsInParts {
       } finally {
         file.close();
       }
-      return { ...summary, path };
+      return { ...summary, path, ...localBytes(path) };
     });
     return this.#whole;
   }
@@ -243,7 +289,7 @@ async function spoolInParts(
         for (const chunk of chunks.slice(0, k)) await write(chunk);
         await write(chunks[k]!.subarray(0, at + 1));
         file!.close();
-        onPart?.({ path: paths.at(-1)!, progress: pass.progress(), last: false });
+        onPart?.({ ...part(paths.at(-1)!), progress: pass.progress(), last: false });
         await openPart();
         chunks.splice(0, k + 1, chunks[k]!.subarray(at + 1));
         break;
@@ -262,7 +308,7 @@ async function spoolInParts(
     if (keepSmall && !file) return { ...summary, paths, bytes: buffer.slice(0, buffered) };
     await write(buffer.subarray(0, buffered));
     file!.close();
-    onPart?.({ path: paths.at(-1)!, progress: summary, last: true });
+    onPart?.({ ...part(paths.at(-1)!), progress: summary, last: true });
     return { ...summary, paths };
   } catch (error) {
     try {
@@ -273,6 +319,11 @@ async function spoolInParts(
     for (const path of paths) await discard({ path });
     throw error;
   }
+}
+
+/** The file of a part at `path`. */
+function part(path: string): { readonly path: string } & LocalBytes {
+  return { path, ...localBytes(path) };
 }
 
 /** Removes a spooled file; never fails. */

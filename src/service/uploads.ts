@@ -78,10 +78,7 @@ export async function uploadSpreadsheet(
     const format = await detectFormat(file.path);
     const load = { plan, ifExists: options.ifExists, keyed: options.keyed };
     if (format === "csv") {
-      return await deps.store.uploadCsv(ref, file.path, {
-        ...load,
-        separatorLines: file.separatorLines,
-      });
+      return await deps.store.uploadCsv(ref, file, load);
     }
     const limits = {
       maxRows: deps.maxSheetRows,
@@ -113,11 +110,10 @@ export async function uploadCsv(
         "The file is not CSV text; send spreadsheets to upload/excel",
       );
     }
-    return await deps.store.uploadCsv(ref, file.path, {
+    return await deps.store.uploadCsv(ref, file, {
       plan,
       ifExists: options.ifExists,
       keyed: options.keyed,
-      separatorLines: file.separatorLines,
     });
   });
 }

@@ -16,34 +16,64 @@ import type {
 } from "../catalog/templates.ts";
 import type { Compatibility } from "../catalog/compatibility.ts";
 import type { RowsSummary } from "../ingest/json_rows_summary.ts";
-import type { RowsInMemory, SpooledPart } from "../ingest/spool.ts";
-import type { CsvLayout, LoadCounts } from "./duckdb/rows.ts";
+import type { RowsInMemory } from "../ingest/spool.ts";
 import type { IfExists } from "../catalog/uploads.ts";
 
-export type { CsvLayout, LoadCounts };
-
 /**
- * What to do with rows whose key already exists. Kept here, not beside the SQL that uses
- * it, so that importing it loads no database code (the load command has no FFI access).
+ * What to do with rows whose key already exists. Kept here, not beside the store that uses
+ * it, so that importing it loads no engine code (the load command imports it).
  */
 export const ON_CONFLICT = ["fail", "skip", "update"] as const;
 /** One of {@link ON_CONFLICT}. */
 export type OnConflict = typeof ON_CONFLICT[number];
 
-/**
- * A spooled file of rows and what is known about it: newline-delimited JSON objects, or
- * with `csv` a CSV file whose header gives the keys.
- */
-export type RowsFile = RowsSummary & { readonly path: string; readonly csv?: CsvLayout };
+/** Counts of a load. */
+export interface LoadCounts {
+  readonly inserted: number;
+  readonly skipped?: number;
+  readonly updated?: number;
+}
 
 /**
- * Rows still arriving: parts of the body (files of whole rows) as they close, and the whole
- * body as one file (or, when small, in memory) once it is there. All throw what the body's
- * spool throws.
+ * Bytes the store reads, as a stream; and, when they lie in a file on local disk, where,
+ * for an engine that reads files itself. The store only reads them: whoever made them
+ * removes them.
+ */
+export interface ByteSource {
+  /** The bytes from their start, in a new stream at each call. */
+  stream(): ReadableStream<Uint8Array>;
+  /** The absolute path of a local file holding exactly these bytes, when there is one. */
+  readonly localFile?: string;
+}
+
+/** Rows as newline-delimited JSON, one row per line, and what the pass learned of them. */
+export interface RowsSource extends RowsSummary, ByteSource {}
+
+/** A CSV file's bytes; its first line with any text is the header. */
+export interface CsvSource extends ByteSource {
+  /**
+   * False when no line of the file is only separators (so none is a line of empty fields
+   * to leave out); unknown when absent.
+   */
+  readonly separatorLines?: boolean;
+}
+
+/** A closed part of rows still arriving: whole rows, as in {@link RowsSource}. */
+export interface RowsPart extends ByteSource {
+  /** What was known of the rows when the part closed; for the last part, all of it. */
+  readonly progress: RowsSummary;
+  /** Whether the rows ended with this part. */
+  readonly last: boolean;
+}
+
+/**
+ * Rows still arriving: parts of the body (whole rows) as they close, and the whole body
+ * (or, when small, its bytes in memory) once it is there. All throw what the body's spool
+ * throws.
  */
 export interface ArrivingRows {
-  parts(): AsyncIterable<SpooledPart>;
-  whole(): Promise<RowsFile>;
+  parts(): AsyncIterable<RowsPart>;
+  whole(): Promise<RowsSource>;
   /** The whole body when it was small enough to stay in memory (then no part comes). */
   inMemory(): Promise<RowsInMemory | undefined>;
 }
@@ -168,24 +198,22 @@ export interface Store {
     keyed?: KeyedWrite<{ table: Table } & LoadCounts>,
   ): Promise<{ table: Table } & LoadCounts>;
   /**
-   * Creates (or replaces, or appends to) a table from `file`, in one transaction; without a
+   * Creates (or replaces, or appends to) a table from `rows`, in one transaction; without a
    * plan the columns are inferred from the rows.
    */
   uploadTable(
     ref: TableRef,
-    file: RowsFile,
+    rows: RowsSource,
     options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }>;
   /**
-   * {@link uploadTable} from a CSV file, read by the engine's own CSV reader: delimiter,
-   * quoting and, without a plan, the columns' types detected; the first line is the header.
-   * `separatorLines` false says no line of the file is only separators (so none is a line of
-   * empty fields to leave out); unknown when absent.
+   * {@link uploadTable} from a CSV file: delimiter, quoting and, without a plan, the
+   * columns' types detected; the first line with any text is the header.
    */
   uploadCsv(
     ref: TableRef,
-    path: string,
-    options: UploadOptions & { readonly separatorLines?: boolean },
+    csv: CsvSource,
+    options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }>;
   /** One page of records as JSON array text, and the count of all records. */
   readRecords(
@@ -239,10 +267,9 @@ export interface Store {
   /** Database transactions open at this moment. */
   openTransactions(): number;
   /**
-   * Bytes the database engine holds in memory at this moment by its own count, by what it holds
-   * them for: in DuckDB, every tag of `duckdb_memory()` in lower case, zeros included, so a
-   * series never vanishes; `base_table` is its cache of table data, bounded by its memory
-   * limit. The names are DuckDB's and may change with it.
+   * Bytes the database engine holds in memory at this moment by its own count, by what it
+   * holds them for. Every use it can name is there, zeros included, so a series never
+   * vanishes; the names are the engine's own and may change with it.
    */
   memoryByUse(): Promise<Map<string, number>>;
   /** Checkpoints and closes; waits for nothing, so stop taking requests first. */

@@ -11,7 +11,7 @@ import { ApiError, type ErrorDetail } from "../../errors.ts";
 import type { Session } from "./database.ts";
 import { describeCsv } from "./csv_layout.ts";
 import { engineMessage } from "./sql.ts";
-import type { RowsFile } from "../store.ts";
+import type { RowsFile } from "./sources.ts";
 
 /**
  * A plan for a table made from rows alone: the keys name the columns, in order of first

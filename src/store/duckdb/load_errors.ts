@@ -9,7 +9,8 @@ import type { Column, Table } from "../../catalog/model.ts";
 import type { KeyColumn } from "../../catalog/rows.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS } from "../../errors.ts";
 import type { Session } from "./database.ts";
-import { aliases, MAX_ROW_BYTES, numbered, type RowsFile } from "./rows.ts";
+import { aliases, MAX_ROW_BYTES, numbered } from "./rows.ts";
+import type { RowsFile } from "./sources.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { readAs } from "./values.ts";
 

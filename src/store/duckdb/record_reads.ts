@@ -1,12 +1,14 @@
 /**
- * Records out of DuckDB tables: pages read as JSON, and the queries and header of a CSV
- * export.
+ * Records out of DuckDB tables: pages read as JSON, and CSV exports streamed from one
+ * snapshot.
  *
  * @module
  */
 
-import type { Table } from "../../catalog/model.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
+import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
+import { describeIn, getTable } from "./tables.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 import { csvLine, jsonMembers, jsonObject } from "./values.ts";
 
@@ -105,4 +107,54 @@ export function csvHeader(columns: readonly { name: string }[]): string {
   return columns.map((c) =>
     /[",\r\n]|^\s|\s$/.test(c.name) ? `"${c.name.replaceAll('"', '""')}"` : c.name
   ).join(",");
+}
+
+/** One page of records as JSON array text, and the count of all records. */
+export async function readPage(
+  context: StoreContext,
+  ref: TableRef,
+  offset: number,
+  limit: number,
+): Promise<{ json: string; total: number }> {
+  const { database, descriptions } = context;
+  const stamp = descriptions.stamp();
+  const table = await getTable(context, ref);
+  // A wide table is read in several statements: a transaction keeps them in one snapshot.
+  const read =
+    await (readsInSlices(table)
+      ? database.transaction((session) => readRecords(session, table, offset, limit))
+      : database.withSession((session) => readRecords(session, table, offset, limit)))
+      .catch((error) => ({ error }));
+  // No change was under way at any moment of the read, so none committed between the
+  // description and the rows. Only the end of a change says it has committed: DuckDB may
+  // answer a read that began after the commit before it answers the commit itself.
+  if (descriptions.unchangedSince(stamp)) {
+    if ("error" in read) throw read.error;
+    return read;
+  }
+  // A definition changed meanwhile: read the table and its rows in one snapshot.
+  const since = descriptions.stamp();
+  return database.transaction(async (session) =>
+    readRecords(session, await describeIn(context, session, ref, since), offset, limit)
+  );
+}
+
+/** The table's records as CSV, header first, streamed from a consistent snapshot. */
+export async function exportCsv(
+  context: StoreContext,
+  ref: TableRef,
+): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
+  // The table is described in the export's own snapshot: described before it, a rename,
+  // retype or drop committed in between leaves the header stale and the statement naming
+  // a column or table that is gone. A snapshot rather than the table's shared lock, which
+  // would queue behind DDL that waits for a long load, and held while streaming would hold
+  // DDL back for as long as the slowest client reads: DuckDB keeps the version the export
+  // reads while DDL goes on and commits.
+  const since = context.descriptions.stamp();
+  let table: Table | undefined;
+  const stream = await context.database.streamLines(async (session) => {
+    table = await describeIn(context, session, ref, since);
+    return { first: csvHeader(table.columns), sql: csvQuery(table) };
+  });
+  return { table: table!, stream };
 }

@@ -9,7 +9,7 @@ import type { Table } from "../../catalog/model.ts";
 import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../../catalog/rows.ts";
 import type { Database } from "./database.ts";
 import { badValues } from "./load_errors.ts";
-import type { RowsFile } from "../store.ts";
+import type { RowsFile } from "./sources.ts";
 
 /** Keys of any row that are not among the keys already known for `file`. */
 export function keysOutside(database: Database, file: RowsFile): Promise<string[]> {

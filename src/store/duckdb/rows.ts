@@ -12,38 +12,11 @@ import type { Session } from "./database.ts";
 import { PLACEHOLDER_COLUMN } from "./metadata.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { readAs } from "./values.ts";
-import type { OnConflict } from "../store.ts";
+import type { LoadCounts, OnConflict } from "../store.ts";
+import type { RowsFile } from "./sources.ts";
 
-/** Counts of a load. */
-export interface LoadCounts {
-  readonly inserted: number;
-  readonly skipped?: number;
-  readonly updated?: number;
-}
-
-/** A spooled rows file as the loader needs it. */
-export interface RowsFile {
-  readonly path: string;
-  readonly rows: number;
-  /** Set when the file is CSV rather than newline-delimited JSON objects. */
-  readonly csv?: CsvLayout;
-}
-
-/** How a CSV file is laid out, as DuckDB's sniffer found it. */
-export interface CsvLayout {
-  readonly delimiter: string;
-  readonly quote: string;
-  readonly escape: string;
-  /** Lines before the header. */
-  readonly skip: number;
-  /** The header's names, trimmed, in file order: the file's keys. */
-  readonly columns: readonly string[];
-  /**
-   * Whether a line may be empty fields only, to be left out; false when none can be. The
-   * filter costs DuckDB a vector of 2,048 values for each column, 48 MiB for 2,000 columns.
-   */
-  readonly separatorLines?: boolean;
-}
+/** A rows file as the loader needs it. */
+type LoadedFile = Pick<RowsFile, "path" | "rows" | "csv">;
 
 /**
  * Largest single row `read_json` accepts. DuckDB sizes its read buffers from it, so it
@@ -57,7 +30,7 @@ export const MAX_ROW_BYTES = 16 * 1024 * 1024;
  * subquery without blank lines, and with `numbered` each row's position as `row_number_`.
  */
 function source(
-  file: RowsFile,
+  file: LoadedFile,
   mapping: readonly KeyColumn[],
   typeOf: (m: KeyColumn) => string,
   numbered = false,
@@ -92,7 +65,7 @@ export function aliases(mapping: readonly KeyColumn[]): string[] {
 }
 
 /** Every column of the source in order: the mapped keys' aliases, and for CSV the rest. */
-function sourceColumns(file: RowsFile, mapping: readonly KeyColumn[]): string[] {
+function sourceColumns(file: LoadedFile, mapping: readonly KeyColumn[]): string[] {
   if (!file.csv) return aliases(mapping);
   return file.csv.columns.map((key, i) => {
     const m = mapping.findIndex((m) => m.key === key);
@@ -105,7 +78,7 @@ function sourceColumns(file: RowsFile, mapping: readonly KeyColumn[]): string[] 
  * request as `row_number_`.
  */
 export function numbered(
-  file: RowsFile,
+  file: LoadedFile,
   mapping: readonly KeyColumn[],
   typeOf: (m: KeyColumn) => string,
 ): string {
@@ -129,7 +102,7 @@ export function conflictKey(table: Table): readonly string[] | undefined {
 export async function loadRows(
   session: Session,
   table: Table,
-  file: RowsFile,
+  file: LoadedFile,
   mapping: readonly KeyColumn[],
   onConflict: OnConflict,
 ): Promise<LoadCounts> {
@@ -166,7 +139,7 @@ export async function loadRows(
  */
 function insertStatement(
   table: Table,
-  file: RowsFile,
+  file: LoadedFile,
   mapping: readonly KeyColumn[],
   onConflict: OnConflict,
 ): string {
@@ -272,7 +245,7 @@ export async function appendParts(
 
 /** The source keeping one row per key: the first (ASC) or the last (DESC) in the batch. */
 function dedupe(
-  file: RowsFile,
+  file: LoadedFile,
   mapping: readonly KeyColumn[],
   keyAliases: readonly string[],
   order: "ASC" | "DESC",

@@ -8,14 +8,19 @@
 import type { Compatibility } from "../../catalog/compatibility.ts";
 import {
   formatVersion,
+  pickVersions,
   type StoredTemplate,
   type Template,
   type TemplateDefinition,
   type TemplateOrder,
   type Version,
 } from "../../catalog/templates.ts";
+import type { KeyedWrite, NewTemplate } from "../store.ts";
+import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
+import { keepAnswer } from "./idempotency.ts";
 import { META } from "./metadata.ts";
+import { templateLock } from "./store_locks.ts";
 
 const COLUMNS = "name, major, minor, compatibility, definition, column_types, created_at";
 
@@ -125,4 +130,53 @@ function toTemplate(row: Record<string, unknown>): StoredTemplate {
     version,
     types: JSON.parse(row.column_types as string),
   };
+}
+
+/**
+ * Stores a new version of a template unless `admit`, given the existing versions newest
+ * first, throws; one version at a time per template name. A template that exists keeps
+ * the spelling of its name.
+ */
+export function addTemplate(
+  context: StoreContext,
+  template: NewTemplate,
+  admit: (existing: readonly StoredTemplate[]) => void,
+  keyedWrite?: KeyedWrite<Template>,
+): Promise<Template> {
+  const keyed = noted(context, keyedWrite);
+  return context.locks.run(
+    [templateLock(template.name)],
+    () =>
+      context.database.transaction(async (session) => {
+        const existing = await templateVersions(session, template.name);
+        admit(existing);
+        const name = existing[0]?.template.name ?? template.name;
+        const createdAt = new Date().toISOString();
+        const added = await insertTemplate(session, { ...template, name, createdAt });
+        if (keyed) await keepAnswer(session, keyed, added);
+        return added;
+      }),
+  );
+}
+
+/** Deletes one version, or all; 404 when there is none. Returns the template's name. */
+export function dropTemplate(
+  context: StoreContext,
+  name: string,
+  version?: Version | "latest",
+  keyedWrite?: KeyedWrite<string>,
+): Promise<string> {
+  const keyed = noted(context, keyedWrite);
+  return context.locks.run(
+    [templateLock(name)],
+    () =>
+      context.database.transaction(async (session) => {
+        const existing = await templateVersions(session, name);
+        const [chosen] = pickVersions(name, existing, version);
+        const stored = chosen!.template.name;
+        await deleteTemplate(session, stored, version && chosen!.version);
+        if (keyed) await keepAnswer(session, keyed, stored);
+        return stored;
+      }),
+  );
 }

@@ -9,19 +9,106 @@
  * the table's new shape, copy the rows across with the column mapping, and recreate the
  * referencing tables from their copies. Column ids live in the metadata, so they survive.
  *
+ * The update is planned twice: once to learn the locks it needs, and again under them to
+ * check that nothing moved in between.
+ *
  * @module
  */
 
-import type { Table } from "../../catalog/model.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
+import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError } from "../../errors.ts";
 import type { Database, Session } from "./database.ts";
 import type { KeyedWrite, UpdateHow } from "../store.ts";
+import { existingSchema, existingTable } from "./catalog_rows.ts";
+import { checkpoint, noted, type StoreContext } from "./context.ts";
 import { keepAnswer } from "./idempotency.ts";
+import { findTable } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { engineMessage } from "./sql.ts";
+import { lockKeys } from "./store_locks.ts";
+import { underLookedUpLocks } from "./tables.ts";
 import { alterTable, canAlter } from "./update_alter.ts";
-import type { UpdateAnalysis } from "./update_analysis.ts";
+import {
+  analyseUpdate,
+  changesAnything,
+  dependentsInDropOrder,
+  tablesTouched,
+  type UpdateAnalysis,
+} from "./update_analysis.ts";
+import { checkRows } from "./update_checks.ts";
 import { rebuildTable } from "./update_rebuild.ts";
+
+/**
+ * Updates a table to the wanted definition `decide` gives for the table as it is, in one
+ * transaction, keeping its rows and column ids; 404 when it does not exist.
+ */
+export async function updateTable(
+  context: StoreContext,
+  ref: TableRef,
+  decide: (current: Table) => TableUpdate,
+  keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+): Promise<{ table: Table; how: UpdateHow }> {
+  const updated = await updateUnderLocks(context, ref, decide, noted(context, keyed));
+  // Nothing changed, so nothing else needs to commit with the key.
+  if (keyed && updated.how === "unchanged") {
+    await context.database.transaction((session) => keepAnswer(session, keyed, updated));
+  }
+  // A rebuild copies every row, as a large load does.
+  if (updated.how === "rebuilt") await checkpoint(context, "rebuild");
+  return updated;
+}
+
+function updateUnderLocks(
+  context: StoreContext,
+  ref: TableRef,
+  decide: (current: Table) => TableUpdate,
+  keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+): Promise<{ table: Table; how: UpdateHow }> {
+  const { database } = context;
+  // Read once to learn the locks, and again under them to check nothing moved.
+  const plan = async (session: Session) => {
+    const row = await existingTable(session, ref);
+    const current = (await describeTables(session, [row]))[0]!;
+    const update = decide(current);
+    const dependents = await dependentsInDropOrder(session, row.id);
+    const touched = lockKeys(row, await tablesTouched(session, row, dependents, update));
+    return { row, current, update, dependents, touched };
+  };
+  let seen: number;
+  return underLookedUpLocks(
+    context,
+    ref,
+    () =>
+      database.transaction(async (session) => {
+        const { row, touched } = await plan(session);
+        seen = row.id;
+        return touched;
+      }),
+    async (held) => {
+      const prepared = await database.withSession(async (session) => {
+        const { row, current, dependents, touched, ...planned } = await plan(session);
+        let update = planned.update;
+        if (row.id !== seen || touched.some((l) => !held.has(l.key))) return undefined;
+        if (update.plan.ref.schema !== current.schema) {
+          const schema = await existingSchema(session, update.plan.ref.schema);
+          update = { ...update, plan: { ...update.plan, ref: { ...update.plan.ref, schema } } };
+        }
+        const other = await findTable(session, update.plan.ref);
+        if (other && other.id !== row.id) {
+          throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
+        }
+        const analysis = await analyseUpdate(session, row, current, update, dependents);
+        if (!changesAnything(analysis)) return { table: current, how: "unchanged" as const };
+        await checkRows(session, analysis);
+        return analysis;
+      });
+      if (prepared === undefined || "how" in prepared) return prepared;
+      return await applyUpdate(database, prepared, keyed);
+    },
+    (updated) => updated.table,
+  );
+}
 
 /** Applies an analysed update in one transaction: ALTER where it works, else a rebuild. */
 export async function applyUpdate(
