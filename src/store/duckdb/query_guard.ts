@@ -47,6 +47,12 @@ export interface QueryScope {
   readonly visibleSchemas?: readonly string[];
   /** Where an unqualified table name is looked for. */
   readonly defaultSchema: string;
+  /**
+   * What the database holds, from {@link readQueryCatalog}; read afresh when absent. A caller
+   * may keep one and read it again after DDL: listing the functions costs tens of
+   * milliseconds, the rest well under one.
+   */
+  readonly catalog?: QueryCatalog;
 }
 
 /** A table or view a query reads. */
@@ -101,14 +107,9 @@ export async function checkQuery(
   if (sql.length > MAX_QUERY_LENGTH) {
     throw ApiError.badRequest(`The query is longer than ${MAX_QUERY_LENGTH} characters`);
   }
-  const [head] = await rows(
-    runner,
-    "SELECT json_serialize_sql($1::VARCHAR) AS tree, current_database() AS db",
-    [sql],
-  );
-  const catalog = await readCatalog(runner);
-  const database = String(head?.db);
-  const first = new Walk(database, catalog, scope, false);
+  const [head] = await rows(runner, "SELECT json_serialize_sql($1::VARCHAR) AS tree", [sql]);
+  const catalog = scope.catalog ?? await readQueryCatalog(runner);
+  const first = new Walk(catalog, scope, false);
   const tree = parseTree(String(head?.tree));
   first.statement(tree);
 
@@ -121,7 +122,7 @@ export async function checkQuery(
 
   // What runs is the rewritten text: parse and check it again, strictly.
   const [again] = await rows(runner, "SELECT json_serialize_sql($1::VARCHAR) AS tree", [text]);
-  const second = new Walk(database, catalog, scope, true);
+  const second = new Walk(catalog, scope, true);
   second.statement(parseTree(String(again?.tree)));
   if (JSON.stringify(second.tableList()) !== JSON.stringify(first.tableList())) {
     throw ApiError.badRequest("The query could not be checked: its rewrite reads other tables");
@@ -140,11 +141,25 @@ async function rows(
   return await runner.rows(sql, values);
 }
 
-/** Schema (lower case) → table or view name (lower case) → both as the catalogue spells them. */
-type Catalog = Map<string, Map<string, TableName>>;
+/** What the database holds that a query may name, or that would change what a name means. */
+export interface QueryCatalog {
+  /** The database's name in DuckDB (its file's name without extension; `memory` in memory). */
+  readonly database: string;
+  /** Schema (lower case) → table or view name (lower case) → both as the catalogue spells them. */
+  readonly tables: ReadonlyMap<string, ReadonlyMap<string, TableName>>;
+  /**
+   * Functions and macros (lower case) defined outside DuckDB's system catalogue, temporary ones
+   * too. An unqualified call looks in the database's schemas before the built-ins, so a macro
+   * `main.abs` would answer `abs(x)`: a call to such a name is refused, whatever the list says.
+   */
+  readonly shadowing: ReadonlySet<string>;
+}
 
-/** The database's own tables and views, not temporary ones nor DuckDB's internal views. */
-async function readCatalog(runner: QueryRunner): Promise<Catalog> {
+/**
+ * The database's own tables and views (not temporary ones nor internal views), and the
+ * functions defined outside DuckDB's built-ins (see {@link QueryCatalog.shadowing}).
+ */
+export async function readQueryCatalog(runner: QueryRunner): Promise<QueryCatalog> {
   const found = await rows(
     runner,
     `SELECT schema_name AS s, table_name AS t FROM duckdb_tables()
@@ -154,15 +169,25 @@ async function readCatalog(runner: QueryRunner): Promise<Catalog> {
        WHERE database_name = current_database() AND NOT temporary AND NOT internal`,
     [],
   );
-  const catalog: Catalog = new Map();
+  const tables = new Map<string, Map<string, TableName>>();
   for (const row of found) {
     const schema = String(row.s);
     const name = String(row.t);
-    const tables = catalog.get(schema.toLowerCase()) ?? new Map<string, TableName>();
-    tables.set(name.toLowerCase(), { schema, name });
-    catalog.set(schema.toLowerCase(), tables);
+    const inSchema = tables.get(schema.toLowerCase()) ?? new Map<string, TableName>();
+    inSchema.set(name.toLowerCase(), { schema, name });
+    tables.set(schema.toLowerCase(), inSchema);
   }
-  return catalog;
+  const functions = await rows(
+    runner,
+    "SELECT DISTINCT lower(function_name) AS f FROM duckdb_functions() WHERE database_name <> 'system'",
+    [],
+  );
+  const [database] = await rows(runner, "SELECT current_database() AS db", []);
+  return {
+    database: String(database?.db),
+    tables,
+    shadowing: new Set(functions.map((row) => String(row.f))),
+  };
 }
 
 /** A parsed tree: plain JSON, its numbers kept as their exact text (see {@link parseTree}). */
@@ -254,8 +279,7 @@ class Walk {
   #ctes = 0;
 
   constructor(
-    private readonly database: string,
-    private readonly catalog: Catalog,
+    private readonly catalog: QueryCatalog,
     private readonly scope: QueryScope,
     private readonly strict: boolean,
   ) {}
@@ -360,6 +384,13 @@ class Walk {
         `The query calls ${what} "${printable(full)}", which is not allowed`,
       );
     }
+    if (this.catalog.shadowing.has(name.toLowerCase())) {
+      throw ApiError.badRequest(
+        `The query calls ${what} "${
+          printable(name)
+        }", which a function defined in the database hides`,
+      );
+    }
   }
 
   #typeName(info: Node): void {
@@ -390,6 +421,14 @@ class Walk {
       return this.#fields(ref, scope);
     }
     if (!PLAIN_TABLE_REFS.has(type)) throw unsupported(type);
+    // PIVOT ... IN enum_name reads a type's values by an unchecked name.
+    if (type === "PIVOT" && Array.isArray(ref.pivots)) {
+      for (const pivot of ref.pivots) {
+        if (isNode(pivot) && typeof pivot.pivot_enum === "string" && pivot.pivot_enum !== "") {
+          throw unsupported("PIVOT over the values of a type");
+        }
+      }
+    }
     this.#fields(ref, scope);
   }
 
@@ -412,7 +451,7 @@ class Walk {
         throw ApiError.badRequest("The query could not be checked: its rewrite left a name open");
       }
     }
-    if (catalog !== "" && catalog.toLowerCase() !== this.database.toLowerCase()) {
+    if (catalog !== "" && catalog.toLowerCase() !== this.catalog.database.toLowerCase()) {
       throw ApiError.forbidden(`The query may not read database "${printable(catalog)}"`);
     }
     if (this.strict && catalog === "") {
@@ -420,7 +459,7 @@ class Walk {
     }
     const table = this.#resolve(schema === "" ? this.scope.defaultSchema : schema, name);
     this.#tables.set(`${table.schema}\u0000${table.name}`, table);
-    ref.catalog_name = this.database;
+    ref.catalog_name = this.catalog.database;
     ref.schema_name = table.schema;
     ref.table_name = table.name;
   }
@@ -435,7 +474,7 @@ class Walk {
     ) {
       throw ApiError.forbidden(`The query may not read schema "${printable(schema)}"`);
     }
-    const table = this.catalog.get(key)?.get(name.toLowerCase());
+    const table = this.catalog.tables.get(key)?.get(name.toLowerCase());
     if (table === undefined) {
       throw ApiError.badRequest(
         `The query reads "${printable(schema)}.${printable(name)}", which is not a table`,

@@ -324,6 +324,17 @@ const SMUGGLING: Hostile[] = [
   },
 ];
 
+/** Names that mean something else than they seem once the database defines them. */
+const SHADOWED: Hostile[] = [
+  { sql: "SELECT ucase(name) FROM customers", why: "an allowed name a temporary macro hides" },
+  { sql: "SELECT lcase(name) FROM customers", why: "an allowed name a macro of main hides" },
+  {
+    sql: "SELECT * FROM orders PIVOT (sum(amount) FOR status IN mood)",
+    why: "PIVOT over an enum's values",
+  },
+  { sql: 'WITH a AS (SELECT 1) SELECT * FROM "a#1"', why: "a name like a renamed CTE is no CTE" },
+];
+
 /** Table functions and replacement scans that read files or the network. */
 const FILES: Hostile[] = [
   ...[
@@ -601,6 +612,7 @@ const CATALOGUE: Hostile[] = [
 export const HOSTILE: readonly Hostile[] = [
   ...STATEMENTS,
   ...SMUGGLING,
+  ...SHADOWED,
   ...FILES,
   ...SCALARS,
   ...CATALOGUE,

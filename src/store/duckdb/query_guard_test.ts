@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb/node-api";
 import { ApiError } from "../../errors.ts";
-import { checkQuery, MAX_QUERY_LENGTH, type QueryScope } from "./query_guard.ts";
+import { checkQuery, MAX_QUERY_LENGTH, type QueryScope, readQueryCatalog } from "./query_guard.ts";
 import { HOSTILE, LEGITIMATE } from "./query_guard_catalogue.ts";
 import {
   ALLOWED_FUNCTIONS,
@@ -37,11 +37,16 @@ const checker = await instance.connect();
 await checker.run(SETUP);
 // A temporary table on the checking connection: the rewrite must not read it.
 await checker.run("CREATE TEMP TABLE customers AS SELECT 'temporary' AS name");
+// Macros hiding built-ins: one temporary on the checking connection, one in the database.
+await checker.run("CREATE TEMP MACRO ucase(x) AS 'hidden'");
+await checker.run("CREATE MACRO main.lcase(x) AS 'hidden'");
 /** A clean connection whose search path is public: the original query's meaning. */
 const reference = await instance.connect();
 await reference.run("USE memory.public");
 
-const ALL: QueryScope = { defaultSchema: "public" };
+/** Read once: listing DuckDB's functions takes tens of milliseconds. */
+const CATALOG = await readQueryCatalog(checker);
+const ALL: QueryScope = { defaultSchema: "public", catalog: CATALOG };
 
 function short(sql: string): string {
   const line = sql.replaceAll(/\s+/g, " ").trim();
@@ -178,6 +183,32 @@ Deno.test("checkQuery() keeps a constant beyond 2^53 exact in the rewrite", asyn
   const checked = await checkQuery(checker, "SELECT 9007199254740993 = 9007199254740992", ALL);
   const [[equal]] = (await checker.runAndReadAll(checked.sql)).getRowsJS() as [[boolean]];
   assert.equal(equal, false);
+});
+
+Deno.test("readQueryCatalog() lists the database's tables and views, no temporary ones", () => {
+  assert.equal(CATALOG.database, "memory");
+  assert.deepEqual([...CATALOG.tables.get("public")!.keys()].sort(), [
+    "big_orders",
+    "customers",
+    "events",
+    "orders",
+  ]);
+  assert.ok(CATALOG.tables.has("_table_service"), "the guard, not the list, refuses it");
+});
+
+Deno.test("readQueryCatalog() lists the macros that hide built-ins, temporary ones too", () => {
+  assert.ok(CATALOG.shadowing.has("ucase"));
+  assert.ok(CATALOG.shadowing.has("lcase"));
+  assert.ok(!CATALOG.shadowing.has("upper"));
+});
+
+Deno.test("checkQuery() reads the catalogue itself when given none", async () => {
+  const checked = await checkQuery(checker, "SELECT count(*) FROM orders", {
+    defaultSchema: "public",
+  });
+  assert.deepEqual(checked.tables, [{ schema: "public", name: "orders" }]);
+  const error = await refusal("SELECT ucase('a')", { defaultSchema: "public" });
+  assert.match(error.message, /"ucase", which a function defined in the database hides/);
 });
 
 Deno.test("checkQuery() takes a Session-like runner", async () => {
