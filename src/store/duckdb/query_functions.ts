@@ -36,11 +36,15 @@ const MATH = [
   "tanh", "trunc", "xor", "equi_width_bins",
 ];
 
-/** The operators the parser turns into function calls (`a + b` is `"+"(a, b)`). */
+/**
+ * The operators the parser turns into function calls (`a + b` is `"+"(a, b)`). `->` is a
+ * lambda's arrow the parser leaves as an operator when a comment precedes it, for the
+ * binder to make a lambda of, or JSON's extraction when its left side is JSON.
+ */
 // deno-fmt-ignore
 const OPERATORS = [
   "+", "-", "*", "/", "//", "%", "**", "^", "&", "|", "<<", ">>", "~", "!__postfix",
-  "||", "~~", "!~~", "~~*", "!~~*", "~~~", "^@", "->>", "@>", "<@", "&&", "<->", "<=>", "@",
+  "||", "~~", "!~~", "~~*", "!~~*", "~~~", "^@", "->", "->>", "@>", "<@", "&&", "<->", "<=>", "@",
 ];
 
 /** Text: case, padding, search, similarity, encoding, hashing. */

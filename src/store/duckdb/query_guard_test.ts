@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb/node-api";
+// deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
+import fc from "npm:fast-check@^4.10.2";
 import { ApiError } from "../../errors.ts";
 import { checkQuery, MAX_QUERY_LENGTH, type QueryScope, readQueryCatalog } from "./query_guard.ts";
 import { HOSTILE, LEGITIMATE } from "./query_guard_catalogue.ts";
@@ -227,7 +229,8 @@ const known = new Set(functions.map((f) => f.name.toLowerCase()));
 
 Deno.test("every allowed function exists in DuckDB", () => {
   const missing = [...ALLOWED_FUNCTIONS, ...ALLOWED_WINDOW_FUNCTIONS, ...ALLOWED_TABLE_FUNCTIONS]
-    .filter((name) => !known.has(name) && name !== "unnest");
+    // unnest is syntax, not a catalogue entry; -> is made a lambda or json_extract on binding.
+    .filter((name) => !known.has(name) && name !== "unnest" && name !== "->");
   assert.deepEqual(missing, []);
 });
 
@@ -259,6 +262,77 @@ Deno.test(`checkQuery() refuses each of DuckDB's ${refusedTables.length} other t
     const error = await refusal(`SELECT * FROM "${name}"()`, ALL);
     assert.equal(error.status, 400, name);
   }
+});
+
+/**
+ * `sql` respelled without changing its meaning: each letter outside string literals in either
+ * case, each run of spaces a space, a newline, a tab or a comment.
+ */
+function respell(
+  sql: string,
+  bits: readonly boolean[],
+  gaps: readonly number[],
+  comments = true,
+): string {
+  const GAPS = [" ", "\n", "\t", "  ", ...(comments ? ["/* x */ "] : [])];
+  let out = "";
+  let inString = false;
+  let i = 0;
+  for (const c of sql.replaceAll(/ +/g, " ")) {
+    i++;
+    if (c === "'") inString = !inString;
+    if (inString) out += c;
+    else if (c === " ") out += GAPS[gaps[i % gaps.length]! % GAPS.length];
+    else out += bits[i % bits.length] ? c.toUpperCase() : c.toLowerCase();
+  }
+  return out;
+}
+
+const SPELLING = {
+  bits: fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }),
+  gaps: fc.array(fc.nat(), { minLength: 1, maxLength: 16 }),
+};
+
+Deno.test("checkQuery() refuses every hostile query however it is spelled", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(...HOSTILE),
+      SPELLING.bits,
+      SPELLING.gaps,
+      async (hostile, bits, gaps) => {
+        const sql = respell(hostile.sql, bits, gaps);
+        const scope = { ...ALL, ...(hostile.schemas ? { visibleSchemas: hostile.schemas } : {}) };
+        const error = await refusal(sql, scope);
+        assert.ok(error.status === 400 || error.status === 403, sql);
+      },
+    ),
+    { numRuns: 400 },
+  );
+});
+
+Deno.test("checkQuery() passes every legitimate query however it is spelled", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      // Respelling a comment's spaces as newlines would end it early.
+      fc.constantFrom(...LEGITIMATE.filter((l) => !/--|\/\*/.test(l.sql))),
+      SPELLING.bits,
+      SPELLING.gaps,
+      async (legitimate, bits, gaps) => {
+        // A comment beside a lambda's arrow makes DuckDB parse `t -> t <> 'b'` as
+        // `(t -> t) <> 'b'`, which binds as written but not once printed back: a known gap.
+        const sql = respell(legitimate.sql, bits, gaps, !legitimate.sql.includes("->"));
+        const checked = await checkQuery(checker, sql, ALL);
+        // A respelling DuckDB reads otherwise (a comment before a lambda's arrow makes it an
+        // operator) may fail to bind: it must then fail as written too.
+        const params = legitimate.params ?? [];
+        const failure = (error: Error) => error.message.split("\n")[0];
+        const rewritten = await run(checker, checked.sql, params).then(() => "ok", failure);
+        const original = await run(reference, sql, params).then(() => "ok", failure);
+        assert.equal(rewritten, original, sql);
+      },
+    ),
+    { numRuns: 200 },
+  );
 });
 
 Deno.test("the database closes after the guard's tests", () => {
