@@ -107,10 +107,9 @@ export async function checkQuery(
   if (sql.length > MAX_QUERY_LENGTH) {
     throw ApiError.badRequest(`The query is longer than ${MAX_QUERY_LENGTH} characters`);
   }
-  const [head] = await rows(runner, "SELECT json_serialize_sql($1::VARCHAR) AS tree", [sql]);
+  const tree = await serialize(runner, sql);
   const catalog = scope.catalog ?? await readQueryCatalog(runner);
   const first = new Walk(catalog, scope, false);
-  const tree = parseTree(String(head?.tree));
   first.statement(tree);
 
   const [rewritten] = await rows(runner, "SELECT json_deserialize_sql($1::JSON) AS sql", [
@@ -121,13 +120,23 @@ export async function checkQuery(
   const text = String(rewritten?.sql);
 
   // What runs is the rewritten text: parse and check it again, strictly.
-  const [again] = await rows(runner, "SELECT json_serialize_sql($1::VARCHAR) AS tree", [text]);
   const second = new Walk(catalog, scope, true);
-  second.statement(parseTree(String(again?.tree)));
+  second.statement(await serialize(runner, text));
   if (JSON.stringify(second.tableList()) !== JSON.stringify(first.tableList())) {
     throw ApiError.badRequest("The query could not be checked: its rewrite reads other tables");
   }
   return { sql: text, tables: first.tableList() };
+}
+
+/** DuckDB's parse tree of `sql`; an engine failure (not a parse error, which is in the tree) is a 400. */
+async function serialize(runner: QueryRunner, sql: string): Promise<Node> {
+  let found: Record<string, unknown>[];
+  try {
+    found = await rows(runner, "SELECT json_serialize_sql($1::VARCHAR) AS tree", [sql]);
+  } catch (error) {
+    throw ApiError.badRequest(`The query is not valid SQL: ${engineMessage(error)}`);
+  }
+  return parseTree(String(found[0]?.tree));
 }
 
 async function rows(

@@ -181,6 +181,24 @@ Deno.test("checkQuery() refuses a query longer than its limit before parsing it"
   assert.match(error.message, /longer than/);
 });
 
+Deno.test("checkQuery() refuses nesting deeper than DuckDB's parser takes", async () => {
+  for (
+    const sql of [
+      `SELECT ${"abs(".repeat(2000)}1${")".repeat(2000)}`,
+      `SELECT * FROM ${"(SELECT * FROM ".repeat(600)}orders${") s".repeat(600)}`,
+      `SELECT ${"(".repeat(20_000)}1${")".repeat(20_000)}`,
+    ]
+  ) {
+    const error = await refusal(sql, ALL);
+    assert.match(error.message, /^The query is not valid SQL: /);
+  }
+});
+
+Deno.test("checkQuery() walks nesting as deep as DuckDB's parser takes", async () => {
+  const checked = await checkQuery(checker, `SELECT ${"abs(".repeat(900)}1${")".repeat(900)}`, ALL);
+  assert.ok(checked.sql.startsWith("SELECT abs(abs("));
+});
+
 Deno.test("checkQuery() keeps a constant beyond 2^53 exact in the rewrite", async () => {
   const checked = await checkQuery(checker, "SELECT 9007199254740993 = 9007199254740992", ALL);
   const [[equal]] = (await checker.runAndReadAll(checked.sql)).getRowsJS() as [[boolean]];
