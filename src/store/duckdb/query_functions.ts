@@ -174,7 +174,18 @@ const WINDOW_ONLY = [
   "ntile", "percent_rank", "rank", "rank_dense", "row_number",
 ];
 
-/** Every function a query may call, lower case (DuckDB matches names ignoring case). */
+/**
+ * Every function a query may call, lower case (DuckDB matches names ignoring case).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ALLOWED_FUNCTIONS } from "./query_functions.ts";
+ *
+ * assert.ok(ALLOWED_FUNCTIONS.has("regexp_extract"));
+ * assert.ok(!ALLOWED_FUNCTIONS.has("current_setting"));
+ * ```
+ */
 export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set(
   [
     ...MATH,
@@ -190,7 +201,17 @@ export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set(
   ].map((name) => name.toLowerCase()),
 );
 
-/** What a window expression (`f(...) OVER (...)`) may compute. */
+/**
+ * What a window expression (`f(...) OVER (...)`) may compute.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ALLOWED_WINDOW_FUNCTIONS } from "./query_functions.ts";
+ *
+ * assert.ok(ALLOWED_WINDOW_FUNCTIONS.has("row_number") && ALLOWED_WINDOW_FUNCTIONS.has("sum"));
+ * ```
+ */
 export const ALLOWED_WINDOW_FUNCTIONS: ReadonlySet<string> = new Set(
   [...WINDOW_ONLY, ...AGGREGATES].map((name) => name.toLowerCase()),
 );
@@ -198,6 +219,14 @@ export const ALLOWED_WINDOW_FUNCTIONS: ReadonlySet<string> = new Set(
 /**
  * Table functions a query may read from: those that make rows out of their arguments alone.
  * Every other table function reads files, the catalogue or settings, or runs SQL text.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ALLOWED_TABLE_FUNCTIONS } from "./query_functions.ts";
+ *
+ * assert.ok(ALLOWED_TABLE_FUNCTIONS.has("range") && !ALLOWED_TABLE_FUNCTIONS.has("read_csv"));
+ * ```
  */
 export const ALLOWED_TABLE_FUNCTIONS: ReadonlySet<string> = new Set([
   "range",

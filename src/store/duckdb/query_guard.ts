@@ -18,16 +18,22 @@
  *
  * Run the returned `sql` with the client's parameters on a pooled connection of the hardened
  * instance (`enable_external_access=false`, `lock_configuration=true`, see database_open.ts)
- * as defence in depth: those stop files and extensions even if this check had a hole. A
+ * as defence in depth: those stop files outside the spool directory and extensions even if
+ * this check had a hole (query_hardening_test.ts shows what they do and do not stop). A
  * recursive CTE or a cross join that never ends is valid SQL and passes: a deadline has to
- * interrupt it.
+ * stop it, and with the configuration locked `SET statement_timeout` is refused, so that is
+ * the connection's `interrupt()`.
+ *
+ * The rewrite keeps the query's meaning, not always its spelling: DuckDB names an unaliased
+ * computed column after the expression's text, so such a column can come out named otherwise
+ * (a subquery naming a renamed CTE, `INTERVAL 1 DAY`, a list comprehension). Aliased columns
+ * and plain column references keep their names.
  *
  * @module
  */
 
 import type { DuckDBConnection, DuckDBValue } from "@duckdb/node-api";
-import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
-import { printable } from "../../catalog/names.ts";
+import { printable, RESERVED_SCHEMAS } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import {
   ALLOWED_FUNCTIONS,
@@ -128,7 +134,10 @@ export async function checkQuery(
   return { sql: text, tables: first.tableList() };
 }
 
-/** DuckDB's parse tree of `sql`; an engine failure (not a parse error, which is in the tree) is a 400. */
+/**
+ * DuckDB's parse tree of `sql`. A parse error comes inside the tree; an engine failure is a
+ * 400 too.
+ */
 async function serialize(runner: QueryRunner, sql: string): Promise<Node> {
   let found: Record<string, unknown>[];
   try {
@@ -166,7 +175,26 @@ export interface QueryCatalog {
 
 /**
  * The database's own tables and views (not temporary ones nor internal views), and the
- * functions defined outside DuckDB's built-ins (see {@link QueryCatalog.shadowing}).
+ * functions defined outside DuckDB's built-ins (see {@link QueryCatalog.shadowing}), the
+ * temporary ones of `runner`'s connection included.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { DuckDBInstance } from "@duckdb/node-api";
+ * import { readQueryCatalog } from "./query_guard.ts";
+ *
+ * const instance = await DuckDBInstance.create(":memory:");
+ * const connection = await instance.connect();
+ * await connection.run("CREATE SCHEMA sales; CREATE TABLE sales.Targets (x INTEGER)");
+ * await connection.run("CREATE TEMP MACRO abs(x) AS 42");
+ * const catalog = await readQueryCatalog(connection);
+ * assert.equal(catalog.database, "memory");
+ * assert.deepEqual(catalog.tables.get("sales")?.get("targets"), { schema: "sales", name: "Targets" });
+ * assert.ok(catalog.shadowing.has("abs"));
+ * connection.closeSync();
+ * instance.closeSync();
+ * ```
  */
 export async function readQueryCatalog(runner: QueryRunner): Promise<QueryCatalog> {
   const found = await rows(
