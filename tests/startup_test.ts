@@ -292,7 +292,8 @@ Deno.test("start-up refuses a database another instance holds, and leaves that i
   const original = await realDatabase();
   const parent = await Deno.makeTempDir({ prefix: "startup-test-" });
   const dir = await dataDirWith(parent, "locked", original);
-  const first = await TestServer.start({}, dir);
+  // Another process: one that read the file (as assertRefused does) would drop its own lock.
+  const first = await TestServer.spawn({}, dir);
   try {
     // An upload in flight of the running instance: the second start must not clear it.
     await Deno.writeTextFile(`${dir}/spool/upload-in-flight`, "rows");
