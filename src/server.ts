@@ -93,7 +93,7 @@ export async function startService(
 
   // Bind before the database is opened, so a port in use never touches the file. A request
   // that arrives while the store opens waits for the app.
-  const ready = Promise.withResolvers<ReturnType<typeof createApp>>();
+  const ready = Promise.withResolvers<Pick<ReturnType<typeof createApp>, "fetch">>();
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
     server = Deno.serve(
@@ -127,8 +127,7 @@ export async function startService(
   } catch (error) {
     // A process exits now, which releases the port; a caller that goes on (a test) must not be
     // left with it open, nor with requests waiting for an app that will never come.
-    ready.promise.catch(() => {});
-    ready.reject(error);
+    ready.resolve({ fetch: () => new Response(null, { status: 503 }) });
     await server.shutdown();
     throw new StartupError(`Cannot open database "${config.databasePath}": ${firstLine(error)}`);
   }
