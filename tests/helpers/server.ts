@@ -6,7 +6,7 @@
  */
 
 import { SignJWT } from "jose";
-import { ConfigError, parseConfig } from "../../src/config.ts";
+import { ConfigError, parseConfig, VARIABLES } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
 import { shutDown, startService, StartupError } from "../../src/server.ts";
 
@@ -67,6 +67,11 @@ export class TestServer {
    * behaviour over HTTP; {@link spawn} for those of its process.
    */
   static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
+    // What else a process reads from its environment (TZ, DENO_*) would be this one's.
+    const foreign = Object.keys(env).filter((name) => !VARIABLES.includes(name));
+    if (foreign.length > 0) {
+      throw new Error(`In process the service cannot see ${foreign.join(", ")}: use spawn()`);
+    }
     return await TestServer.#create(env, dataDir, undefined);
   }
 
