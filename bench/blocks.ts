@@ -34,7 +34,7 @@ async function curl(args: string[]): Promise<{ status: string; body: string }> {
 }
 
 async function round(file: string, rows: number, blockBytes: number): Promise<Round> {
-  const server = await TestServer.start({
+  const server = await TestServer.spawn({
     LOG_LEVEL: "error",
     DUCKDB_BLOCK_SIZE: String(blockBytes),
   });

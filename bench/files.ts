@@ -143,7 +143,7 @@ export async function files(sheetRows = 100_000, csvRows = 1_000_000): Promise<v
       } MB`,
     );
     const pandas = await pandasRead(xlsx);
-    const server = await TestServer.start({ LOG_LEVEL: "error" });
+    const server = await TestServer.spawn({ LOG_LEVEL: "error" });
     let excel: number;
     let excelRss: number;
     const startRss = memory(server.pid, "VmRSS");
@@ -185,7 +185,7 @@ export async function files(sheetRows = 100_000, csvRows = 1_000_000): Promise<v
     let csvRss = 0;
     for (let round = 0; round < 2; round++) {
       limits.push(await duckdbCsv(dir, csv));
-      const csvServer = await TestServer.start({ LOG_LEVEL: "error" });
+      const csvServer = await TestServer.spawn({ LOG_LEVEL: "error" });
       try {
         services.push(await upload(csvServer, "csv", "csv_rows", csv, csvRows));
         csvRss = Math.max(csvRss, memory(csvServer.pid, "VmHWM"));

@@ -158,7 +158,7 @@ function drive(load: Load): Promise<Measurement> {
 
 /** The baseline server in a child process, started and driven exactly like the service. */
 function startBaseline(): Promise<TestServer> {
-  return TestServer.start({}, undefined, (env) =>
+  return TestServer.spawn({}, undefined, (env) =>
     new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -413,7 +413,7 @@ export async function load(
   const levels = [...new Set([connections, MORE_CONNECTIONS])];
   const baselineServer = await startBaseline();
   const statsFile = await Deno.makeTempFile({ prefix: "bench-allocators-", suffix: ".json" });
-  const server = await TestServer.start(
+  const server = await TestServer.spawn(
     {
       LOG_LEVEL: "error",
       BENCH_ALLOCATOR_STATS: statsFile,

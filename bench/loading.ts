@@ -55,7 +55,7 @@ export async function serviceLoad(
   file: string,
   rows: number,
 ): Promise<Measured & { peakRssMb: number; startRssMb: number }> {
-  const server = await TestServer.start({ LOG_LEVEL: "error" });
+  const server = await TestServer.spawn({ LOG_LEVEL: "error" });
   try {
     const table = `bench_${crypto.randomUUID().slice(0, 8)}`;
     const created = await server.request("POST", `table/${table}`, {

@@ -32,7 +32,7 @@ async function expectOk(answer: Promise<{ status: number; text: string }>): Prom
 }
 
 async function definitions(): Promise<void> {
-  const server = await TestServer.start({ LOG_LEVEL: "error" });
+  const server = await TestServer.spawn({ LOG_LEVEL: "error" });
   try {
     const count = 300;
     const definition = {

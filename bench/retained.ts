@@ -77,7 +77,7 @@ async function batch(count: number, clients: number, work: () => Promise<void>):
 export async function retained(requests = 4_000): Promise<void> {
   const token = await mint({ scope: ALL_SCOPES, expiresIn: 3_600 });
   const statsFile = await Deno.makeTempFile({ prefix: "bench-retained-", suffix: ".json" });
-  const server = await TestServer.start(
+  const server = await TestServer.spawn(
     { LOG_LEVEL: "error", BENCH_ALLOCATOR_STATS: statsFile },
     undefined,
     (env) => spawn(env, [], ["--v8-flags=--expose-gc", "--preload", `${ROOT}bench/allocators.ts`]),

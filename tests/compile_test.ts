@@ -66,7 +66,7 @@ Deno.test({
       const built = await (await compileCommand(binary)).output();
       assert.equal(built.code, 0, new TextDecoder().decode(built.stderr));
 
-      const server = await TestServer.start({}, undefined, (env) =>
+      const server = await TestServer.spawn({}, undefined, (env) =>
         new Deno.Command(binary, {
           env,
           clearEnv: true,

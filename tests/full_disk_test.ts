@@ -69,7 +69,9 @@ async function onSmallDisk(
 ): Promise<void> {
   await withTmpfs(64, async (dir) => {
     await fill(`${dir}/filler`, 32 << 20);
-    const server = await TestServer.start({}, dir);
+    // In a process of its own: only its exit guarantees that nothing holds a file on the tmpfs
+    // when it is unmounted, and its standard error holds whatever it printed, JSON or not.
+    const server = await TestServer.spawn({}, dir);
     try {
       await work(server, dir);
     } finally {

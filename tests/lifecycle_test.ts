@@ -51,7 +51,7 @@ Deno.test("lifecycle: everything acknowledged survives a stop and a start", asyn
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.test(`lifecycle: ${signal} finishes requests in flight and exits 0 with all acknowledged tables kept`, async () => {
-    const server = await TestServer.start();
+    const server = await TestServer.spawn();
     try {
       const attempts = Array.from({ length: 100 }, (_, i) =>
         server.request("POST", `table/t${i}`, {

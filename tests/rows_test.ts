@@ -893,7 +893,7 @@ Deno.test("records: concurrent small batches each keep their own keys, defaults 
 });
 
 Deno.test("records: time zones read and write as UTC whatever the server's TZ", async () => {
-  const server = await TestServer.start({ TZ: "Asia/Tokyo" });
+  const server = await TestServer.spawn({ TZ: "Asia/Tokyo" });
   try {
     ok(
       await server.request("POST", "table/zones", {

@@ -292,7 +292,8 @@ Deno.test("start-up refuses a database another instance holds, and leaves that i
   const original = await realDatabase();
   const parent = await Deno.makeTempDir({ prefix: "startup-test-" });
   const dir = await dataDirWith(parent, "locked", original);
-  const first = await TestServer.start({}, dir);
+  // Another process: one that read the file (as assertRefused does) would drop its own lock.
+  const first = await TestServer.spawn({}, dir);
   try {
     // An upload in flight of the running instance: the second start must not clear it.
     await Deno.writeTextFile(`${dir}/spool/upload-in-flight`, "rows");
@@ -311,5 +312,95 @@ Deno.test("start-up refuses a database another instance holds, and leaves that i
   } finally {
     await first.dispose();
     await Deno.remove(parent, { recursive: true }).catch(() => {});
+  }
+});
+
+Deno.test("start-up stops with one clear line and a non-zero exit on bad configuration", async (t) => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await t.step("a bad PORT", async () => {
+      const result = await runToExit({ PORT: "eighty", DATA_DIR: dir });
+      assert.notEqual(result.code, 0);
+      assert.equal(result.stderr.trim().split("\n").length, 1, result.stderr);
+      assert.match(result.stderr, /PORT "eighty"/);
+    });
+
+    await t.step("a flag mirrors its variable", async () => {
+      const result = await runToExit({ DATA_DIR: dir }, ["--port", "eighty"]);
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, /PORT "eighty"/);
+    });
+
+    await t.step("a DATA_DIR that is a file", async () => {
+      await Deno.writeTextFile(`${dir}/file`, "");
+      const result = await runToExit({ PORT: "0", DATA_DIR: `${dir}/file` });
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, /DATA_DIR/);
+      assert.equal(result.stderr.trim().split("\n").length, 1, result.stderr);
+    });
+
+    await t.step("an unreadable PEM key file", async () => {
+      const result = await runToExit({
+        PORT: "0",
+        DATA_DIR: dir,
+        AUTH_JWT_PUBLIC_KEY: `${dir}/missing.pem`,
+      });
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, /AUTH_JWT_PUBLIC_KEY/);
+    });
+
+    await t.step("a PEM value that is not a public key", async () => {
+      const result = await runToExit({
+        PORT: "0",
+        DATA_DIR: dir,
+        AUTH_JWT_PUBLIC_KEY: "-----BEGIN PUBLIC KEY-----\nbm90IGEga2V5\n-----END PUBLIC KEY-----",
+      });
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, /AUTH_JWT_PUBLIC_KEY is not a PEM public key/);
+    });
+
+    await t.step("a JWKS file that is not JSON", async () => {
+      await Deno.writeTextFile(`${dir}/jwks.json`, "{not json");
+      const result = await runToExit({
+        PORT: "0",
+        DATA_DIR: dir,
+        AUTH_JWKS_FILE: `${dir}/jwks.json`,
+      });
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, /AUTH_JWKS_FILE/);
+    });
+
+    await t.step("a database file that is not a DuckDB database is left untouched", async () => {
+      const dataDir = `${dir}/corrupt`;
+      await Deno.mkdir(dataDir);
+      const junk = "this is not a database\n".repeat(500);
+      await Deno.writeTextFile(`${dataDir}/tables.duckdb`, junk);
+      const result = await runToExit({
+        PORT: "0",
+        DATA_DIR: dataDir,
+        AUTH_JWT_SECRET: "s".repeat(32),
+      });
+      assert.notEqual(result.code, 0);
+      assert.match(result.stderr, /Cannot open database/);
+      assert.equal(result.stderr.trim().split("\n").length, 1, result.stderr);
+      assert.equal(await Deno.readTextFile(`${dataDir}/tables.duckdb`), junk);
+    });
+
+    await t.step("a port already in use", async () => {
+      const server = await TestServer.start();
+      try {
+        const result = await runToExit({
+          PORT: String(server.port),
+          DATA_DIR: `${dir}/other`,
+          AUTH_JWT_SECRET: "s".repeat(32),
+        });
+        assert.notEqual(result.code, 0);
+        assert.match(result.stderr, new RegExp(`Cannot listen on 127.0.0.1:${server.port}`));
+      } finally {
+        await server.dispose();
+      }
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

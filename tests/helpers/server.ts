@@ -1,11 +1,14 @@
 /**
- * Test support: the real service in a child process on an ephemeral port with its own
- * temporary data directory, and a small HTTP client for it.
+ * Test support: the real service on an ephemeral port with its own temporary data directory,
+ * in this process or in a child process, and a small HTTP client for it.
  *
  * @module
  */
 
 import { SignJWT } from "jose";
+import { ConfigError, parseConfig, VARIABLES } from "../../src/config.ts";
+import { createLogger } from "../../src/log.ts";
+import { shutDown, startService, StartupError } from "../../src/server.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -33,34 +36,62 @@ export interface RequestOptions {
   readonly headers?: Record<string, string>;
 }
 
+/** How a {@link TestServer} runs: started, stopped with a signal, and its process id. */
+interface Run {
+  readonly pid: number;
+  /** Resolves to the exit code; again the same code once stopped. */
+  stop(signal: Deno.Signal): Promise<number>;
+}
+
 /** A running service. */
 export class TestServer {
-  #process: Deno.ChildProcess;
-  #launch: (env: Record<string, string>) => Deno.ChildProcess;
+  #run!: Run;
+  #launch: ((env: Record<string, string>) => Deno.ChildProcess) | undefined;
   #stdout = "";
   #stderr = "";
-  #readers: Promise<void>[] = [];
 
   private constructor(
-    process: Deno.ChildProcess,
     readonly dataDir: string,
     readonly env: Record<string, string>,
     public port: number,
     public token: string,
-    launch: (env: Record<string, string>) => Deno.ChildProcess,
+    launch: ((env: Record<string, string>) => Deno.ChildProcess) | undefined,
   ) {
-    this.#process = process;
     this.#launch = launch;
   }
 
   /**
-   * Starts the service; `env` adds to or overrides the test defaults. `launch` runs it (the
-   * main module with `deno run` unless told otherwise, such as a compiled binary).
+   * Starts the service in this process, as `main.ts` would with `env` as its whole
+   * environment: `env` adds to or overrides the test defaults, log lines go to
+   * {@link stderr} and what it prints to {@link stdout}. For tests of the service's
+   * behaviour over HTTP; {@link spawn} for those of its process.
    */
-  static async start(
+  static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
+    // What else a process reads from its environment (TZ, DENO_*) would be this one's.
+    const foreign = Object.keys(env).filter((name) => !VARIABLES.includes(name));
+    if (foreign.length > 0) {
+      throw new Error(`In process the service cannot see ${foreign.join(", ")}: use spawn()`);
+    }
+    return await TestServer.#create(env, dataDir, undefined);
+  }
+
+  /**
+   * Starts the service in a child process, for tests of the process itself: signals, exit
+   * codes, its memory. `launch` runs it (the main module with `deno run` unless told
+   * otherwise, such as a compiled binary).
+   */
+  static async spawn(
     env: Record<string, string> = {},
     dataDir?: string,
     launch: (env: Record<string, string>) => Deno.ChildProcess = (env) => spawn(env),
+  ): Promise<TestServer> {
+    return await TestServer.#create(env, dataDir, launch);
+  }
+
+  static async #create(
+    env: Record<string, string>,
+    dataDir: string | undefined,
+    launch: ((env: Record<string, string>) => Deno.ChildProcess) | undefined,
   ): Promise<TestServer> {
     const dir = dataDir ?? await Deno.makeTempDir({ prefix: "table-service-test-" });
     const fullEnv = {
@@ -70,17 +101,17 @@ export class TestServer {
       LOG_LEVEL: Deno.env.get("TEST_LOG_LEVEL") ?? "warn",
       ...env,
     };
-    const server = new TestServer(launch(fullEnv), dir, fullEnv, 0, "", launch);
-    await server.#waitForListening();
+    const server = new TestServer(dir, fullEnv, 0, "", launch);
+    await server.#begin();
     server.token = fullEnv.AUTH_JWT_SECRET
       ? await mint({ scope: ALL_SCOPES })
       : server.printedToken() ?? "";
     return server;
   }
 
-  /** Process id of the service, for reading its memory use. */
+  /** Process id of the service (this process's when it runs in process). */
   get pid(): number {
-    return this.#process.pid;
+    return this.#run.pid;
   }
 
   /** Everything the service printed on standard output so far. */
@@ -147,16 +178,12 @@ export class TestServer {
     return { status: response.status, headers: response.headers, body: parsed, text };
   }
 
-  /** Stops the service with a signal and waits for it to exit; returns the exit code. */
+  /**
+   * Stops the service with a signal and waits for it to exit; returns the exit code. In
+   * process it shuts down as on SIGTERM or SIGINT; other signals need {@link spawn}.
+   */
   async stop(signal: Deno.Signal = "SIGTERM"): Promise<number> {
-    try {
-      this.#process.kill(signal);
-    } catch {
-      // Already gone.
-    }
-    const status = await this.#process.status;
-    await Promise.all(this.#readers);
-    return status.code;
+    return await this.#run.stop(signal);
   }
 
   /** Stops and starts again on the same data directory (a new port). */
@@ -164,8 +191,7 @@ export class TestServer {
     await this.stop();
     this.#stdout = "";
     this.#stderr = "";
-    this.#process = this.#launch(this.env);
-    await this.#waitForListening();
+    await this.#begin();
   }
 
   /** Stops the service and removes its data directory. */
@@ -177,7 +203,40 @@ export class TestServer {
     await Deno.remove(this.dataDir, { recursive: true }).catch(() => {});
   }
 
-  async #waitForListening(): Promise<void> {
+  async #begin(): Promise<void> {
+    this.#run = this.#launch ? await this.#spawned(this.#launch) : await this.#inProcess();
+  }
+
+  async #inProcess(): Promise<Run> {
+    let logger;
+    let service;
+    try {
+      const config = parseConfig(this.env);
+      logger = createLogger(config.logLevel, (line) => this.#stderr += `${line}\n`);
+      service = await startService(config, logger, {
+        print: (line) => this.#stdout += `${line}\n`,
+      });
+    } catch (error) {
+      if (!(error instanceof ConfigError || error instanceof StartupError)) throw error;
+      throw new Error(
+        `The service exited with 1 before listening:\n${this.#stderr}${error.message}`,
+      );
+    }
+    this.port = service.addr.port;
+    let code: Promise<number> | undefined;
+    return {
+      pid: Deno.pid,
+      stop: (signal) => {
+        if (signal !== "SIGTERM" && signal !== "SIGINT") {
+          throw new Error(`A service in process cannot take ${signal}: use TestServer.spawn`);
+        }
+        return code ??= shutDown(service, signal, logger);
+      },
+    };
+  }
+
+  async #spawned(launch: (env: Record<string, string>) => Deno.ChildProcess): Promise<Run> {
+    const process = launch(this.env);
     const decoder = new TextDecoder();
     let listening: (port: number) => void;
     const ready = new Promise<number>((resolve) => listening = resolve);
@@ -190,8 +249,8 @@ export class TestServer {
         if (match) listening(Number(match[1]));
       }
     };
-    this.#readers = [pump(this.#process.stdout, "out"), pump(this.#process.stderr, "err")];
-    const exited = this.#process.status.then((s) => {
+    const readers = [pump(process.stdout, "out"), pump(process.stderr, "err")];
+    const exited = process.status.then((s) => {
       throw new Error(
         `The service exited with ${s.code} before listening:\n${this.#stderr}${this.#stdout}`,
       );
@@ -199,6 +258,19 @@ export class TestServer {
     this.port = await Promise.race([ready, exited]);
     // The token line follows the listening line; give it the moment it needs.
     await new Promise((r) => setTimeout(r, 50));
+    return {
+      pid: process.pid,
+      async stop(signal) {
+        try {
+          process.kill(signal);
+        } catch {
+          // Already gone.
+        }
+        const status = await process.status;
+        await Promise.all(readers);
+        return status.code;
+      },
+    };
   }
 }
 

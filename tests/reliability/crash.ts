@@ -226,7 +226,7 @@ class CrashRun {
     await writePayload(`${dir}/B.json`, bigPayload("B"));
     await writePayload(`${dir}/wide.json`, widePayload());
     this.#log(`crash: payloads written in ${Math.round(performance.now() - started)} ms`);
-    this.#server = await TestServer.start({ LOG_LEVEL: "error" });
+    this.#server = await TestServer.spawn({ LOG_LEVEL: "error" });
     await this.#setUpTables();
   }
 
@@ -536,7 +536,7 @@ class CrashRun {
           `"${server.stderr.slice(-400).trim()}"; its data directory is kept in ${kept}`,
       );
       await server.dispose();
-      this.#server = await TestServer.start({ LOG_LEVEL: "error" });
+      this.#server = await TestServer.spawn({ LOG_LEVEL: "error" });
       this.#batches.clear();
       await this.#setUpTables();
       return false;

@@ -15,7 +15,7 @@ async function withServer<T>(
   env: Record<string, string>,
   work: (server: TestServer) => Promise<T>,
 ): Promise<T> {
-  const server = await TestServer.start(env);
+  const server = await TestServer.spawn(env);
   try {
     return await work(server);
   } finally {

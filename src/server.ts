@@ -1,0 +1,235 @@
+/**
+ * The running service: the directories, the listening socket, the store, the app and the
+ * memory trim, put together from a {@link Config} and taken apart again in order. `main.ts`
+ * runs one per process; tests run them in their own process.
+ *
+ * @module
+ */
+
+import { createApp } from "./http/app.ts";
+import { createVerifier, mintToken, SCOPES } from "./auth/jwt.ts";
+import { ensureSecret } from "./auth/secret.ts";
+import type { Config } from "./config.ts";
+import type { Logger } from "./log.ts";
+import { startMemoryTrim } from "./memory_trim.ts";
+import { openStore } from "./store/duckdb/mod.ts";
+
+/** Lifetime of the token printed when a development secret is created. */
+const FIRST_TOKEN_TTL_SECONDS = 24 * 60 * 60;
+
+/** A start-up failure worth one line and a non-zero exit, without a stack trace. */
+export class StartupError extends Error {}
+
+/** A service started by {@link startService}. */
+export interface Service {
+  /** Where it listens. */
+  readonly addr: Deno.NetAddr;
+  /**
+   * Stops accepting, lets requests in flight finish, then checkpoints and closes the
+   * database; rejects with the store's error when the closing checkpoint failed. Calling it
+   * again returns the same promise.
+   */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startService}. */
+export interface StartOptions {
+  /** Where the service's lines for its operator go (the listening address, a first token). */
+  readonly print?: (line: string) => void;
+}
+
+/**
+ * Prepares the data directory, binds the port, opens the store, clears the spool and serves
+ * the app; prints the listening address, and a token with every scope when it created a
+ * development secret. Fails with a {@link StartupError} naming what it could not do.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseConfig } from "./config.ts";
+ * import { createLogger } from "./log.ts";
+ * import { startService } from "./server.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const config = parseConfig({ PORT: "0", DATA_DIR: dir, AUTH_JWT_SECRET: "s".repeat(32) });
+ * const lines: string[] = [];
+ * const service = await startService(config, createLogger("error"), {
+ *   print: (line) => lines.push(line),
+ * });
+ * const answer = await fetch(`http://127.0.0.1:${service.addr.port}/healthz`);
+ * assert.equal(answer.status, 200);
+ * await answer.body?.cancel();
+ * await service.stop();
+ * assert.match(lines[0]!, /^Listening on http:\/\/127\.0\.0\.1:\d+\/$/);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function startService(
+  config: Config,
+  logger: Logger,
+  { print = (line) => console.log(line) }: StartOptions = {},
+): Promise<Service> {
+  await ensureDirectory(config.dataDir, "DATA_DIR");
+  await Deno.mkdir(config.spoolDir, { recursive: true });
+  await Deno.mkdir(`${config.dataDir}/tmp`, { recursive: true });
+  const spoolDir = await Deno.realPath(config.spoolDir);
+
+  let firstStart: { secretPath: string; token: string } | undefined;
+  if (config.auth.key.kind === "generated") {
+    const { secretPath } = config.auth.key;
+    const { secret, created } = await ensureSecret(secretPath);
+    if (created) {
+      const token = await mintToken(secret, {
+        subject: "admin",
+        scopes: [...SCOPES],
+        ttlSeconds: FIRST_TOKEN_TTL_SECONDS,
+        issuer: config.auth.issuer,
+        audience: config.auth.audience,
+      });
+      firstStart = { secretPath, token };
+    }
+  }
+  const verifier = await createVerifier(config.auth);
+
+  // Bind before the database is opened, so a port in use never touches the file. A request
+  // that arrives while the store opens waits for the app.
+  const ready = Promise.withResolvers<Pick<ReturnType<typeof createApp>, "fetch">>();
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve(
+      {
+        hostname: config.host,
+        port: config.port,
+        onListen: () => {},
+        // The app answers its own errors: what reaches here broke a body already under way
+        // (an export cut short), to log as any other line rather than as Deno's stack trace.
+        onError: (error) => {
+          logger.log("error", "response broken off", { error: firstLine(error) });
+          return new Response(null, { status: 500 });
+        },
+      },
+      async (request, info) => (await ready.promise).fetch(request, info),
+    );
+  } catch (error) {
+    throw new StartupError(`Cannot listen on ${config.host}:${config.port}: ${firstLine(error)}`);
+  }
+
+  let store;
+  try {
+    store = await openStore({
+      path: config.databasePath,
+      spoolDir,
+      tempDir: await Deno.realPath(`${config.dataDir}/tmp`),
+      memoryBytes: config.duckdbMemoryBytes,
+      blockBytes: config.duckdbBlockBytes,
+      logger,
+    });
+  } catch (error) {
+    // A process exits now, which releases the port; a caller that goes on (a test) must not be
+    // left with it open, nor with requests waiting for an app that will never come.
+    ready.resolve({ fetch: () => new Response(null, { status: 503 }) });
+    await server.shutdown();
+    throw new StartupError(`Cannot open database "${config.databasePath}": ${firstLine(error)}`);
+  }
+  // Only now, holding the database's lock, is the spool ours to clear: a second instance
+  // refused above must not delete the uploads of the one running.
+  for await (const entry of Deno.readDir(spoolDir)) {
+    await Deno.remove(`${spoolDir}/${entry.name}`, { recursive: true });
+  }
+
+  ready.resolve(createApp({
+    store,
+    verifier,
+    logger,
+    maxJsonBytes: config.maxJsonBytes,
+    maxUploadBytes: config.maxUploadBytes,
+    maxSheetRows: config.maxSheetRows,
+    maxSheetBytes: config.maxSheetBytes,
+    metricsAccess: config.metricsAccess,
+    corsOrigins: config.corsOrigins,
+    bodyIdleMs: config.bodyIdleMs,
+    spoolDir,
+  }));
+  const { hostname, port } = server.addr;
+  print(`Listening on http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}/`);
+  if (firstStart) {
+    print(
+      `Created a signing secret in ${firstStart.secretPath}.` +
+        ` A token with every scope, valid for 24 hours:\n${firstStart.token}`,
+    );
+  }
+
+  const stopTrim = startMemoryTrim(config.memoryTrimMs, logger);
+
+  let stopped: Promise<void> | undefined;
+  return {
+    addr: server.addr,
+    stop: () =>
+      stopped ??= (async () => {
+        // Stop accepting, let requests in flight finish, then checkpoint and close the file.
+        await server.shutdown();
+        await stopTrim();
+        await store.close();
+      })(),
+  };
+}
+
+/**
+ * Stops `service` for `signal` as the process does, logging why and how it ended: 0 once the
+ * database is checkpointed and closed, 1 when the closing checkpoint failed.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createLogger } from "./log.ts";
+ * import { shutDown } from "./server.ts";
+ *
+ * const lines: string[] = [];
+ * const logger = createLogger("info", (line) => lines.push(line));
+ * const addr = { transport: "tcp" as const, hostname: "127.0.0.1", port: 0 };
+ * const closed = { addr, stop: () => Promise.resolve() };
+ * const unflushed = { addr, stop: () => Promise.reject(new Error("Out of Memory")) };
+ * assert.equal(await shutDown(closed, "SIGTERM", logger), 0);
+ * assert.equal(await shutDown(unflushed, "SIGINT", logger), 1);
+ * assert.deepEqual(lines.map((line) => JSON.parse(line).message), [
+ *   "shutting down",
+ *   "stopped",
+ *   "shutting down",
+ *   "the closing checkpoint failed; the next start replays the log",
+ * ]);
+ * ```
+ */
+export async function shutDown(service: Service, signal: string, logger: Logger): Promise<number> {
+  logger.log("info", "shutting down", { signal });
+  try {
+    await service.stop();
+  } catch (error) {
+    // Every commit is in the write-ahead log, which the next start replays: nothing is
+    // lost, but the exit says the file was not left checkpointed.
+    logger.log("error", "the closing checkpoint failed; the next start replays the log", {
+      error: error instanceof Error ? error.message : String(error),
+    });
+    return 1;
+  }
+  logger.log("info", "stopped");
+  return 0;
+}
+
+async function ensureDirectory(path: string, variable: string): Promise<void> {
+  try {
+    await Deno.mkdir(path, { recursive: true });
+    const probe = `${path}/.write-probe-${crypto.randomUUID()}`;
+    await Deno.writeTextFile(probe, "");
+    await Deno.remove(probe);
+  } catch (error) {
+    throw new StartupError(
+      `${variable} "${path}" is not a writable directory: ${firstLine(error)}`,
+    );
+  }
+}
+
+/** The first line of an error's message, without the `(os error 13): open '/path'` Deno adds. */
+function firstLine(error: unknown): string {
+  const line = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+  return line.replace(/ \(os error \d+\).*$/, "");
+}
