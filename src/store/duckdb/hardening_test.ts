@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { openStore } from "../src/store/duckdb/mod.ts";
+import { openStore } from "./mod.ts";
 
 Deno.test("openStore() confines DuckDB: no files outside the spool directory, no SET, no extensions", async () => {
   const dir = await Deno.realPath(await Deno.makeTempDir());
