@@ -107,7 +107,7 @@ Deno.test("reads: filters, each operator and its negation, cast to the column's 
           ["born=eq.1815-13-45", "born"],
           ["active=eq.maybe", "active"],
           ["age=is.true", "age"],
-        ]
+        ] as [string, string][]
       ) {
         const error = errorOf(await server.request("GET", `table/people/records?${query}`), 400);
         assert.match(error.message, new RegExp(`"${column}"`), query);
@@ -127,10 +127,10 @@ Deno.test("reads: filters, each operator and its negation, cast to the column's 
           ["order=age.sideways", "order"],
           ["count=estimated", "count"],
           ["select=id&select=age", "select"],
-        ]
+        ] as [string, string][]
       ) {
         const error = errorOf(await server.request("GET", `table/people/records?${query}`), 400);
-        assert.match(error.message, new RegExp(named!), query);
+        assert.match(error.message, new RegExp(named), query);
       }
       // The reserved parameters are never filters, whatever a table's columns.
       assert.equal((await read(server, "people", "timezone_offset=2")).total, 6);
@@ -450,10 +450,10 @@ Deno.test("reads: the summary gives per-column figures of the filtered rows", as
             ["order=id", "order"],
             ["limit=5", "limit"],
             ["after=", "after"],
-          ]
+          ] as [string, string][]
         ) {
           const error = errorOf(await server.request("GET", `table/sales/summary?${query}`), 400);
-          assert.match(error.message, new RegExp(named!), query);
+          assert.match(error.message, new RegExp(named), query);
         }
         errorOf(await server.request("GET", "table/nobody/summary"), 404);
       },
