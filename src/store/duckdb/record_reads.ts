@@ -75,6 +75,8 @@ export async function readRecords(
   const keys = sortKeys(table, read.order);
   const bound = new BoundValues();
   const filtered = read.filters.length > 0 ? filterCondition(table, read.filters, bound) : "";
+  // The count's statement, when it is one of its own, binds only the filters' values.
+  const filterValues = bound.values.slice();
   const cursor = after ? cursorValues(keys, after) : undefined;
   await checkValues(session, [
     ...filterValueChecks(table, read.filters),
@@ -102,7 +104,9 @@ export async function readRecords(
 
   if (readsInSlices(columns)) {
     // Each row's members, a slice of columns at a time, in the caller's snapshot.
-    const [counted] = await session.rows(`SELECT ${counting} AS total`, values);
+    const [counted] = read.count === "exact"
+      ? await session.rows(`SELECT ${counting} AS total`, filterValues)
+      : [];
     let next: string | null = null;
     if (walking) {
       const rows = await session.rows(
