@@ -287,6 +287,11 @@ Deno.test("reads: a cursor walk gives the rows of one big ordered read, page by 
         assert.equal(last.next, null);
         const empty = await read(server, "keyed", "grp=eq.99&after=");
         assert.deepEqual(empty, { records: [], total: 0, next: null });
+        // A page of no rows moves nowhere: its next is the cursor it started from.
+        const none = await read(server, "keyed", "after=&limit=0&count=none");
+        assert.deepEqual(none, { records: [], next: "" });
+        const second = await read(server, "keyed", `after=${first.next}&limit=0&count=none`);
+        assert.deepEqual(second, { records: [], next: first.next });
       },
     );
 

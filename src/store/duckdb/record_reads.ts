@@ -21,6 +21,7 @@ import {
   filterValueChecks,
   orderBy,
   selectedColumns,
+  type SortKey,
   sortKeys,
 } from "./record_filters.ts";
 
@@ -113,8 +114,7 @@ export async function readRecords(
         `SELECT ${keyTexts} AS k FROM (${page(limit + 1)}) AS page ORDER BY ${pageOrder}`,
         values,
       );
-      const last = rows[limit - 1];
-      if (rows.length > limit && last) next = cursorAfter(keys, last.k as (string | null)[]);
+      next = nextCursor(keys, after, rows.length > limit, rows[limit - 1]?.k);
     }
     const members: string[] = [];
     for (let from = 0; from < columns.length; from += RENDER_SLICE) {
@@ -153,8 +153,22 @@ export async function readRecords(
            FROM (${page(limit + 1)}) AS page) AS page`,
     values,
   );
-  const next = row?.more && row.last ? cursorAfter(keys, row.last as (string | null)[]) : null;
+  const next = nextCursor(keys, after, Boolean(row?.more), row?.last);
   return answer(`[${row?.json ?? ""}]`, row?.total, next);
+}
+
+/**
+ * The cursor after a page whose last row's key texts are `last`, when `more` rows follow;
+ * after an empty page (`limit=0`) the one it started from.
+ */
+function nextCursor(
+  keys: readonly SortKey[],
+  after: string,
+  more: boolean,
+  last: unknown,
+): string | null {
+  if (!more) return null;
+  return last ? cursorAfter(keys, last as (string | null)[]) : after;
 }
 
 function answer(json: string, total: unknown, next?: string | null): RecordsPage {
