@@ -364,7 +364,8 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     return respond(c, uploaded(result));
   });
 
-  app.openapi(readRecords, async (c) => {
+  withFilters(app, readRecords);
+  app.openapi({ ...readRecords, hide: true }, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
     const query = c.req.valid("query");
     const schema = schemaOf(query.schema);
@@ -388,7 +389,8 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     }) as never;
   });
 
-  app.openapi(summarizeRecords, async (c) => {
+  withFilters(app, summarizeRecords);
+  app.openapi({ ...summarizeRecords, hide: true }, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
@@ -423,6 +425,26 @@ function parseOffsetHours(value: string | undefined): number {
     );
   }
   return hours;
+}
+
+/** The free-form filter parameters, for the document only (see {@link withFilters}). */
+const FilterParameters = z.record(z.string(), z.string()).optional().openapi({
+  param: { name: "filters", in: "query", style: "form", explode: true },
+  description: "Filters, each a parameter named by its column: `<column>=[not.]<op>.<value>`",
+  example: { age: "gte.18", name: "ilike.a*" },
+});
+
+/**
+ * Documents `route` with its filters, which the router must not validate: a column may be
+ * named like anything, `filters` included. The handler is registered without them.
+ */
+function withFilters(app: OpenAPIHono<Env>, route: RouteConfig): void {
+  const { middleware: _, ...documented } = route;
+  const query = route.request?.query as z.ZodObject | undefined;
+  app.openAPIRegistry.registerPath({
+    ...documented,
+    request: { ...documented.request, query: query?.extend({ filters: FilterParameters }) },
+  });
 }
 
 /**
