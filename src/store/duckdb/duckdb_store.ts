@@ -7,6 +7,7 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
+import type { Filter } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
@@ -20,6 +21,9 @@ import type {
   ListTemplatesOptions,
   NewTemplate,
   OnConflict,
+  RecordsPage,
+  RecordsQuery,
+  RecordsSummary,
   RowsSource,
   Store,
   TableListing,
@@ -35,6 +39,7 @@ import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { bootstrap } from "./metadata.ts";
 import { exportCsv, readPage } from "./record_reads.ts";
+import { summarizeRecords } from "./record_summary.ts";
 import * as schemas from "./schemas.ts";
 import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
 import * as tables from "./tables.ts";
@@ -195,8 +200,17 @@ export class DuckDBStore implements Store {
     ref: TableRef,
     offset: number,
     limit: number,
-  ): Promise<{ json: string; total: number }> {
-    return readPage(this.#context, ref, offset, limit);
+    query?: RecordsQuery,
+  ): Promise<RecordsPage> {
+    return readPage(this.#context, ref, offset, limit, query);
+  }
+
+  summarizeRecords(
+    ref: TableRef,
+    filters: readonly Filter[],
+    select?: readonly string[],
+  ): Promise<RecordsSummary> {
+    return summarizeRecords(this.#context, ref, filters, select);
   }
 
   exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
