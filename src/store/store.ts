@@ -18,6 +18,7 @@ import type { Compatibility } from "../catalog/compatibility.ts";
 import type { RowsSummary } from "../ingest/json_rows_summary.ts";
 import type { RowsInMemory } from "../ingest/spool.ts";
 import type { IfExists } from "../catalog/uploads.ts";
+import type { Filter } from "../catalog/filters.ts";
 
 /**
  * What to do with rows whose key already exists. Kept here, not beside the store that uses
@@ -77,6 +78,21 @@ export interface ArrivingRows {
   /** The whole body when it was small enough to stay in memory (then no part comes). */
   inMemory(): Promise<RowsInMemory | undefined>;
 }
+
+/**
+ * A column's new value in a change of records: the key the request named it by, and the
+ * value as the request's JSON text (cast to the column's type as an inserted value is).
+ */
+export interface ColumnChange {
+  readonly key: string;
+  readonly json: string;
+}
+
+/**
+ * Which rows a change of records applies to, chosen for the table as the change finds it
+ * (under its locks): every row that all the filters keep; every row when there are none.
+ */
+export type RowChoice = (table: Table) => readonly Filter[];
 
 /** How an update was carried out: not at all, in place, or by rebuilding the table. */
 export type UpdateHow = "unchanged" | "altered" | "rebuilt";
@@ -215,6 +231,28 @@ export interface Store {
     csv: CsvSource,
     options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }>;
+  /**
+   * Sets the columns `changes` names to their values in the rows `where` chooses, in one
+   * transaction: 422 for a key that names no column, a value its column cannot take or a
+   * null in a NOT NULL column; 409 for a duplicate primary or unique key, or a foreign key
+   * that the change would break either way (a value no referenced row has, or a change to
+   * the key of a row others reference).
+   */
+  updateRecords(
+    ref: TableRef,
+    changes: readonly ColumnChange[],
+    where: RowChoice,
+    keyed?: KeyedWrite<{ table: Table; updated: number }>,
+  ): Promise<{ table: Table; updated: number }>;
+  /**
+   * Deletes the rows `where` chooses, in one transaction; 409 when another table's foreign
+   * key references one of them.
+   */
+  deleteRecords(
+    ref: TableRef,
+    where: RowChoice,
+    keyed?: KeyedWrite<{ table: Table; deleted: number }>,
+  ): Promise<{ table: Table; deleted: number }>;
   /** One page of records as JSON array text, and the count of all records. */
   readRecords(
     ref: TableRef,

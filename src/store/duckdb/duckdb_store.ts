@@ -1,7 +1,8 @@
 /**
  * The DuckDB implementation of {@link Store}: it opens the database and holds what the
  * operations share; each operation lives in the file of its job (schemas.ts, tables.ts,
- * update.ts, inserts.ts, uploads.ts, record_reads.ts, templates.ts, health.ts).
+ * update.ts, inserts.ts, uploads.ts, record_reads.ts, record_changes.ts, templates.ts,
+ * health.ts).
  *
  * @module
  */
@@ -13,6 +14,7 @@ import type { TableUpdate } from "../../catalog/update.ts";
 import type { Logger } from "../../log.ts";
 import type {
   ArrivingRows,
+  ColumnChange,
   CsvSource,
   KeptAnswer,
   KeyedWrite,
@@ -20,6 +22,7 @@ import type {
   ListTemplatesOptions,
   NewTemplate,
   OnConflict,
+  RowChoice,
   RowsSource,
   Store,
   TableListing,
@@ -34,6 +37,7 @@ import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.t
 import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { bootstrap } from "./metadata.ts";
+import { type Deleted, deleteRecords, type Updated, updateRecords } from "./record_changes.ts";
 import { exportCsv, readPage } from "./record_reads.ts";
 import * as schemas from "./schemas.ts";
 import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
@@ -189,6 +193,19 @@ export class DuckDBStore implements Store {
     options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }> {
     return uploadCsv(this.#context, ref, csv, options);
+  }
+
+  updateRecords(
+    ref: TableRef,
+    changes: readonly ColumnChange[],
+    where: RowChoice,
+    keyed?: KeyedWrite<Updated>,
+  ): Promise<Updated> {
+    return updateRecords(this.#context, ref, changes, where, keyed);
+  }
+
+  deleteRecords(ref: TableRef, where: RowChoice, keyed?: KeyedWrite<Deleted>): Promise<Deleted> {
+    return deleteRecords(this.#context, ref, where, keyed);
   }
 
   readRecords(

@@ -1,0 +1,127 @@
+import assert from "node:assert/strict";
+import { planTable } from "../../catalog/definition.ts";
+import type { Filter } from "../../catalog/filters.ts";
+import { ApiError } from "../../errors.ts";
+import type { DuckDBStore } from "./duckdb_store.ts";
+import { withTempStore } from "../../../tests/helpers/store.ts";
+
+const ref = { schema: "public", name: "things" };
+
+const eq = (column: string, value: string): Filter => ({ column, op: "eq", negated: false, value });
+
+async function things(store: DuckDBStore): Promise<void> {
+  await store.createTable(
+    planTable(ref, {
+      columns: [
+        { name: "id", type: "integer" },
+        { name: "data", type: "blob" },
+        { name: "tags", type: "boolean[]" },
+        { name: "doc", type: "json" },
+        { name: "at", type: "timestamptz" },
+        { name: "point", type: "struct(x integer, y integer)" },
+        { name: "label", type: "varchar" },
+      ],
+      constraints: { primary_key: { columns: ["id"] } },
+    }),
+    { ifNotExists: false },
+  );
+  await store.database.withSession((s) => s.run(`INSERT INTO public.things (id) VALUES (1), (2)`));
+}
+
+async function row(store: DuckDBStore, id: number) {
+  const { json } = await store.readRecords(ref, 0, 100);
+  return JSON.parse(json).find((r: { id: number }) => r.id === id);
+}
+
+async function refused(work: Promise<unknown>): Promise<ApiError> {
+  try {
+    await work;
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error("Not refused");
+}
+
+Deno.test("DuckDBStore.updateRecords() casts JSON values as an insert reads them", async () => {
+  await withTempStore(async (store) => {
+    await things(store);
+    const result = await store.updateRecords(ref, [
+      { key: "data", json: '"aGk="' },
+      { key: "tags", json: '["t", "false", 1]' },
+      { key: "doc", json: '{"a": [1, 2.50]}' },
+      { key: "at", json: '"2024-01-02T03:04:05+02:00"' },
+      { key: "point", json: '{"x": 1, "y": 2}' },
+      { key: "label", json: "12.50" },
+    ], () => [eq("id", "1")]);
+    assert.equal(result.updated, 1);
+    assert.deepEqual(await row(store, 1), {
+      id: 1,
+      data: "aGk=",
+      tags: [true, false, true],
+      doc: { a: [1, 2.5] },
+      at: "2024-01-02T01:04:05.000000Z",
+      point: { x: 1, y: 2 },
+      // A number for a text column is its JSON number's text, as read_json gives it.
+      label: "12.5",
+    });
+    assert.equal((await row(store, 2)).label, null);
+  });
+});
+
+Deno.test("DuckDBStore.updateRecords() refuses what an insert refuses, naming each column", async () => {
+  await withTempStore(async (store) => {
+    await things(store);
+    const error = await refused(store.updateRecords(ref, [
+      { key: "data", json: '"not base64!"' },
+      { key: "tags", json: '["maybe"]' },
+      { key: "at", json: '"2024-01-02T03:04:05+16:00"' },
+      { key: "point", json: '{"x": "a"}' },
+      { key: "label", json: '"fine"' },
+    ], () => []));
+    assert.equal(error.status, 422);
+    assert.deepEqual(
+      error.details?.map((d) => d.column),
+      ["data", "tags", "at", "point"],
+    );
+    assert.equal((await row(store, 1)).label, null);
+  });
+});
+
+Deno.test("DuckDBStore.updateRecords() answers a write-write conflict with 409, not 500", async () => {
+  await withTempStore(async (store) => {
+    await things(store);
+    const answers = await Promise.allSettled(
+      Array.from(
+        { length: 8 },
+        (_, i) =>
+          store.updateRecords(ref, [{ key: "label", json: `"${i}"` }], () => [eq("id", "1")]),
+      ),
+    );
+    for (const answer of answers) {
+      if (answer.status === "rejected") {
+        assert.ok(answer.reason instanceof ApiError, String(answer.reason));
+        assert.equal(answer.reason.status, 409);
+        assert.match(answer.reason.message, /was under way/);
+      }
+    }
+    assert.ok(answers.some((a) => a.status === "fulfilled"));
+  });
+});
+
+Deno.test("DuckDBStore.updateRecords() answers one key given to two rows at once with 409", async () => {
+  await withTempStore(async (store) => {
+    await things(store);
+    // Each statement alone is fine; whichever reaches the key second (at its statement or
+    // at its commit, as DuckDB checks) is refused.
+    const answers = await Promise.allSettled(
+      ["1", "2"].map((id) =>
+        store.updateRecords(ref, [{ key: "id", json: "10" }], () => [eq("id", id)])
+      ),
+    );
+    const statuses = answers.map((a) =>
+      a.status === "fulfilled" ? 200 : (a.reason as ApiError).status
+    );
+    assert.deepEqual(statuses.sort(), [200, 409]);
+  });
+});
