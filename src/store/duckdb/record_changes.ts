@@ -1,7 +1,8 @@
 /**
  * Changes of records by filter: `UPDATE … SET … WHERE` and `DELETE … WHERE` over one table,
  * each in one transaction, under the table's append locks (shared: loads and other changes
- * go on beside it; DDL waits for it, and it for DDL).
+ * go on beside it; DDL waits for it, and it for DDL), and exclusively the tables whose foreign
+ * keys the change could break (see {@link underChangeLocks}).
  *
  * What DuckDB 1.5.5 does, and what the client is answered:
  *
@@ -21,6 +22,7 @@
  */
 
 import type { Column, Table, TableRef } from "../../catalog/model.ts";
+import { nameKey } from "../../catalog/names.ts";
 import { matchRowKeys } from "../../catalog/rows.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
 import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
@@ -28,7 +30,8 @@ import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { BoundValues, checkFilterValues, filterCondition } from "./record_filters.ts";
-import { appendLocks } from "./store_locks.ts";
+import { foreignKeysReferencing } from "./metadata_constraints.ts";
+import { appendLocks, schemaLock, tableLock } from "./store_locks.ts";
 import { getTable } from "./tables.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import { readAs } from "./values.ts";
@@ -70,8 +73,9 @@ export function updateRecords(
   if (changes.length === 0) {
     throw ApiError.badRequest("The request body names no column to change");
   }
-  return context.locks.run(appendLocks(ref), async () => {
-    const table = await getTable(context, ref);
+  const keys = new Set(changes.map((c) => nameKey(c.key)));
+  const touches = (column: string) => keys.has(nameKey(column));
+  return underChangeLocks(context, ref, touches, async (table) => {
     const filters = where(table);
     const assignments = await assign(table, changes);
     return await changing(context, table, "update", async (session) => {
@@ -109,8 +113,7 @@ export function deleteRecords(
   keyedWrite?: KeyedWrite<Deleted>,
 ): Promise<Deleted> {
   const keyed = noted(context, keyedWrite);
-  return context.locks.run(appendLocks(ref), async () => {
-    const table = await getTable(context, ref);
+  return underChangeLocks(context, ref, () => true, async (table) => {
     const filters = where(table);
     return await changing(context, table, "delete", async (session) => {
       await checkFilterValues(session, table, filters);
@@ -125,6 +128,44 @@ export function deleteRecords(
       return result;
     });
   });
+}
+
+/**
+ * Runs `work` on the table as found under its append locks and, exclusively, the locks of the
+ * tables whose foreign keys reference a column of it that the change `touches`. DuckDB checks
+ * a foreign key only against committed rows and its own transaction's: a row deleted (or its
+ * key changed) while another transaction inserts a row referencing it would leave both
+ * committed and the reference dangling. Inserts and changes into a referencing table hold its
+ * shared lock, so they wait, and it for them. The referencing tables are looked up first, then
+ * all the locks taken at once (in their fixed order, so no deadlock) and the look checked
+ * again: a foreign key into the table needs its exclusive lock to appear, so what is found
+ * under the locks holds until they are let go.
+ */
+async function underChangeLocks<T>(
+  context: StoreContext,
+  ref: TableRef,
+  touches: (column: string) => boolean,
+  work: (table: Table) => Promise<T>,
+): Promise<T> {
+  const referencing = async (table: Table) =>
+    (await context.database.withSession((s) => foreignKeysReferencing(s, table)))
+      .filter((fk) => touches(fk.refColumn)).map((fk) => fk.table);
+  const same = (a: readonly TableRef[], b: readonly TableRef[]) =>
+    a.length === b.length && a.every((r, i) => r.schema === b[i]!.schema && r.name === b[i]!.name);
+  for (let attempt = 0;; attempt++) {
+    const seen = await referencing(await getTable(context, ref));
+    const locks = [
+      ...appendLocks(ref),
+      ...seen.flatMap((r) => [schemaLock(r.schema, "shared"), tableLock(r, "exclusive")]),
+    ];
+    const done = await context.locks.run(locks, async () => {
+      const table = await getTable(context, ref);
+      if (!same(await referencing(table), seen)) return undefined;
+      return { result: await work(table) };
+    });
+    if (done) return done.result;
+    if (attempt >= 3) throw ApiError.conflict(`Table "${ref.name}" is changing; try again`);
+  }
 }
 
 /** Runs `work` in a transaction, explaining what DuckDB refused as the client's answer. */

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { planTable } from "../../catalog/definition.ts";
 import type { Filter } from "../../catalog/filters.ts";
 import { ApiError } from "../../errors.ts";
+import { RowsInParts } from "../../ingest/spool.ts";
+import type { ArrivingRows } from "../store.ts";
 import type { DuckDBStore } from "./duckdb_store.ts";
 import { withTempStore } from "../../../tests/helpers/store.ts";
 
@@ -123,5 +125,101 @@ Deno.test("DuckDBStore.updateRecords() answers one key given to two rows at once
       a.status === "fulfilled" ? 200 : (a.reason as ApiError).status
     );
     assert.deepEqual(statuses.sort(), [200, 409]);
+  });
+});
+
+Deno.test("DuckDBStore changes that could orphan a row wait for writes into the tables referencing it", async () => {
+  await withTempStore(async (store, dir) => {
+    const customers = { schema: "public", name: "customers" };
+    const orders = { schema: "public", name: "orders" };
+    await store.createTable(
+      planTable(customers, {
+        columns: [{ name: "id", type: "integer" }, { name: "name", type: "varchar" }],
+        constraints: { primary_key: { columns: ["id"] } },
+      }),
+      { ifNotExists: false },
+    );
+    await store.createTable(
+      planTable(orders, {
+        columns: [{ name: "id", type: "integer" }, { name: "customer_id", type: "integer" }],
+        constraints: {
+          primary_key: { columns: ["id"] },
+          foreign_keys: [{
+            column: "customer_id",
+            reference_table: "customers",
+            reference_column: "id",
+          }],
+        },
+      }),
+      { ifNotExists: false },
+    );
+    await store.database.withSession((s) =>
+      s.run("INSERT INTO public.customers VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    );
+    // An insert into orders loaded part by part, its transaction (and orders' shared lock)
+    // held open while the rest of its body waits for `release`.
+    const encode = (text: string) => new TextEncoder().encode(text);
+    const rowsText = (from: number) =>
+      JSON.stringify(Array.from({ length: 300 }, (_, i) => ({ id: from + i, customer_id: 1 })))
+        .slice(1, -1);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => release = resolve);
+    const stream = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(encode(`[${rowsText(0)},`));
+        await released;
+        controller.enqueue(encode(`${rowsText(1000)}]`));
+        controller.close();
+      },
+    });
+    const rows = new RowsInParts(stream, undefined, {
+      spoolDir: dir,
+      maxBytes: 1 << 30,
+      idleMs: 30_000,
+      envelope: false,
+      allowArrays: false,
+      maxEnvelopeBytes: 1 << 20,
+      keySampleRows: 1000,
+      partBytes: 4096,
+    });
+    let loading!: () => void;
+    const firstPart = new Promise<void>((resolve) => loading = resolve);
+    const signalled: ArrivingRows = {
+      async *parts() {
+        for await (const part of rows.parts()) {
+          loading();
+          yield part;
+        }
+      },
+      whole: () => rows.whole(),
+      inMemory: () => rows.inMemory(),
+    };
+    const done: string[] = [];
+    try {
+      const inserting = store.insertRecords(orders, signalled, "fail").then((r) => {
+        done.push("insert");
+        return r.inserted;
+      });
+      await firstPart;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // DuckDB checks a foreign key only against what is committed when it looks: a delete
+      // or key change beside an open insert into orders could pass its check and both
+      // commit, leaving orders pointing nowhere. These wait for the insert.
+      const deleting = store.deleteRecords(customers, () => [eq("id", "2")])
+        .then(() => done.push("delete"));
+      const rekeying = store.updateRecords(customers, [{ key: "id", json: "30" }], () => [
+        eq("id", "3"),
+      ]).then(() => done.push("key change"));
+      // A change of other columns cannot break a foreign key, and does not wait.
+      await store.updateRecords(customers, [{ key: "name", json: '"z"' }], () => [eq("id", "3")]);
+      done.push("other change");
+      release();
+      assert.equal(await inserting, 600);
+      await Promise.all([deleting, rekeying]);
+      assert.deepEqual(done.slice(0, 2), ["other change", "insert"]);
+      assert.deepEqual(done.slice(2).sort(), ["delete", "key change"]);
+    } finally {
+      await rows.discard();
+    }
   });
 });
