@@ -8,6 +8,7 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
+import type { Filter } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
@@ -22,6 +23,9 @@ import type {
   ListTemplatesOptions,
   NewTemplate,
   OnConflict,
+  RecordsPage,
+  RecordsQuery,
+  RecordsSummary,
   RowChoice,
   RowsSource,
   Store,
@@ -39,6 +43,7 @@ import { LockSet } from "./locks.ts";
 import { bootstrap } from "./metadata.ts";
 import { type Deleted, deleteRecords, type Updated, updateRecords } from "./record_changes.ts";
 import { exportCsv, readPage } from "./record_reads.ts";
+import { summarizeRecords } from "./record_summary.ts";
 import * as schemas from "./schemas.ts";
 import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
 import * as tables from "./tables.ts";
@@ -212,8 +217,17 @@ export class DuckDBStore implements Store {
     ref: TableRef,
     offset: number,
     limit: number,
-  ): Promise<{ json: string; total: number }> {
-    return readPage(this.#context, ref, offset, limit);
+    query?: RecordsQuery,
+  ): Promise<RecordsPage> {
+    return readPage(this.#context, ref, offset, limit, query);
+  }
+
+  summarizeRecords(
+    ref: TableRef,
+    filters: readonly Filter[],
+    select?: readonly string[],
+  ): Promise<RecordsSummary> {
+    return summarizeRecords(this.#context, ref, filters, select);
   }
 
   exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {

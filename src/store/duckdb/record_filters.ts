@@ -55,16 +55,18 @@ function columnOf(table: Table, name: string): Column {
 /** Types whose values compare as text: a filter value needs no cast, nor a check. */
 const TEXT = new Set(["VARCHAR"]);
 
-/** `placeholder`, text bound, as a value of `column`'s type. */
-function typed(column: Column, placeholder: string): string {
+/**
+ * `placeholder`, text bound, as a value of `column`'s type: cast, except text, and BLOB, which
+ * travels in base64 in this API as in records.
+ */
+export function typedValue(column: Pick<Column, "type">, placeholder: string): string {
   if (TEXT.has(column.type)) return placeholder;
-  // BLOB values travel in base64 in this API, as in records.
   if (column.type === "BLOB") return `from_base64(${placeholder})`;
   return `CAST(${placeholder} AS ${column.type})`;
 }
 
 /** `placeholder` as `column`'s type, NULL where it will not convert. */
-function tryTyped(column: Column, placeholder: string): string {
+function tryTyped(column: Pick<Column, "type">, placeholder: string): string {
   if (column.type === "BLOB") return `try(from_base64(${placeholder}))`;
   return `TRY_CAST(${placeholder} AS ${column.type})`;
 }
@@ -131,13 +133,13 @@ function oneFilter(table: Table, filter: Filter, bound: BoundValues): string {
     const items = value as readonly string[];
     sql = items.length === 0
       ? "FALSE"
-      : `${name} IN (${items.map((v) => typed(column, bound.add(v))).join(", ")})`;
+      : `${name} IN (${items.map((v) => typedValue(column, bound.add(v))).join(", ")})`;
   } else if (op === "like" || op === "ilike") {
     const text = TEXT.has(column.type) ? name : `CAST(${name} AS VARCHAR)`;
     const pattern = bound.add((value as string).replaceAll("*", "%"));
     sql = `${text} ${op === "like" ? "LIKE" : "ILIKE"} ${pattern}`;
   } else {
-    sql = `${name} ${COMPARISONS[op]} ${typed(column, bound.add(value as string))}`;
+    sql = `${name} ${COMPARISONS[op]} ${typedValue(column, bound.add(value as string))}`;
   }
   return negated ? `NOT (${sql})` : sql;
 }
@@ -153,26 +155,48 @@ export async function checkFilterValues(
   table: Table,
   filters: readonly Filter[],
 ): Promise<void> {
-  const checks: { column: Column; text: string }[] = [];
+  await checkValues(session, filterValueChecks(table, filters));
+}
+
+/** A text that must convert to a type, and what to name in the 400 when it does not. */
+export interface ValueCheck {
+  readonly type: string;
+  readonly text: string;
+  /** The start of the message: `Filter on column "age"`. */
+  readonly what: string;
+}
+
+/** The checks {@link checkFilterValues} makes, to run with others in one statement. */
+export function filterValueChecks(table: Table, filters: readonly Filter[]): ValueCheck[] {
+  const checks: ValueCheck[] = [];
   for (const filter of filters) {
     if (filter.op === "is" || filter.op === "like" || filter.op === "ilike") continue;
     const column = columnOf(table, filter.column);
     if (TEXT.has(column.type)) continue;
+    const what = `Filter on column "${printable(column.name)}"`;
     const texts = typeof filter.value === "string" ? [filter.value] : filter.value as string[];
-    for (const text of texts) checks.push({ column, text });
+    for (const text of texts) checks.push({ type: column.type, text, what });
   }
-  if (checks.length === 0) return;
+  return checks;
+}
+
+/**
+ * Runs `checks` in one statement (none when there are none).
+ *
+ * @throws {ApiError} 400 for the first text that does not convert, quoting it.
+ */
+export async function checkValues(session: Session, checks: readonly ValueCheck[]): Promise<void> {
+  const needed = checks.filter((c) => !TEXT.has(c.type));
+  if (needed.length === 0) return;
   const bound = new BoundValues();
-  const list = checks.map((c) => `${tryTyped(c.column, bound.add(c.text))} IS NULL`);
+  const list = needed.map((c) => `${tryTyped(c, bound.add(c.text))} IS NULL`);
   const [row] = await session.rows(`SELECT [${list.join(", ")}] AS failed`, bound.values);
   const failed = (row?.failed ?? []) as boolean[];
   const first = failed.findIndex((f) => f);
   if (first < 0) return;
-  const { column, text } = checks[first]!;
+  const { what, text, type } = needed[first]!;
   throw ApiError.badRequest(
-    `Filter on column "${printable(column.name)}" has "${
-      printable(text)
-    }", which is not a value of its type ${column.type}`,
+    `${what} has "${printable(text)}", which is not a value of its type ${type}`,
   );
 }
 
