@@ -279,7 +279,7 @@ const MISSING_REFERENCE = /foreign key constraint because key "(.*)" does not ex
 const CONFLICT = /Conflict on (update|tuple)|write-write conflict/i;
 
 /** The client's answer for what DuckDB refused in a change; other errors as they are. */
-export function explainChangeFailure(
+function explainChangeFailure(
   table: Table,
   change: "update" | "delete",
   error: unknown,
