@@ -223,3 +223,38 @@ Deno.test("DuckDBStore changes that could orphan a row wait for writes into the 
     }
   });
 });
+
+// What the module relies on of DuckDB 1.5.5 itself, so an upgrade that changes it shows here.
+
+Deno.test("DuckDB checks an UPDATE's keys when the statement ends: shifted and swapped keys pass", async () => {
+  await withTempStore(async (store) => {
+    const rows = await store.database.withSession(async (s) => {
+      await s.run("CREATE TABLE k (id INTEGER PRIMARY KEY, u VARCHAR UNIQUE)");
+      await s.run("INSERT INTO k VALUES (1, 'a'), (2, 'b'), (3, 'c')");
+      await s.run("UPDATE k SET id = id + 1");
+      await s.run("UPDATE k SET u = CASE u WHEN 'a' THEN 'b' WHEN 'b' THEN 'a' ELSE u END");
+      await assert.rejects(s.run("UPDATE k SET u = 'z'"), /PRIMARY KEY or UNIQUE|Duplicate key/);
+      return await s.rows("SELECT id, u FROM k ORDER BY id");
+    });
+    assert.deepEqual(rows, [{ id: 2, u: "b" }, { id: 3, u: "a" }, { id: 4, u: "c" }]);
+  });
+});
+
+Deno.test("DuckDB lets a referenced row be deleted beside an open insert referencing it", async () => {
+  // Why a change that could break a foreign key locks the referencing tables.
+  await withTempStore(async (store) => {
+    await store.database.withSession(async (s) => {
+      await s.run("CREATE TABLE p (id INTEGER PRIMARY KEY)");
+      await s.run("CREATE TABLE c (id INTEGER PRIMARY KEY, pid INTEGER REFERENCES p (id))");
+      await s.run("INSERT INTO p VALUES (1)");
+    });
+    await store.database.transaction(async (insert) => {
+      await insert.run("INSERT INTO c VALUES (1, 1)");
+      await store.database.transaction((remove) => remove.run("DELETE FROM p WHERE id = 1"));
+    });
+    const [row] = await store.database.withSession((s) =>
+      s.rows("SELECT count(*) AS n FROM c WHERE pid NOT IN (SELECT id FROM p)")
+    );
+    assert.equal(Number(row!.n), 1, "an orphan: if this fails, DuckDB now prevents it");
+  });
+});
