@@ -24,6 +24,7 @@ import { idempotency, IdempotencyKey } from "./routes/idempotency.ts";
 import { schemaRoutes } from "./routes/schemas.ts";
 import { ETAG_HEADER, IfNoneMatchHeader, NOT_MODIFIED } from "./routes/shapes.ts";
 import { serviceRoutes } from "./routes/service.ts";
+import { recordChangeRoutes } from "./routes/record_changes.ts";
 import { rowRoutes } from "./routes/rows.ts";
 import { tableRoutes } from "./routes/tables.ts";
 import { templateRoutes } from "./routes/templates.ts";
@@ -139,6 +140,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.use(`${API_PREFIX}/*`, idempotency(deps));
   app.route(API_PREFIX, tableRoutes(deps.store));
   app.route(API_PREFIX, rowRoutes(deps));
+  app.route(API_PREFIX, recordChangeRoutes(deps));
   app.route(API_PREFIX, schemaRoutes(deps.store));
   app.route(API_PREFIX, templateRoutes(deps.store));
 

@@ -47,7 +47,7 @@ export function corsFor(origins: readonly string[]): MiddlewareHandler {
   const any = origins.includes("*");
   const allowed = cors({
     origin: any ? "*" : [...origins],
-    allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE"],
+    allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
     allowHeaders: [
       "Authorization",
       "Content-Type",

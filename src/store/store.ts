@@ -79,6 +79,21 @@ export interface ArrivingRows {
   inMemory(): Promise<RowsInMemory | undefined>;
 }
 
+/**
+ * A column's new value in a change of records: the key the request named it by, and the
+ * value as the request's JSON text (cast to the column's type as an inserted value is).
+ */
+export interface ColumnChange {
+  readonly key: string;
+  readonly json: string;
+}
+
+/**
+ * Which rows a change of records applies to, chosen for the table as the change finds it
+ * (under its locks): every row that all the filters keep; every row when there are none.
+ */
+export type RowChoice = (table: Table) => readonly Filter[];
+
 /** How an update was carried out: not at all, in place, or by rebuilding the table. */
 export type UpdateHow = "unchanged" | "altered" | "rebuilt";
 
@@ -263,6 +278,28 @@ export interface Store {
     csv: CsvSource,
     options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }>;
+  /**
+   * Sets the columns `changes` names to their values in the rows `where` chooses, in one
+   * transaction: 422 for a key that names no column, a value its column cannot take or a
+   * null in a NOT NULL column; 409 for a duplicate primary or unique key, or a foreign key
+   * that the change would break either way (a value no referenced row has, or a change to
+   * the key of a row others reference).
+   */
+  updateRecords(
+    ref: TableRef,
+    changes: readonly ColumnChange[],
+    where: RowChoice,
+    keyed?: KeyedWrite<{ table: Table; updated: number }>,
+  ): Promise<{ table: Table; updated: number }>;
+  /**
+   * Deletes the rows `where` chooses, in one transaction; 409 when another table's foreign
+   * key references one of them.
+   */
+  deleteRecords(
+    ref: TableRef,
+    where: RowChoice,
+    keyed?: KeyedWrite<{ table: Table; deleted: number }>,
+  ): Promise<{ table: Table; deleted: number }>;
   /**
    * One page of records as JSON array text and the count of all records; with `query`, the
    * columns, rows and order it asks for, the count of the rows its filters let through (unless

@@ -8,8 +8,27 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { readWholeBody } from "../../ingest/spool.ts";
 
-/** Routes whose bodies are streamed to disk by the route itself, under its own larger limit. */
-export const STREAMED_BODY = /\/table\/[^/]+\/(?:records|upload\/[^/]+)\/?$/;
+/**
+ * Paths whose POST bodies are streamed to disk by the route itself, under its own larger
+ * limit (a `PATCH` of records is a small object, read whole like any other body).
+ */
+const STREAMED_BODY = /\/table\/[^/]+\/(?:records|upload\/[^/]+)\/?$/;
+
+/**
+ * Whether a request's body is streamed by its route: a POST of records or an upload.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { streamedBody } from "./body.ts";
+ *
+ * assert.equal(streamedBody("POST", "/api/v1/table/t/records"), true);
+ * assert.equal(streamedBody("PATCH", "/api/v1/table/t/records"), false);
+ * ```
+ */
+export function streamedBody(method: string, path: string): boolean {
+  return method === "POST" && STREAMED_BODY.test(path);
+}
 
 /** The streamed routes whose bodies are multipart uploads. */
 export const MULTIPART_BODY = /\/upload\/(?:csv|excel)\/?$/;
@@ -35,7 +54,7 @@ export function bufferedBody(
   limits: BufferedBodyLimits,
 ): MiddlewareHandler<{ Variables: BufferedBodyVariables }> {
   return async function bufferedBody(c, next) {
-    if (!STREAMED_BODY.test(c.req.path) && c.req.raw.body) {
+    if (!streamedBody(c.req.method, c.req.path) && c.req.raw.body) {
       c.set("bufferBody", () => buffer(c, limits));
     }
     await next();

@@ -20,7 +20,7 @@ import type { AuthVariables } from "../auth.ts";
 import { ApiError } from "../../errors.ts";
 import { digestMultipart } from "../../ingest/multipart.ts";
 import { type BodyDigest, readBody } from "../../ingest/spool.ts";
-import { MULTIPART_BODY, readBufferedBody, STREAMED_BODY } from "./body.ts";
+import { MULTIPART_BODY, readBufferedBody, streamedBody } from "./body.ts";
 import type { KeyedWrite, Store, StoredAnswer } from "../../store/store.ts";
 
 /** How long an answer is kept for its key: a retry later than this runs anew. */
@@ -33,7 +33,7 @@ const SWEEP_EVERY_MS = 60 * 60 * 1000;
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** The methods that write. */
-const WRITES = new Set(["POST", "PUT", "DELETE"]);
+const WRITES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /**
  * The header's schema, one parameter component of the OpenAPI document (the app registers
@@ -137,7 +137,7 @@ export function idempotency(
         const kept = await options.store.keptAnswer(scope, key, since);
         const digest = new RequestDigest();
         digest.update(new TextEncoder().encode(requestHead(c)));
-        const streamed = STREAMED_BODY.test(path);
+        const streamed = streamedBody(c.req.method, path);
         // A buffered body has been read already (within its limit), for the validator.
         if (!streamed) digest.update(new Uint8Array(await c.req.arrayBuffer()));
         if (kept) {

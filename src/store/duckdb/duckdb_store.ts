@@ -1,7 +1,8 @@
 /**
  * The DuckDB implementation of {@link Store}: it opens the database and holds what the
  * operations share; each operation lives in the file of its job (schemas.ts, tables.ts,
- * update.ts, inserts.ts, uploads.ts, record_reads.ts, templates.ts, health.ts).
+ * update.ts, inserts.ts, uploads.ts, record_reads.ts, record_changes.ts, templates.ts,
+ * health.ts).
  *
  * @module
  */
@@ -14,6 +15,7 @@ import type { TableUpdate } from "../../catalog/update.ts";
 import type { Logger } from "../../log.ts";
 import type {
   ArrivingRows,
+  ColumnChange,
   CsvSource,
   KeptAnswer,
   KeyedWrite,
@@ -24,6 +26,7 @@ import type {
   RecordsPage,
   RecordsQuery,
   RecordsSummary,
+  RowChoice,
   RowsSource,
   Store,
   TableListing,
@@ -38,6 +41,7 @@ import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.t
 import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { bootstrap } from "./metadata.ts";
+import { type Deleted, deleteRecords, type Updated, updateRecords } from "./record_changes.ts";
 import { exportCsv, readPage } from "./record_reads.ts";
 import { summarizeRecords } from "./record_summary.ts";
 import * as schemas from "./schemas.ts";
@@ -194,6 +198,19 @@ export class DuckDBStore implements Store {
     options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }> {
     return uploadCsv(this.#context, ref, csv, options);
+  }
+
+  updateRecords(
+    ref: TableRef,
+    changes: readonly ColumnChange[],
+    where: RowChoice,
+    keyed?: KeyedWrite<Updated>,
+  ): Promise<Updated> {
+    return updateRecords(this.#context, ref, changes, where, keyed);
+  }
+
+  deleteRecords(ref: TableRef, where: RowChoice, keyed?: KeyedWrite<Deleted>): Promise<Deleted> {
+    return deleteRecords(this.#context, ref, where, keyed);
   }
 
   readRecords(

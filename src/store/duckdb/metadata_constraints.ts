@@ -141,3 +141,27 @@ function toForeignKeyRow(row: Record<string, unknown>): ForeignKeyRow {
     refColumnId: row.ref_column_id as number,
   };
 }
+
+/**
+ * The foreign keys that reference the table `ref` (its stored spelling), the table's own
+ * included: each referencing table and the column of `ref` it references.
+ */
+export async function foreignKeysReferencing(
+  session: Session,
+  ref: TableRef,
+): Promise<{ table: TableRef; refColumn: string }[]> {
+  const rows = await session.rows(
+    `SELECT t.schema_name, t.table_name, rc.column_name
+     FROM ${META}.constraints k
+     JOIN ${META}.tables t ON t.table_id = k.table_id
+     JOIN ${META}.tables r ON r.table_id = k.ref_table_id
+     JOIN ${META}.columns rc ON rc.table_id = k.ref_table_id AND rc.column_id = k.ref_column_id
+     WHERE k.kind = 'FOREIGN KEY' AND r.schema_name = $1 AND r.table_name = $2
+     ORDER BY t.schema_name, t.table_name, k.position`,
+    [ref.schema, ref.name],
+  );
+  return rows.map((r) => ({
+    table: { schema: r.schema_name as string, name: r.table_name as string },
+    refColumn: r.column_name as string,
+  }));
+}
