@@ -272,10 +272,13 @@ Deno.test("record changes: what is refused changes nothing", async (t) => {
       await refusedUnchanged(server, del("?id=in.(2,1,3)", "customers"), 409);
     });
 
-    await t.step("a value no referenced row has breaks the foreign key: 409", async () => {
-      const error = await refusedUnchanged(server, patch("?id=eq.1", { customer_id: 99 }), 409);
-      assert.match(error.message, /reference a row that does not exist/);
-    });
+    await t.step(
+      "a value no referenced row has breaks the foreign key: 422, as for an insert",
+      async () => {
+        const error = await refusedUnchanged(server, patch("?id=eq.1", { customer_id: 99 }), 422);
+        assert.match(error.message, /reference a row that does not exist/);
+      },
+    );
 
     await t.step("deleting a referenced row is 409", async () => {
       const error = await refusedUnchanged(server, del("?id=eq.1", "customers"), 409);

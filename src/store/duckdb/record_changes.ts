@@ -59,8 +59,9 @@ interface Assignment {
  * the answer of a keyed write in it.
  *
  * @throws {ApiError} 400 for no change or a filter value its column cannot take; 422 for a key
- * naming no column, a value its column cannot take, a null for a NOT NULL column; 409 for a
- * duplicate key, a broken foreign key, or a concurrent change of the same rows.
+ * naming no column, a value its column cannot take, a null for a NOT NULL column, a reference to
+ * no row; 409 for a duplicate key, a change to a referenced key, or a concurrent change of the
+ * same rows.
  */
 export function updateRecords(
   context: StoreContext,
@@ -299,7 +300,8 @@ function explainChangeFailure(
   }
   const missing = MISSING_REFERENCE.exec(error.message);
   if (missing) {
-    return ApiError.conflict(
+    // Data that does not fit, as an insert's missing reference is.
+    return ApiError.invalidData(
       `The change makes rows of table ${name} reference a row that does not exist: ` +
         `key "${missing[1]}" is not in the referenced table`,
     );
