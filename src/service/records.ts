@@ -1,13 +1,13 @@
 /**
  * Records of an existing table: inserts streamed from a request body, pages read, and the
- * whole table exported as CSV.
+ * whole table exported as CSV, NDJSON, JSON or Parquet.
  *
  * @module
  */
 
 import type { Table, TableRef } from "../catalog/model.ts";
 import { RowsInParts } from "../ingest/spool.ts";
-import type { KeyedWrite, LoadCounts, OnConflict } from "../store/store.ts";
+import type { KeyedWrite, LoadCounts, OnConflict, ResultFormat } from "../store/store.ts";
 import { checkJsonType, type IncomingBody, type RowsDeps, spoolOptions } from "./bodies.ts";
 
 /**
@@ -50,22 +50,32 @@ export async function readRecords(
   return await deps.store.readRecords(ref, offset, limit);
 }
 
+/** The extension of an exported file in each format. */
+export const EXTENSIONS: Readonly<Record<ResultFormat, string>> = {
+  csv: "csv",
+  ndjson: "ndjson",
+  json: "json",
+  parquet: "parquet",
+};
+
 /**
- * Every record of the table as CSV, header first, from a consistent snapshot, with the
- * file's name: `<table>_<YYYYMMDD_HHMMSS>.csv` by the time of the export, shifted
- * `offsetHours` from UTC.
+ * Every record of the table in `format` (CSV header first), from a consistent snapshot,
+ * with the file's name: `<table>_<YYYYMMDD_HHMMSS>.<ext>` by the time of the export,
+ * shifted `offsetHours` from UTC.
  */
-export async function exportCsv(
+export async function exportRecords(
   deps: Pick<RowsDeps, "store">,
   ref: TableRef,
+  format: ResultFormat,
   offsetHours: number,
 ): Promise<{ table: Table; stream: ReadableStream<Uint8Array>; fileName: string }> {
-  const { table, stream } = await deps.store.exportCsv(ref);
-  return { table, stream, fileName: exportFileName(table.name, Date.now(), offsetHours) };
+  const { table, stream } = await deps.store.exportRecords(ref, format);
+  const fileName = exportFileName(table.name, Date.now(), offsetHours, EXTENSIONS[format]);
+  return { table, stream, fileName };
 }
 
 /**
- * `<table>_<YYYYMMDD_HHMMSS>.csv`: the moment `now`, shifted `offsetHours` from UTC.
+ * `<table>_<YYYYMMDD_HHMMSS>.<extension>`: the moment `now`, shifted `offsetHours` from UTC.
  *
  * @example
  * ```ts
@@ -75,11 +85,17 @@ export async function exportCsv(
  * const now = Date.UTC(2026, 0, 2, 3, 4, 5);
  * assert.equal(exportFileName("users", now, 0), "users_20260102_030405.csv");
  * assert.equal(exportFileName("users", now, 5.5), "users_20260102_083405.csv");
+ * assert.equal(exportFileName("users", now, 0, "parquet"), "users_20260102_030405.parquet");
  * ```
  */
-export function exportFileName(table: string, now: number, offsetHours: number): string {
+export function exportFileName(
+  table: string,
+  now: number,
+  offsetHours: number,
+  extension = "csv",
+): string {
   const shifted = new Date(now + Math.round(offsetHours * 3600) * 1000);
   // 2026-01-02T03:04:05.678Z → 20260102_030405
   const stamp = shifted.toISOString().slice(0, 19).replaceAll(/[-:]/g, "").replace("T", "_");
-  return `${table}_${stamp}.csv`;
+  return `${table}_${stamp}.${extension}`;
 }

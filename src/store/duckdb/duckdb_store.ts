@@ -20,6 +20,10 @@ import type {
   ListTemplatesOptions,
   NewTemplate,
   OnConflict,
+  QueryPage,
+  QueryRequest,
+  ResultColumn,
+  ResultFormat,
   RowsSource,
   Store,
   TableListing,
@@ -34,7 +38,8 @@ import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.t
 import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { bootstrap } from "./metadata.ts";
-import { exportCsv, readPage } from "./record_reads.ts";
+import { exportRecords, readPage } from "./record_reads.ts";
+import { readQuery, streamQuery } from "./queries.ts";
 import * as schemas from "./schemas.ts";
 import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
 import * as tables from "./tables.ts";
@@ -199,8 +204,22 @@ export class DuckDBStore implements Store {
     return readPage(this.#context, ref, offset, limit);
   }
 
-  exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
-    return exportCsv(this.#context, ref);
+  exportRecords(
+    ref: TableRef,
+    format: ResultFormat,
+  ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
+    return exportRecords(this.#context, ref, format);
+  }
+
+  readQuery(request: QueryRequest, limit: number): Promise<QueryPage> {
+    return readQuery(this.#context, request, limit);
+  }
+
+  streamQuery(
+    request: QueryRequest,
+    format: ResultFormat,
+  ): Promise<{ columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }> {
+    return streamQuery(this.#context, request, format);
   }
 
   columnTypes(plan: TablePlan): Promise<string[]> {

@@ -1,6 +1,6 @@
 /**
- * Records out of DuckDB tables: pages read as JSON, and CSV exports streamed from one
- * snapshot.
+ * Records out of DuckDB tables: pages read as JSON, and exports (result_formats.ts) streamed
+ * from one snapshot.
  *
  * @module
  */
@@ -10,7 +10,9 @@ import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { describeIn, getTable } from "./tables.ts";
 import { qualified, quoteIdent } from "./sql.ts";
-import { csvLine, jsonMembers, jsonObject } from "./values.ts";
+import { jsonMembers, jsonObject } from "./values.ts";
+import type { ResultFormat } from "../store.ts";
+import { streamResult } from "./result_formats.ts";
 
 /** The order records are read in: primary key order, else insertion order. */
 export function recordOrder(table: Table): string {
@@ -84,31 +86,6 @@ export async function readRecords(
   return { json: `[${row?.json ?? ""}]`, total: Number(row!.total) };
 }
 
-/** The query giving one CSV line per record, in record order. */
-export function csvQuery(table: Table): string {
-  return `SELECT ${csvLine(table.columns)} AS line FROM ${
-    qualified(table.schema, table.name)
-  } ORDER BY ${recordOrder(table)}`;
-}
-
-/**
- * The CSV header line for `table`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { csvHeader } from "./record_reads.ts";
- *
- * const columns = [{ name: "id" }, { name: 'say "hi"' }, { name: "a,b" }];
- * assert.equal(csvHeader(columns), 'id,"say ""hi""","a,b"');
- * ```
- */
-export function csvHeader(columns: readonly { name: string }[]): string {
-  return columns.map((c) =>
-    /[",\r\n]|^\s|\s$/.test(c.name) ? `"${c.name.replaceAll('"', '""')}"` : c.name
-  ).join(",");
-}
-
 /** One page of records as JSON array text, and the count of all records. */
 export async function readPage(
   context: StoreContext,
@@ -139,10 +116,14 @@ export async function readPage(
   );
 }
 
-/** The table's records as CSV, header first, streamed from a consistent snapshot. */
-export async function exportCsv(
+/**
+ * The table's records in `format` (CSV header first), in record order, streamed from a
+ * consistent snapshot.
+ */
+export async function exportRecords(
   context: StoreContext,
   ref: TableRef,
+  format: ResultFormat,
 ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
   // The table is described in the export's own snapshot: described before it, a rename,
   // retype or drop committed in between leaves the header stale and the statement naming
@@ -152,9 +133,12 @@ export async function exportCsv(
   // reads while DDL goes on and commits.
   const since = context.descriptions.stamp();
   let table: Table | undefined;
-  const stream = await context.database.streamLines(async (session) => {
+  const { stream } = await streamResult(context, format, async (session) => {
     table = await describeIn(context, session, ref, since);
-    return { first: csvHeader(table.columns), sql: csvQuery(table) };
+    const sql = `SELECT * FROM ${qualified(table.schema, table.name)} ORDER BY ${
+      recordOrder(table)
+    }`;
+    return { query: { sql }, columns: table.columns.map(({ name, type }) => ({ name, type })) };
   });
   return { table: table!, stream };
 }
