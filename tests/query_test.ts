@@ -393,7 +393,7 @@ async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
   });
 
   await t.step(
-    "GET records/{format} exports every record as ndjson, json and parquet with a file name",
+    "GET records/{format} exports records as ndjson, json and parquet with a file name, filtered, selected and ordered",
     async () => {
       for (
         const [format, type] of [
@@ -430,6 +430,22 @@ async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
           assert.equal(text.slice(0, 4), "PAR1");
         }
       }
+      const filtered = await server.request(
+        "GET",
+        "table/customers/records/csv?country=eq.NO&select=name,id&order=id.desc",
+      );
+      assert.equal(filtered.text, "name,id\nCy,4\nAnn,1\n");
+      const none = await server.request("GET", "table/customers/records/ndjson?id=gt.100");
+      assert.equal(none.status, 200);
+      assert.equal(none.text, "");
+      const array = await server.request("GET", "table/customers/records/json?id=gt.100");
+      assert.equal(array.text, "[]\n");
+      for (const query of ["limit=1", "offset=1", "after=", "count=none", "nope=eq.1"]) {
+        const refused = await server.request("GET", `table/customers/records/csv?${query}`);
+        assert.equal(refused.status, 400, `${query}: ${refused.text}`);
+      }
+      const badValue = await server.request("GET", "table/customers/records/csv?id=eq.x");
+      assert.equal(badValue.status, 400);
       const unknown = await server.request("GET", "table/customers/records/xml");
       assert.equal(unknown.status, 400);
       const empty = await server.request("GET", "table/nothing/records/ndjson");

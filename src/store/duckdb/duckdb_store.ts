@@ -7,6 +7,7 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
+import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
@@ -22,6 +23,9 @@ import type {
   OnConflict,
   QueryPage,
   QueryRequest,
+  RecordsPage,
+  RecordsQuery,
+  RecordsSummary,
   ResultColumn,
   ResultFormat,
   RowsSource,
@@ -40,6 +44,7 @@ import { LockSet } from "./locks.ts";
 import { bootstrap } from "./metadata.ts";
 import { exportRecords, readPage } from "./record_reads.ts";
 import { readQuery, streamQuery } from "./queries.ts";
+import { summarizeRecords } from "./record_summary.ts";
 import * as schemas from "./schemas.ts";
 import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
 import * as tables from "./tables.ts";
@@ -200,15 +205,25 @@ export class DuckDBStore implements Store {
     ref: TableRef,
     offset: number,
     limit: number,
-  ): Promise<{ json: string; total: number }> {
-    return readPage(this.#context, ref, offset, limit);
+    query?: RecordsQuery,
+  ): Promise<RecordsPage> {
+    return readPage(this.#context, ref, offset, limit, query);
+  }
+
+  summarizeRecords(
+    ref: TableRef,
+    filters: readonly Filter[],
+    select?: readonly string[],
+  ): Promise<RecordsSummary> {
+    return summarizeRecords(this.#context, ref, filters, select);
   }
 
   exportRecords(
     ref: TableRef,
     format: ResultFormat,
+    read?: ReadQuery,
   ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
-    return exportRecords(this.#context, ref, format);
+    return exportRecords(this.#context, ref, format, read);
   }
 
   readQuery(request: QueryRequest, limit: number): Promise<QueryPage> {
