@@ -208,6 +208,53 @@ async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
   });
 
   await t.step(
+    "POST /query answers legitimate queries of the catalogue with the right values",
+    async () => {
+      const expected: [string, unknown[]][] = [
+        ["SELECT id, amount FROM public.orders WHERE amount > 10 ORDER BY id", [
+          { id: 1, amount: 10.5 },
+          { id: 2, amount: 200 },
+        ]],
+        ["SELECT status, count(*) FROM orders GROUP BY ALL ORDER BY ALL", [
+          { status: "open", "count_star()": 1 },
+          { status: "paid", "count_star()": 2 },
+        ]],
+        ["SELECT * FROM big_orders", [{
+          id: 2,
+          customer_id: 2,
+          amount: 200,
+          created_at: "2026-02-01T11:00:00.000000",
+          status: "open",
+          tags: [],
+          meta: { k: 2 },
+        }]],
+        ["WITH paid AS (SELECT * FROM orders WHERE status = 'paid') SELECT count(*) FROM paid", [
+          { "count_star()": 2 },
+        ]],
+        ["SELECT id FROM orders UNION SELECT id FROM customers ORDER BY id", [
+          { id: 1 },
+          { id: 2 },
+          { id: 3 },
+          { id: 4 },
+        ]],
+        ["SELECT $1::INTEGER + $2::INTEGER AS s", [{ s: 3 }]],
+        ["SELECT * FROM range(5) r(i) WHERE i % 2 = 0", [{ i: 0 }, { i: 2 }, { i: 4 }]],
+        ["SELECT c.name, t.region FROM customers c CROSS JOIN sales.targets t", [
+          { name: "Ann", region: "north" },
+          { name: "Bo", region: "north" },
+          { name: "Cy", region: "north" },
+        ]],
+      ];
+      for (const [sql, records] of expected) {
+        const legitimate = LEGITIMATE.find((l) => l.sql === sql);
+        assert.ok(legitimate, `not in the catalogue: ${sql}`);
+        const answer = ok(await query(server, sql, { params: legitimate.params }));
+        assert.deepEqual(answer.records, records, sql);
+      }
+    },
+  );
+
+  await t.step(
     "POST /query answers columns with DuckDB's types and records rendered as pages are",
     async () => {
       const answer = ok(
@@ -361,6 +408,17 @@ async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
           body: { sql: "SELECT 1 AS one" },
         }),
       );
+    },
+  );
+
+  await t.step(
+    "POST /query answers 503 for a query that exhausts memory, and goes on",
+    async () => {
+      // A list aggregate cannot spill: 100 million BIGINTs are 800 MB past the 256 MiB limit.
+      const answer = await query(server, "SELECT length(list(range)) AS n FROM range(100000000)");
+      assert.equal(answer.status, 503, answer.text);
+      assert.equal(answer.body.error.type, "unavailable");
+      assert.deepEqual(ok(await query(server, "SELECT 1 AS one")).records, [{ one: 1 }]);
     },
   );
 
