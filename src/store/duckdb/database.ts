@@ -18,6 +18,7 @@ import { DUCKDB_READER_BYTES } from "../../limits.ts";
 import { openInstance } from "./database_open.ts";
 import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
 import { type Failures, type Lines, Session, Slots } from "./session.ts";
+import { interruptAfter } from "./interrupts.ts";
 
 export { type Lines, Session } from "./session.ts";
 export { savedBeforeFailure } from "./engine_errors.ts";
@@ -492,37 +493,6 @@ export class Database {
     this.#instance?.closeSync();
     this.#instance = undefined;
   }
-}
-
-/** A connection's deadline: whether it passed, and the error saying so. */
-export interface Deadline {
-  /** Throws {@link ApiError.queryTimeout} once the deadline has passed. */
-  check(): void;
-  /** The timeout's error once the deadline has passed, else undefined. */
-  error(): ApiError | undefined;
-  clear(): void;
-}
-
-/**
- * Interrupts `connection` `ms` after now (never when `ms` is undefined). The locked
- * configuration refuses `SET statement_timeout`, so a deadline is the connection's
- * `interrupt()`; an interrupted streaming result ends as if complete, so the caller checks.
- */
-export function interruptAfter(connection: DuckDBConnection, ms: number | undefined): Deadline {
-  let passed = false;
-  const timer = ms === undefined ? undefined : setTimeout(() => {
-    passed = true;
-    connection.interrupt();
-  }, ms);
-  const error = () => passed ? ApiError.queryTimeout(ms! / 1000) : undefined;
-  return {
-    check() {
-      const failure = error();
-      if (failure) throw failure;
-    },
-    error,
-    clear: () => clearTimeout(timer),
-  };
 }
 
 /** Reads `result` to its end, or its failure, for nothing. */
