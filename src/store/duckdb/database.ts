@@ -145,8 +145,8 @@ export class Database {
     }
   }
 
-  /** A connection for one unit of work: from the pool unless `fresh`. */
-  async #acquire(fresh = false): Promise<DuckDBConnection> {
+  /** A connection for one unit of work, from the pool when one is idle. */
+  async #acquire(): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
     if (this.#readOnlySince !== undefined) await this.#writeAgainIfDue();
     if (this.#broken) await this.#reopen();
@@ -154,7 +154,7 @@ export class Database {
     this.#active++;
     let connection: DuckDBConnection;
     try {
-      connection = (fresh ? undefined : this.#idle.pop()) ?? await this.#instance!.connect();
+      connection = this.#idle.pop() ?? await this.#instance!.connect();
     } catch (error) {
       this.#active--;
       throw this.#failure(error);
@@ -333,7 +333,9 @@ export class Database {
     options: { readonly timeoutMs?: number } = {},
   ): Promise<ReadableStream<Uint8Array>> {
     const encoder = new TextEncoder();
-    const connection = await this.#acquire(true);
+    // A pooled connection, and back to the pool when the stream ends whole and committed;
+    // one broken off, cancelled or interrupted is closed (its result may still be open).
+    const connection = await this.#acquire();
     let held = true;
     let inTransaction = false;
     // Whether a statement or read is under way on the connection, as until the stream begins.
@@ -341,14 +343,14 @@ export class Database {
     let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
     let result: DuckDBResult | undefined;
     const deadline = interruptAfter(connection, options.timeoutMs);
-    const release = () => {
+    const release = (healthy = false) => {
       if (!held) return;
       held = false;
       deadline.clear();
       this.#exports.delete(breakOff);
       if (inTransaction) this.#transactions--;
       inTransaction = false;
-      this.#release(connection, false);
+      this.#release(connection, healthy);
       // A result not read to its end keeps DuckDB's instance, and its file, open until it is
       // collected, its connection closed or not: a failed instance is let go of now instead.
       if (this.#broken && result) void readToEnd(result);
@@ -401,8 +403,8 @@ export class Database {
           // An interrupted stream ends as if it were complete: the deadline says it is not.
           deadline.check();
           if (!chunk || chunk.rowCount === 0) {
-            await connection.run("COMMIT").catch(() => {});
-            release();
+            const committed = await connection.run("COMMIT").then(() => true, () => false);
+            release(committed && !deadline.error());
             if (last) controller.enqueue(encoder.encode(last));
             controller.close();
             return;
@@ -418,7 +420,7 @@ export class Database {
           reading = false;
         }
       },
-      cancel: release,
+      cancel: () => release(),
     }, { highWaterMark: 1 });
   }
 
