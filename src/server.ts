@@ -148,6 +148,7 @@ export async function startService(
     metricsAccess: config.metricsAccess,
     corsOrigins: config.corsOrigins,
     bodyIdleMs: config.bodyIdleMs,
+    queryTimeoutMs: config.queryTimeoutMs,
     spoolDir,
   }));
   const { hostname, port } = server.addr;

@@ -28,6 +28,42 @@ export const ON_CONFLICT = ["fail", "skip", "update"] as const;
 /** One of {@link ON_CONFLICT}. */
 export type OnConflict = typeof ON_CONFLICT[number];
 
+/** The formats a query's result or a table's records are streamed in. */
+export const RESULT_FORMATS = ["csv", "ndjson", "json", "parquet"] as const;
+/** One of {@link RESULT_FORMATS}. */
+export type ResultFormat = typeof RESULT_FORMATS[number];
+
+/** A column of a result: its name, and its type as the engine names it. */
+export interface ResultColumn {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** A query's parameter: a JSON scalar. */
+export type QueryParam = string | number | boolean | null;
+
+/** A client's read-only query, for {@link Store.readQuery} and {@link Store.streamQuery}. */
+export interface QueryRequest {
+  /** One SELECT; its `$1`/`?` parameters bound to `params` in order. */
+  readonly sql: string;
+  readonly params: readonly QueryParam[];
+  /** Where an unqualified table name is looked for. */
+  readonly defaultSchema: string;
+  /** The schemas the token may read; all when absent. */
+  readonly visibleSchemas?: readonly string[];
+  /** Interrupted this long after it began (408). */
+  readonly timeoutMs: number;
+}
+
+/** At most a limit of a query's rows, as JSON array text. */
+export interface QueryPage {
+  readonly columns: readonly ResultColumn[];
+  /** The rows as a JSON array of objects, rendered as record pages are. */
+  readonly json: string;
+  /** Whether rows past the limit were left out. */
+  readonly truncated: boolean;
+}
+
 /** Counts of a load. */
 export interface LoadCounts {
   readonly inserted: number;
@@ -321,8 +357,26 @@ export interface Store {
     filters: readonly Filter[],
     select?: readonly string[],
   ): Promise<RecordsSummary>;
-  /** The table's records as CSV, header first, streamed from a consistent snapshot. */
-  exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }>;
+  /**
+   * The table's records in `format` (CSV header first), streamed from a consistent snapshot:
+   * those `read`'s filters let through, its `select`ed columns, in its order (record order
+   * by default); its `limit` and `count` do not apply.
+   */
+  exportRecords(
+    ref: TableRef,
+    format: ResultFormat,
+    read?: ReadQuery,
+  ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }>;
+  /**
+   * At most `limit` rows of a read-only query; 400 for anything but one query over readable
+   * tables, 403 for a schema the token may not read, 408 past its deadline.
+   */
+  readQuery(request: QueryRequest, limit: number): Promise<QueryPage>;
+  /** The whole result of a read-only query in `format`, streamed; refused as {@link readQuery}. */
+  streamQuery(
+    request: QueryRequest,
+    format: ResultFormat,
+  ): Promise<{ columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }>;
   /**
    * The canonical types of a plan's columns, in order; 422 when a type is unknown or a
    * default is not one scalar expression of its column's type.

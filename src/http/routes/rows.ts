@@ -19,7 +19,7 @@ import { ApiError } from "../../errors.ts";
 import type { RowsDeps } from "../../service/bodies.ts";
 import * as records from "../../service/records.ts";
 import * as uploads from "../../service/uploads.ts";
-import { ON_CONFLICT } from "../../store/store.ts";
+import { ON_CONFLICT, RESULT_FORMATS, type ResultFormat } from "../../store/store.ts";
 import {
   CountQuery,
   errorResponses,
@@ -275,16 +275,35 @@ const summarizeRecords = createRoute(scoped("tables:read", {
  */
 const MAX_OFFSET_HOURS = 24;
 
-const exportCsv = createRoute(scoped("tables:read", {
+/** The content type of each export format. */
+export const CONTENT_TYPES: Readonly<Record<ResultFormat, string>> = {
+  csv: "text/csv; charset=utf-8",
+  ndjson: "application/x-ndjson; charset=utf-8",
+  json: "application/json; charset=utf-8",
+  parquet: "application/vnd.apache.parquet",
+};
+
+const exportRecords = createRoute(scoped("tables:read", {
   method: "get",
-  operationId: "exportCsv",
-  path: "/table/{table_name}/records/csv",
-  summary: "Export every record as CSV",
+  operationId: "exportRecords",
+  path: "/table/{table_name}/records/{format}",
+  summary: "Export records as CSV, NDJSON, JSON or Parquet",
+  description: "Filters (`column=op.value`, as in reading records), `select` and `order` " +
+    "apply as they do to a page; there are no pages (`offset`, `limit`, `after` and `count` " +
+    "are 400).",
   tags: ["rows"],
   request: {
-    params: TableParams,
+    params: TableParams.extend({
+      format: z.enum(RESULT_FORMATS).openapi({
+        description: "`csv` (header row first), `ndjson` (one object per line), `json` (an " +
+          "array of objects) or `parquet`",
+        example: "csv",
+      }),
+    }),
     query: z.object({
       schema: SchemaQuery,
+      select: ReadQueryShape.select,
+      order: ReadQueryShape.order,
       timezone_offset: z.string().optional().openapi({
         type: "number",
         minimum: -MAX_OFFSET_HOURS,
@@ -297,14 +316,21 @@ const exportCsv = createRoute(scoped("tables:read", {
   },
   responses: {
     200: {
-      description: "CSV, header row first, named `<table>_<YYYYMMDD_HHMMSS>.csv` by the " +
-        "export time (UTC shifted by `timezone_offset`)",
+      description: "The records the filters let through, in record order unless `order` " +
+        "says otherwise, from one snapshot, named " +
+        "`<table>_<YYYYMMDD_HHMMSS>.<format>` by the export time (UTC shifted by " +
+        "`timezone_offset`)",
       headers: z.object({
         "content-disposition": z.string().openapi({
           example: 'attachment; filename="users_20260102_030405.csv"',
         }),
       }),
-      content: { "text/csv": { schema: z.string() } },
+      content: {
+        "text/csv": { schema: z.string() },
+        "application/x-ndjson": { schema: z.string() },
+        "application/json": { schema: z.array(z.record(z.string(), z.unknown())) },
+        "application/vnd.apache.parquet": { schema: z.string().openapi({ format: "binary" }) },
+      },
     },
     ...errorResponses(404),
   },
@@ -398,15 +424,23 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     return c.json(await records.summarizeRecords(deps, { schema, name }, params), 200);
   });
 
-  app.openapi(exportCsv, async (c) => {
-    const name = checkTableName(c.req.valid("param").table_name);
+  app.openapi(exportRecords, async (c) => {
+    const { table_name, format } = c.req.valid("param");
+    const name = checkTableName(table_name);
     const query = c.req.valid("query");
     const schema = schemaOf(query.schema);
     checkSchemaAccess(c, schema);
     const offsetHours = parseOffsetHours(query.timezone_offset);
-    const { stream, fileName } = await records.exportCsv(deps, { schema, name }, offsetHours);
+    const params = new URL(c.req.url).searchParams;
+    const { stream, fileName } = await records.exportRecords(
+      deps,
+      { schema, name },
+      format,
+      params,
+      offsetHours,
+    );
     return streamedResponse(c, stream, {
-      "content-type": "text/csv; charset=utf-8",
+      "content-type": CONTENT_TYPES[format],
       "content-disposition": `attachment; filename="${fileName}"`,
     }) as never;
   });

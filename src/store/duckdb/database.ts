@@ -18,6 +18,7 @@ import { DUCKDB_READER_BYTES } from "../../limits.ts";
 import { openInstance } from "./database_open.ts";
 import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
 import { type Failures, type Lines, Session, Slots } from "./session.ts";
+import { interruptAfter } from "./interrupts.ts";
 
 export { type Lines, Session } from "./session.ts";
 export { savedBeforeFailure } from "./engine_errors.ts";
@@ -144,8 +145,8 @@ export class Database {
     }
   }
 
-  /** A connection for one unit of work: from the pool unless `fresh`. */
-  async #acquire(fresh = false): Promise<DuckDBConnection> {
+  /** A connection for one unit of work, from the pool when one is idle. */
+  async #acquire(): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
     if (this.#readOnlySince !== undefined) await this.#writeAgainIfDue();
     if (this.#broken) await this.#reopen();
@@ -153,7 +154,7 @@ export class Database {
     this.#active++;
     let connection: DuckDBConnection;
     try {
-      connection = (fresh ? undefined : this.#idle.pop()) ?? await this.#instance!.connect();
+      connection = this.#idle.pop() ?? await this.#instance!.connect();
     } catch (error) {
       this.#active--;
       throw this.#failure(error);
@@ -315,34 +316,41 @@ export class Database {
   }
 
   /**
-   * Streams the text of the first column of each result row, one line each, after the first
-   * line, both as `prepare` gives them. `prepare` runs in the statement's transaction, so
-   * what it reads (a table's description, say) is of the same snapshot as the rows.
+   * Streams the text of the first column of each result row, after `first`, as `prepare`
+   * gives them (see {@link Lines}). `prepare` runs in the statement's transaction, so what it
+   * reads (a table's description, say) is of the same snapshot as the rows.
    * Resolves once the statement has given its first rows: one that fails before any (a sort
    * out of memory, say) rejects here, before an answer has begun, as any other statement
    * would, and so does `prepare`; a later failure can only break the stream off. The
    * connection is held until the stream ends or is cancelled, so a slow client holds a
    * connection, not the result; when the instance fails, the stream is broken off at once,
    * read or not, so that a client that stopped reading does not hold back its reopening.
+   * With `timeoutMs`, the work is interrupted that long after it began, `prepare` included,
+   * and fails (or the stream breaks off) with {@link ApiError.queryTimeout}.
    */
   async streamLines(
     prepare: (session: Session) => Promise<Lines>,
+    options: { readonly timeoutMs?: number } = {},
   ): Promise<ReadableStream<Uint8Array>> {
     const encoder = new TextEncoder();
-    const connection = await this.#acquire(true);
+    // A pooled connection, and back to the pool when the stream ends whole and committed;
+    // one broken off, cancelled or interrupted is closed (its result may still be open).
+    const connection = await this.#acquire();
     let held = true;
     let inTransaction = false;
     // Whether a statement or read is under way on the connection, as until the stream begins.
     let reading = true;
     let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
     let result: DuckDBResult | undefined;
-    const release = () => {
+    const deadline = interruptAfter(connection, options.timeoutMs);
+    const release = (healthy = false) => {
       if (!held) return;
       held = false;
+      deadline.clear();
       this.#exports.delete(breakOff);
       if (inTransaction) this.#transactions--;
       inTransaction = false;
-      this.#release(connection, false);
+      this.#release(connection, healthy);
       // A result not read to its end keeps DuckDB's instance, and its file, open until it is
       // collected, its connection closed or not: a failed instance is let go of now instead.
       if (this.#broken && result) void readToEnd(result);
@@ -356,20 +364,21 @@ export class Database {
     };
     this.#exports.add(breakOff);
     let next: DuckDBDataChunk | null | undefined;
-    let first: string;
+    let lines: Lines;
     try {
       // A snapshot: the export is consistent even while writers go on.
       await connection.run("BEGIN TRANSACTION");
       inTransaction = true;
       this.#transactions++;
-      const lines = await prepare(new Session(connection, this.#readers, this.#failures));
-      first = lines.first;
-      result = await connection.stream(lines.sql);
+      lines = await prepare(new Session(connection, this.#readers, this.#failures));
+      const values = lines.values?.length ? lines.values : undefined;
+      result = await connection.stream(lines.sql, values);
       // The statement runs here, up to its first rows: all of a sort's work, say.
       next = await result.fetchChunk();
+      deadline.check();
     } catch (error) {
       release();
-      throw this.#failure(error);
+      throw deadline.error() ?? this.#failure(error);
     }
     reading = false;
     // Broken off while it began: no stream would learn of that.
@@ -377,10 +386,12 @@ export class Database {
       release();
       throw this.#broken;
     }
+    const { first, separator = "", terminator = "\n", last = "" } = lines;
+    let rows = 0;
     return new ReadableStream<Uint8Array>({
       start: (started) => {
         controller = started;
-        controller.enqueue(encoder.encode(`${first}\n`));
+        if (first) controller.enqueue(encoder.encode(first));
       },
       pull: async (controller) => {
         reading = true;
@@ -389,22 +400,27 @@ export class Database {
           if (this.#broken) throw this.#broken;
           const chunk = next === undefined ? await result!.fetchChunk() : next;
           next = undefined;
+          // An interrupted stream ends as if it were complete: the deadline says it is not.
+          deadline.check();
           if (!chunk || chunk.rowCount === 0) {
-            await connection.run("COMMIT").catch(() => {});
-            release();
+            const committed = await connection.run("COMMIT").then(() => true, () => false);
+            release(committed && !deadline.error());
+            if (last) controller.enqueue(encoder.encode(last));
             controller.close();
             return;
           }
-          const lines = chunk.getColumnValues(0) as string[];
-          controller.enqueue(encoder.encode(`${lines.join("\n")}\n`));
+          const texts = chunk.getColumnValues(0) as string[];
+          const text = texts.join(terminator + separator) + terminator;
+          controller.enqueue(encoder.encode(rows > 0 ? separator + text : text));
+          rows += texts.length;
         } catch (error) {
           release();
-          controller.error(this.#failure(error));
+          controller.error(deadline.error() ?? this.#failure(error));
         } finally {
           reading = false;
         }
       },
-      cancel: release,
+      cancel: () => release(),
     }, { highWaterMark: 1 });
   }
 

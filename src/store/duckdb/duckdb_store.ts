@@ -8,7 +8,7 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
-import type { Filter } from "../../catalog/filters.ts";
+import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
@@ -23,9 +23,13 @@ import type {
   ListTemplatesOptions,
   NewTemplate,
   OnConflict,
+  QueryPage,
+  QueryRequest,
   RecordsPage,
   RecordsQuery,
   RecordsSummary,
+  ResultColumn,
+  ResultFormat,
   RowChoice,
   RowsSource,
   Store,
@@ -42,7 +46,8 @@ import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { bootstrap } from "./metadata.ts";
 import { type Deleted, deleteRecords, type Updated, updateRecords } from "./record_changes.ts";
-import { exportCsv, readPage } from "./record_reads.ts";
+import { exportRecords, readPage } from "./record_reads.ts";
+import { readQuery, streamQuery } from "./queries.ts";
 import { summarizeRecords } from "./record_summary.ts";
 import * as schemas from "./schemas.ts";
 import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
@@ -230,8 +235,23 @@ export class DuckDBStore implements Store {
     return summarizeRecords(this.#context, ref, filters, select);
   }
 
-  exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
-    return exportCsv(this.#context, ref);
+  exportRecords(
+    ref: TableRef,
+    format: ResultFormat,
+    read?: ReadQuery,
+  ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
+    return exportRecords(this.#context, ref, format, read);
+  }
+
+  readQuery(request: QueryRequest, limit: number): Promise<QueryPage> {
+    return readQuery(this.#context, request, limit);
+  }
+
+  streamQuery(
+    request: QueryRequest,
+    format: ResultFormat,
+  ): Promise<{ columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }> {
+    return streamQuery(this.#context, request, format);
   }
 
   columnTypes(plan: TablePlan): Promise<string[]> {

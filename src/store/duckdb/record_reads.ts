@@ -1,6 +1,6 @@
 /**
  * Records out of DuckDB tables: pages read as JSON (filtered, selected, ordered, walked by
- * cursor), and CSV exports streamed from one snapshot.
+ * cursor), and exports (result_formats.ts) streamed from one snapshot.
  *
  * @module
  */
@@ -12,7 +12,9 @@ import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { describeIn, getTable } from "./tables.ts";
 import { qualified, quoteIdent } from "./sql.ts";
-import { csvLine, jsonMembers, jsonObject } from "./values.ts";
+import { jsonMembers, jsonObject } from "./values.ts";
+import type { ResultFormat } from "../store.ts";
+import { streamResult } from "./result_formats.ts";
 import { afterCondition, cursorAfter, cursorValues, keyText } from "./record_cursor.ts";
 import {
   BoundValues,
@@ -179,31 +181,6 @@ function answer(json: string, total: unknown, next?: string | null): RecordsPage
   };
 }
 
-/** The query giving one CSV line per record, in record order. */
-export function csvQuery(table: Table): string {
-  return `SELECT ${csvLine(table.columns)} AS line FROM ${
-    qualified(table.schema, table.name)
-  } ORDER BY ${recordOrder(table)}`;
-}
-
-/**
- * The CSV header line for `table`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { csvHeader } from "./record_reads.ts";
- *
- * const columns = [{ name: "id" }, { name: 'say "hi"' }, { name: "a,b" }];
- * assert.equal(csvHeader(columns), 'id,"say ""hi""","a,b"');
- * ```
- */
-export function csvHeader(columns: readonly { name: string }[]): string {
-  return columns.map((c) =>
-    /[",\r\n]|^\s|\s$/.test(c.name) ? `"${c.name.replaceAll('"', '""')}"` : c.name
-  ).join(",");
-}
-
 /**
  * One page of records as JSON array text, with the count of the records `query`'s filters let
  * through (unless it asks for none) and, for a cursor walk, the next cursor.
@@ -255,10 +232,16 @@ export async function withDescription<T>(
   );
 }
 
-/** The table's records as CSV, header first, streamed from a consistent snapshot. */
-export async function exportCsv(
+/**
+ * The table's records in `format` (CSV header first), streamed from a consistent snapshot:
+ * those `read`'s filters let through, its selected columns, in its order (record order by
+ * default).
+ */
+export async function exportRecords(
   context: StoreContext,
   ref: TableRef,
+  format: ResultFormat,
+  read: ReadQuery = ALL,
 ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
   // The table is described in the export's own snapshot: described before it, a rename,
   // retype or drop committed in between leaves the header stale and the statement naming
@@ -268,9 +251,21 @@ export async function exportCsv(
   // reads while DDL goes on and commits.
   const since = context.descriptions.stamp();
   let table: Table | undefined;
-  const stream = await context.database.streamLines(async (session) => {
-    table = await describeIn(context, session, ref, since);
-    return { first: csvHeader(table.columns), sql: csvQuery(table) };
+  const { stream } = await streamResult(context, format, async (session) => {
+    const described = table = await describeIn(context, session, ref, since);
+    const columns = selectedColumns(described, read.select);
+    const bound = new BoundValues();
+    const where = read.filters.length > 0
+      ? ` WHERE ${filterCondition(described, read.filters, bound)}`
+      : "";
+    await checkValues(session, filterValueChecks(described, read.filters));
+    const list = read.select ? columns.map((c) => quoteIdent(c.name)).join(", ") : "*";
+    const sql = `SELECT ${list} FROM ${qualified(described.schema, described.name)}${where} ` +
+      `ORDER BY ${orderBy(sortKeys(described, read.order))}`;
+    return {
+      query: { sql, values: bound.values },
+      columns: columns.map(({ name, type }) => ({ name, type })),
+    };
   });
   return { table: table!, stream };
 }
