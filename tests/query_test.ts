@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { type Answer, fingerprint, mint, ok, TestServer } from "./helpers/server.ts";
-import { HOSTILE, type Hostile, LEGITIMATE } from "../src/store/duckdb/query_guard_catalogue.ts";
+import { HOSTILE, type Hostile, LEGITIMATE } from "./fixtures/query_catalogue.ts";
 
 /** The fixture of the guard's catalogue (query_guard_test.ts), made through the API. */
 const TABLES: { schema: string; name: string; columns: [string, string][]; rows: unknown[] }[] = [

@@ -26,6 +26,7 @@ import { ETAG_HEADER, IfNoneMatchHeader, NOT_MODIFIED } from "./routes/shapes.ts
 import { serviceRoutes } from "./routes/service.ts";
 import { recordChangeRoutes } from "./routes/record_changes.ts";
 import { rowRoutes } from "./routes/rows.ts";
+import { exportRoutes } from "./routes/exports.ts";
 import { tableRoutes } from "./routes/tables.ts";
 import { templateRoutes } from "./routes/templates.ts";
 import { queryRoutes } from "./routes/query.ts";
@@ -146,6 +147,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.use(`${API_PREFIX}/*`, idempotency(deps));
   app.route(API_PREFIX, tableRoutes(deps.store));
   app.route(API_PREFIX, rowRoutes(deps));
+  app.route(API_PREFIX, exportRoutes(deps));
   app.route(API_PREFIX, recordChangeRoutes(deps));
   app.route(API_PREFIX, schemaRoutes(deps.store));
   app.route(API_PREFIX, templateRoutes(deps.store));

@@ -10,7 +10,7 @@ import { streamedResponse } from "../observe.ts";
 import * as query from "../../service/query.ts";
 import { DEFAULT_QUERY_ROWS, MAX_QUERY_ROWS } from "../../service/query.ts";
 import { RESULT_FORMATS, type Store } from "../../store/store.ts";
-import { CONTENT_TYPES } from "./rows.ts";
+import { CONTENT_TYPES } from "./exports.ts";
 import { CountQuery, errorResponses, failureResponse, parseCount, SchemaQuery } from "./shapes.ts";
 import { schemaOf } from "./tables.ts";
 import { scoped } from "./scoped.ts";

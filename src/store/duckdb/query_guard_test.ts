@@ -4,7 +4,7 @@ import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb
 import fc from "npm:fast-check@^4.10.2";
 import { ApiError } from "../../errors.ts";
 import { checkQuery, MAX_QUERY_LENGTH, type QueryScope, readQueryCatalog } from "./query_guard.ts";
-import { HOSTILE, LEGITIMATE } from "./query_guard_catalogue.ts";
+import { HOSTILE, LEGITIMATE } from "../../../tests/fixtures/query_catalogue.ts";
 import {
   ALLOWED_FUNCTIONS,
   ALLOWED_TABLE_FUNCTIONS,
