@@ -616,3 +616,33 @@ Deno.test("reads: a page read again after each kind of write shows the write", a
     await server.dispose();
   }
 });
+
+Deno.test("reads: a page read after an insert was answered counts it, while others insert and read", async () => {
+  const server = await TestServer.start();
+  try {
+    const definition = {
+      columns: [{ name: "id", type: "integer" }],
+      constraints: { primary_key: { columns: ["id"] } },
+    };
+    ok(await server.request("POST", "table/t", { body: { table: definition } }));
+    let answered = 0;
+    let writing = true;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 40; i++) {
+        ok(await server.request("POST", "table/t/records", { body: [{ id: w * 1000 + i }] }));
+        answered++;
+      }
+    });
+    const readers = Array.from({ length: 4 }, async () => {
+      while (writing) {
+        const before = answered;
+        const { total } = ok(await server.request("GET", "table/t/records?limit=1"));
+        assert.ok(total >= before, `a read after ${before} answered inserts counted ${total}`);
+      }
+    });
+    await Promise.all([Promise.all(writers).finally(() => writing = false), ...readers]);
+    assert.equal(ok(await server.request("GET", "table/t/records?limit=1")).total, 160);
+  } finally {
+    await server.dispose();
+  }
+});
