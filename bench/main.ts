@@ -10,6 +10,7 @@
 import { TestServer } from "../tests/helpers/server.ts";
 import { blocks } from "./blocks.ts";
 import { files } from "./files.ts";
+import { interactive } from "./interactive.ts";
 import { load } from "./load.ts";
 import { loading } from "./loading.ts";
 import { retained, retainedGrowth } from "./retained.ts";
@@ -100,6 +101,7 @@ if (import.meta.main) {
       warm === "warm",
     );
   }
+  if (!only || only === "interactive") await interactive(Number(Deno.args[1] ?? 10));
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   // Compares block sizes, minutes of loads: run only when asked for.
   if (only === "blocks") await blocks(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 3));

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { errorOf, mint, ok, TestServer } from "./helpers/server.ts";
+import { errorOf, mint, ok, TestServer, uploadForm } from "./helpers/server.ts";
 
 const people = {
   columns: [
@@ -497,6 +497,151 @@ Deno.test("reads: filtered reads and summaries keep to the token's scopes and sc
       await server.request("GET", "table/people/summary?schema=sales", { token: templates }),
       403,
     );
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("reads: a page read again after each kind of write shows the write", async (t) => {
+  const server = await TestServer.start();
+  const definition = {
+    columns: [{ name: "id", type: "integer" }, { name: "v", type: "varchar" }],
+    constraints: { primary_key: { columns: ["id"] } },
+  };
+  /** The first page and its count, read twice: the second read may be the kept page. */
+  const page = async (table = "t", schema = "public") => {
+    const query = `table/${table}/records?limit=10&schema=${schema}`;
+    const first = ok(await server.request("GET", query));
+    assert.deepEqual(ok(await server.request("GET", query)), first);
+    return first;
+  };
+  const expect = async (records: unknown[], table = "t", schema = "public") => {
+    assert.deepEqual(await page(table, schema), { records, total: records.length });
+  };
+  try {
+    ok(await server.request("POST", "table/t", { body: { table: definition } }));
+    await expect([]);
+
+    await t.step(
+      "inserts: small, keyed, on conflict, and a body loaded as it arrives",
+      async () => {
+        ok(await server.request("POST", "table/t/records", { body: [{ id: 2, v: "b" }] }));
+        await expect([{ id: 2, v: "b" }]);
+        ok(
+          await server.request("POST", "table/t/records", {
+            body: [{ id: 1, v: "a" }],
+            headers: { "idempotency-key": "page-cache-1" },
+          }),
+        );
+        await expect([{ id: 1, v: "a" }, { id: 2, v: "b" }]);
+        ok(
+          await server.request("POST", "table/t/records?on_conflict=update", {
+            body: [{ id: 2, v: "B" }],
+          }),
+        );
+        await expect([{ id: 1, v: "a" }, { id: 2, v: "B" }]);
+        // Over 1 MiB: loaded part by part as the body arrives.
+        const many = Array.from({ length: 30_000 }, (_, i) => ({ id: 100 + i, v: "x".repeat(30) }));
+        ok(await server.request("POST", "table/t/records", { body: many }));
+        const after = await page();
+        assert.equal(after.total, 30_002);
+        ok(await server.request("DELETE", "table/t/records?id=gte.100"));
+        await expect([{ id: 1, v: "a" }, { id: 2, v: "B" }]);
+      },
+    );
+
+    await t.step("record changes: PATCH and DELETE by filter", async () => {
+      ok(await server.request("PATCH", "table/t/records?id=eq.1", { body: { v: "A" } }));
+      await expect([{ id: 1, v: "A" }, { id: 2, v: "B" }]);
+      ok(await server.request("DELETE", "table/t/records?id=eq.2"));
+      await expect([{ id: 1, v: "A" }]);
+    });
+
+    await t.step("uploads: appended JSON and CSV, a replaced table", async () => {
+      ok(
+        await server.request("POST", "table/t/upload/json?if_exists=append", {
+          body: JSON.stringify({ data: [{ id: 3, v: "c" }] }),
+          headers: { "content-type": "application/json" },
+        }),
+      );
+      await expect([{ id: 1, v: "A" }, { id: 3, v: "c" }]);
+      const csv = new TextEncoder().encode("id,v\n4,d\n");
+      ok(
+        await server.request("POST", "table/t/upload/csv?if_exists=append", {
+          body: uploadForm(csv, "rows.csv"),
+        }),
+      );
+      await expect([{ id: 1, v: "A" }, { id: 3, v: "c" }, { id: 4, v: "d" }]);
+      ok(
+        await server.request("POST", "table/t/upload/csv?if_exists=replace", {
+          body: uploadForm(new TextEncoder().encode("id,v\n5,e\n"), "rows.csv"),
+        }),
+      );
+      await expect([{ id: 5, v: "e" }]);
+    });
+
+    await t.step("definitions: PUT, drop and create again, a schema dropped", async () => {
+      ok(await server.request("DELETE", "table/t"));
+      ok(await server.request("POST", "table/t", { body: { table: definition } }));
+      await expect([]);
+      ok(await server.request("POST", "table/t/records", { body: [{ id: 1, v: "a" }] }));
+      await expect([{ id: 1, v: "a" }]);
+      const { table } = ok(await server.request("GET", "table/t"));
+      const [id, v] = [table.columns[0].id, table.columns[1].id];
+      const renamed = {
+        columns: [{ id, name: "id", type: "integer" }, { id: v, name: "w", type: "varchar" }],
+        constraints: definition.constraints,
+      };
+      ok(await server.request("PUT", "table/t", { body: { table: renamed } }));
+      await expect([{ id: 1, w: "a" }]);
+      // A retyped key column rebuilds the table.
+      const retyped = {
+        columns: [{ id, name: "id", type: "varchar" }, { id: v, name: "w", type: "varchar" }],
+        constraints: definition.constraints,
+      };
+      ok(await server.request("PUT", "table/t", { body: { table: retyped } }));
+      await expect([{ id: "1", w: "a" }]);
+
+      ok(await server.request("POST", "schema/s"));
+      ok(await server.request("POST", "table/t?schema=s", { body: { table: definition } }));
+      ok(await server.request("POST", "table/t/records?schema=s", { body: [{ id: 7, v: "s" }] }));
+      await expect([{ id: 7, v: "s" }], "t", "s");
+      ok(await server.request("DELETE", "schema/s?cascade=true"));
+      ok(await server.request("POST", "schema/s"));
+      ok(await server.request("POST", "table/t?schema=s", { body: { table: definition } }));
+      await expect([], "t", "s");
+      await expect([{ id: "1", w: "a" }]);
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("reads: a page read after an insert was answered counts it, while others insert and read", async () => {
+  const server = await TestServer.start();
+  try {
+    const definition = {
+      columns: [{ name: "id", type: "integer" }],
+      constraints: { primary_key: { columns: ["id"] } },
+    };
+    ok(await server.request("POST", "table/t", { body: { table: definition } }));
+    let answered = 0;
+    let writing = true;
+    const writers = Array.from({ length: 4 }, async (_, w) => {
+      for (let i = 0; i < 40; i++) {
+        ok(await server.request("POST", "table/t/records", { body: [{ id: w * 1000 + i }] }));
+        answered++;
+      }
+    });
+    const readers = Array.from({ length: 4 }, async () => {
+      while (writing) {
+        const before = answered;
+        const { total } = ok(await server.request("GET", "table/t/records?limit=1"));
+        assert.ok(total >= before, `a read after ${before} answered inserts counted ${total}`);
+      }
+    });
+    await Promise.all([Promise.all(writers).finally(() => writing = false), ...readers]);
+    assert.equal(ok(await server.request("GET", "table/t/records?limit=1")).total, 160);
   } finally {
     await server.dispose();
   }

@@ -11,6 +11,7 @@ import type { Database } from "./database.ts";
 import type { Descriptions } from "./descriptions.ts";
 import type { KeptKeys } from "./idempotency.ts";
 import type { LockSet } from "./locks.ts";
+import type { PageCache } from "./page_cache.ts";
 
 /** The state every operation of the store works with. */
 export interface StoreContext {
@@ -19,6 +20,8 @@ export interface StoreContext {
   readonly spoolDir: string;
   readonly locks: LockSet;
   readonly descriptions: Descriptions;
+  /** Pages of records read since their table last changed (its locks tell: see there). */
+  readonly pages: PageCache;
   /** The keys with answers kept in the file. */
   readonly kept: KeptKeys;
   /** Where the store reports what fails after a change has committed. */

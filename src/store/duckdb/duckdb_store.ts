@@ -44,6 +44,7 @@ import * as health from "./health.ts";
 import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.ts";
 import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
+import { PageCache } from "./page_cache.ts";
 import { bootstrap } from "./metadata.ts";
 import { type Deleted, deleteRecords, type Updated, updateRecords } from "./record_changes.ts";
 import { exportRecords, readPage } from "./record_reads.ts";
@@ -118,13 +119,16 @@ export class DuckDBStore implements Store {
     logger?: Logger,
     kept = new KeptKeys(),
   ) {
+    const pages = new PageCache();
     const context = {
       database,
       spoolDir,
       logger,
       kept,
-      locks: new LockSet(),
+      // Every change takes its tables' locks: the pages hear of each from the lock set.
+      locks: new LockSet((key, mode, taking) => pages.locked(key, mode, taking)),
       descriptions: new Descriptions(),
+      pages,
     };
     this.#context = context;
     this.#smallInserts = smallInserts(

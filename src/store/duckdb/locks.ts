@@ -52,6 +52,13 @@ interface LockState {
 export class LockSet {
   readonly #locks = new Map<string, LockState>();
 
+  /**
+   * `watch`, when given, hears of every take and release of a key, as it happens: what
+   * must know of every change (the page cache) learns it here, from the one place every
+   * change passes.
+   */
+  constructor(private readonly watch?: (key: string, mode: LockMode, taking: boolean) => void) {}
+
   /** Runs `work` while holding every requested key. */
   async run<T>(requests: readonly LockRequest[], work: () => Promise<T>): Promise<T> {
     const wanted = new Map<string, LockMode>();
@@ -79,6 +86,7 @@ export class LockSet {
     }
     if (state.queue.length === 0 && compatible(state, mode)) {
       take(state, mode);
+      this.watch?.(key, mode, true);
       return Promise.resolve();
     }
     const waiting = state;
@@ -89,9 +97,11 @@ export class LockSet {
     const state = this.#locks.get(key)!;
     if (mode === "exclusive") state.exclusive = false;
     else state.shared--;
+    this.watch?.(key, mode, false);
     while (state.queue.length > 0 && compatible(state, state.queue[0]!.mode)) {
       const next = state.queue.shift()!;
       take(state, next.mode);
+      this.watch?.(key, next.mode, true);
       next.grant();
     }
     if (!state.exclusive && state.shared === 0 && state.queue.length === 0) this.#locks.delete(key);

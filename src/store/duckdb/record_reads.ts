@@ -192,12 +192,18 @@ export async function readPage(
   limit: number,
   query?: RecordsQuery,
 ): Promise<RecordsPage> {
-  return await withDescription(
+  const key = JSON.stringify([offset, limit, query ?? null]);
+  const kept = context.pages.get(ref, key);
+  if (kept) return kept;
+  const stamp = context.pages.stamp(ref);
+  const page = await withDescription(
     context,
     ref,
     (table) => readsInSlices(selectedColumns(table, query?.read.select)),
     (session, table) => readRecords(session, table, offset, limit, query),
   );
+  context.pages.keep(ref, key, stamp, page);
+  return page;
 }
 
 /**
