@@ -222,6 +222,28 @@ Deno.test("postgresTypes() answers the types in order or 422 naming every refuse
   );
 });
 
+Deno.test("docs/api.md's table of types on PostgreSQL says what postgresType() does", async () => {
+  const api = await Deno.readTextFile(new URL("../../../docs/api.md", import.meta.url));
+  const section = api.slice(api.indexOf("### Types on PostgreSQL"));
+  const rows = section.slice(0, section.indexOf("\n## ")).split("\n")
+    .filter((line) => line.startsWith("| `"));
+  assert.ok(rows.length >= 30, `${rows.length} rows`);
+  const ticked = (text: string) => [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+  for (const row of rows) {
+    const [, contract, postgres] = row.split("|").map((cell) => cell.trim());
+    const types = ticked(contract!);
+    // Notes in parentheses after the names are not names.
+    const names = ticked(postgres!.split(" (")[0]!);
+    types.forEach((type, i) => {
+      const mapped = postgresType(parseType(type));
+      if (postgres!.startsWith("422: use ")) {
+        assert.ok(typeof mapped === "object", `${type}: ${mapped}`);
+        assert.ok(mapped.problem.endsWith(`: use ${names[0]}`), `${type}: ${mapped.problem}`);
+      } else assert.equal(mapped, names.length === types.length ? names[i] : names[0], type);
+    });
+  }
+});
+
 const missing = await postgresMissing();
 if (missing && Deno.env.get("REQUIRE_POSTGRES")) throw new Error(missing);
 
