@@ -11,7 +11,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 import pg from "npm:pg@^8.23.1";
 import { TestServer } from "../tests/helpers/server.ts";
 import { COLUMNS, writeJsonRows } from "./generate.ts";
-import { startPostgres } from "./postgres.ts";
+import { startPostgres } from "../tests/helpers/postgres.ts";
 import { memory } from "./measure.ts";
 
 /** Result of one measured load. */
@@ -102,7 +102,7 @@ export async function postgresPeer(
   file: string,
   rows: number,
 ): Promise<Measured | string> {
-  const postgres = await startPostgres(`${dir}/pg`);
+  const postgres = await startPostgres(`${dir}/pg`, "bench");
   if (typeof postgres === "string") return postgres;
   try {
     await postgres.sql(
@@ -114,7 +114,7 @@ export async function postgresPeer(
     const client = new pg.Client({
       host: postgres.socketDir,
       port: postgres.port,
-      user: "bench",
+      user: postgres.user,
       database: "postgres",
     });
     await client.connect();

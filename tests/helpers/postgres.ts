@@ -1,0 +1,164 @@
+/**
+ * A private, throwaway PostgreSQL 15 server (Debian's `postgresql-15`): its own data
+ * directory, Unix socket directory and port, `fsync` off, started and stopped by the tests
+ * and the benchmarks that need one. Run as root, the server runs as the `postgres` system
+ * user, since PostgreSQL refuses to run as root.
+ *
+ * @module
+ */
+
+const BIN = "/usr/lib/postgresql/15/bin";
+
+/** A running server and a way to run SQL on it through psql. */
+export interface Postgres {
+  /** Directory of the server's Unix socket, for clients other than psql. */
+  readonly socketDir: string;
+  readonly port: number;
+  /** The role the server was made with, a superuser that needs no password. */
+  readonly user: string;
+  /** A `postgres://` URL of the `postgres` database over the Unix socket, for `npm:pg`. */
+  readonly url: string;
+  /** Runs SQL through psql and answers its unaligned output, throwing when it fails. */
+  sql(text: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function run(
+  command: string,
+  args: string[],
+  user?: string,
+): Promise<{ ok: boolean; out: string }> {
+  const asUser = user && Deno.uid() === 0;
+  const output = await new Deno.Command(asUser ? "runuser" : command, {
+    args: asUser ? ["-u", user, "--", command, ...args] : args,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return { ok: output.success, out: decoder.decode(output.stdout) + decoder.decode(output.stderr) };
+}
+
+/** Why no server can start here (postgresql-15 missing), or undefined when one can. */
+export async function postgresMissing(): Promise<string | undefined> {
+  try {
+    await Deno.stat(`${BIN}/postgres`);
+    return undefined;
+  } catch {
+    return "postgresql-15 is not installed (apt-get install postgresql-15; .ci/run does)";
+  }
+}
+
+/** A port no one listens on now; it names the socket file, so it must not clash. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/**
+ * Starts PostgreSQL in `dir` (which must exist) with the superuser `user`, or says why it
+ * cannot.
+ */
+export async function startPostgres(dir: string, user = "tester"): Promise<Postgres | string> {
+  const missing = await postgresMissing();
+  if (missing) return missing;
+  const osUser = Deno.uid() === 0 ? "postgres" : undefined;
+  await Deno.mkdir(`${dir}/data`, { recursive: true });
+  await Deno.mkdir(`${dir}/socket`, { recursive: true });
+  if (osUser) await run("chown", ["-R", `${osUser}:${osUser}`, dir]);
+  const init = await run(
+    `${BIN}/initdb`,
+    ["-D", `${dir}/data`, "-A", "trust", "-U", user, "--no-sync", "-E", "UTF8", "--locale=C"],
+    osUser,
+  );
+  if (!init.ok) return `initdb failed: ${init.out.slice(-300)}`;
+  const port = String(freePort());
+  const start = await run(`${BIN}/pg_ctl`, [
+    "-D",
+    `${dir}/data`,
+    "-l",
+    `${dir}/log`,
+    "-w",
+    "-o",
+    `-k ${dir}/socket -p ${port} -c listen_addresses='' -c fsync=off ` +
+    "-c synchronous_commit=off -c full_page_writes=off -c shared_buffers=256MB -c max_wal_size=4GB",
+    "start",
+  ], osUser);
+  if (!start.ok) return `pg_ctl start failed: ${start.out.slice(-300)}`;
+  return {
+    socketDir: `${dir}/socket`,
+    port: Number(port),
+    user,
+    url: `postgres://${user}@localhost:${port}/postgres?host=${
+      encodeURIComponent(`${dir}/socket`)
+    }`,
+    async sql(text: string): Promise<string> {
+      const result = await run(`${BIN}/psql`, [
+        "-h",
+        `${dir}/socket`,
+        "-p",
+        port,
+        "-U",
+        user,
+        "-d",
+        "postgres",
+        "-X",
+        "-q",
+        "-t",
+        "-A",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-c",
+        text,
+      ], osUser);
+      if (!result.ok) throw new Error(`psql failed: ${result.out.slice(-500)}`);
+      return result.out;
+    },
+    async stop(): Promise<void> {
+      await run(`${BIN}/pg_ctl`, ["-D", `${dir}/data`, "-m", "immediate", "-w", "stop"], osUser);
+    },
+  };
+}
+
+/** A server of a test's own, with the temporary directory it lives in. */
+export interface TestPostgres {
+  /** `postgres://…` of its `postgres` database, as `DATABASE_URL` will take it. */
+  readonly url: string;
+  readonly server: Postgres;
+  /** Stops the server and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a server in a new temporary directory for a test file, or answers why it cannot.
+ * When `REQUIRE_POSTGRES` is set (CI installs postgresql-15 and sets it), a server that
+ * cannot start is an error rather than a reason to skip.
+ */
+export async function startTestPostgres(): Promise<TestPostgres | string> {
+  const dir = await Deno.makeTempDir({ prefix: "table-service-pg-" });
+  let server: Postgres | string;
+  try {
+    server = await startPostgres(dir);
+  } catch (error) {
+    await Deno.remove(dir, { recursive: true });
+    throw error;
+  }
+  if (typeof server === "string") {
+    await Deno.remove(dir, { recursive: true });
+    if (Deno.env.get("REQUIRE_POSTGRES")) throw new Error(server);
+    return server;
+  }
+  const running = server;
+  return {
+    url: running.url,
+    server: running,
+    async stop(): Promise<void> {
+      try {
+        await running.stop();
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  };
+}
