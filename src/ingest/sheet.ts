@@ -7,10 +7,16 @@
 
 import { Buffer } from "node:buffer";
 import { inflateRawSync } from "node:zlib";
-import * as XLSX from "xlsx";
+import type * as SheetJS from "xlsx";
 import { ApiError, type ErrorDetail, type ErrorStatus } from "../errors.ts";
 import type { RowsSummary } from "./json_rows_summary.ts";
 import { type LocalBytes, localBytes, writeAll } from "./spool.ts";
+
+/**
+ * SheetJS, loaded by the first sheet read (in the worker of {@link readSheetApart}): the
+ * service's process never reads a sheet itself, and its start skips SheetJS's load (30 ms).
+ */
+let XLSX: typeof SheetJS;
 
 /** What an uploaded file is. */
 export type FileFormat = "zip" | "xls" | "csv";
@@ -180,6 +186,7 @@ export interface ReadSheetOptions extends SheetLimits {
  * empty cells null.
  */
 export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): Promise<SheetRows> {
+  XLSX ??= await import("xlsx");
   // A Node Buffer spares SheetJS converting the bytes to a binary string first.
   const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const read = (sheets: string | number) => {
@@ -220,7 +227,7 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
   // March 1900 (negative serials included); xlsx and xls files hold the serial itself.
   // SheetJS names the format it read, whoever wrote the file and however it is zipped.
   const dates: DateSystem = date1904 ? "1904" : book.bookType === "ods" ? "ods" : "1900";
-  const cells = (worksheet["!data"] ?? []) as (XLSX.CellObject | undefined)[][];
+  const cells = (worksheet["!data"] ?? []) as (SheetJS.CellObject | undefined)[][];
   const timed = timedColumns(cells);
   const out = await Deno.open(options.outPath, { write: true, createNew: true, mode: 0o600 });
   const encoder = new TextEncoder();
@@ -334,7 +341,7 @@ function pickSheet(names: readonly string[], wanted: string | undefined): string
 
 /** The header row's names and where they are; 422 for duplicates. */
 function headerOf(
-  row: (XLSX.CellObject | undefined)[],
+  row: (SheetJS.CellObject | undefined)[],
   r: number,
   dates: DateSystem,
 ): { key: string; index: number }[] {
@@ -359,7 +366,7 @@ function headerOf(
 }
 
 /** Whether a cell holds a date whose format shows the time of day. */
-function showsDateTime(cell: XLSX.CellObject | undefined): boolean {
+function showsDateTime(cell: SheetJS.CellObject | undefined): boolean {
   if (cell?.t === "d") return true;
   return cell?.t === "n" && typeof cell.z === "string" && XLSX.SSF.is_date(cell.z) &&
     showsTime(cell.z);
@@ -370,7 +377,7 @@ function showsDateTime(cell: XLSX.CellObject | undefined): boolean {
  * date in the column is given with one (midnight for a date alone), so that a column mixing
  * dates and date-times is read as timestamps rather than as text.
  */
-function timedColumns(cells: readonly (XLSX.CellObject | undefined)[][]): boolean[] {
+function timedColumns(cells: readonly (SheetJS.CellObject | undefined)[][]): boolean[] {
   const timed: boolean[] = [];
   for (const row of cells) {
     if (!row) continue;
@@ -384,7 +391,7 @@ function timedColumns(cells: readonly (XLSX.CellObject | undefined)[][]): boolea
  * when its format shows one or `withTime` says so.
  */
 function cellValue(
-  cell: XLSX.CellObject | undefined,
+  cell: SheetJS.CellObject | undefined,
   dates: DateSystem,
   withTime = false,
 ): unknown {

@@ -98,6 +98,12 @@ const ID_STRIDE = 1000;
 const INSERT_LOAD = { clients: 4, batchSize: 1000, batches: 6 } as const;
 const BACKGROUND_LOAD = { clients: 1, batchSize: 200, batches: Infinity } as const;
 const RESTART_TIMEOUT_MS = 30_000;
+/**
+ * The exports read after each kill are asked for uncompressed: they are megabytes each, and
+ * gzip on both sides cost a tenth of a CPU-second per 3 MB, which has nothing to do with what
+ * survives a kill (tests/http_test.ts checks compression).
+ */
+const PLAIN = { headers: { "accept-encoding": "identity" } } as const;
 
 type Payload = "A" | "B";
 type Shape = "X" | "Y";
@@ -652,7 +658,7 @@ class CrashRun {
     if (definition !== this.#definitions.get("log")) {
       this.fail(`Table log changed its definition ${when}: ${definition.slice(0, 300)}`);
     }
-    const answer = await this.#server.request("GET", "table/log/records/csv");
+    const answer = await this.#server.request("GET", "table/log/records/csv", PLAIN);
     if (answer.status !== 200) {
       this.fail(`Exporting table log ${when} answered ${answer.text.slice(0, 300)}`);
       return;
@@ -752,7 +758,7 @@ class CrashRun {
     name: string,
     checksum: (lines: string[]) => { rows: number; sum: number },
   ): Promise<{ rows: number; sum: number }> {
-    const answer = await this.#server.request("GET", `table/${name}/records/csv`);
+    const answer = await this.#server.request("GET", `table/${name}/records/csv`, PLAIN);
     if (answer.status !== 200) return { rows: -1, sum: 0 };
     const lines = answer.text.split("\n");
     if (lines.at(-1) === "") lines.pop();
