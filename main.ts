@@ -94,6 +94,7 @@ async function main(): Promise<void> {
     metricsAccess: config.metricsAccess,
     corsOrigins: config.corsOrigins,
     bodyIdleMs: config.bodyIdleMs,
+    queryTimeoutMs: config.queryTimeoutMs,
     spoolDir,
   }));
   const { hostname, port } = server.addr;

@@ -52,6 +52,8 @@ export interface Config {
   readonly metricsAccess: MetricsAccess;
   /** Longest wait for the next bytes of a streamed request body before answering 408. */
   readonly bodyIdleMs: number;
+  /** Longest a client's query runs before it is interrupted and answered 408. */
+  readonly queryTimeoutMs: number;
   /** How often freed native memory is handed back to the system; 0: never. */
   readonly memoryTrimMs: number;
   /** Origins whose pages may call the API (CORS): none, some, or `["*"]` for any. */
@@ -184,6 +186,7 @@ const variables = z.object({
   MAX_SHEET_BYTES: size(2 * 1024 ** 3),
   METRICS_ACCESS: choice(METRICS_ACCESS, "token"),
   BODY_IDLE_SECONDS: seconds(1, 3600, 30),
+  QUERY_TIMEOUT_SECONDS: seconds(1, 3600, 30),
   MEMORY_TRIM_SECONDS: seconds(0, 3600, 10),
   CORS_ORIGINS: given.transform(parseOrigins),
 });
@@ -226,6 +229,7 @@ const configSchema = variables
       maxSheetBytes: vars.MAX_SHEET_BYTES,
       metricsAccess: vars.METRICS_ACCESS,
       bodyIdleMs: vars.BODY_IDLE_SECONDS,
+      queryTimeoutMs: vars.QUERY_TIMEOUT_SECONDS,
       memoryTrimMs: vars.MEMORY_TRIM_SECONDS,
       corsOrigins: vars.CORS_ORIGINS,
     });

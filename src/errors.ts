@@ -180,6 +180,15 @@ export class ApiError extends Error {
     );
   }
 
+  /** 408: a query ran past QUERY_TIMEOUT_SECONDS and was interrupted. */
+  static queryTimeout(seconds: number): ApiError {
+    return new ApiError(
+      408,
+      "request_timeout",
+      `The query ran longer than ${seconds} s (QUERY_TIMEOUT_SECONDS) and was interrupted`,
+    );
+  }
+
   /** 409: exists already, key conflict, blocked by a dependency. */
   static conflict(message: string, details?: readonly ErrorDetail[]): ApiError {
     return new ApiError(409, "conflict", message, { details });

@@ -12,6 +12,7 @@ Deno.test("parseConfig() applies the documented defaults", () => {
   assert.equal(config.maxJsonBytes, 10 * 1024 ** 2);
   assert.equal(config.logLevel, "info");
   assert.equal(config.memoryTrimMs, 10_000);
+  assert.equal(config.queryTimeoutMs, 30_000);
   assert.equal(config.duckdbBlockBytes, 256 * 1024);
   assert.deepEqual(config.auth.key, { kind: "generated", secretPath: "./data/jwt-secret" });
 });
@@ -30,6 +31,7 @@ Deno.test("parseConfig() reads every variable", () => {
     DUCKDB_MEMORY_LIMIT: "96MiB",
     DUCKDB_BLOCK_SIZE: "16KiB",
     MEMORY_TRIM_SECONDS: "0",
+    QUERY_TIMEOUT_SECONDS: "5",
   });
   assert.equal(config.host, "0.0.0.0");
   assert.equal(config.port, 9000);
@@ -45,6 +47,7 @@ Deno.test("parseConfig() reads every variable", () => {
   assert.equal(config.duckdbMemoryBytes, 96 * 1024 ** 2);
   assert.equal(config.duckdbBlockBytes, 16 * 1024);
   assert.equal(config.memoryTrimMs, 0);
+  assert.equal(config.queryTimeoutMs, 5_000);
 });
 
 Deno.test("parseConfig() reads CORS_ORIGINS as a list of origins, none by default", () => {
@@ -74,6 +77,7 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ MEMORY_TRIM_SECONDS: "-1" }, /MEMORY_TRIM_SECONDS "-1"/],
     [{ MEMORY_TRIM_SECONDS: "soon" }, /MEMORY_TRIM_SECONDS "soon"/],
     [{ MEMORY_TRIM_SECONDS: "3601" }, /MEMORY_TRIM_SECONDS "3601"/],
+    [{ QUERY_TIMEOUT_SECONDS: "0" }, /QUERY_TIMEOUT_SECONDS "0"/],
     [{ AUTH_JWT_SECRET: "short" }, /AUTH_JWT_SECRET is shorter than 32/],
     [{ CORS_ORIGINS: "app.example" }, /CORS_ORIGINS "app.example" is not an origin/],
     [{ CORS_ORIGINS: "https://a.example/app" }, /CORS_ORIGINS "https:\/\/a.example\/app"/],

@@ -10,7 +10,7 @@
  *        in.(v1,"v,2")                     a list; quote items holding , ( ) or "
  *        is.null is.true is.false
  * order=a.desc.nullslast,b         asc (default) or desc, nullsfirst or nullslast
- * count=exact|none                 none by default
+ * count=exact|none                 exact by default: the total of the filtered rows
  * ```
  *
  * @module
@@ -110,7 +110,7 @@ const VALUE_OPS: ReadonlySet<string> = new Set([
  * assert.deepEqual(query.select, ["Unit Price", "age"]);
  * assert.deepEqual(query.filters, [{ column: "age", op: "is", negated: true, value: null }]);
  * assert.deepEqual(query.order, [{ column: "age", direction: "desc" }]);
- * assert.equal(query.count, "none");
+ * assert.equal(query.count, "exact");
  * ```
  */
 export function parseReadQuery(
@@ -124,7 +124,7 @@ export function parseReadQuery(
   const filters: Filter[] = [];
   let select: string[] | undefined;
   let order: OrderTerm[] = [];
-  let count: "exact" | "none" = "none";
+  let count: "exact" | "none" = "exact";
   for (const [key, value] of params) {
     if (reserved.has(key)) {
       if (key !== "select" && key !== "order" && key !== "count") continue;

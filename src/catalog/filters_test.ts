@@ -40,14 +40,14 @@ function filterOf(query: string): Filter {
   return filters[0]!;
 }
 
-Deno.test("parseReadQuery() with no parameters reads all columns unordered, uncounted", () => {
-  assert.deepEqual(parse(""), { filters: [], order: [], count: "none" });
+Deno.test("parseReadQuery() with no parameters reads all columns unordered, counted", () => {
+  assert.deepEqual(parse(""), { filters: [], order: [], count: "exact" });
 });
 
 Deno.test("parseReadQuery() ignores the reserved parameters it does not parse", () => {
   assert.deepEqual(
     parse("schema=s&offset=1&limit=2&after=x&timezone_offset=60"),
-    { filters: [], order: [], count: "none" },
+    { filters: [], order: [], count: "exact" },
   );
 });
 
@@ -322,7 +322,7 @@ Deno.test("parseReadQuery() accepts the parameters as pairs too", () => {
       select: ["id"],
       filters: [{ column: "id", op: "eq", negated: false, value: "1" }],
       order: [],
-      count: "none",
+      count: "exact",
     },
   );
 });

@@ -27,7 +27,11 @@ import { serviceRoutes } from "./routes/service.ts";
 import { rowRoutes } from "./routes/rows.ts";
 import { tableRoutes } from "./routes/tables.ts";
 import { templateRoutes } from "./routes/templates.ts";
+import { queryRoutes } from "./routes/query.ts";
 import type { Store } from "../store/store.ts";
+
+/** QUERY_TIMEOUT_SECONDS's default, in milliseconds. */
+const QUERY_TIMEOUT_MS = 30_000;
 
 /** Every API path starts with this. */
 export const API_PREFIX = "/api/v1";
@@ -51,6 +55,8 @@ export interface AppDeps {
   readonly metricsAccess: MetricsAccess;
   /** Origins whose pages may call the service (CORS); none turns CORS off. */
   readonly corsOrigins: readonly string[];
+  /** A client's query is interrupted this long after it began (408); 30 s when absent. */
+  readonly queryTimeoutMs?: number;
   /** The clock idempotency keys expire by, in ms since the epoch; tests move it. */
   readonly now?: () => number;
 }
@@ -141,6 +147,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.route(API_PREFIX, rowRoutes(deps));
   app.route(API_PREFIX, schemaRoutes(deps.store));
   app.route(API_PREFIX, templateRoutes(deps.store));
+  app.route(
+    API_PREFIX,
+    queryRoutes({ store: deps.store, queryTimeoutMs: deps.queryTimeoutMs ?? QUERY_TIMEOUT_MS }),
+  );
 
   // Answered, not thrown: where no route matches but the `*` middleware, Hono calls this
   // from that middleware's `next()`, and a throw would skip the request's log line.

@@ -1,13 +1,22 @@
 /**
- * Records of an existing table: inserts streamed from a request body, pages read, and the
- * whole table exported as CSV.
+ * Records of an existing table: inserts streamed from a request body, pages read (filtered,
+ * ordered, walked by cursor), summaries, and exports as CSV, NDJSON, JSON or Parquet.
  *
  * @module
  */
 
 import type { Table, TableRef } from "../catalog/model.ts";
 import { RowsInParts } from "../ingest/spool.ts";
-import type { KeyedWrite, LoadCounts, OnConflict } from "../store/store.ts";
+import { parseReadQuery, RESERVED_PARAMETERS } from "../catalog/filters.ts";
+import { ApiError } from "../errors.ts";
+import type {
+  KeyedWrite,
+  LoadCounts,
+  OnConflict,
+  RecordsPage,
+  RecordsSummary,
+  ResultFormat,
+} from "../store/store.ts";
 import { checkJsonType, type IncomingBody, type RowsDeps, spoolOptions } from "./bodies.ts";
 
 /**
@@ -40,32 +49,116 @@ export async function insertRecords(
   }
 }
 
-/** One page of records as JSON array text, and the count of all records. */
+/** The parameters of a page read the grammar of `parseReadQuery` leaves to the route. */
+const PAGE_PARAMETERS: ReadonlySet<string> = new Set(["schema", "offset", "limit"]);
+
+/**
+ * One page of records as JSON array text, and the count of all records; with parameters of
+ * the read grammar in `params` (`select`, `order`, `count`, `after`, filters), the page they
+ * ask for (see `parseReadQuery`). Without any, the table is not described first.
+ *
+ * @throws {ApiError} 400 for a parameter naming no column, a bad value, a cursor that is no
+ * cursor of this order, or `after` with `offset`.
+ */
 export async function readRecords(
   deps: Pick<RowsDeps, "store">,
   ref: TableRef,
+  params: URLSearchParams,
   offset: number,
   limit: number,
-): Promise<{ json: string; total: number }> {
-  return await deps.store.readRecords(ref, offset, limit);
+): Promise<RecordsPage> {
+  if ([...params.keys()].every((key) => PAGE_PARAMETERS.has(key))) {
+    return await deps.store.readRecords(ref, offset, limit);
+  }
+  const afters = params.getAll("after");
+  if (afters.length > 1) throw ApiError.badRequest("Query parameter after is given more than once");
+  const after = afters[0];
+  if (after !== undefined && (params.get("offset") ?? "") !== "") {
+    throw ApiError.badRequest(
+      "Query parameters after and offset cannot be given together: the cursor says where the page starts",
+    );
+  }
+  const table = await deps.store.getTable(ref);
+  const read = parseReadQuery(params, table.columns);
+  return await deps.store.readRecords(ref, offset, limit, {
+    read,
+    ...(after === undefined ? {} : { after }),
+  });
 }
 
+/** Reserved parameters that say nothing to a summary. */
+const NOT_FOR_SUMMARY = [...RESERVED_PARAMETERS].filter((p) => p !== "schema" && p !== "select");
+
 /**
- * Every record of the table as CSV, header first, from a consistent snapshot, with the
- * file's name: `<table>_<YYYYMMDD_HHMMSS>.csv` by the time of the export, shifted
- * `offsetHours` from UTC.
+ * Per column (of `select`, else all), figures of the records the filters in `params` let
+ * through.
+ *
+ * @throws {ApiError} 400 for a parameter naming no column or one that does not apply to a
+ * summary (`order`, `offset`, …), or a filter value its column's type cannot take.
  */
-export async function exportCsv(
+export async function summarizeRecords(
   deps: Pick<RowsDeps, "store">,
   ref: TableRef,
+  params: URLSearchParams,
+): Promise<RecordsSummary> {
+  for (const parameter of NOT_FOR_SUMMARY) {
+    if (params.has(parameter)) {
+      throw ApiError.badRequest(
+        `Query parameter ${parameter} does not apply to a summary; give filters and select only`,
+      );
+    }
+  }
+  const table = await deps.store.getTable(ref);
+  const { filters, select } = parseReadQuery(params, table.columns);
+  return await deps.store.summarizeRecords(ref, filters, select);
+}
+
+/** The extension of an exported file in each format. */
+export const EXTENSIONS: Readonly<Record<ResultFormat, string>> = {
+  csv: "csv",
+  ndjson: "ndjson",
+  json: "json",
+  parquet: "parquet",
+};
+
+/** Parameters of a read that say nothing to an export, which has no pages. */
+const NOT_FOR_EXPORT = ["offset", "limit", "after", "count"];
+
+/**
+ * The records of the table in `format` (CSV header first) from a consistent snapshot: those
+ * the filters in `params` let through, its `select`ed columns, in its `order` (record order
+ * by default); with the file's name: `<table>_<YYYYMMDD_HHMMSS>.<ext>` by the time of the
+ * export, shifted `offsetHours` from UTC.
+ *
+ * @throws {ApiError} 400 for a parameter naming no column or one that does not apply to an
+ * export (`offset`, `limit`, `after`, `count`), or a filter value its column's type cannot
+ * take.
+ */
+export async function exportRecords(
+  deps: Pick<RowsDeps, "store">,
+  ref: TableRef,
+  format: ResultFormat,
+  params: URLSearchParams,
   offsetHours: number,
 ): Promise<{ table: Table; stream: ReadableStream<Uint8Array>; fileName: string }> {
-  const { table, stream } = await deps.store.exportCsv(ref);
-  return { table, stream, fileName: exportFileName(table.name, Date.now(), offsetHours) };
+  for (const parameter of NOT_FOR_EXPORT) {
+    if (params.has(parameter)) {
+      throw ApiError.badRequest(
+        `Query parameter ${parameter} does not apply to an export; give filters, select and order`,
+      );
+    }
+  }
+  const given = [...params.keys()].some((key) => key !== "schema" && key !== "timezone_offset");
+  const read = given
+    ? parseReadQuery(params, (await deps.store.getTable(ref)).columns, ["timezone_offset"])
+    : undefined;
+  const { table, stream } = await deps.store.exportRecords(ref, format, read);
+  const fileName = exportFileName(table.name, Date.now(), offsetHours, EXTENSIONS[format]);
+  return { table, stream, fileName };
 }
 
 /**
- * `<table>_<YYYYMMDD_HHMMSS>.csv`: the moment `now`, shifted `offsetHours` from UTC.
+ * `<table>_<YYYYMMDD_HHMMSS>.<extension>`: the moment `now`, shifted `offsetHours` from UTC.
  *
  * @example
  * ```ts
@@ -75,11 +168,17 @@ export async function exportCsv(
  * const now = Date.UTC(2026, 0, 2, 3, 4, 5);
  * assert.equal(exportFileName("users", now, 0), "users_20260102_030405.csv");
  * assert.equal(exportFileName("users", now, 5.5), "users_20260102_083405.csv");
+ * assert.equal(exportFileName("users", now, 0, "parquet"), "users_20260102_030405.parquet");
  * ```
  */
-export function exportFileName(table: string, now: number, offsetHours: number): string {
+export function exportFileName(
+  table: string,
+  now: number,
+  offsetHours: number,
+  extension = "csv",
+): string {
   const shifted = new Date(now + Math.round(offsetHours * 3600) * 1000);
   // 2026-01-02T03:04:05.678Z → 20260102_030405
   const stamp = shifted.toISOString().slice(0, 19).replaceAll(/[-:]/g, "").replace("T", "_");
-  return `${table}_${stamp}.csv`;
+  return `${table}_${stamp}.${extension}`;
 }

@@ -5,6 +5,7 @@
  */
 
 import type { TablePlan } from "../catalog/definition.ts";
+import type { Filter, ReadQuery } from "../catalog/filters.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import type { TableUpdate } from "../catalog/update.ts";
 import type {
@@ -26,6 +27,42 @@ import type { IfExists } from "../catalog/uploads.ts";
 export const ON_CONFLICT = ["fail", "skip", "update"] as const;
 /** One of {@link ON_CONFLICT}. */
 export type OnConflict = typeof ON_CONFLICT[number];
+
+/** The formats a query's result or a table's records are streamed in. */
+export const RESULT_FORMATS = ["csv", "ndjson", "json", "parquet"] as const;
+/** One of {@link RESULT_FORMATS}. */
+export type ResultFormat = typeof RESULT_FORMATS[number];
+
+/** A column of a result: its name, and its type as the engine names it. */
+export interface ResultColumn {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** A query's parameter: a JSON scalar. */
+export type QueryParam = string | number | boolean | null;
+
+/** A client's read-only query, for {@link Store.readQuery} and {@link Store.streamQuery}. */
+export interface QueryRequest {
+  /** One SELECT; its `$1`/`?` parameters bound to `params` in order. */
+  readonly sql: string;
+  readonly params: readonly QueryParam[];
+  /** Where an unqualified table name is looked for. */
+  readonly defaultSchema: string;
+  /** The schemas the token may read; all when absent. */
+  readonly visibleSchemas?: readonly string[];
+  /** Interrupted this long after it began (408). */
+  readonly timeoutMs: number;
+}
+
+/** At most a limit of a query's rows, as JSON array text. */
+export interface QueryPage {
+  readonly columns: readonly ResultColumn[];
+  /** The rows as a JSON array of objects, rendered as record pages are. */
+  readonly json: string;
+  /** Whether rows past the limit were left out. */
+  readonly truncated: boolean;
+}
 
 /** Counts of a load. */
 export interface LoadCounts {
@@ -154,6 +191,53 @@ export interface KeyedWrite<R> {
   readonly at: number;
 }
 
+/** Everything but the page bounds of a records read. */
+export interface RecordsQuery {
+  /** Columns, filters, order and whether to count, as `parseReadQuery` gives them. */
+  readonly read: ReadQuery;
+  /**
+   * A cursor of a previous page: the page starts after its row, and the answer carries the
+   * next cursor. Empty for the first page of such a walk; absent for no cursors.
+   */
+  readonly after?: string;
+}
+
+/** A page of records as JSON array text, with the count and the next page's cursor. */
+export interface RecordsPage {
+  readonly json: string;
+  /** The number of records the filters let through; absent when the read asked for no count. */
+  readonly total?: number;
+  /** With a cursor asked for: the next page's, or null after the last row. */
+  readonly next?: string | null;
+}
+
+/** One column's figures in a {@link RecordsSummary}; null where they do not apply. */
+export interface ColumnSummary {
+  readonly name: string;
+  readonly type: string;
+  /** Values that are not null. */
+  readonly count: number;
+  readonly nulls: number;
+  /** An estimate (HyperLogLog) of the distinct values that are not null. */
+  readonly approx_distinct: number;
+  /** The least and greatest values, as records show them; null for no value or no order. */
+  readonly min: unknown;
+  readonly max: unknown;
+  /** For numbers: mean, sample standard deviation and approximate quartiles. */
+  readonly avg: number | null;
+  readonly std: number | null;
+  readonly q25: number | null;
+  readonly q50: number | null;
+  readonly q75: number | null;
+}
+
+/** Figures of the records some filters let through. */
+export interface RecordsSummary {
+  readonly table: string;
+  readonly rows: number;
+  readonly columns: ColumnSummary[];
+}
+
 /** The storage operations the routes use; the only place data lives. */
 export interface Store {
   /** Schema names in order, without internal ones, filtered to `visible` when given. */
@@ -215,14 +299,47 @@ export interface Store {
     csv: CsvSource,
     options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }>;
-  /** One page of records as JSON array text, and the count of all records. */
+  /**
+   * One page of records as JSON array text and the count of all records; with `query`, the
+   * columns, rows and order it asks for, the count of the rows its filters let through (unless
+   * it asks for none) and, walking by cursor, the next cursor. 400 for a filter or cursor
+   * value its column's type cannot take.
+   */
   readRecords(
     ref: TableRef,
     offset: number,
     limit: number,
-  ): Promise<{ json: string; total: number }>;
-  /** The table's records as CSV, header first, streamed from a consistent snapshot. */
-  exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }>;
+    query?: RecordsQuery,
+  ): Promise<RecordsPage>;
+  /**
+   * Per column of `select` (all by default), figures of the records `filters` let through;
+   * 400 for a filter value its column's type cannot take.
+   */
+  summarizeRecords(
+    ref: TableRef,
+    filters: readonly Filter[],
+    select?: readonly string[],
+  ): Promise<RecordsSummary>;
+  /**
+   * The table's records in `format` (CSV header first), streamed from a consistent snapshot:
+   * those `read`'s filters let through, its `select`ed columns, in its order (record order
+   * by default); its `limit` and `count` do not apply.
+   */
+  exportRecords(
+    ref: TableRef,
+    format: ResultFormat,
+    read?: ReadQuery,
+  ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }>;
+  /**
+   * At most `limit` rows of a read-only query; 400 for anything but one query over readable
+   * tables, 403 for a schema the token may not read, 408 past its deadline.
+   */
+  readQuery(request: QueryRequest, limit: number): Promise<QueryPage>;
+  /** The whole result of a read-only query in `format`, streamed; refused as {@link readQuery}. */
+  streamQuery(
+    request: QueryRequest,
+    format: ResultFormat,
+  ): Promise<{ columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }>;
   /**
    * The canonical types of a plan's columns, in order; 422 when a type is unknown or a
    * default is not one scalar expression of its column's type.

@@ -1,5 +1,6 @@
 /**
- * Routes that move rows: JSON upload, record insert, record reads and CSV export.
+ * Routes that move rows: JSON upload, record insert, record reads and summaries, and CSV
+ * export.
  *
  * Their bodies are streamed to the spool directory, never validated as one JSON value,
  * so the routes are documented with their body schema but registered without its validator.
@@ -18,13 +19,15 @@ import { ApiError } from "../../errors.ts";
 import type { RowsDeps } from "../../service/bodies.ts";
 import * as records from "../../service/records.ts";
 import * as uploads from "../../service/uploads.ts";
-import { ON_CONFLICT } from "../../store/store.ts";
+import { ON_CONFLICT, RESULT_FORMATS, type ResultFormat } from "../../store/store.ts";
 import {
   CountQuery,
   errorResponses,
   parseChoice,
   parseCount,
+  ReadQueryShape,
   SchemaQuery,
+  SummaryShape,
   TableDefinitionShape,
   TableParams,
   TableShape,
@@ -200,23 +203,67 @@ const readRecords = createRoute(scoped("tables:read", {
   method: "get",
   operationId: "readRecords",
   path: "/table/{table_name}/records",
-  summary: "Read a page of records",
+  summary: "Read a page of records: filtered, ordered, walked by cursor",
+  description: "Besides the parameters listed, every parameter names a column and filters on " +
+    "it, PostgREST-style, all ANDed: `<column>=[not.]<op>.<value>` with op `eq`, `neq`, `gt`, " +
+    "`gte`, `lt`, `lte`, `like`, `ilike` (`*` for `%`), `in.(a,b)`, `is.null`, `is.true`, " +
+    "`is.false`; values are cast to the column's type. A parameter that names no column is 400. " +
+    "With `after` (empty to start) the answer carries `next`, the cursor of the next page, null " +
+    "after the last.",
   tags: ["rows"],
   request: {
     params: TableParams,
-    query: z.object({ schema: SchemaQuery, offset: CountQuery, limit: CountQuery }),
+    query: z.object({
+      schema: SchemaQuery,
+      offset: CountQuery,
+      limit: CountQuery,
+      ...ReadQueryShape,
+    }),
   },
   responses: {
     200: {
-      description: "Records in table order (primary key order when there is one)",
+      description: "Records in the asked order (by default primary key order, else insertion " +
+        "order)",
       content: {
         "application/json": {
           schema: z.object({
             records: z.array(z.record(z.string(), z.unknown())),
-            total: z.number().int(),
+            total: z.number().int().optional().openapi({
+              description: "Records the filters let through; absent with `count=none`",
+            }),
+            next: z.string().nullable().optional().openapi({
+              description: "With `after`: the cursor of the next page, null after the last",
+            }),
           }),
+          example: {
+            records: [{ id: 1, name: "Ada" }, { id: 2, name: "Grace" }],
+            total: 3,
+            next: "eyJvIjoiW1tcImlkXCIsXCJhc2NcIixcImxhc3RcIl1dIiwidiI6WyIyIl19",
+          },
         },
       },
+    },
+    ...errorResponses(404),
+  },
+}));
+
+const summarizeRecords = createRoute(scoped("tables:read", {
+  method: "get",
+  operationId: "summarizeRecords",
+  path: "/table/{table_name}/summary",
+  summary: "Summarize the records, per column, optionally filtered",
+  description: "Filters as in reading records (`<column>=[not.]<op>.<value>`); `select` " +
+    "limits the columns. Per column: non-null count, nulls, approximate distinct count, min, " +
+    "max, and for numbers the mean, sample standard deviation and approximate quartiles.",
+  tags: ["rows"],
+  request: {
+    params: TableParams,
+    query: z.object({ schema: SchemaQuery, select: ReadQueryShape.select }),
+  },
+  responses: {
+    200: {
+      description: "Figures of the records the filters let through",
+      content: { "application/json": { schema: SummaryShape } },
     },
     ...errorResponses(404),
   },
@@ -228,16 +275,35 @@ const readRecords = createRoute(scoped("tables:read", {
  */
 const MAX_OFFSET_HOURS = 24;
 
-const exportCsv = createRoute(scoped("tables:read", {
+/** The content type of each export format. */
+export const CONTENT_TYPES: Readonly<Record<ResultFormat, string>> = {
+  csv: "text/csv; charset=utf-8",
+  ndjson: "application/x-ndjson; charset=utf-8",
+  json: "application/json; charset=utf-8",
+  parquet: "application/vnd.apache.parquet",
+};
+
+const exportRecords = createRoute(scoped("tables:read", {
   method: "get",
-  operationId: "exportCsv",
-  path: "/table/{table_name}/records/csv",
-  summary: "Export every record as CSV",
+  operationId: "exportRecords",
+  path: "/table/{table_name}/records/{format}",
+  summary: "Export records as CSV, NDJSON, JSON or Parquet",
+  description: "Filters (`column=op.value`, as in reading records), `select` and `order` " +
+    "apply as they do to a page; there are no pages (`offset`, `limit`, `after` and `count` " +
+    "are 400).",
   tags: ["rows"],
   request: {
-    params: TableParams,
+    params: TableParams.extend({
+      format: z.enum(RESULT_FORMATS).openapi({
+        description: "`csv` (header row first), `ndjson` (one object per line), `json` (an " +
+          "array of objects) or `parquet`",
+        example: "csv",
+      }),
+    }),
     query: z.object({
       schema: SchemaQuery,
+      select: ReadQueryShape.select,
+      order: ReadQueryShape.order,
       timezone_offset: z.string().optional().openapi({
         type: "number",
         minimum: -MAX_OFFSET_HOURS,
@@ -250,14 +316,21 @@ const exportCsv = createRoute(scoped("tables:read", {
   },
   responses: {
     200: {
-      description: "CSV, header row first, named `<table>_<YYYYMMDD_HHMMSS>.csv` by the " +
-        "export time (UTC shifted by `timezone_offset`)",
+      description: "The records the filters let through, in record order unless `order` " +
+        "says otherwise, from one snapshot, named " +
+        "`<table>_<YYYYMMDD_HHMMSS>.<format>` by the export time (UTC shifted by " +
+        "`timezone_offset`)",
       headers: z.object({
         "content-disposition": z.string().openapi({
           example: 'attachment; filename="users_20260102_030405.csv"',
         }),
       }),
-      content: { "text/csv": { schema: z.string() } },
+      content: {
+        "text/csv": { schema: z.string() },
+        "application/x-ndjson": { schema: z.string() },
+        "application/json": { schema: z.array(z.record(z.string(), z.unknown())) },
+        "application/vnd.apache.parquet": { schema: z.string().openapi({ format: "binary" }) },
+      },
     },
     ...errorResponses(404),
   },
@@ -324,23 +397,48 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     checkSchemaAccess(c, schema);
     const offset = parseCount("offset", query.offset, 0, Number.MAX_SAFE_INTEGER);
     const limit = parseCount("limit", query.limit, 100, MAX_RECORDS_PAGE);
-    const { json, total } = await records.readRecords(deps, { schema, name }, offset, limit);
+    const params = new URL(c.req.url).searchParams;
+    const { json, total, next } = await records.readRecords(
+      deps,
+      { schema, name },
+      params,
+      offset,
+      limit,
+    );
     // The records arrive as JSON text from the database; they are not parsed again here.
     // Typed as the documented JSON, which it is, though assembled as text.
-    return c.body(`{"records":${json},"total":${total}}`, 200, {
+    const counted = total === undefined ? "" : `,"total":${total}`;
+    const more = next === undefined ? "" : `,"next":${JSON.stringify(next)}`;
+    return c.body(`{"records":${json}${counted}${more}}`, 200, {
       "content-type": "application/json; charset=utf-8",
     }) as never;
   });
 
-  app.openapi(exportCsv, async (c) => {
+  app.openapi(summarizeRecords, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
+    const schema = schemaOf(c.req.valid("query").schema);
+    checkSchemaAccess(c, schema);
+    const params = new URL(c.req.url).searchParams;
+    return c.json(await records.summarizeRecords(deps, { schema, name }, params), 200);
+  });
+
+  app.openapi(exportRecords, async (c) => {
+    const { table_name, format } = c.req.valid("param");
+    const name = checkTableName(table_name);
     const query = c.req.valid("query");
     const schema = schemaOf(query.schema);
     checkSchemaAccess(c, schema);
     const offsetHours = parseOffsetHours(query.timezone_offset);
-    const { stream, fileName } = await records.exportCsv(deps, { schema, name }, offsetHours);
+    const params = new URL(c.req.url).searchParams;
+    const { stream, fileName } = await records.exportRecords(
+      deps,
+      { schema, name },
+      format,
+      params,
+      offsetHours,
+    );
     return streamedResponse(c, stream, {
-      "content-type": "text/csv; charset=utf-8",
+      "content-type": CONTENT_TYPES[format],
       "content-disposition": `attachment; filename="${fileName}"`,
     }) as never;
   });

@@ -265,3 +265,70 @@ export const BooleanQuery = z.string().optional().openapi({
 
 /** A count query parameter for route definitions. */
 export const CountQuery = z.string().optional().openapi({ type: "integer", minimum: 0 });
+
+/**
+ * The reserved parameters of a records read besides `schema`, `offset` and `limit`; every other
+ * parameter is a filter on a column (`age=gte.18`), which no fixed shape can list.
+ */
+export const ReadQueryShape = {
+  select: z.string().optional().openapi({
+    description: 'The columns to return, in this order: `id,name,"Unit Price"` (default all)',
+    example: "id,name",
+  }),
+  order: z.string().optional().openapi({
+    description: "Sort keys: `column[.asc|.desc][.nullsfirst|.nullslast]`, comma-separated " +
+      "(default the primary key, else insertion order)",
+    example: "age.desc.nullslast,id",
+  }),
+  after: z.string().optional().openapi({
+    description: "The `next` cursor of the previous page; empty to start a walk by cursor. " +
+      "Not with `offset`",
+  }),
+  count: z.string().optional().openapi({
+    enum: ["exact", "none"],
+    description: "`exact` (default) answers `total`, the rows the filters let through; `none` " +
+      "leaves it out and does not count",
+  }),
+};
+
+/** The figures of one column in a summary. */
+const ColumnSummaryShape = z.object({
+  name: z.string(),
+  type: z.string(),
+  count: z.number().int().openapi({ description: "Values that are not null" }),
+  nulls: z.number().int(),
+  approx_distinct: z.number().int().openapi({ description: "Estimated distinct values" }),
+  min: z.unknown().openapi({ description: "Least value, as records show it; null for none" }),
+  max: z.unknown().openapi({ description: "Greatest value, as records show it; null for none" }),
+  avg: z.number().nullable().openapi({ description: "Mean, for numeric columns" }),
+  std: z.number().nullable().openapi({ description: "Sample standard deviation, for numbers" }),
+  q25: z.number().nullable().openapi({ description: "Approximate first quartile, for numbers" }),
+  q50: z.number().nullable().openapi({ description: "Approximate median, for numbers" }),
+  q75: z.number().nullable().openapi({ description: "Approximate third quartile, for numbers" }),
+});
+
+/** The answer of a table summary. */
+export const SummaryShape = z.object({
+  table: z.string(),
+  rows: z.number().int().openapi({ description: "Rows the filters let through" }),
+  columns: z.array(ColumnSummaryShape),
+}).openapi({
+  example: {
+    table: "people",
+    rows: 3,
+    columns: [{
+      name: "age",
+      type: "SMALLINT",
+      count: 2,
+      nulls: 1,
+      approx_distinct: 2,
+      min: 36,
+      max: 85,
+      avg: 60.5,
+      std: 34.648232278140824,
+      q25: 36,
+      q50: 36,
+      q75: 85,
+    }],
+  },
+});

@@ -315,18 +315,21 @@ export class Database {
   }
 
   /**
-   * Streams the text of the first column of each result row, one line each, after the first
-   * line, both as `prepare` gives them. `prepare` runs in the statement's transaction, so
-   * what it reads (a table's description, say) is of the same snapshot as the rows.
+   * Streams the text of the first column of each result row, after `first`, as `prepare`
+   * gives them (see {@link Lines}). `prepare` runs in the statement's transaction, so what it
+   * reads (a table's description, say) is of the same snapshot as the rows.
    * Resolves once the statement has given its first rows: one that fails before any (a sort
    * out of memory, say) rejects here, before an answer has begun, as any other statement
    * would, and so does `prepare`; a later failure can only break the stream off. The
    * connection is held until the stream ends or is cancelled, so a slow client holds a
    * connection, not the result; when the instance fails, the stream is broken off at once,
    * read or not, so that a client that stopped reading does not hold back its reopening.
+   * With `timeoutMs`, the work is interrupted that long after it began, `prepare` included,
+   * and fails (or the stream breaks off) with {@link ApiError.queryTimeout}.
    */
   async streamLines(
     prepare: (session: Session) => Promise<Lines>,
+    options: { readonly timeoutMs?: number } = {},
   ): Promise<ReadableStream<Uint8Array>> {
     const encoder = new TextEncoder();
     const connection = await this.#acquire(true);
@@ -336,9 +339,11 @@ export class Database {
     let reading = true;
     let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
     let result: DuckDBResult | undefined;
+    const deadline = interruptAfter(connection, options.timeoutMs);
     const release = () => {
       if (!held) return;
       held = false;
+      deadline.clear();
       this.#exports.delete(breakOff);
       if (inTransaction) this.#transactions--;
       inTransaction = false;
@@ -356,20 +361,21 @@ export class Database {
     };
     this.#exports.add(breakOff);
     let next: DuckDBDataChunk | null | undefined;
-    let first: string;
+    let lines: Lines;
     try {
       // A snapshot: the export is consistent even while writers go on.
       await connection.run("BEGIN TRANSACTION");
       inTransaction = true;
       this.#transactions++;
-      const lines = await prepare(new Session(connection, this.#readers, this.#failures));
-      first = lines.first;
-      result = await connection.stream(lines.sql);
+      lines = await prepare(new Session(connection, this.#readers, this.#failures));
+      const values = lines.values?.length ? lines.values : undefined;
+      result = await connection.stream(lines.sql, values);
       // The statement runs here, up to its first rows: all of a sort's work, say.
       next = await result.fetchChunk();
+      deadline.check();
     } catch (error) {
       release();
-      throw this.#failure(error);
+      throw deadline.error() ?? this.#failure(error);
     }
     reading = false;
     // Broken off while it began: no stream would learn of that.
@@ -377,10 +383,12 @@ export class Database {
       release();
       throw this.#broken;
     }
+    const { first, separator = "", terminator = "\n", last = "" } = lines;
+    let rows = 0;
     return new ReadableStream<Uint8Array>({
       start: (started) => {
         controller = started;
-        controller.enqueue(encoder.encode(`${first}\n`));
+        if (first) controller.enqueue(encoder.encode(first));
       },
       pull: async (controller) => {
         reading = true;
@@ -389,17 +397,22 @@ export class Database {
           if (this.#broken) throw this.#broken;
           const chunk = next === undefined ? await result!.fetchChunk() : next;
           next = undefined;
+          // An interrupted stream ends as if it were complete: the deadline says it is not.
+          deadline.check();
           if (!chunk || chunk.rowCount === 0) {
             await connection.run("COMMIT").catch(() => {});
             release();
+            if (last) controller.enqueue(encoder.encode(last));
             controller.close();
             return;
           }
-          const lines = chunk.getColumnValues(0) as string[];
-          controller.enqueue(encoder.encode(`${lines.join("\n")}\n`));
+          const texts = chunk.getColumnValues(0) as string[];
+          const text = texts.join(terminator + separator) + terminator;
+          controller.enqueue(encoder.encode(rows > 0 ? separator + text : text));
+          rows += texts.length;
         } catch (error) {
           release();
-          controller.error(this.#failure(error));
+          controller.error(deadline.error() ?? this.#failure(error));
         } finally {
           reading = false;
         }
@@ -479,6 +492,37 @@ export class Database {
     this.#instance?.closeSync();
     this.#instance = undefined;
   }
+}
+
+/** A connection's deadline: whether it passed, and the error saying so. */
+export interface Deadline {
+  /** Throws {@link ApiError.queryTimeout} once the deadline has passed. */
+  check(): void;
+  /** The timeout's error once the deadline has passed, else undefined. */
+  error(): ApiError | undefined;
+  clear(): void;
+}
+
+/**
+ * Interrupts `connection` `ms` after now (never when `ms` is undefined). The locked
+ * configuration refuses `SET statement_timeout`, so a deadline is the connection's
+ * `interrupt()`; an interrupted streaming result ends as if complete, so the caller checks.
+ */
+export function interruptAfter(connection: DuckDBConnection, ms: number | undefined): Deadline {
+  let passed = false;
+  const timer = ms === undefined ? undefined : setTimeout(() => {
+    passed = true;
+    connection.interrupt();
+  }, ms);
+  const error = () => passed ? ApiError.queryTimeout(ms! / 1000) : undefined;
+  return {
+    check() {
+      const failure = error();
+      if (failure) throw failure;
+    },
+    error,
+    clear: () => clearTimeout(timer),
+  };
 }
 
 /** Reads `result` to its end, or its failure, for nothing. */

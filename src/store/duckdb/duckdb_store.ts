@@ -7,6 +7,7 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
+import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
@@ -20,6 +21,13 @@ import type {
   ListTemplatesOptions,
   NewTemplate,
   OnConflict,
+  QueryPage,
+  QueryRequest,
+  RecordsPage,
+  RecordsQuery,
+  RecordsSummary,
+  ResultColumn,
+  ResultFormat,
   RowsSource,
   Store,
   TableListing,
@@ -34,7 +42,9 @@ import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.t
 import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { bootstrap } from "./metadata.ts";
-import { exportCsv, readPage } from "./record_reads.ts";
+import { exportRecords, readPage } from "./record_reads.ts";
+import { readQuery, streamQuery } from "./queries.ts";
+import { summarizeRecords } from "./record_summary.ts";
 import * as schemas from "./schemas.ts";
 import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
 import * as tables from "./tables.ts";
@@ -195,12 +205,36 @@ export class DuckDBStore implements Store {
     ref: TableRef,
     offset: number,
     limit: number,
-  ): Promise<{ json: string; total: number }> {
-    return readPage(this.#context, ref, offset, limit);
+    query?: RecordsQuery,
+  ): Promise<RecordsPage> {
+    return readPage(this.#context, ref, offset, limit, query);
   }
 
-  exportCsv(ref: TableRef): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
-    return exportCsv(this.#context, ref);
+  summarizeRecords(
+    ref: TableRef,
+    filters: readonly Filter[],
+    select?: readonly string[],
+  ): Promise<RecordsSummary> {
+    return summarizeRecords(this.#context, ref, filters, select);
+  }
+
+  exportRecords(
+    ref: TableRef,
+    format: ResultFormat,
+    read?: ReadQuery,
+  ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
+    return exportRecords(this.#context, ref, format, read);
+  }
+
+  readQuery(request: QueryRequest, limit: number): Promise<QueryPage> {
+    return readQuery(this.#context, request, limit);
+  }
+
+  streamQuery(
+    request: QueryRequest,
+    format: ResultFormat,
+  ): Promise<{ columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }> {
+    return streamQuery(this.#context, request, format);
   }
 
   columnTypes(plan: TablePlan): Promise<string[]> {

@@ -1,16 +1,30 @@
 /**
- * Records out of DuckDB tables: pages read as JSON, and CSV exports streamed from one
- * snapshot.
+ * Records out of DuckDB tables: pages read as JSON (filtered, selected, ordered, walked by
+ * cursor), and exports (result_formats.ts) streamed from one snapshot.
  *
  * @module
  */
 
+import type { ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
+import type { RecordsPage, RecordsQuery } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { describeIn, getTable } from "./tables.ts";
 import { qualified, quoteIdent } from "./sql.ts";
-import { csvLine, jsonMembers, jsonObject } from "./values.ts";
+import { jsonMembers, jsonObject } from "./values.ts";
+import type { ResultFormat } from "../store.ts";
+import { streamResult } from "./result_formats.ts";
+import { afterCondition, cursorAfter, cursorValues, keyText } from "./record_cursor.ts";
+import {
+  BoundValues,
+  checkValues,
+  filterCondition,
+  filterValueChecks,
+  orderBy,
+  selectedColumns,
+  sortKeys,
+} from "./record_filters.ts";
 
 /** The order records are read in: primary key order, else insertion order. */
 export function recordOrder(table: Table): string {
@@ -28,121 +42,188 @@ export function recordOrder(table: Table): string {
 const RENDER_SLICE = 100;
 
 /**
- * Whether {@link readRecords} reads `table` in more than one statement, which must then
+ * Whether {@link readRecords} reads `columns` in more than one statement, which must then
  * share a snapshot: a transaction around it.
  */
-export function readsInSlices(table: Table): boolean {
-  return table.columns.length > RENDER_SLICE;
+export function readsInSlices(columns: readonly unknown[]): boolean {
+  return columns.length > RENDER_SLICE;
+}
+
+const ALL: ReadQuery = { filters: [], order: [], count: "exact" };
+
+/** A sort key's alias in a page: a leading space, which no column name has. */
+function keyAlias(index: number): string {
+  return quoteIdent(` k${index}`);
 }
 
 /**
- * One page of records as a JSON array text, and the number of all records. For a table of
- * many columns ({@link readsInSlices}), call it in a transaction.
+ * One page of records as a JSON array text, the number of records the filters let through
+ * and, for a cursor walk, the next cursor. For many columns ({@link readsInSlices}), call it
+ * in a transaction.
  */
 export async function readRecords(
   session: Session,
   table: Table,
   offset: number,
   limit: number,
-): Promise<{ json: string; total: number }> {
+  query: RecordsQuery = { read: ALL },
+): Promise<RecordsPage> {
   for (const n of [offset, limit]) {
     if (!Number.isSafeInteger(n) || n < 0) throw new Error(`Not a row count: ${n}`);
   }
+  const { read, after } = query;
   const target = qualified(table.schema, table.name);
+  const columns = selectedColumns(table, read.select);
+  const keys = sortKeys(table, read.order);
+  const bound = new BoundValues();
+  const filtered = read.filters.length > 0 ? filterCondition(table, read.filters, bound) : "";
+  const cursor = after ? cursorValues(keys, after) : undefined;
+  await checkValues(session, [
+    ...filterValueChecks(table, read.filters),
+    ...(cursor?.checks ?? []),
+  ]);
+  const conditions = [
+    ...(filtered ? [filtered] : []),
+    ...(cursor ? [afterCondition(keys, cursor.texts, bound)] : []),
+  ];
+  const where = conditions.length > 0 ? ` WHERE ${conditions.join(" AND ")}` : "";
+  const walking = after !== undefined;
   // The page is chosen on the stored values and only its rows are rendered: rendered in the
-  // same SELECT as the ORDER BY, every row of the table would be turned into JSON first.
-  // "record order" cannot clash with a column: column names have no spaces.
-  const keyed = table.constraints.primary_key !== null;
-  const order = recordOrder(table);
-  const page = `SELECT *${
-    keyed ? "" : `, rowid AS "record order"`
-  } FROM ${target} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`;
-  const pageOrder = keyed ? order : `"record order"`;
-  if (readsInSlices(table)) {
+  // same SELECT as the ORDER BY, every row of the table would be turned into JSON first. A
+  // walk reads one row more, to know whether another page follows.
+  const page = (rows: number) =>
+    `SELECT ${read.select ? columns.map((c) => quoteIdent(c.name)).join(", ") : "*"}, ${
+      keys.map((k, i) => `${k.sql} AS ${keyAlias(i)}`).join(", ")
+    } FROM ${target}${where} ORDER BY ${orderBy(keys)} LIMIT ${rows} OFFSET ${offset}`;
+  const pageOrder = orderBy(keys, (_k, i) => keyAlias(i));
+  const counting = read.count === "exact"
+    ? `(SELECT count(*) FROM ${target}${filtered ? ` WHERE ${filtered}` : ""})`
+    : "NULL";
+  const keyTexts = `[${keys.map((k, i) => keyText(k, keyAlias(i))).join(", ")}]`;
+  const values = bound.values;
+
+  if (readsInSlices(columns)) {
     // Each row's members, a slice of columns at a time, in the caller's snapshot.
-    const [counted] = await session.rows(`SELECT count(*) AS total FROM ${target}`);
+    const [counted] = await session.rows(`SELECT ${counting} AS total`, values);
+    let next: string | null = null;
+    if (walking) {
+      const rows = await session.rows(
+        `SELECT ${keyTexts} AS k FROM (${page(limit + 1)}) AS page ORDER BY ${pageOrder}`,
+        values,
+      );
+      const last = rows[limit - 1];
+      if (rows.length > limit && last) next = cursorAfter(keys, last.k as (string | null)[]);
+    }
     const members: string[] = [];
-    for (let from = 0; from < table.columns.length; from += RENDER_SLICE) {
-      const slice = table.columns.slice(from, from + RENDER_SLICE);
+    for (let from = 0; from < columns.length; from += RENDER_SLICE) {
+      const slice = columns.slice(from, from + RENDER_SLICE);
       const parts = await session.rows(
-        `SELECT ${
-          jsonMembers(slice, from === 0)
-        } AS part FROM (${page}) AS page ORDER BY ${pageOrder}`,
+        `SELECT ${jsonMembers(slice, from === 0)} AS part FROM (${
+          page(limit)
+        }) AS page ORDER BY ${pageOrder}`,
+        values,
       );
       parts.forEach((p, i) => members[i] = (members[i] ?? "") + (p.part as string));
     }
-    return { json: `[${members.map((m) => `{${m}}`).join(",")}]`, total: Number(counted!.total) };
+    return answer(
+      `[${members.map((m) => `{${m}}`).join(",")}]`,
+      counted?.total,
+      walking ? next : undefined,
+    );
   }
-  // One statement, so one snapshot without a transaction around it; the checked integers
-  // are written into it because a statement without bound values is one call to DuckDB.
+  if (!walking) {
+    // One statement, so one snapshot without a transaction around it; the checked integers
+    // are written into it because a statement without bound values is one call to DuckDB.
+    const [row] = await session.rows(
+      `SELECT ${counting} AS total, (SELECT string_agg(${
+        jsonObject(columns)
+      }, ',' ORDER BY ${pageOrder}) FROM (${page(limit)}) AS page) AS json`,
+      values,
+    );
+    return answer(`[${row?.json ?? ""}]`, row?.total);
+  }
   const [row] = await session.rows(
-    `SELECT (SELECT count(*) FROM ${target}) AS total,
-       (SELECT string_agg(${
-      jsonObject(table.columns)
-    }, ',' ORDER BY ${pageOrder}) FROM (${page}) AS page) AS json`,
+    `SELECT ${counting} AS total, string_agg(${
+      jsonObject(columns)
+    }, ',' ORDER BY " n") FILTER (WHERE " n" <= ${limit}) AS json, count(*) > ${limit} AS more,
+       max_by(${keyTexts}, " n") FILTER (WHERE " n" <= ${limit}) AS last
+     FROM (SELECT *, row_number() OVER (ORDER BY ${pageOrder}) AS " n"
+           FROM (${page(limit + 1)}) AS page) AS page`,
+    values,
   );
-  return { json: `[${row?.json ?? ""}]`, total: Number(row!.total) };
+  const next = row?.more && row.last ? cursorAfter(keys, row.last as (string | null)[]) : null;
+  return answer(`[${row?.json ?? ""}]`, row?.total, next);
 }
 
-/** The query giving one CSV line per record, in record order. */
-export function csvQuery(table: Table): string {
-  return `SELECT ${csvLine(table.columns)} AS line FROM ${
-    qualified(table.schema, table.name)
-  } ORDER BY ${recordOrder(table)}`;
+function answer(json: string, total: unknown, next?: string | null): RecordsPage {
+  return {
+    json,
+    ...(total === null || total === undefined ? {} : { total: Number(total) }),
+    ...(next === undefined ? {} : { next }),
+  };
 }
 
 /**
- * The CSV header line for `table`.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { csvHeader } from "./record_reads.ts";
- *
- * const columns = [{ name: "id" }, { name: 'say "hi"' }, { name: "a,b" }];
- * assert.equal(csvHeader(columns), 'id,"say ""hi""","a,b"');
- * ```
+ * One page of records as JSON array text, with the count of the records `query`'s filters let
+ * through (unless it asks for none) and, for a cursor walk, the next cursor.
  */
-export function csvHeader(columns: readonly { name: string }[]): string {
-  return columns.map((c) =>
-    /[",\r\n]|^\s|\s$/.test(c.name) ? `"${c.name.replaceAll('"', '""')}"` : c.name
-  ).join(",");
-}
-
-/** One page of records as JSON array text, and the count of all records. */
 export async function readPage(
   context: StoreContext,
   ref: TableRef,
   offset: number,
   limit: number,
-): Promise<{ json: string; total: number }> {
+  query?: RecordsQuery,
+): Promise<RecordsPage> {
+  return await withDescription(
+    context,
+    ref,
+    (table) => readsInSlices(selectedColumns(table, query?.read.select)),
+    (session, table) => readRecords(session, table, offset, limit, query),
+  );
+}
+
+/**
+ * `work` on the table at `ref` and its description, consistent with each other: in a
+ * transaction when `inSlices` says it runs several statements, which must share a snapshot.
+ */
+export async function withDescription<T>(
+  context: StoreContext,
+  ref: TableRef,
+  inSlices: (table: Table) => boolean,
+  work: (session: Session, table: Table) => Promise<T>,
+): Promise<T> {
   const { database, descriptions } = context;
   const stamp = descriptions.stamp();
   const table = await getTable(context, ref);
-  // A wide table is read in several statements: a transaction keeps them in one snapshot.
-  const read =
-    await (readsInSlices(table)
-      ? database.transaction((session) => readRecords(session, table, offset, limit))
-      : database.withSession((session) => readRecords(session, table, offset, limit)))
-      .catch((error) => ({ error }));
+  const first =
+    await (inSlices(table)
+      ? database.transaction((session) => work(session, table))
+      : database.withSession((session) => work(session, table)))
+      .then((value) => ({ value }), (error) => ({ error }));
   // No change was under way at any moment of the read, so none committed between the
   // description and the rows. Only the end of a change says it has committed: DuckDB may
   // answer a read that began after the commit before it answers the commit itself.
   if (descriptions.unchangedSince(stamp)) {
-    if ("error" in read) throw read.error;
-    return read;
+    if ("error" in first) throw first.error;
+    return first.value;
   }
   // A definition changed meanwhile: read the table and its rows in one snapshot.
   const since = descriptions.stamp();
   return database.transaction(async (session) =>
-    readRecords(session, await describeIn(context, session, ref, since), offset, limit)
+    work(session, await describeIn(context, session, ref, since))
   );
 }
 
-/** The table's records as CSV, header first, streamed from a consistent snapshot. */
-export async function exportCsv(
+/**
+ * The table's records in `format` (CSV header first), streamed from a consistent snapshot:
+ * those `read`'s filters let through, its selected columns, in its order (record order by
+ * default).
+ */
+export async function exportRecords(
   context: StoreContext,
   ref: TableRef,
+  format: ResultFormat,
+  read: ReadQuery = ALL,
 ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
   // The table is described in the export's own snapshot: described before it, a rename,
   // retype or drop committed in between leaves the header stale and the statement naming
@@ -152,9 +233,21 @@ export async function exportCsv(
   // reads while DDL goes on and commits.
   const since = context.descriptions.stamp();
   let table: Table | undefined;
-  const stream = await context.database.streamLines(async (session) => {
-    table = await describeIn(context, session, ref, since);
-    return { first: csvHeader(table.columns), sql: csvQuery(table) };
+  const { stream } = await streamResult(context, format, async (session) => {
+    const described = table = await describeIn(context, session, ref, since);
+    const columns = selectedColumns(described, read.select);
+    const bound = new BoundValues();
+    const where = read.filters.length > 0
+      ? ` WHERE ${filterCondition(described, read.filters, bound)}`
+      : "";
+    await checkValues(session, filterValueChecks(described, read.filters));
+    const list = read.select ? columns.map((c) => quoteIdent(c.name)).join(", ") : "*";
+    const sql = `SELECT ${list} FROM ${qualified(described.schema, described.name)}${where} ` +
+      `ORDER BY ${orderBy(sortKeys(described, read.order))}`;
+    return {
+      query: { sql, values: bound.values },
+      columns: columns.map(({ name, type }) => ({ name, type })),
+    };
   });
   return { table: table!, stream };
 }

@@ -31,11 +31,19 @@ function bound(values: DuckDBValue[]): DuckDBValue[] | undefined {
   return values.length > 0 ? values : undefined;
 }
 
-/** What {@link Database.streamLines} streams: `first`, then a line for each row of `sql`. */
+/**
+ * What {@link Database.streamLines} streams: `first`, then the text of each row of `sql`
+ * followed by `terminator` ("\n" unless told), `separator` between rows, then `last`.
+ */
 export interface Lines {
   readonly first: string;
   /** A statement whose first column is text. */
   readonly sql: string;
+  /** The statement's bound values. */
+  readonly values?: DuckDBValue[];
+  readonly separator?: string;
+  readonly terminator?: string;
+  readonly last?: string;
 }
 
 /**

@@ -205,8 +205,8 @@ function converted(
  * inside LISTs, STRUCTs and MAPs travel as they would at the top: wide integers as strings,
  * times in ISO 8601, BLOBs in base64.
  */
-export function jsonValue(column: string, type: string): string {
-  return jsonText(quoteIdent(column), parseType(type), 0);
+export function jsonValue(column: string, type: string, ref = quoteIdent(column)): string {
+  return jsonText(ref, parseType(type), 0);
 }
 
 /** Scalars whose JSON is not DuckDB's plain `to_json` (see scalarJson). */
@@ -276,9 +276,12 @@ function isoText(value: string, rest: string): string {
     `ELSE printf('%05d', CAST(strftime(${value}, '%Y') AS INTEGER)) || strftime(${value}, '${rest}') END`;
 }
 
-/** A SQL expression giving `column` as CSV cell text (before quoting). */
-export function csvValue(column: string, type: string): string {
-  const c = quoteIdent(column);
+/**
+ * A SQL expression giving `column` as CSV cell text (before quoting); `ref` is how the
+ * statement names it, when not by its name.
+ */
+export function csvValue(column: string, type: string, ref = quoteIdent(column)): string {
+  const c = ref;
   const nested = parseType(type);
   if (nested.kind !== "scalar") return jsonText(c, nested, 0);
   const text = textValue(c, type);
@@ -307,6 +310,16 @@ function textValue(value: string, type: string): string | undefined {
 }
 
 /**
+ * A column to render: its name, its DuckDB type, and how the statement refers to it when not
+ * by its quoted name (a query's result may hold two columns of one name).
+ */
+export interface RenderedColumn {
+  readonly name: string;
+  readonly type: string;
+  readonly ref?: string;
+}
+
+/**
  * A SQL expression giving one JSON object per row, keyed by column name.
  *
  * @example
@@ -320,7 +333,7 @@ function textValue(value: string, type: string): string | undefined {
  * );
  * ```
  */
-export function jsonObject(columns: readonly { name: string; type: string }[]): string {
+export function jsonObject(columns: readonly RenderedColumn[]): string {
   if (columns.length === 0) return `'{}'`;
   return `concat('{', ${memberList(columns, true)}, '}')`;
 }
@@ -341,35 +354,33 @@ export function jsonObject(columns: readonly { name: string; type: string }[]): 
  * );
  * ```
  */
-export function jsonMembers(
-  columns: readonly { name: string; type: string }[],
-  opening: boolean,
-): string {
+export function jsonMembers(columns: readonly RenderedColumn[], opening: boolean): string {
   if (columns.length === 0) return `''`;
   return `concat(${memberList(columns, opening)})`;
 }
 
 /** The arguments of a concat giving the members of `columns`. */
-function memberList(columns: readonly { name: string; type: string }[], opening: boolean): string {
+function memberList(columns: readonly RenderedColumn[], opening: boolean): string {
   // Assembled as text: json_object would parse each value again and round exact decimals
   // through DOUBLE. One concat, not a chain of ||, which DuckDB parses one level deeper per
   // operand and refuses past 1,000 levels (500 columns).
   return columns.map((c, i) =>
     `${quoteLiteral(`${i === 0 && opening ? "" : ","}${JSON.stringify(c.name)}:`)}, coalesce(${
-      jsonValue(c.name, c.type)
+      jsonValue(c.name, c.type, c.ref)
     }, 'null')`
   ).join(", ");
 }
 
 /** A SQL expression giving one CSV line per row (without the line break). */
-export function csvLine(columns: readonly { name: string; type: string }[]): string {
+export function csvLine(columns: readonly RenderedColumn[]): string {
   if (columns.length === 0) return `''`;
   // One concat_ws for the reason jsonObject uses concat.
   return `concat_ws(',', ${
     columns.map((c) => {
-      const v = csvValue(c.name, c.type);
+      const ref = c.ref ?? quoteIdent(c.name);
+      const v = csvValue(c.name, c.type, ref);
       // Quote only when needed, as PostgreSQL's COPY does; NULL is an empty unquoted cell.
-      return `CASE WHEN ${quoteIdent(c.name)} IS NULL THEN '' ` +
+      return `CASE WHEN ${ref} IS NULL THEN '' ` +
         `WHEN regexp_matches(${v}, '[",\\r\\n]|^\\s|\\s$|^$') THEN '"' || replace(${v}, '"', '""') || '"' ` +
         `ELSE ${v} END`;
     }).join(", ")

@@ -1,0 +1,110 @@
+/**
+ * Clients' read-only queries (`POST /api/v1/query`): checked by query_guard.ts, then the
+ * rewritten text run with the bound parameters in a read transaction on a pooled connection,
+ * interrupted at its deadline.
+ *
+ * @module
+ */
+
+import type { DuckDBValue } from "@duckdb/node-api";
+import type { QueryPage, QueryParam, QueryRequest, ResultFormat } from "../store.ts";
+import { ApiError } from "../../errors.ts";
+import type { StoreContext } from "./context.ts";
+import { outOfMemory } from "./engine_errors.ts";
+import { engineMessage } from "./sql.ts";
+import type { Session } from "./database.ts";
+import type { Descriptions } from "./descriptions.ts";
+import { checkQuery, type QueryCatalog, readQueryCatalog } from "./query_guard.ts";
+import {
+  type PreparedResult,
+  readResult,
+  type StreamedResult,
+  streamResult,
+} from "./result_formats.ts";
+
+/**
+ * The guard's catalogue as last read, and the description cache's stamp before that read.
+ * Every change of a table or view passes through the description cache, whose generation it
+ * bumps; listing DuckDB's functions for the catalogue costs tens of milliseconds, so the
+ * catalogue is read again only after such a change.
+ */
+const catalogs = new WeakMap<Descriptions, { stamp: number; catalog: QueryCatalog }>();
+
+async function queryCatalog(context: StoreContext): Promise<QueryCatalog> {
+  const { descriptions } = context;
+  const kept = catalogs.get(descriptions);
+  if (kept && descriptions.unchangedSince(kept.stamp)) return kept.catalog;
+  const stamp = descriptions.stamp();
+  // Read now, outside the query's snapshot: a snapshot begun before a change committed
+  // would be older than the stamp, and its catalogue kept until the next change.
+  const catalog = await context.database.withSession((session) => readQueryCatalog(session));
+  // Kept only when no change began or ended while it was read, so it is current.
+  if (descriptions.unchangedSince(stamp)) catalogs.set(descriptions, { stamp, catalog });
+  return catalog;
+}
+
+/**
+ * A parameter as DuckDB binds it: an integer as HUGEINT (exact, as a JavaScript `bigint`
+ * binds; a `number` would bind as DOUBLE), any other number as DOUBLE, text as VARCHAR, a
+ * boolean as BOOLEAN, null as NULL.
+ */
+function bound(param: QueryParam): DuckDBValue {
+  return typeof param === "number" && Number.isSafeInteger(param) ? BigInt(param) : param;
+}
+
+/** `prepare` of a result: the check, in the result's snapshot, and the checked text. */
+function checked(context: StoreContext, request: QueryRequest) {
+  return async (session: Session): Promise<PreparedResult> => {
+    const catalog = await queryCatalog(context);
+    const { sql } = await checkQuery(session, request.sql, {
+      defaultSchema: request.defaultSchema,
+      visibleSchemas: request.visibleSchemas,
+      catalog,
+    });
+    return { query: { sql, values: request.params.map(bound) } };
+  };
+}
+
+/**
+ * DuckDB's errors a client's query can make by itself (a type that does not fit, a value
+ * that does not convert, a division by zero): the query is wrong, not the service.
+ */
+const QUERY_ERROR =
+  /^(Binder|Conversion|Invalid Input|Out of Range|Parser|Catalog|Not implemented|Type|Invalid type|Constraint|Dependency|Serialization|Syntax) Error/;
+
+/** A 400 quoting DuckDB for an error of the query's own; any other error as it is. */
+function queryFailure(error: unknown): unknown {
+  if (error instanceof ApiError || !(error instanceof Error)) return error;
+  if (!QUERY_ERROR.test(error.message)) return outOfMemory(error) ?? error;
+  return ApiError.badRequest(`The query failed: ${engineMessage(error)}`);
+}
+
+/** At most `limit` rows of a checked query as JSON array text, and whether more followed. */
+export async function readQuery(
+  context: StoreContext,
+  request: QueryRequest,
+  limit: number,
+): Promise<QueryPage> {
+  try {
+    return await readResult(context, checked(context, request), limit, {
+      timeoutMs: request.timeoutMs,
+    });
+  } catch (error) {
+    throw queryFailure(error);
+  }
+}
+
+/** The whole result of a checked query in `format`, streamed from one snapshot. */
+export async function streamQuery(
+  context: StoreContext,
+  request: QueryRequest,
+  format: ResultFormat,
+): Promise<StreamedResult> {
+  try {
+    return await streamResult(context, format, checked(context, request), {
+      timeoutMs: request.timeoutMs,
+    });
+  } catch (error) {
+    throw queryFailure(error);
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * The parsed read grammar of `src/catalog/filters.ts` as SQL over one table: filters as a
+ * boolean expression whose values are bound (never written into the text) and cast to their
+ * column's type, the selected columns, and the sort keys of an ORDER BY with the tiebreaker
+ * that makes the order total.
+ *
+ * A statement built from these runs {@link checkFilterValues} first, so that a value its
+ * column's type cannot take is a 400 naming the column rather than an engine error.
+ *
+ * @module
+ */
+
+import type { DuckDBValue } from "@duckdb/node-api";
+import type { Filter, OrderTerm } from "../../catalog/filters.ts";
+import type { Column, Table } from "../../catalog/model.ts";
+import { printable } from "../../catalog/names.ts";
+import { ApiError } from "../../errors.ts";
+import type { Session } from "./database.ts";
+import { quoteIdent } from "./sql.ts";
+
+/**
+ * The values of one statement, each bound as `$1`, `$2`, … in the order they were added,
+ * wherever its placeholder lands in the text.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { BoundValues } from "./record_filters.ts";
+ *
+ * const bound = new BoundValues();
+ * assert.equal(bound.add("a"), "$1");
+ * assert.equal(bound.add(null), "$2");
+ * assert.deepEqual(bound.values, ["a", null]);
+ * ```
+ */
+export class BoundValues {
+  readonly values: DuckDBValue[] = [];
+
+  /** Binds `value` and returns its placeholder. */
+  add(value: DuckDBValue): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** The column a filter or sort key names; a 400 if the table lacks it (a stale parse). */
+function columnOf(table: Table, name: string): Column {
+  const column = table.columns.find((c) => c.name === name);
+  if (!column) {
+    throw ApiError.badRequest(`The table has no column "${printable(name)}"`);
+  }
+  return column;
+}
+
+/** Types whose values compare as text: a filter value needs no cast, nor a check. */
+const TEXT = new Set(["VARCHAR"]);
+
+/**
+ * `placeholder`, text bound, as a value of `column`'s type: cast, except text, and BLOB, which
+ * travels in base64 in this API as in records.
+ */
+export function typedValue(column: Pick<Column, "type">, placeholder: string): string {
+  if (TEXT.has(column.type)) return placeholder;
+  if (column.type === "BLOB") return `from_base64(${placeholder})`;
+  return `CAST(${placeholder} AS ${column.type})`;
+}
+
+/** `placeholder` as `column`'s type, NULL where it will not convert. */
+function tryTyped(column: Pick<Column, "type">, placeholder: string): string {
+  if (column.type === "BLOB") return `try(from_base64(${placeholder}))`;
+  return `TRY_CAST(${placeholder} AS ${column.type})`;
+}
+
+const COMPARISONS = { eq: "=", neq: "<>", gt: ">", gte: ">=", lt: "<", lte: "<=" } as const;
+
+/**
+ * The filters, all ANDed, as one SQL boolean expression over the table's columns (unqualified
+ * and quoted), their values bound into `bound`; `TRUE` when there are none. `like` and
+ * `ilike` take `*` for `%` and compare the column's text; `is.true`/`is.false` apply to
+ * BOOLEAN columns only. A comparison with NULL is not true, negated or not (SQL's rule, and
+ * PostgREST's): `age=neq.3` and `age=not.eq.3` leave out rows whose age is null.
+ *
+ * @throws {ApiError} 400 for a filter naming a column the table lacks, or `is.true`/`is.false`
+ * on a column that is not BOOLEAN.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { BoundValues, filterCondition } from "./record_filters.ts";
+ *
+ * const table = {
+ *   name: "t", schema: "public",
+ *   columns: [{ id: 1, name: "age", type: "INTEGER", default: null, is_nullable: true }],
+ *   constraints: { primary_key: null, unique: [], foreign_keys: [] },
+ * };
+ * const bound = new BoundValues();
+ * const sql = filterCondition(table, [
+ *   { column: "age", op: "gte", negated: false, value: "18" },
+ *   { column: "age", op: "in", negated: true, value: ["20", "30"] },
+ * ], bound);
+ * assert.equal(
+ *   sql,
+ *   '("age" >= CAST($1 AS INTEGER)) AND (NOT ("age" IN (CAST($2 AS INTEGER), CAST($3 AS INTEGER))))',
+ * );
+ * assert.deepEqual(bound.values, ["18", "20", "30"]);
+ * ```
+ */
+export function filterCondition(
+  table: Table,
+  filters: readonly Filter[],
+  bound: BoundValues,
+): string {
+  if (filters.length === 0) return "TRUE";
+  return filters.map((f) => `(${oneFilter(table, f, bound)})`).join(" AND ");
+}
+
+function oneFilter(table: Table, filter: Filter, bound: BoundValues): string {
+  const column = columnOf(table, filter.column);
+  const name = quoteIdent(column.name);
+  const { op, value, negated } = filter;
+  if (op === "is") {
+    if (value !== null && column.type !== "BOOLEAN") {
+      throw ApiError.badRequest(
+        `Filter on column "${printable(column.name)}" has is.${value}, which applies only to ` +
+          `BOOLEAN columns; this one is ${column.type}`,
+      );
+    }
+    const word = value === null ? "NULL" : value ? "TRUE" : "FALSE";
+    return `${name} IS ${negated ? "NOT " : ""}${word}`;
+  }
+  let sql: string;
+  if (op === "in") {
+    const items = value as readonly string[];
+    sql = items.length === 0
+      ? "FALSE"
+      : `${name} IN (${items.map((v) => typedValue(column, bound.add(v))).join(", ")})`;
+  } else if (op === "like" || op === "ilike") {
+    const text = TEXT.has(column.type) ? name : `CAST(${name} AS VARCHAR)`;
+    const pattern = bound.add((value as string).replaceAll("*", "%"));
+    sql = `${text} ${op === "like" ? "LIKE" : "ILIKE"} ${pattern}`;
+  } else {
+    sql = `${name} ${COMPARISONS[op]} ${typedValue(column, bound.add(value as string))}`;
+  }
+  return negated ? `NOT (${sql})` : sql;
+}
+
+/**
+ * Checks that every value of `filters` converts to its column's type, in one statement (none
+ * when no value needs converting).
+ *
+ * @throws {ApiError} 400 naming the column and quoting the first value that does not convert.
+ */
+export async function checkFilterValues(
+  session: Session,
+  table: Table,
+  filters: readonly Filter[],
+): Promise<void> {
+  await checkValues(session, filterValueChecks(table, filters));
+}
+
+/** A text that must convert to a type, and what to name in the 400 when it does not. */
+export interface ValueCheck {
+  readonly type: string;
+  readonly text: string;
+  /** The start of the message: `Filter on column "age"`. */
+  readonly what: string;
+}
+
+/** The checks {@link checkFilterValues} makes, to run with others in one statement. */
+export function filterValueChecks(table: Table, filters: readonly Filter[]): ValueCheck[] {
+  const checks: ValueCheck[] = [];
+  for (const filter of filters) {
+    if (filter.op === "is" || filter.op === "like" || filter.op === "ilike") continue;
+    const column = columnOf(table, filter.column);
+    if (TEXT.has(column.type)) continue;
+    const what = `Filter on column "${printable(column.name)}"`;
+    const texts = typeof filter.value === "string" ? [filter.value] : filter.value as string[];
+    for (const text of texts) checks.push({ type: column.type, text, what });
+  }
+  return checks;
+}
+
+/**
+ * Runs `checks` in one statement (none when there are none).
+ *
+ * @throws {ApiError} 400 for the first text that does not convert, quoting it.
+ */
+export async function checkValues(session: Session, checks: readonly ValueCheck[]): Promise<void> {
+  const needed = checks.filter((c) => !TEXT.has(c.type));
+  if (needed.length === 0) return;
+  const bound = new BoundValues();
+  const list = needed.map((c) => `${tryTyped(c, bound.add(c.text))} IS NULL`);
+  const [row] = await session.rows(`SELECT [${list.join(", ")}] AS failed`, bound.values);
+  const failed = (row?.failed ?? []) as boolean[];
+  const first = failed.findIndex((f) => f);
+  if (first < 0) return;
+  const { what, text, type } = needed[first]!;
+  throw ApiError.badRequest(
+    `${what} has "${printable(text)}", which is not a value of its type ${type}`,
+  );
+}
+
+/**
+ * The columns a read returns: `select`'s, in its order, or all the table's.
+ *
+ * @throws {ApiError} 400 for a name the table lacks.
+ */
+export function selectedColumns(table: Table, select?: readonly string[]): Column[] {
+  return select ? select.map((name) => columnOf(table, name)) : table.columns;
+}
+
+/**
+ * One key of a total order: a column (or the insertion position `rowid`), a direction, and
+ * where its nulls go, always explicit.
+ */
+export interface SortKey {
+  /** The key's SQL expression: a quoted column, or `rowid`. */
+  readonly sql: string;
+  /** The column, absent for `rowid`. */
+  readonly column?: Column;
+  readonly direction: "asc" | "desc";
+  readonly nulls: "first" | "last";
+}
+
+/**
+ * The keys of `order`, then the tiebreaker that makes the order total: the primary key's
+ * columns not already in it, else (no primary key) the insertion position `rowid`. Without
+ * `order`, that is today's default order: primary key, else insertion. Nulls go last
+ * ascending and first descending unless a term says otherwise (PostgreSQL's default).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { orderBy, sortKeys } from "./record_filters.ts";
+ *
+ * const table = {
+ *   name: "t", schema: "public",
+ *   columns: [
+ *     { id: 1, name: "id", type: "INTEGER", default: null, is_nullable: false },
+ *     { id: 2, name: "age", type: "INTEGER", default: null, is_nullable: true },
+ *   ],
+ *   constraints: { primary_key: { name: "pk", columns: ["id"] }, unique: [], foreign_keys: [] },
+ * };
+ * const keys = sortKeys(table, [{ column: "age", direction: "desc" }]);
+ * assert.equal(orderBy(keys), '"age" DESC NULLS FIRST, "id" ASC NULLS LAST');
+ * ```
+ */
+export function sortKeys(table: Table, order: readonly OrderTerm[]): SortKey[] {
+  const keys: SortKey[] = order.map((term) => {
+    const column = columnOf(table, term.column);
+    return {
+      sql: quoteIdent(column.name),
+      column,
+      direction: term.direction,
+      nulls: term.nulls ?? (term.direction === "asc" ? "last" : "first"),
+    };
+  });
+  const pk = table.constraints.primary_key;
+  if (!pk) return [...keys, { sql: "rowid", direction: "asc", nulls: "last" }];
+  for (const name of pk.columns) {
+    if (order.some((t) => t.column === name)) continue;
+    const column = columnOf(table, name);
+    keys.push({ sql: quoteIdent(column.name), column, direction: "asc", nulls: "last" });
+  }
+  return keys;
+}
+
+/**
+ * The ORDER BY list of `keys` (without the words ORDER BY), each key written by `expression`
+ * (by default its own SQL: pass another to sort a subquery by its aliases).
+ */
+export function orderBy(
+  keys: readonly SortKey[],
+  expression: (key: SortKey, index: number) => string = (key) => key.sql,
+): string {
+  return keys.map((key, i) =>
+    `${expression(key, i)} ${key.direction.toUpperCase()} NULLS ${key.nulls.toUpperCase()}`
+  ).join(", ");
+}

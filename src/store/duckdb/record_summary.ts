@@ -1,0 +1,144 @@
+/**
+ * Figures of a table's records, per column, over the rows some filters let through: what
+ * DuckDB's `SUMMARIZE` reports, computed by aggregates of our own so that the filters' values
+ * stay bound and min and max come out as records show them.
+ *
+ * @module
+ */
+
+import type { Filter } from "../../catalog/filters.ts";
+import type { Column, Table, TableRef } from "../../catalog/model.ts";
+import type { ColumnSummary, RecordsSummary } from "../store.ts";
+import type { StoreContext } from "./context.ts";
+import type { Session } from "./database.ts";
+import {
+  BoundValues,
+  checkFilterValues,
+  filterCondition,
+  selectedColumns,
+} from "./record_filters.ts";
+import { withDescription } from "./record_reads.ts";
+import { qualified, quoteIdent } from "./sql.ts";
+import { jsonValue } from "./values.ts";
+
+/**
+ * Columns summarised by one statement: each brings six aggregates, and DuckDB's optimizer
+ * takes time growing with the square of a statement's expressions (see record_reads.ts).
+ */
+const SUMMARY_SLICE = 25;
+
+const NUMBER = /^(U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)|FLOAT|DOUBLE|DECIMAL\(\d+, ?\d+\))$/;
+
+/** Types without an order DuckDB's min and max take. */
+function unordered(type: string): boolean {
+  return type.startsWith("MAP(") || type.includes(" MAP(") || type.includes("(MAP(");
+}
+
+/** An alias of a figure, with a leading space, which no column name has. */
+function alias(figure: string, index: number): string {
+  return quoteIdent(` ${figure} ${index}`);
+}
+
+/** Per column of `select` (all by default), figures of the records `filters` let through. */
+export async function summarizeRecords(
+  context: StoreContext,
+  ref: TableRef,
+  filters: readonly Filter[],
+  select?: readonly string[],
+): Promise<RecordsSummary> {
+  return await withDescription(
+    context,
+    ref,
+    (table) => selectedColumns(table, select).length > SUMMARY_SLICE,
+    (session, table) => summarize(session, table, filters, select),
+  );
+}
+
+async function summarize(
+  session: Session,
+  table: Table,
+  filters: readonly Filter[],
+  select?: readonly string[],
+): Promise<RecordsSummary> {
+  const columns = selectedColumns(table, select);
+  await checkFilterValues(session, table, filters);
+  const bound = new BoundValues();
+  const where = filters.length > 0 ? ` WHERE ${filterCondition(table, filters, bound)}` : "";
+  const source = `${qualified(table.schema, table.name)}${where}`;
+  let rows = 0;
+  const summaries: ColumnSummary[] = [];
+  for (let from = 0; from === 0 || from < columns.length; from += SUMMARY_SLICE) {
+    const slice = columns.slice(from, from + SUMMARY_SLICE);
+    const [row] = await session.rows(summaryQuery(slice, source), bound.values);
+    rows = Number(row!.rows);
+    slice.forEach((column, i) => summaries.push(columnSummary(column, i, row!, rows)));
+  }
+  return { table: table.name, rows, columns: summaries };
+}
+
+/** One statement giving the figures of `columns` over `source` (a table and its WHERE). */
+function summaryQuery(columns: readonly Column[], source: string): string {
+  const aggregates = [`count(*) AS "rows"`];
+  const rendered = [`"rows"`];
+  columns.forEach((column, i) => {
+    const c = quoteIdent(column.name);
+    aggregates.push(
+      `count(${c}) AS ${alias("count", i)}`,
+      `approx_count_distinct(${c}) AS ${alias("distinct", i)}`,
+    );
+    rendered.push(alias("count", i), alias("distinct", i));
+    if (!unordered(column.type)) {
+      aggregates.push(`min(${c}) AS ${alias("min", i)}`, `max(${c}) AS ${alias("max", i)}`);
+      rendered.push(
+        `${jsonValue(` min ${i}`, column.type)} AS ${alias("min", i)}`,
+        `${jsonValue(` max ${i}`, column.type)} AS ${alias("max", i)}`,
+      );
+    }
+    if (NUMBER.test(column.type)) {
+      aggregates.push(
+        `avg(${c})::DOUBLE AS ${alias("avg", i)}`,
+        `stddev_samp(${c})::DOUBLE AS ${alias("std", i)}`,
+        `approx_quantile(${c}, [0.25, 0.5, 0.75])::DOUBLE[] AS ${alias("q", i)}`,
+      );
+      rendered.push(alias("avg", i), alias("std", i), alias("q", i));
+    }
+  });
+  return `SELECT ${rendered.join(", ")} FROM (SELECT ${
+    aggregates.join(", ")
+  } FROM ${source}) AS figures`;
+}
+
+function columnSummary(
+  column: Column,
+  i: number,
+  row: Record<string, unknown>,
+  rows: number,
+): ColumnSummary {
+  const at = (figure: string) => row[` ${figure} ${i}`];
+  const count = Number(at("count"));
+  const quartiles = (at("q") ?? []) as (number | null)[];
+  return {
+    name: column.name,
+    type: column.type,
+    count,
+    nulls: rows - count,
+    approx_distinct: Number(at("distinct")),
+    min: parsed(at("min")),
+    max: parsed(at("max")),
+    avg: finite(at("avg")),
+    std: finite(at("std")),
+    q25: finite(quartiles[0]),
+    q50: finite(quartiles[1]),
+    q75: finite(quartiles[2]),
+  };
+}
+
+/** A value rendered as JSON text by the statement, or null. */
+function parsed(json: unknown): unknown {
+  return typeof json === "string" ? JSON.parse(json) : null;
+}
+
+/** A number JSON can carry: not NaN nor infinite, else null. */
+function finite(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}

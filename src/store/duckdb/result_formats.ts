@@ -1,0 +1,204 @@
+/**
+ * The result of one SELECT streamed as a file: CSV (RFC 4180, header first), NDJSON, a JSON
+ * array, or Parquet, each from one consistent snapshot. Values are rendered by the rules of
+ * values.ts, as record pages and the CSV export render them; Parquet keeps DuckDB's own types.
+ *
+ * @module
+ */
+
+import type { DuckDBValue } from "@duckdb/node-api";
+import type { ResultColumn, ResultFormat } from "../store.ts";
+import type { StoreContext } from "./context.ts";
+import { interruptAfter, type Lines, type Session } from "./database.ts";
+import { quoteIdent, quoteLiteral } from "./sql.ts";
+import { csvLine, jsonObject, type RenderedColumn } from "./values.ts";
+
+/** A SELECT and its bound values. */
+export interface ResultQuery {
+  readonly sql: string;
+  readonly values?: DuckDBValue[];
+}
+
+/**
+ * What a result's `prepare` gives, in the result's snapshot: the query, and its columns when
+ * the caller knows them (a table's, as described); else they are read from the statement.
+ */
+export interface PreparedResult {
+  readonly query: ResultQuery;
+  readonly columns?: readonly ResultColumn[];
+}
+
+/** A streamed result and its columns. */
+export interface StreamedResult {
+  readonly columns: readonly ResultColumn[];
+  readonly stream: ReadableStream<Uint8Array>;
+}
+
+/** Options of a streamed result. */
+export interface ResultOptions {
+  /** Interrupts the query this long after it began; the stream breaks off if it has begun. */
+  readonly timeoutMs?: number;
+}
+
+/**
+ * The columns `query` gives: names as DuckDB gives them to a subquery's columns (a name
+ * repeated gets a suffix: `id`, `id_1`), types as DuckDB names them, an alias (JSON) by its
+ * alias. Read from the query run with its values and `LIMIT 0`, which the optimizer answers
+ * without reading: a prepared statement cannot tell the type of a parameter nothing types
+ * (`SELECT $1`) before it runs.
+ */
+export async function describeResult(
+  session: Session,
+  query: ResultQuery,
+): Promise<ResultColumn[]> {
+  const values = query.values?.length ? query.values : undefined;
+  const reader = await session.connection.runAndReadAll(
+    `SELECT * FROM (${query.sql}) AS "described" LIMIT 0`,
+    values,
+  );
+  const types = reader.columnTypes();
+  return reader.columnNames().map((name, i) => {
+    const type = types[i]!;
+    return { name, type: type.alias ?? String(type) };
+  });
+}
+
+/**
+ * The CSV header line for `table`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { csvHeader } from "./result_formats.ts";
+ *
+ * const columns = [{ name: "id" }, { name: 'say "hi"' }, { name: "a,b" }];
+ * assert.equal(csvHeader(columns), 'id,"say ""hi""","a,b"');
+ * ```
+ */
+export function csvHeader(columns: readonly { name: string }[]): string {
+  return columns.map((c) =>
+    /[",\r\n]|^\s|\s$/.test(c.name) ? `"${c.name.replaceAll('"', '""')}"` : c.name
+  ).join(",");
+}
+
+/**
+ * The statement giving one text line per row of `query` in `format`, from its result as a
+ * subquery whose columns are renamed by position: a result may hold two columns of one name.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { resultLines } from "./result_formats.ts";
+ *
+ * const lines = resultLines("csv", { sql: "SELECT 1 AS a" }, [{ name: "a", type: "INTEGER" }]);
+ * assert.equal(lines.first, "a\n");
+ * assert.match(lines.sql, /FROM \(SELECT 1 AS a\) AS "result"\("c0"\)$/);
+ * ```
+ */
+export function resultLines(
+  format: Exclude<ResultFormat, "parquet">,
+  query: ResultQuery,
+  columns: readonly ResultColumn[],
+): Lines {
+  const rendered: RenderedColumn[] = columns.map((c, i) => ({ ...c, ref: quoteIdent(`c${i}`) }));
+  const line = format === "csv" ? csvLine(rendered) : jsonObject(rendered);
+  // A table may have no columns, and an empty list of names is not SQL.
+  const refs = rendered.length ? `(${rendered.map((c) => c.ref).join(", ")})` : "";
+  const sql = `SELECT ${line} AS line FROM (${query.sql}) AS "result"${refs}`;
+  const values = query.values;
+  switch (format) {
+    case "csv":
+      return { first: `${csvHeader(columns)}\n`, sql, values };
+    case "ndjson":
+      return { first: "", sql, values };
+    case "json":
+      return { first: "[", sql, values, separator: ",", terminator: "", last: "]\n" };
+  }
+}
+
+/**
+ * Streams the result of the query `prepare` gives in `format`, from one snapshot: `prepare`
+ * runs in it (to describe a table, or check a query), then the query. CSV, NDJSON and JSON
+ * are rendered as the rows are read, the connection held until the stream ends; Parquet is
+ * written by DuckDB to a file in the spool directory, unlinked once opened, and streamed
+ * from it, so no format holds the whole result in memory.
+ */
+export async function streamResult(
+  context: StoreContext,
+  format: ResultFormat,
+  prepare: (session: Session) => Promise<PreparedResult>,
+  options: ResultOptions = {},
+): Promise<StreamedResult> {
+  if (format === "parquet") return await parquet(context, prepare, options);
+  let columns: readonly ResultColumn[] = [];
+  const stream = await context.database.streamLines(async (session) => {
+    const { query, columns: known } = await prepare(session);
+    columns = known ?? await describeResult(session, query);
+    return resultLines(format, query, columns);
+  }, options);
+  return { columns, stream };
+}
+
+/**
+ * At most `limit` rows of the query `prepare` gives, as the JSON text of an array of
+ * objects (rendered as record pages are), and whether more rows followed.
+ */
+export async function readResult(
+  context: StoreContext,
+  prepare: (session: Session) => Promise<PreparedResult>,
+  limit: number,
+  options: ResultOptions = {},
+): Promise<{ columns: readonly ResultColumn[]; json: string; truncated: boolean }> {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`Not a row count: ${limit}`);
+  const { columns, stream } = await streamResult(context, "ndjson", async (session) => {
+    const prepared = await prepare(session);
+    const columns = prepared.columns ?? await describeResult(session, prepared.query);
+    // One row past the limit says whether the result was cut short. A LIMIT over the
+    // query as a subquery keeps its order (DuckDB preserves insertion order).
+    const sql = `SELECT * FROM (${prepared.query.sql}) AS "limited" LIMIT ${limit + 1}`;
+    return { query: { sql, values: prepared.query.values }, columns };
+  }, options);
+  const text = await new Response(stream).text();
+  const lines = text === "" ? [] : text.slice(0, -1).split("\n");
+  return {
+    columns,
+    json: `[${lines.slice(0, limit).join(",")}]`,
+    truncated: lines.length > limit,
+  };
+}
+
+async function parquet(
+  context: StoreContext,
+  prepare: (session: Session) => Promise<PreparedResult>,
+  options: ResultOptions,
+): Promise<StreamedResult> {
+  const path = `${context.spoolDir}/result-${crypto.randomUUID()}.parquet`;
+  let columns: readonly ResultColumn[] = [];
+  let file: Deno.FsFile;
+  try {
+    // A transaction makes `prepare`'s reads and the COPY one snapshot.
+    await context.database.transaction(async (session) => {
+      const deadline = interruptAfter(session.connection, options.timeoutMs);
+      try {
+        const { query, columns: known } = await prepare(session);
+        columns = known ?? await describeResult(session, query);
+        await session.run(
+          // As a subquery, as the other formats read it: a repeated name gets a suffix.
+          `COPY (SELECT * FROM (${query.sql}) AS "result") TO ${
+            quoteLiteral(path)
+          } (FORMAT parquet)`,
+          query.values ?? [],
+        );
+      } catch (error) {
+        throw deadline.error() ?? error;
+      } finally {
+        deadline.clear();
+      }
+    });
+    file = await Deno.open(path);
+  } finally {
+    // Open or not, the name goes now: the open file is read to its end, then it is gone.
+    await Deno.remove(path).catch(() => {});
+  }
+  return { columns, stream: file.readable };
+}

@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { withTempStore } from "../../../tests/helpers/store.ts";
+import { ApiError } from "../../errors.ts";
+import type { QueryRequest } from "../store.ts";
+
+function request(sql: string, timeoutMs = 30_000): QueryRequest {
+  return { sql, params: [], defaultSchema: "main", timeoutMs };
+}
+
+Deno.test("streamQuery() streams a JSON array across chunks, in the query's order", async () => {
+  await withTempStore(async (store) => {
+    const sql = "SELECT range AS n FROM range(5000) ORDER BY n DESC";
+    const { columns, stream } = await store.streamQuery(request(sql), "json");
+    assert.deepEqual(columns, [{ name: "n", type: "BIGINT" }]);
+    const rows = JSON.parse(await new Response(stream).text()) as { n: number }[];
+    assert.equal(rows.length, 5000);
+    assert.deepEqual(rows.slice(0, 2), [{ n: 4999 }, { n: 4998 }]);
+    assert.deepEqual(rows.at(-1), { n: 0 });
+  });
+});
+
+Deno.test("streamQuery() answers an empty result as a header, nothing, or an empty array", async () => {
+  await withTempStore(async (store) => {
+    const sql = "SELECT range AS n, 'x' AS \"a b\" FROM range(0)";
+    const text = async (format: "csv" | "ndjson" | "json") =>
+      await new Response((await store.streamQuery(request(sql), format)).stream).text();
+    assert.equal(await text("csv"), "n,a b\n");
+    assert.equal(await text("ndjson"), "");
+    assert.equal(await text("json"), "[]\n");
+  });
+});
+
+Deno.test("streamQuery() writes Parquet to the spool directory and leaves nothing there", async () => {
+  await withTempStore(async (store, dir) => {
+    const { stream } = await store.streamQuery(request("SELECT 1 AS a, 2 AS a"), "parquet");
+    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    assert.equal(new TextDecoder().decode(bytes.subarray(0, 4)), "PAR1");
+    const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+      n.endsWith(".parquet")
+    );
+    assert.deepEqual(left, []);
+  });
+});
+
+Deno.test("readQuery() answers at most limit rows and whether more followed; repeated names get a suffix", async () => {
+  await withTempStore(async (store) => {
+    const page = await store.readQuery(request("SELECT 1 AS a, 2 AS a FROM range(3)"), 2);
+    assert.deepEqual(page.columns.map((c) => c.name), ["a", "a_1"]);
+    assert.deepEqual(JSON.parse(page.json), [{ a: 1, a_1: 2 }, { a: 1, a_1: 2 }]);
+    assert.equal(page.truncated, true);
+    assert.equal((await store.readQuery(request("SELECT 1 AS a"), 1)).truncated, false);
+  });
+});
+
+Deno.test("streamQuery() breaks a stream off at the deadline rather than ending it as complete", async () => {
+  await withTempStore(async (store) => {
+    const { stream } = await store.streamQuery(
+      request("SELECT a.range AS x FROM range(1000000) a, range(1000000) b", 300),
+      "ndjson",
+    );
+    await assert.rejects(
+      new Response(stream).text(),
+      (error) => error instanceof ApiError && error.status === 408,
+    );
+    // The store goes on.
+    const page = await store.readQuery(request("SELECT 42 AS n"), 1);
+    assert.equal(page.json, '[{"n":42}]');
+  });
+});
+
+Deno.test("readQuery() is 408 past the deadline and 400 for an error of the query itself", async () => {
+  await withTempStore(async (store) => {
+    await assert.rejects(
+      store.readQuery(request("SELECT count(*) FROM range(1000000) a, range(1000000) b", 300), 1),
+      (error) => error instanceof ApiError && error.status === 408,
+    );
+    await assert.rejects(
+      store.readQuery(request("SELECT CAST('x' AS INTEGER) AS n"), 1),
+      (error) => error instanceof ApiError && error.status === 400,
+    );
+  });
+});

@@ -1,0 +1,498 @@
+import assert from "node:assert/strict";
+import { errorOf, mint, ok, TestServer } from "./helpers/server.ts";
+
+const people = {
+  columns: [
+    { name: "id", type: "integer", is_nullable: false },
+    { name: "name", type: "varchar" },
+    { name: "age", type: "smallint" },
+    { name: "Unit Price", type: "decimal(10,2)" },
+    { name: "active", type: "boolean" },
+    { name: "born", type: "date" },
+  ],
+  constraints: { primary_key: { columns: ["id"] } },
+};
+
+const PEOPLE = [
+  { id: 1, name: "Ada", age: 36, "Unit Price": 9.5, active: true, born: "1815-12-10" },
+  { id: 2, name: "Grace", age: 85, "Unit Price": 12, active: false, born: "1906-12-09" },
+  { id: 3, name: null, age: null, "Unit Price": null, active: null, born: null },
+  { id: 4, name: "alan", age: 41, "Unit Price": 0.99, active: true, born: "1912-06-23" },
+  { id: 5, name: "Edsger", age: 72, "Unit Price": 12, active: false, born: "1930-05-11" },
+  { id: 6, name: 'it\'s, "odd"', age: 36, "Unit Price": 3.25, active: true, born: null },
+];
+
+/** GET records of `table` with the query string `query`; the answer's body. */
+async function read(server: TestServer, table: string, query: string, token?: string) {
+  return ok(await server.request("GET", `table/${table}/records?${query}`, { token }));
+}
+
+/** The ids `query` reads from people, in the answer's order. */
+async function ids(server: TestServer, query: string): Promise<number[]> {
+  return (await read(server, "people", query)).records.map((r: { id: number }) => r.id);
+}
+
+Deno.test("reads: filters, each operator and its negation, cast to the column's type", async (t) => {
+  const server = await TestServer.start();
+  try {
+    ok(await server.request("POST", "table/people", { body: { table: people } }));
+    ok(await server.request("POST", "table/people/records", { body: PEOPLE }));
+
+    await t.step("each operator and its negation; nulls match no comparison", async () => {
+      const cases: [string, number[]][] = [
+        ["age=eq.36", [1, 6]],
+        ["age=not.eq.36", [2, 4, 5]],
+        ["age=neq.36", [2, 4, 5]],
+        ["age=not.neq.36", [1, 6]],
+        ["age=gt.41", [2, 5]],
+        ["age=not.gt.41", [1, 4, 6]],
+        ["age=gte.41", [2, 4, 5]],
+        ["age=not.gte.41", [1, 6]],
+        ["age=lt.41", [1, 6]],
+        ["age=not.lt.41", [2, 4, 5]],
+        ["age=lte.41", [1, 4, 6]],
+        ["age=not.lte.41", [2, 5]],
+        ["name=like.A*", [1]],
+        ["name=not.like.A*", [2, 4, 5, 6]],
+        ["name=ilike.a*", [1, 4]],
+        ["name=not.ilike.a*", [2, 5, 6]],
+        ["name=like.%25a%25", [1, 2, 4]],
+        ["age=in.(36,85)", [1, 2, 6]],
+        ["age=not.in.(36,85)", [4, 5]],
+        ["age=in.()", []],
+        [`name=in.(Ada,"it's, ""odd""")`, [1, 6]],
+        ["name=is.null", [3]],
+        ["name=not.is.null", [1, 2, 4, 5, 6]],
+        ["active=is.true", [1, 4, 6]],
+        ["active=not.is.true", [2, 3, 5]],
+        ["active=is.false", [2, 5]],
+        ["active=not.is.false", [1, 3, 4, 6]],
+        ["active=eq.true", [1, 4, 6]],
+        ["born=lt.1910-01-01", [1, 2]],
+        ["born=gte.1910-01-01&age=lt.50", [4]],
+        ["age=gte.36&age=lte.41", [1, 4, 6]],
+        ["Unit%20Price=eq.12", [2, 5]],
+        ["Unit%20Price=gt.3.25", [1, 2, 5]],
+        ["AGE=eq.85", [2]],
+        ["id=eq.4", [4]],
+        ["name=eq.Ada.Lovelace", []],
+      ];
+      for (const [query, expected] of cases) {
+        assert.deepEqual(await ids(server, query), expected, query);
+      }
+    });
+
+    await t.step("total counts the rows the filters let through", async () => {
+      const answer = await read(server, "people", "age=eq.36&limit=1");
+      assert.deepEqual(answer, {
+        records: [{
+          id: 1,
+          name: "Ada",
+          age: 36,
+          "Unit Price": 9.5,
+          active: true,
+          born: "1815-12-10",
+        }],
+        total: 2,
+      });
+    });
+
+    await t.step("a value the column's type cannot take is 400 naming the column", async () => {
+      for (
+        const [query, column] of [
+          ["age=eq.old", "age"],
+          ["age=in.(1,x)", "age"],
+          ["age=gt.100000", "age"],
+          ["Unit%20Price=lt.cheap", "Unit Price"],
+          ["born=eq.1815-13-45", "born"],
+          ["active=eq.maybe", "active"],
+          ["age=is.true", "age"],
+        ]
+      ) {
+        const error = errorOf(await server.request("GET", `table/people/records?${query}`), 400);
+        assert.match(error.message, new RegExp(`"${column}"`), String(query));
+      }
+    });
+
+    await t.step("a parameter naming no column, or a malformed one, is 400 naming it", async () => {
+      for (
+        const [query, named] of [
+          ["nobody=eq.1", "nobody"],
+          ["age=between.1", "age"],
+          ["age=eq", "age"],
+          ["active=is.maybe", "active"],
+          ["age=in.1,2", "age"],
+          ["select=id,nobody", "select"],
+          ["order=nobody", "order"],
+          ["order=age.sideways", "order"],
+          ["count=estimated", "count"],
+          ["select=id&select=age", "select"],
+        ]
+      ) {
+        const error = errorOf(await server.request("GET", `table/people/records?${query}`), 400);
+        assert.match(error.message, new RegExp(named!), String(query));
+      }
+      // The reserved parameters are never filters, whatever a table's columns.
+      assert.equal((await read(server, "people", "timezone_offset=2")).total, 6);
+    });
+
+    await t.step("values are bound: quotes and SQL in them are only text", async () => {
+      assert.deepEqual(await ids(server, "name=eq.' OR 1=1 --"), []);
+      assert.deepEqual(await ids(server, "name=eq.x'); DROP TABLE people; --"), []);
+      assert.equal((await read(server, "people", "")).total, 6);
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("reads: select, order and count shape the answer", async (t) => {
+  const server = await TestServer.start();
+  try {
+    ok(await server.request("POST", "table/people", { body: { table: people } }));
+    ok(await server.request("POST", "table/people/records", { body: PEOPLE }));
+
+    await t.step("select returns the named columns in its order, quoted names too", async () => {
+      const answer = await server.request(
+        "GET",
+        `table/people/records?select=${encodeURIComponent('"Unit Price",name,id')}&limit=2`,
+      );
+      assert.equal(
+        answer.text,
+        '{"records":[{"Unit Price":9.50,"name":"Ada","id":1},{"Unit Price":12.00,"name":"Grace","id":2}],"total":6}',
+      );
+      const ages = await read(server, "people", "select=age&age=gt.70");
+      assert.deepEqual(ages, { records: [{ age: 85 }, { age: 72 }], total: 2 });
+    });
+
+    await t.step(
+      "order sorts by its keys, nulls where asked, ties by the primary key",
+      async () => {
+        assert.deepEqual(await ids(server, "order=age"), [1, 6, 4, 5, 2, 3]);
+        assert.deepEqual(await ids(server, "order=age.asc.nullsfirst"), [3, 1, 6, 4, 5, 2]);
+        assert.deepEqual(await ids(server, "order=age.desc"), [3, 2, 5, 4, 1, 6]);
+        assert.deepEqual(await ids(server, "order=age.desc.nullslast"), [2, 5, 4, 1, 6, 3]);
+        assert.deepEqual(await ids(server, "order=age.desc,id.desc"), [3, 2, 5, 4, 6, 1]);
+        assert.deepEqual(
+          await ids(server, `order=${encodeURIComponent('"Unit Price".desc.nullslast,name')}`),
+          [5, 2, 1, 6, 4, 3],
+        );
+        assert.deepEqual(await ids(server, "order=age&age=not.is.null&limit=2&offset=1"), [6, 4]);
+      },
+    );
+
+    await t.step("count=none leaves total out; count=exact keeps it", async () => {
+      const none = await server.request("GET", "table/people/records?count=none&limit=1");
+      assert.equal(
+        none.text,
+        '{"records":[{"id":1,"name":"Ada","age":36,"Unit Price":9.50,"active":true,"born":"1815-12-10"}]}',
+      );
+      assert.equal((await read(server, "people", "count=exact&age=eq.36")).total, 2);
+    });
+
+    await t.step("a read without any new parameter answers as before: no next", async () => {
+      const answer = await read(server, "people", "limit=1&offset=5");
+      assert.deepEqual(Object.keys(answer), ["records", "total"]);
+      assert.equal(answer.total, 6);
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+/** Every page of a cursor walk over `table` with `query`, `limit` rows at a time. */
+async function walk(
+  server: TestServer,
+  table: string,
+  query: string,
+  limit: number,
+): Promise<{ rows: unknown[]; pages: number }> {
+  const rows: unknown[] = [];
+  let after: string | null = "";
+  let pages = 0;
+  while (after !== null) {
+    const page = await read(
+      server,
+      table,
+      `${query}&limit=${limit}&after=${encodeURIComponent(after)}`,
+    );
+    assert.ok(page.records.length <= limit);
+    rows.push(...page.records);
+    after = page.next;
+    pages++;
+    assert.ok(pages < 1000, "the walk does not end");
+  }
+  return { rows, pages };
+}
+
+Deno.test("reads: a cursor walk gives the rows of one big ordered read, page by page", async (t) => {
+  const server = await TestServer.start();
+  try {
+    // Ties and nulls in the order column, in a table with a key and one without.
+    const rows = Array.from({ length: 503 }, (_, i) => ({
+      id: (i * 7919) % 1009,
+      grp: i % 11 === 0 ? null : i % 5,
+      label: `row ${i}`,
+      score: i % 3 === 0 ? null : (i % 13) / 4,
+    }));
+    const columns = [
+      { name: "id", type: "integer", is_nullable: false },
+      { name: "grp", type: "integer" },
+      { name: "label", type: "varchar" },
+      { name: "score", type: "double" },
+    ];
+    ok(
+      await server.request("POST", "table/keyed", {
+        body: { table: { columns, constraints: { primary_key: { columns: ["id"] } } } },
+      }),
+    );
+    ok(await server.request("POST", "table/unkeyed", { body: { table: { columns } } }));
+    for (const table of ["keyed", "unkeyed"]) {
+      ok(await server.request("POST", `table/${table}/records`, { body: rows }));
+    }
+
+    for (const table of ["keyed", "unkeyed"]) {
+      for (
+        const query of [
+          "",
+          "order=grp",
+          "order=grp.desc",
+          "order=grp.asc.nullsfirst",
+          "order=grp.desc.nullslast,score",
+          "order=score.desc,grp.nullsfirst",
+          "order=label.desc",
+          "grp=gte.2&order=score",
+          "score=not.is.null&grp=in.(1,3)&order=grp.desc",
+          "label=like.*7*&count=none",
+          "select=label,grp&order=grp",
+        ]
+      ) {
+        await t.step(`${table}: ${query || "(default order)"}`, async () => {
+          const whole = await read(server, table, `${query}&limit=10000`);
+          const { rows: walked, pages } = await walk(server, table, query, 37);
+          assert.deepEqual(walked, whole.records);
+          assert.equal(pages, Math.max(1, Math.ceil(whole.records.length / 37)));
+        });
+      }
+    }
+
+    await t.step(
+      "each page carries total unless count=none, and next null at the end",
+      async () => {
+        const first = await read(server, "keyed", "grp=eq.1&after=&limit=10");
+        assert.equal(first.total, rows.filter((r) => r.grp === 1).length);
+        assert.equal(typeof first.next, "string");
+        const last = await read(server, "keyed", "after=&limit=10000&count=none");
+        assert.deepEqual(Object.keys(last), ["records", "next"]);
+        assert.equal(last.next, null);
+        const empty = await read(server, "keyed", "grp=eq.99&after=");
+        assert.deepEqual(empty, { records: [], total: 0, next: null });
+      },
+    );
+
+    await t.step(
+      "after with offset, a cursor of another order or no cursor at all is 400",
+      async () => {
+        const { next } = await read(server, "keyed", "order=grp&after=&limit=5");
+        for (
+          const query of [
+            `order=grp&after=${next}&offset=5`,
+            `order=grp.desc&after=${next}`,
+            `after=${next}`,
+            "after=not-a-cursor",
+            "after=eyJvIjoiW1tcImlkXCIsXCJhc2NcIixcImxhc3RcIl1dIiwidiI6WyJ4Il19",
+            `order=grp&after=${next}&after=${next}`,
+          ]
+        ) {
+          const error = errorOf(await server.request("GET", `table/keyed/records?${query}`), 400);
+          assert.match(error.message, /after/, query);
+        }
+      },
+    );
+  } finally {
+    await server.dispose();
+  }
+});
+
+/** The sample standard deviation of `values`. */
+function std(values: number[]): number {
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return Math.sqrt(values.reduce((a, v) => a + (v - mean) ** 2, 0) / (values.length - 1));
+}
+
+Deno.test("reads: the summary gives per-column figures of the filtered rows", async (t) => {
+  const server = await TestServer.start();
+  try {
+    const columns = [
+      { name: "id", type: "integer", is_nullable: false },
+      { name: "price", type: "decimal(10,2)" },
+      { name: "kind", type: "varchar" },
+      { name: "at", type: "timestamp" },
+    ];
+    ok(await server.request("POST", "table/sales", { body: { table: { columns } } }));
+    const rows = Array.from({ length: 400 }, (_, i) => ({
+      id: i,
+      price: i % 10 === 0 ? null : (i % 97) + 0.25,
+      kind: ["a", "b", "c", "d"][i % 4],
+      at: `2024-01-${String(1 + (i % 28)).padStart(2, "0")}T00:00:00`,
+    }));
+    ok(await server.request("POST", "table/sales/records", { body: rows }));
+
+    const check = async (query: string, kept: typeof rows) => {
+      const summary = ok(await server.request("GET", `table/sales/summary?${query}`));
+      assert.equal(summary.table, "sales");
+      assert.equal(summary.rows, kept.length);
+      assert.deepEqual(summary.columns.map((c: { name: string }) => c.name), [
+        "id",
+        "price",
+        "kind",
+        "at",
+      ]);
+      const [id, price, kind, at] = summary.columns;
+      const ids = kept.map((r) => r.id);
+      assert.deepEqual(
+        { ...id, approx_distinct: 0, q25: 0, q50: 0, q75: 0 },
+        {
+          name: "id",
+          type: "INTEGER",
+          count: kept.length,
+          nulls: 0,
+          approx_distinct: 0,
+          min: Math.min(...ids),
+          max: Math.max(...ids),
+          avg: ids.reduce((a, b) => a + b, 0) / ids.length,
+          std: id.std,
+          q25: 0,
+          q50: 0,
+          q75: 0,
+        },
+      );
+      assert.ok(Math.abs(id.std - std(ids)) < 1e-9);
+      const prices = kept.map((r) => r.price).filter((p): p is number => p !== null);
+      assert.equal(price.type, "DECIMAL(10,2)");
+      assert.equal(price.count, prices.length);
+      assert.equal(price.nulls, kept.length - prices.length);
+      assert.equal(price.min, Math.min(...prices));
+      assert.equal(price.max, Math.max(...prices));
+      assert.ok(Math.abs(price.avg - prices.reduce((a, b) => a + b, 0) / prices.length) < 1e-9);
+      assert.ok(Math.abs(price.std - std(prices)) < 1e-9);
+      // Quartiles and distinct counts are estimates: near the exact figures.
+      const sorted = [...prices].sort((a, b) => a - b);
+      for (const [q, figure] of [[0.25, price.q25], [0.5, price.q50], [0.75, price.q75]]) {
+        const exact = sorted[Math.floor(q! * (sorted.length - 1))]!;
+        assert.ok(Math.abs(figure - exact) <= 3, `q${q}: ${figure} vs ${exact}`);
+      }
+      const distinct = new Set(prices).size;
+      assert.ok(Math.abs(price.approx_distinct - distinct) <= distinct * 0.1 + 1);
+      assert.deepEqual(kind, {
+        name: "kind",
+        type: "VARCHAR",
+        count: kept.length,
+        nulls: 0,
+        approx_distinct: new Set(kept.map((r) => r.kind)).size,
+        min: [...kept.map((r) => r.kind!)].sort()[0],
+        max: [...kept.map((r) => r.kind!)].sort().at(-1),
+        avg: null,
+        std: null,
+        q25: null,
+        q50: null,
+        q75: null,
+      });
+      const times = kept.map((r) => r.at).sort();
+      assert.equal(at.min, `${times[0]}.000000`);
+      assert.equal(at.max, `${times.at(-1)}.000000`);
+      assert.equal(at.avg, null);
+    };
+
+    await t.step("over every row", () => check("", rows));
+    await t.step(
+      "over the rows the filters let through",
+      () =>
+        check(
+          "kind=in.(a,c)&price=gte.20",
+          rows.filter((r) =>
+            (r.kind === "a" || r.kind === "c") && r.price !== null && r.price >= 20
+          ),
+        ),
+    );
+
+    await t.step("select limits the columns; no rows gives counts of 0 and nulls", async () => {
+      const summary = ok(
+        await server.request("GET", "table/sales/summary?select=price&id=lt.0"),
+      );
+      assert.deepEqual(summary, {
+        table: "sales",
+        rows: 0,
+        columns: [{
+          name: "price",
+          type: "DECIMAL(10,2)",
+          count: 0,
+          nulls: 0,
+          approx_distinct: 0,
+          min: null,
+          max: null,
+          avg: null,
+          std: null,
+          q25: null,
+          q50: null,
+          q75: null,
+        }],
+      });
+    });
+
+    await t.step(
+      "bad filters and parameters that do not apply are 400; 404 for no table",
+      async () => {
+        for (
+          const [query, named] of [
+            ["price=gt.cheap", "price"],
+            ["nobody=eq.1", "nobody"],
+            ["order=id", "order"],
+            ["limit=5", "limit"],
+            ["after=", "after"],
+          ]
+        ) {
+          const error = errorOf(await server.request("GET", `table/sales/summary?${query}`), 400);
+          assert.match(error.message, new RegExp(named!), String(query));
+        }
+        errorOf(await server.request("GET", "table/nobody/summary"), 404);
+      },
+    );
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("reads: filtered reads and summaries keep to the token's scopes and schemas", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(await server.request("POST", "schema/sales"));
+    ok(await server.request("POST", "schema/hr"));
+    for (const schema of ["sales", "hr"]) {
+      ok(
+        await server.request("POST", `table/people?schema=${schema}`, { body: { table: people } }),
+      );
+      ok(await server.request("POST", `table/people/records?schema=${schema}`, { body: PEOPLE }));
+    }
+    const sales = await mint({ scope: "tables:read", schemas: ["sales"] });
+    assert.equal((await read(server, "people", "schema=sales&age=eq.36", sales)).total, 2);
+    ok(await server.request("GET", "table/people/summary?schema=sales", { token: sales }));
+    for (
+      const path of [
+        "table/people/records?schema=hr&age=eq.36",
+        "table/people/records?schema=hr&after=",
+        "table/people/summary?schema=hr",
+        "table/people/summary?schema=hr&nobody=eq.1",
+      ]
+    ) {
+      errorOf(await server.request("GET", path, { token: sales }), 403);
+    }
+    const templates = await mint({ scope: "templates:read" });
+    errorOf(
+      await server.request("GET", "table/people/summary?schema=sales", { token: templates }),
+      403,
+    );
+  } finally {
+    await server.dispose();
+  }
+});
