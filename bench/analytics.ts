@@ -264,12 +264,14 @@ async function lookupTarget(
 }
 
 /**
- * The cursor that continues after the row of id `depth`: the `next` of a one-row page ending
- * there, found by a filter and else by an offset (a cursor is bound to its order only).
+ * The cursor that continues after the row of id `depth`: the `next` of a one-row cursor page
+ * that starts there, found by a filter, else by an offset. A cursor is bound to its order
+ * only, so the unfiltered walk continues from it.
  */
 async function cursorAt(api: Api, depth: number): Promise<string> {
-  for (const query of [`id=eq.${depth}&limit=1`, `offset=${depth - 1}&limit=1`]) {
-    const page = JSON.parse((await get(api, `/api/v1/table/t/records?${query}`)).text);
+  for (const query of [`id=gte.${depth}`, `offset=${depth - 1}`]) {
+    const path = `/api/v1/table/t/records?${query}&limit=1&after=`;
+    const page = await get(api, path).then((a) => JSON.parse(a.text)).catch(() => ({}));
     if (typeof page.next !== "string") continue;
     const deep = JSON.parse(
       (await get(api, `/api/v1/table/t/records?limit=1&after=${page.next}`)).text,
@@ -286,22 +288,28 @@ async function pageTarget(api: Api, rows: number, rounds: number): Promise<Row> 
       depth.toLocaleString("en")
     }`,
   );
-  const [[first, deep], memoryUsed] = await withPeakRss(api.server.pid, async () => {
+  const [[plain, first, deep], memoryUsed] = await withPeakRss(api.server.pid, async () => {
     const cursor = await cursorAt(api, depth);
-    const firstPath = `/api/v1/table/t/records?limit=${PAGE_ROWS}`;
-    const deepPath = `${firstPath}&after=${cursor}`;
-    for (const [path, firstId] of [[firstPath, 1], [deepPath, depth + 1]] as const) {
+    const plainPath = `/api/v1/table/t/records?limit=${PAGE_ROWS}`;
+    // The first page of the same walk: the same statement as the deep one but its start.
+    const firstPath = `${plainPath}&after=`;
+    const deepPath = `${plainPath}&after=${cursor}`;
+    for (
+      const [path, firstId] of [[plainPath, 1], [firstPath, 1], [deepPath, depth + 1]] as const
+    ) {
       const page = JSON.parse((await get(api, path)).text);
       if (page.records?.length !== PAGE_ROWS || Number(page.records[0].id) !== firstId) {
         throw new Error(`${path} answered ${JSON.stringify(page).slice(0, 300)}`);
       }
     }
     return await alternate(rounds, [
+      async () => (await get(api, plainPath)).ms,
       async () => (await get(api, firstPath)).ms,
       async () => (await get(api, deepPath)).ms,
     ]);
   });
-  show("first page: ?limit=10000", first!);
+  show("first page: ?limit=10000", plain!);
+  show("first page of a walk: ?limit=10000&after=", first!);
   show(`page by cursor at ${depth.toLocaleString("en")}: &after=…`, deep!);
   return {
     what: "deep page ÷ first page",
