@@ -254,6 +254,20 @@ async function lookupTarget(
       median(inProcess).toFixed(2)
     } ms`,
   );
+  // Where the time goes: the count the answer carries by default, the filter, and HTTP.
+  const parts: [string, (id: number) => string][] = [
+    ["service: ?id=eq.<id>&count=none", (id) => `/api/v1/table/t/records?id=eq.${id}&count=none`],
+    [
+      "service: ?limit=1&count=none (no filter)",
+      () => "/api/v1/table/t/records?limit=1&count=none",
+    ],
+    ["service: GET /healthz", () => "/healthz"],
+  ];
+  for (const [label, path] of parts) {
+    const samples: number[] = [];
+    for (const id of ids.slice(0, 120)) samples.push((await get(api, path(id))).ms);
+    console.log(`  ${label.padEnd(44)} p50 ${median(samples.slice(20)).toFixed(2)} ms`);
+  }
   return {
     what: "eq filter p50",
     service: median(service),
@@ -344,9 +358,13 @@ async function serviceParquet(api: Api, path: string): Promise<{ ms: number; byt
   return { ms, bytes: Number(bytes) };
 }
 
-async function duckdbParquet(connection: DuckDBConnection, path: string): Promise<number> {
+async function duckdbParquet(
+  connection: DuckDBConnection,
+  path: string,
+  source = "t",
+): Promise<number> {
   const started = performance.now();
-  await connection.run(`COPY t TO '${path}' (FORMAT parquet)`);
+  await connection.run(`COPY ${source} TO '${path}' (FORMAT parquet)`);
   return elapsed(started);
 }
 
@@ -356,6 +374,7 @@ async function parquetTarget(
   dir: string,
   rows: number,
   rounds: number,
+  memoryLimit: string,
 ): Promise<Row> {
   console.log("\nParquet export of the whole table: GET …/records/parquet against COPY t TO");
   // The warm-up's file is checked; timed exports go to /dev/null, the client's disk no part.
@@ -382,9 +401,24 @@ async function parquetTarget(
     },
   );
   const baselineBytes = (await Deno.stat(baselineFile)).size;
-  await Deno.remove(baselineFile);
   show("DuckDB in process: COPY t TO (FORMAT parquet)", inProcess!);
   show("service: GET records/parquet (curl)", service!);
+  // Where the time goes: the export is in key order (a sort of the whole table), and the
+  // service's DuckDB has its memory limit; one run of each in process.
+  const ordered = `(SELECT * FROM t ORDER BY id)`;
+  const sorted = await duckdbParquet(duckdb, baselineFile, ordered);
+  await duckdb.run(`SET memory_limit = '${memoryLimit}'`);
+  let limited: number;
+  try {
+    limited = await duckdbParquet(duckdb, baselineFile, ordered);
+  } finally {
+    await duckdb.run("RESET memory_limit");
+  }
+  await Deno.remove(baselineFile);
+  console.log(
+    `  DuckDB in process, COPY (SELECT * FROM t ORDER BY id): ${sorted.toFixed(0)} ms; ` +
+      `the same at memory_limit ${memoryLimit}: ${limited.toFixed(0)} ms`,
+  );
   console.log(
     `  files: service ${(bytes / 1e6).toFixed(1)} MB, COPY ${(baselineBytes / 1e6).toFixed(1)} MB`,
   );
@@ -508,7 +542,14 @@ export async function analytics(rows = 10_000_000, rounds = 7): Promise<void> {
       ...await groupByTarget(api, duckdb, client, rounds),
       await lookupTarget(api, duckdb, rows),
       await pageTarget(api, rows, rounds),
-      await parquetTarget(api, duckdb, dir, rows, rounds),
+      await parquetTarget(
+        api,
+        duckdb,
+        dir,
+        rows,
+        rounds,
+        passed.DUCKDB_MEMORY_LIMIT ?? "256MiB",
+      ),
     ];
     report(results, 400);
     console.log(`load average at the end ${loadAverage()}`);
