@@ -18,6 +18,7 @@ import { DUCKDB_READER_BYTES } from "../../limits.ts";
 import { openInstance } from "./database_open.ts";
 import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
 import { type Failures, type Lines, Session, Slots } from "./session.ts";
+import { interruptAfter } from "./interrupts.ts";
 
 export { type Lines, Session } from "./session.ts";
 export { savedBeforeFailure } from "./engine_errors.ts";
@@ -144,8 +145,8 @@ export class Database {
     }
   }
 
-  /** A connection for one unit of work: from the pool unless `fresh`. */
-  async #acquire(fresh = false): Promise<DuckDBConnection> {
+  /** A connection for one unit of work, from the pool when one is idle. */
+  async #acquire(): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
     if (this.#readOnlySince !== undefined) await this.#writeAgainIfDue();
     if (this.#broken) await this.#reopen();
@@ -153,7 +154,7 @@ export class Database {
     this.#active++;
     let connection: DuckDBConnection;
     try {
-      connection = (fresh ? undefined : this.#idle.pop()) ?? await this.#instance!.connect();
+      connection = this.#idle.pop() ?? await this.#instance!.connect();
     } catch (error) {
       this.#active--;
       throw this.#failure(error);
@@ -332,7 +333,9 @@ export class Database {
     options: { readonly timeoutMs?: number } = {},
   ): Promise<ReadableStream<Uint8Array>> {
     const encoder = new TextEncoder();
-    const connection = await this.#acquire(true);
+    // A pooled connection, and back to the pool when the stream ends whole and committed;
+    // one broken off, cancelled or interrupted is closed (its result may still be open).
+    const connection = await this.#acquire();
     let held = true;
     let inTransaction = false;
     // Whether a statement or read is under way on the connection, as until the stream begins.
@@ -340,14 +343,14 @@ export class Database {
     let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
     let result: DuckDBResult | undefined;
     const deadline = interruptAfter(connection, options.timeoutMs);
-    const release = () => {
+    const release = (healthy = false) => {
       if (!held) return;
       held = false;
       deadline.clear();
       this.#exports.delete(breakOff);
       if (inTransaction) this.#transactions--;
       inTransaction = false;
-      this.#release(connection, false);
+      this.#release(connection, healthy);
       // A result not read to its end keeps DuckDB's instance, and its file, open until it is
       // collected, its connection closed or not: a failed instance is let go of now instead.
       if (this.#broken && result) void readToEnd(result);
@@ -400,8 +403,8 @@ export class Database {
           // An interrupted stream ends as if it were complete: the deadline says it is not.
           deadline.check();
           if (!chunk || chunk.rowCount === 0) {
-            await connection.run("COMMIT").catch(() => {});
-            release();
+            const committed = await connection.run("COMMIT").then(() => true, () => false);
+            release(committed && !deadline.error());
             if (last) controller.enqueue(encoder.encode(last));
             controller.close();
             return;
@@ -417,7 +420,7 @@ export class Database {
           reading = false;
         }
       },
-      cancel: release,
+      cancel: () => release(),
     }, { highWaterMark: 1 });
   }
 
@@ -492,37 +495,6 @@ export class Database {
     this.#instance?.closeSync();
     this.#instance = undefined;
   }
-}
-
-/** A connection's deadline: whether it passed, and the error saying so. */
-export interface Deadline {
-  /** Throws {@link ApiError.queryTimeout} once the deadline has passed. */
-  check(): void;
-  /** The timeout's error once the deadline has passed, else undefined. */
-  error(): ApiError | undefined;
-  clear(): void;
-}
-
-/**
- * Interrupts `connection` `ms` after now (never when `ms` is undefined). The locked
- * configuration refuses `SET statement_timeout`, so a deadline is the connection's
- * `interrupt()`; an interrupted streaming result ends as if complete, so the caller checks.
- */
-export function interruptAfter(connection: DuckDBConnection, ms: number | undefined): Deadline {
-  let passed = false;
-  const timer = ms === undefined ? undefined : setTimeout(() => {
-    passed = true;
-    connection.interrupt();
-  }, ms);
-  const error = () => passed ? ApiError.queryTimeout(ms! / 1000) : undefined;
-  return {
-    check() {
-      const failure = error();
-      if (failure) throw failure;
-    },
-    error,
-    clear: () => clearTimeout(timer),
-  };
 }
 
 /** Reads `result` to its end, or its failure, for nothing. */

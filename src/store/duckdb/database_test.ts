@@ -139,7 +139,7 @@ Deno.test("Database.streamLines() runs the statement in the snapshot its prepare
       // Committed after the snapshot began: the statement still finds the table it described.
       await db.withSession((s) => s.run("ALTER TABLE t RENAME COLUMN a TO b"));
       await db.withSession((s) => s.run("DROP TABLE t"));
-      return { first: `rows ${row!.n}`, sql: "SELECT a::VARCHAR FROM t" };
+      return { first: `rows ${row!.n}\n`, sql: "SELECT a::VARCHAR FROM t" };
     });
     assert.equal(await new Response(stream).text(), "rows 3\n0\n1\n2\n");
     assert.equal(db.openTransactions, 0);
@@ -155,9 +155,9 @@ Deno.test("Database.streamLines() lets go of its transaction when the reader can
   });
 });
 
-/** A `prepare` for {@link Database.streamLines} that reads nothing. */
+/** A `prepare` for {@link Database.streamLines} that reads nothing: `first` as a line. */
 function linesOf(first: string, sql: string): () => Promise<Lines> {
-  return () => Promise.resolve({ first, sql });
+  return () => Promise.resolve({ first: `${first}\n`, sql });
 }
 
 Deno.test({

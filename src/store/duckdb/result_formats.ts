@@ -9,7 +9,8 @@
 import type { DuckDBValue } from "@duckdb/node-api";
 import type { ResultColumn, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import { interruptAfter, type Lines, type Session } from "./database.ts";
+import type { Lines, Session } from "./database.ts";
+import { interruptAfter } from "./interrupts.ts";
 import { quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, type RenderedColumn } from "./values.ts";
 
