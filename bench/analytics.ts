@@ -19,8 +19,10 @@
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 // deno-lint-ignore no-import-prefix -- a tool of benchmarks, kept out of the import map (deno.dev.lock)
 import pg from "npm:pg@^8.23.1";
-import { ALL_SCOPES, mint, TestServer } from "../tests/helpers/server.ts";
+import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
+import { allocators } from "./allocators.ts";
 import { generateTable, loadPostgres, loadService, writeCsvFiles } from "./analytics_tables.ts";
+import { samples as metricSamples, value } from "../tests/helpers/metrics.ts";
 import { memory, percentile } from "./measure.ts";
 import { type Postgres, startPostgres } from "./postgres.ts";
 
@@ -33,10 +35,14 @@ const SLOW_EXPORT_MS = 60_000;
 /** The service's settings a run takes from the bench's environment. */
 const PASSED_THROUGH = ["MEMORY_TRIM_SECONDS", "DUCKDB_MEMORY_LIMIT"];
 
+const ROOT = new URL("../", import.meta.url).pathname;
+
 /** The running service as the measurements reach it. */
 interface Api {
   readonly server: TestServer;
   readonly token: string;
+  /** Where the preloaded bench/allocators.ts writes the service's allocator figures. */
+  readonly statsFile: string;
 }
 
 /** One target's figures: service and baseline medians in ms, and the server's memory. */
@@ -84,6 +90,32 @@ async function withPeakRss<T>(pid: number, work: () => Promise<T>): Promise<[T, 
   } finally {
     clearInterval(timer);
   }
+}
+
+/**
+ * What holds the server's memory now, from /metrics: DuckDB's own count, its cache of table
+ * data, and the JavaScript heap, beside RSS.
+ */
+async function memoryNow(api: Api): Promise<string> {
+  const response = await fetch(`${api.server.base}/metrics`, {
+    headers: { authorization: `Bearer ${api.token}` },
+  });
+  const all = metricSamples(await response.text());
+  const mb = (name: string, labels?: Record<string, string>) =>
+    (value(all, name, labels) / 1024 ** 2).toFixed(0);
+  const native = await allocators(api.server.pid, api.statsFile);
+  const split = "error" in native
+    ? `allocators not read (${native.error})`
+    : `DuckDB's jemalloc allocated ${native.jemalloc.allocated.toFixed(0)} MB, resident ${
+      native.jemalloc.resident.toFixed(0)
+    } MB; glibc's malloc heap ${native.glibc.heap.toFixed(0)} MB (in use ${
+      native.glibc.inUse.toFixed(0)
+    }, free ${native.glibc.free.toFixed(0)}); V8 resident ${native.v8.physical.toFixed(0)} MB`;
+  return `after it: RSS ${memory(api.server.pid, "VmRSS").toFixed(0)} MB; DuckDB counts ${
+    mb("table_service_storage_memory_bytes")
+  } MB (table data ${
+    mb("table_service_storage_memory_by_use_bytes", { use: "base_table" })
+  } MB); ${split}`;
 }
 
 function median(samples: readonly number[]): number {
@@ -486,6 +518,7 @@ export async function analytics(rows = 10_000_000, rounds = 7): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "table-service-bench-analytics-" });
   // PostgreSQL runs as its own user and reads the CSV files itself.
   await Deno.chmod(dir, 0o755);
+  const statsFile = `${dir}/allocators.json`;
   const instance = await DuckDBInstance.create(`${dir}/baseline.duckdb`);
   const duckdb = await instance.connect();
   let postgres: Postgres | string | undefined;
@@ -525,7 +558,13 @@ export async function analytics(rows = 10_000_000, rounds = 7): Promise<void> {
       );
     }
 
-    server = await TestServer.start({ LOG_LEVEL: "error", ...passed });
+    // bench/allocators.ts, preloaded, answers SIGUSR2 with what each allocator holds: read
+    // after each target, it says what the server's RSS is made of.
+    server = await TestServer.start(
+      { LOG_LEVEL: "error", BENCH_ALLOCATOR_STATS: statsFile, ...passed },
+      undefined,
+      (env) => spawn(env, [], ["--preload", `${ROOT}bench/allocators.ts`]),
+    );
     const token = await mint({ scope: ALL_SCOPES, expiresIn: 24 * 3600 });
     started = performance.now();
     await loadService({ base: server.base, token }, files);
@@ -535,7 +574,7 @@ export async function analytics(rows = 10_000_000, rounds = 7): Promise<void> {
     for (const file of files) await Deno.remove(file);
     // A fresh process: what each target holds is its own, not what the load left behind.
     await server.restart();
-    const api: Api = { server, token };
+    const api: Api = { server, token, statsFile };
     console.log(
       `service restarted: RSS ${
         memory(server.pid, "VmRSS").toFixed(0)
@@ -556,6 +595,7 @@ export async function analytics(rows = 10_000_000, rounds = 7): Promise<void> {
     for (const [what, measure] of targets) {
       try {
         results.push(...[await measure()].flat());
+        console.log(`  ${await memoryNow(api)}`);
       } catch (error) {
         console.log(`  ${what} could not be measured: ${String(error).slice(0, 500)}`);
         results.push({ what, service: NaN, target: "ran", pass: false });
