@@ -8,6 +8,7 @@
  */
 
 import { TestServer } from "../tests/helpers/server.ts";
+import { analytics } from "./analytics.ts";
 import { blocks } from "./blocks.ts";
 import { files } from "./files.ts";
 import { interactive } from "./interactive.ts";
@@ -105,6 +106,11 @@ if (import.meta.main) {
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   // Compares block sizes, minutes of loads: run only when asked for.
   if (only === "blocks") await blocks(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 3));
+  // Generates and loads 10 million rows three times over, minutes before the first figure: run
+  // only when asked for.
+  if (only === "analytics") {
+    await analytics(Number(Deno.args[1] ?? 10_000_000), Number(Deno.args[2] ?? 7));
+  }
   // It takes minutes to show what retained's bare part shows per call, that the cost holds as
   // calls add up, so it runs only when asked for.
   if (only === "growth") await retainedGrowth(Deno.args.slice(1));
