@@ -24,7 +24,7 @@ import { allocators } from "./allocators.ts";
 import { generateTable, loadPostgres, loadService, writeCsvFiles } from "./analytics_tables.ts";
 import { samples as metricSamples, value } from "../tests/helpers/metrics.ts";
 import { memory, percentile } from "./measure.ts";
-import { type Postgres, startPostgres } from "./postgres.ts";
+import { type Postgres, startPostgres } from "../tests/helpers/postgres.ts";
 
 /** The query of the first target, as the issue states it. */
 const GROUP_BY = "SELECT qty, count(*), avg(price) FROM t GROUP BY qty";
@@ -560,7 +560,7 @@ export async function analytics(rows = 10_000_000, rounds = 7): Promise<void> {
 
     // bench/allocators.ts, preloaded, answers SIGUSR2 with what each allocator holds: read
     // after each target, it says what the server's RSS is made of.
-    server = await TestServer.start(
+    server = await TestServer.spawn(
       { LOG_LEVEL: "error", BENCH_ALLOCATOR_STATS: statsFile, ...passed },
       undefined,
       (env) => spawn(env, [], ["--preload", `${ROOT}bench/allocators.ts`]),

@@ -8,7 +8,7 @@
  */
 
 import type { DuckDBConnection } from "@duckdb/node-api";
-import type { Postgres } from "./postgres.ts";
+import type { Postgres } from "../tests/helpers/postgres.ts";
 
 /** The 8 columns: a BIGINT key, a small-int group, a double, text, a date and a boolean. */
 export const ANALYTICS_COLUMNS = [
