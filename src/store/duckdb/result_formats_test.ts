@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { withTempStore } from "../../../tests/helpers/store.ts";
 import { ApiError } from "../../errors.ts";
 import type { QueryRequest } from "../store.ts";
+import { fileStream } from "./result_formats.ts";
 
 function request(sql: string, timeoutMs = 30_000): QueryRequest {
   return { sql, params: [], defaultSchema: "main", timeoutMs };
@@ -79,4 +80,27 @@ Deno.test("readQuery() is 408 past the deadline and 400 for an error of the quer
       (error) => error instanceof ApiError && error.status === 400,
     );
   });
+});
+
+Deno.test("fileStream() reads the file in chunks of its size as they are pulled, and closes it", async () => {
+  const path = await Deno.makeTempFile();
+  try {
+    const data = new Uint8Array(2500).map((_, i) => i % 251);
+    await Deno.writeFile(path, data);
+    const reader = fileStream(await Deno.open(path), 1024).getReader();
+    const sizes: number[] = [];
+    const chunks: Uint8Array<ArrayBuffer>[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      sizes.push(r.value.length);
+      chunks.push(r.value);
+    }
+    assert.deepEqual(sizes, [1024, 1024, 452]);
+    assert.deepEqual(new Uint8Array(await new Blob(chunks).arrayBuffer()), data);
+    // A consumer that stops early cancels: the file is closed (the test's resource check).
+    const cancelled = fileStream(await Deno.open(path), 1024).getReader();
+    assert.equal((await cancelled.read()).value?.length, 1024);
+    await cancelled.cancel();
+  } finally {
+    await Deno.remove(path);
+  }
 });
