@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { withTempStore } from "../../../tests/helpers/store.ts";
 import { ApiError } from "../../errors.ts";
 import type { QueryRequest } from "../store.ts";
+import { DuckDBInstance } from "@duckdb/node-api";
 import { fileStream } from "./result_formats.ts";
 
 function request(sql: string, timeoutMs = 30_000): QueryRequest {
@@ -103,4 +104,29 @@ Deno.test("fileStream() reads the file in chunks of its size as they are pulled,
   } finally {
     await Deno.remove(path);
   }
+});
+
+Deno.test("streamQuery() streams a Parquet file of several row groups whole, as DuckDB reads it", async () => {
+  await withTempStore(async (store, dir) => {
+    const sql = "SELECT range AS n, 'row ' || range AS s FROM range(300000) ORDER BY n DESC";
+    const { stream } = await store.streamQuery(request(sql), "parquet");
+    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    const path = `${dir}/../check-${crypto.randomUUID()}.parquet`;
+    await Deno.writeFile(path, bytes);
+    try {
+      const instance = await DuckDBInstance.create(":memory:");
+      const connection = await instance.connect();
+      const reader = await connection.runAndReadAll(
+        `SELECT count(*)::INTEGER, sum(n)::BIGINT,
+           (max_by(n, file_row_number) + 10 * min_by(n, file_row_number))::BIGINT
+         FROM read_parquet('${path}', file_row_number = true)`,
+      );
+      // In the query's order: 299999 first, 0 last.
+      assert.deepEqual(reader.getRows()[0], [300000, 44999850000n, 2999990n]);
+      connection.closeSync();
+      instance.closeSync();
+    } finally {
+      await Deno.remove(path);
+    }
+  });
 });
