@@ -493,6 +493,26 @@ async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
         "table/customers/records/csv?country=eq.NO&select=name,id&order=id.desc",
       );
       assert.equal(filtered.text, "name,id\nCy,4\nAnn,1\n");
+      // Parquet without `order` comes in storage order (read as a set); with it, sorted.
+      const ordered = await fetch(
+        `${server.base}/api/v1/table/customers/records/parquet?order=id.desc&select=id`,
+        { headers: { authorization: `Bearer ${server.token}` } },
+      );
+      assert.equal(ordered.status, 200);
+      const file = await Deno.makeTempFile({ suffix: ".parquet" });
+      try {
+        await Deno.writeFile(file, new Uint8Array(await ordered.arrayBuffer()));
+        const instance = await DuckDBInstance.create(":memory:");
+        const connection = await instance.connect();
+        const reader = await connection.runAndReadAll(
+          `SELECT id FROM read_parquet('${file}', file_row_number = true) ORDER BY file_row_number`,
+        );
+        assert.deepEqual(reader.getRows().map((row) => Number(row[0])), [4, 2, 1]);
+        connection.closeSync();
+        instance.closeSync();
+      } finally {
+        await Deno.remove(file);
+      }
       const none = await server.request("GET", "table/customers/records/ndjson?id=gt.100");
       assert.equal(none.status, 200);
       assert.equal(none.text, "");

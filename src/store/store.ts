@@ -360,7 +360,8 @@ export interface Store {
   /**
    * The table's records in `format` (CSV header first), streamed from a consistent snapshot:
    * those `read`'s filters let through, its `select`ed columns, in its order (record order
-   * by default); its `limit` and `count` do not apply.
+   * by default; Parquet without an order in storage order); its `limit` and `count` do not
+   * apply.
    */
   exportRecords(
     ref: TableRef,

@@ -241,7 +241,7 @@ export async function withDescription<T>(
 /**
  * The table's records in `format` (CSV header first), streamed from a consistent snapshot:
  * those `read`'s filters let through, its selected columns, in its order (record order by
- * default).
+ * default; Parquet without an order in the table's storage order, unsorted).
  */
 export async function exportRecords(
   context: StoreContext,
@@ -266,8 +266,12 @@ export async function exportRecords(
       : "";
     await checkValues(session, filterValueChecks(described, read.filters));
     const list = read.select ? columns.map((c) => quoteIdent(c.name)).join(", ") : "*";
-    const sql = `SELECT ${list} FROM ${qualified(described.schema, described.name)}${where} ` +
-      `ORDER BY ${orderBy(sortKeys(described, read.order))}`;
+    // Parquet without `order` is written in the table's storage order: a columnar file is
+    // read as a set (readers sort or filter it themselves), and sorting the whole table by
+    // key would cost more than writing it. The text formats keep record order.
+    const sorted = format !== "parquet" || read.order.length > 0;
+    const sql = `SELECT ${list} FROM ${qualified(described.schema, described.name)}${where}` +
+      (sorted ? ` ORDER BY ${orderBy(sortKeys(described, read.order))}` : "");
     return {
       query: { sql, values: bound.values },
       columns: columns.map(({ name, type }) => ({ name, type })),

@@ -201,5 +201,54 @@ async function parquet(
     // Open or not, the name goes now: the open file is read to its end, then it is gone.
     await Deno.remove(path).catch(() => {});
   }
-  return { columns, stream: file.readable };
+  return { columns, stream: fileStream(file) };
+}
+
+/** Bytes read from the file at a time: large reads, few chunks. */
+const READ_SIZE = 1 << 20;
+
+/**
+ * The rest of `file` as a stream that reads only when the consumer pulls (one chunk ahead at
+ * most), so a slow client holds back the reads rather than queueing the file in memory; the
+ * file is closed at its end, on an error, or when the consumer cancels.
+ */
+export function fileStream(
+  file: Deno.FsFile,
+  size = READ_SIZE,
+): ReadableStream<Uint8Array<ArrayBuffer>> {
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    try {
+      file.close();
+    } catch {
+      // Already closed.
+    }
+  };
+  return new ReadableStream<Uint8Array<ArrayBuffer>>({
+    async pull(controller) {
+      const buffer = new Uint8Array(size);
+      let filled = 0;
+      try {
+        while (filled < size) {
+          const n = await file.read(buffer.subarray(filled));
+          if (n === null) break;
+          filled += n;
+        }
+      } catch (error) {
+        close();
+        controller.error(error);
+        return;
+      }
+      if (filled > 0) controller.enqueue(filled === size ? buffer : buffer.slice(0, filled));
+      if (filled < size) {
+        close();
+        controller.close();
+      }
+    },
+    cancel() {
+      close();
+    },
+  }, { highWaterMark: 1 });
 }

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { withTempStore } from "../../../tests/helpers/store.ts";
 import { ApiError } from "../../errors.ts";
 import type { QueryRequest } from "../store.ts";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { fileStream } from "./result_formats.ts";
 
 function request(sql: string, timeoutMs = 30_000): QueryRequest {
   return { sql, params: [], defaultSchema: "main", timeoutMs };
@@ -78,5 +80,53 @@ Deno.test("readQuery() is 408 past the deadline and 400 for an error of the quer
       store.readQuery(request("SELECT CAST('x' AS INTEGER) AS n"), 1),
       (error) => error instanceof ApiError && error.status === 400,
     );
+  });
+});
+
+Deno.test("fileStream() reads the file in chunks of its size as they are pulled, and closes it", async () => {
+  const path = await Deno.makeTempFile();
+  try {
+    const data = new Uint8Array(2500).map((_, i) => i % 251);
+    await Deno.writeFile(path, data);
+    const reader = fileStream(await Deno.open(path), 1024).getReader();
+    const sizes: number[] = [];
+    const chunks: Uint8Array<ArrayBuffer>[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      sizes.push(r.value.length);
+      chunks.push(r.value);
+    }
+    assert.deepEqual(sizes, [1024, 1024, 452]);
+    assert.deepEqual(new Uint8Array(await new Blob(chunks).arrayBuffer()), data);
+    // A consumer that stops early cancels: the file is closed (the test's resource check).
+    const cancelled = fileStream(await Deno.open(path), 1024).getReader();
+    assert.equal((await cancelled.read()).value?.length, 1024);
+    await cancelled.cancel();
+  } finally {
+    await Deno.remove(path);
+  }
+});
+
+Deno.test("streamQuery() streams a Parquet file of several row groups whole, as DuckDB reads it", async () => {
+  await withTempStore(async (store, dir) => {
+    const sql = "SELECT range AS n, 'row ' || range AS s FROM range(300000) ORDER BY n DESC";
+    const { stream } = await store.streamQuery(request(sql), "parquet");
+    const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+    const path = `${dir}/../check-${crypto.randomUUID()}.parquet`;
+    await Deno.writeFile(path, bytes);
+    try {
+      const instance = await DuckDBInstance.create(":memory:");
+      const connection = await instance.connect();
+      const reader = await connection.runAndReadAll(
+        `SELECT count(*)::INTEGER, sum(n)::BIGINT,
+           (max_by(n, file_row_number) + 10 * min_by(n, file_row_number))::BIGINT
+         FROM read_parquet('${path}', file_row_number = true)`,
+      );
+      // In the query's order: 299999 first, 0 last.
+      assert.deepEqual(reader.getRows()[0], [300000, 44999850000n, 2999990n]);
+      connection.closeSync();
+      instance.closeSync();
+    } finally {
+      await Deno.remove(path);
+    }
   });
 });
