@@ -186,7 +186,7 @@ export function filterValueChecks(table: Table, filters: readonly Filter[]): Val
  * @throws {ApiError} 400 for the first text that does not convert, quoting it.
  */
 export async function checkValues(session: Session, checks: readonly ValueCheck[]): Promise<void> {
-  const needed = checks.filter((c) => !TEXT.has(c.type));
+  const needed = checks.filter((c) => !TEXT.has(c.type) && !surelyConverts(c));
   if (needed.length === 0) return;
   const bound = new BoundValues();
   const list = needed.map((c) => `${tryTyped(c, bound.add(c.text))} IS NULL`);
@@ -198,6 +198,32 @@ export async function checkValues(session: Session, checks: readonly ValueCheck[
   throw ApiError.badRequest(
     `${what} has "${printable(text)}", which is not a value of its type ${type}`,
   );
+}
+
+/** The ranges of DuckDB's integer types, for {@link surelyConverts}. */
+const INTEGER_RANGES: Readonly<Record<string, readonly [bigint, bigint]>> = {
+  TINYINT: [-(2n ** 7n), 2n ** 7n - 1n],
+  SMALLINT: [-(2n ** 15n), 2n ** 15n - 1n],
+  INTEGER: [-(2n ** 31n), 2n ** 31n - 1n],
+  BIGINT: [-(2n ** 63n), 2n ** 63n - 1n],
+  HUGEINT: [-(2n ** 127n), 2n ** 127n - 1n],
+  UTINYINT: [0n, 2n ** 8n - 1n],
+  USMALLINT: [0n, 2n ** 16n - 1n],
+  UINTEGER: [0n, 2n ** 32n - 1n],
+  UBIGINT: [0n, 2n ** 64n - 1n],
+  UHUGEINT: [0n, 2n ** 128n - 1n],
+};
+
+/**
+ * Whether `check`'s text is certain to convert without asking DuckDB: plain decimal digits
+ * within an integer type's range (DuckDB takes leading zeros and `-0` too). The commonest
+ * filter, a key `eq`, then costs one statement rather than two; anything else is checked.
+ */
+export function surelyConverts(check: ValueCheck): boolean {
+  const range = INTEGER_RANGES[check.type];
+  if (!range || !/^-?[0-9]{1,40}$/.test(check.text)) return false;
+  const value = BigInt(check.text);
+  return value >= range[0] && value <= range[1];
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   orderBy,
   selectedColumns,
   sortKeys,
+  surelyConverts,
 } from "./record_filters.ts";
 
 const COLUMNS: [string, string][] = [
@@ -134,6 +135,8 @@ Deno.test("checkFilterValues() refuses a value its column's type cannot take, na
       const [query, column] of [
         ["id=eq.abc", "id"],
         ["id=in.(1,x)", "id"],
+        ["id=eq.2147483648", "id"],
+        ["id=in.(1,-2147483649)", "id"],
         ["Unit Price=gt.cheap", "Unit Price"],
         ["born=eq.1815-13-45", "born"],
         ["ok=eq.maybe", "ok"],
@@ -150,6 +153,58 @@ Deno.test("checkFilterValues() refuses a value its column's type cannot take, na
     await checkFilterValues(s, table(null), [
       { column: "name", op: "eq", negated: false, value: "anything" },
     ]);
+  });
+});
+
+Deno.test("surelyConverts() passes only texts DuckDB converts, at every integer type's bounds", async () => {
+  const types = [
+    ["TINYINT", 7n, true],
+    ["SMALLINT", 15n, true],
+    ["INTEGER", 31n, true],
+    ["BIGINT", 63n, true],
+    ["HUGEINT", 127n, true],
+    ["UTINYINT", 8n, false],
+    ["USMALLINT", 16n, false],
+    ["UINTEGER", 32n, false],
+    ["UBIGINT", 64n, false],
+    ["UHUGEINT", 128n, false],
+  ] as const;
+  await withRows(async (s) => {
+    let passed = 0;
+    for (const [type, bits, signed] of types) {
+      const top = 2n ** bits - 1n;
+      const bottom = signed ? -(2n ** bits) : 0n;
+      const texts = [
+        `${top}`,
+        `${top + 1n}`,
+        `${bottom}`,
+        `${bottom - 1n}`,
+        "0",
+        "-0",
+        "007",
+        "+5",
+        " 5",
+        "1e2",
+        "1_0",
+        "",
+        "-",
+        "٣",
+      ];
+      for (const text of texts) {
+        const sure = surelyConverts({ type, text, what: "x" });
+        const [row] = await s.rows(`SELECT TRY_CAST($1::VARCHAR AS ${type}) IS NOT NULL AS ok`, [
+          text,
+        ]);
+        if (sure) {
+          assert.equal(row?.ok, true, `${type} ${JSON.stringify(text)}`);
+          passed++;
+        }
+      }
+      assert.equal(surelyConverts({ type, text: `${top + 1n}`, what: "x" }), false, type);
+      assert.equal(surelyConverts({ type, text: `${bottom - 1n}`, what: "x" }), false, type);
+    }
+    assert.equal(surelyConverts({ type: "DATE", text: "1", what: "x" }), false);
+    assert.ok(passed >= 50, `only ${passed} texts were sure`);
   });
 });
 
