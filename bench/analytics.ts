@@ -543,7 +543,7 @@ export async function analytics(rows = 10_000_000, rounds = 7): Promise<void> {
       client = new pg.Client({
         host: postgres.socketDir,
         port: postgres.port,
-        user: "bench",
+        user: postgres.user,
         database: "postgres",
       });
       await client.connect();
