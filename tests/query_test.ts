@@ -439,6 +439,31 @@ async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
     assert.equal((await query(server, "SELECT 1", { token: writer })).status, 403);
   });
 
+  await t.step(
+    "POST /query checks a query sent again against the scope and the catalogue of now",
+    async () => {
+      // The guard's answers are kept per text, scope and catalogue: none may outlive a change.
+      const sql = "SELECT count(*) AS n FROM sales.passing";
+      ok(
+        await server.request("POST", "table/passing?schema=sales", {
+          body: { table: { columns: [{ name: "x", type: "integer" }] } },
+        }),
+      );
+      assert.deepEqual(ok(await query(server, sql)).records, [{ n: 0 }]);
+      const other = await mint({ scope: "tables:read", schemas: ["public"] });
+      assert.equal((await query(server, sql, { token: other })).status, 403);
+      ok(await server.request("DELETE", "table/passing?schema=sales"));
+      assert.equal((await query(server, sql)).status, 400);
+      ok(
+        await server.request("POST", "table/passing?schema=sales", {
+          body: { table: { columns: [{ name: "x", type: "integer" }] } },
+        }),
+      );
+      assert.deepEqual(ok(await query(server, sql)).records, [{ n: 0 }]);
+      ok(await server.request("DELETE", "table/passing?schema=sales"));
+    },
+  );
+
   await t.step("POST /query refuses a body that is not one query", async () => {
     for (
       const body of [{}, { sql: "" }, { sql: 1 }, { sql: "SELECT 1", extra: true }, ["SELECT 1"]]

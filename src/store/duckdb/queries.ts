@@ -14,7 +14,12 @@ import { outOfMemory } from "./engine_errors.ts";
 import { engineMessage } from "./sql.ts";
 import type { Session } from "./database.ts";
 import type { Descriptions } from "./descriptions.ts";
-import { checkQuery, type QueryCatalog, readQueryCatalog } from "./query_guard.ts";
+import {
+  type CheckedQuery,
+  checkQuery,
+  type QueryCatalog,
+  readQueryCatalog,
+} from "./query_guard.ts";
 import {
   type PreparedResult,
   readResult,
@@ -43,6 +48,48 @@ async function queryCatalog(context: StoreContext): Promise<QueryCatalog> {
   return catalog;
 }
 
+/** Most checked queries kept per catalogue, the least recently used dropped first. */
+const CHECKS_KEPT = 256;
+
+/** Longest query text whose check is kept: 256 of them hold at most a few megabytes. */
+const CHECK_KEPT_LENGTH = 8_000;
+
+/**
+ * The guard's answers, per catalogue: the check is a function of the text, the scope and the
+ * catalogue alone (three parses in DuckDB, about 2 ms), so a query sent again with the same
+ * scope gets the same rewrite. Keyed by the catalogue object, they go with it: a change of a
+ * table or view makes {@link queryCatalog} read a new one, and no answer of the old is used.
+ * Only passes are kept; a refusal is checked again each time.
+ */
+const checks = new WeakMap<QueryCatalog, Map<string, CheckedQuery>>();
+
+async function check(
+  session: Session,
+  request: QueryRequest,
+  catalog: QueryCatalog,
+): Promise<CheckedQuery> {
+  const scope = {
+    defaultSchema: request.defaultSchema,
+    visibleSchemas: request.visibleSchemas,
+    catalog,
+  };
+  if (request.sql.length > CHECK_KEPT_LENGTH) return await checkQuery(session, request.sql, scope);
+  const key = JSON.stringify([request.sql, request.defaultSchema, request.visibleSchemas ?? null]);
+  let kept = checks.get(catalog);
+  const hit = kept?.get(key);
+  if (kept && hit) {
+    // Most recently used last.
+    kept.delete(key);
+    kept.set(key, hit);
+    return hit;
+  }
+  const checked = await checkQuery(session, request.sql, scope);
+  if (!kept) checks.set(catalog, kept = new Map());
+  kept.set(key, checked);
+  if (kept.size > CHECKS_KEPT) kept.delete(kept.keys().next().value!);
+  return checked;
+}
+
 /**
  * A parameter as DuckDB binds it: an integer as HUGEINT (exact, as a JavaScript `bigint`
  * binds; a `number` would bind as DOUBLE), any other number as DOUBLE, text as VARCHAR, a
@@ -56,11 +103,7 @@ function bound(param: QueryParam): DuckDBValue {
 function checked(context: StoreContext, request: QueryRequest) {
   return async (session: Session): Promise<PreparedResult> => {
     const catalog = await queryCatalog(context);
-    const { sql } = await checkQuery(session, request.sql, {
-      defaultSchema: request.defaultSchema,
-      visibleSchemas: request.visibleSchemas,
-      catalog,
-    });
+    const { sql } = await check(session, request, catalog);
     return { query: { sql, values: request.params.map(bound) } };
   };
 }
