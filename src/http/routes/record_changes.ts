@@ -7,10 +7,7 @@
 
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { type AuthVariables, checkSchemaAccess } from "../auth.ts";
-import type { TableRef } from "../../catalog/model.ts";
-import { checkTableName } from "../../catalog/names.ts";
-import { ApiError } from "../../errors.ts";
+import type { AuthVariables } from "../auth.ts";
 import * as changes from "../../service/record_changes.ts";
 import type { Store } from "../../store/store.ts";
 import {
@@ -21,8 +18,8 @@ import {
 } from "./idempotency.ts";
 import { scoped } from "./scoped.ts";
 import { BooleanQuery, errorResponses, SchemaQuery, TableParams } from "./shapes.ts";
-import { schemaOf } from "./tables.ts";
 import { validationHook } from "./validation.ts";
+import { address } from "./rows.ts";
 
 type Env = { Variables: AuthVariables & IdempotencyVariables };
 
@@ -155,16 +152,4 @@ export function recordChangeRoutes(deps: { readonly store: Store }): OpenAPIHono
 /** The request's query parameters, in order, repeats kept. */
 function queryOf(c: Context<Env>): URLSearchParams {
   return new URL(c.req.url).searchParams;
-}
-
-/** The table a change addresses, checked, and the token's access to its schema. */
-function address(c: Context<Env>): TableRef {
-  const name = checkTableName(c.req.param("table_name") ?? "");
-  const schemas = c.req.queries("schema");
-  if (schemas && schemas.length > 1) {
-    throw ApiError.badRequest("Query parameter schema is given more than once");
-  }
-  const schema = schemaOf(schemas?.[0]);
-  checkSchemaAccess(c, schema);
-  return { name, schema };
 }

@@ -399,7 +399,7 @@ function streaming(
 }
 
 /** The table a row route addresses, checked, and the token's access to its schema. */
-function address(c: Context<Env>): { name: string; schema: string } {
+export function address(c: Context<Env>): { name: string; schema: string } {
   const name = checkTableName(c.req.param("table_name") ?? "");
   const schemas = c.req.queries("schema");
   if (schemas && schemas.length > 1) {

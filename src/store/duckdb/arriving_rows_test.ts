@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { planTable } from "../../catalog/definition.ts";
 import { ApiError } from "../../errors.ts";
-import { RowsInParts } from "../../ingest/spool.ts";
 import type { DuckDBStore } from "./duckdb_store.ts";
 import { withTempStore } from "../../../tests/helpers/store.ts";
 import type { ArrivingRows } from "../store.ts";
 import { Session } from "./database.ts";
+import { rowsInParts } from "../../../tests/helpers/rows.ts";
 
 const REF = { schema: "public", name: "arriving" };
 
@@ -24,16 +24,7 @@ function body(rows: readonly unknown[], tail = ""): ReadableStream<Uint8Array> {
 
 /** Inserts a body spooled in 4 KiB parts, noting how many parts and whether the whole body was asked for. */
 async function insert(store: DuckDBStore, dir: string, stream: ReadableStream<Uint8Array>) {
-  const rows = new RowsInParts(stream, undefined, {
-    spoolDir: dir,
-    maxBytes: 1 << 30,
-    idleMs: 30_000,
-    envelope: false,
-    allowArrays: false,
-    maxEnvelopeBytes: 1 << 20,
-    keySampleRows: 1000,
-    partBytes: 4096,
-  });
+  const rows = rowsInParts(stream, dir);
   const seen = { parts: 0, whole: false };
   const counted: ArrivingRows = {
     async *parts() {

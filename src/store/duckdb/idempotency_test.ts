@@ -4,6 +4,7 @@ import { RowsInParts } from "../../ingest/spool.ts";
 import { withTempStore } from "../../../tests/helpers/store.ts";
 import { openStore } from "./duckdb_store.ts";
 import type { KeyedWrite, OnConflict } from "../store.ts";
+import { rowsInParts } from "../../../tests/helpers/rows.ts";
 
 const REF = { schema: "public", name: "keyed" };
 
@@ -31,16 +32,7 @@ function arriving(dir: string, count: number, partBytes: number): RowsInParts {
       controller.enqueue(bytes.slice(at, at += 1000));
     },
   });
-  return new RowsInParts(body, undefined, {
-    spoolDir: dir,
-    maxBytes: 1 << 30,
-    idleMs: 30_000,
-    envelope: false,
-    allowArrays: false,
-    maxEnvelopeBytes: 1 << 20,
-    keySampleRows: 1000,
-    partBytes,
-  });
+  return rowsInParts(body, dir, partBytes);
 }
 
 Deno.test("insertRecords() keeps a key in the rows' own transaction: no row stays when the key cannot be kept", async () => {

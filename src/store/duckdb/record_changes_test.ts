@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { planTable } from "../../catalog/definition.ts";
 import type { Filter } from "../../catalog/filters.ts";
 import { ApiError } from "../../errors.ts";
-import { RowsInParts } from "../../ingest/spool.ts";
 import type { ArrivingRows } from "../store.ts";
 import type { DuckDBStore } from "./duckdb_store.ts";
 import { withTempStore } from "../../../tests/helpers/store.ts";
+import { rowsInParts } from "../../../tests/helpers/rows.ts";
 
 const ref = { schema: "public", name: "things" };
 
@@ -172,16 +172,7 @@ Deno.test("DuckDBStore changes that could orphan a row wait for writes into the 
         controller.close();
       },
     });
-    const rows = new RowsInParts(stream, undefined, {
-      spoolDir: dir,
-      maxBytes: 1 << 30,
-      idleMs: 30_000,
-      envelope: false,
-      allowArrays: false,
-      maxEnvelopeBytes: 1 << 20,
-      keySampleRows: 1000,
-      partBytes: 4096,
-    });
+    const rows = rowsInParts(stream, dir);
     let loading!: () => void;
     const firstPart = new Promise<void>((resolve) => loading = resolve);
     const signalled: ArrivingRows = {
