@@ -12,16 +12,16 @@ import type {
   JS,
 } from "@duckdb/node-api";
 import { ApiError } from "../../errors.ts";
-import type { Logger } from "../../log.ts";
 import { engineMessage } from "./sql.ts";
 import { DUCKDB_READER_BYTES } from "../../limits.ts";
-import { openInstance } from "./database_open.ts";
+import { type DatabaseOptions, openInstance } from "./database_open.ts";
 import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
 import { type Failures, type Lines, Session, Slots } from "./session.ts";
 import { interruptAfter } from "./interrupts.ts";
 
 export { type Lines, Session } from "./session.ts";
 export { savedBeforeFailure } from "./engine_errors.ts";
+export type { DatabaseOptions } from "./database_open.ts";
 
 /** A row as read back: DuckDB values converted to JavaScript, full precision kept. */
 export type Row = Record<string, JS>;
@@ -31,24 +31,6 @@ const MAX_IDLE_CONNECTIONS = 8;
 
 /** Readers at once when DuckDB chooses its own memory limit (80% of RAM). */
 const DEFAULT_READERS = 8;
-
-/** Where the database lives and the one directory its file readers may touch. */
-export interface DatabaseOptions {
-  readonly path: string;
-  /** Absolute directory DuckDB's readers may access; every other path is refused. */
-  readonly spoolDir: string;
-  /** Absolute directory for DuckDB's spill files. */
-  readonly tempDir: string;
-  /** DuckDB's memory limit in bytes (DuckDB's own default, 80% of RAM, when absent). */
-  readonly memoryBytes?: number;
-  /**
-   * Block size of a database file created now (DuckDB's default, 256 KiB, when absent); an
-   * existing file keeps the one it was created with.
-   */
-  readonly blockBytes?: number;
-  /** Where a failed database and its reopening are reported. */
-  readonly logger?: Logger;
-}
 
 /** Least milliseconds between tries to open read-write again a file opened read-only. */
 const READ_ONLY_RETRY_MS = 1000;

@@ -5,8 +5,26 @@
  */
 
 import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
-import type { DatabaseOptions } from "./database.ts";
+import type { Logger } from "../../log.ts";
 import { engineMessage, quoteLiteral } from "./sql.ts";
+
+/** Where the database lives and the one directory its file readers may touch. */
+export interface DatabaseOptions {
+  readonly path: string;
+  /** Absolute directory DuckDB's readers may access; every other path is refused. */
+  readonly spoolDir: string;
+  /** Absolute directory for DuckDB's spill files. */
+  readonly tempDir: string;
+  /** DuckDB's memory limit in bytes (DuckDB's own default, 80% of RAM, when absent). */
+  readonly memoryBytes?: number;
+  /**
+   * Block size of a database file created now (DuckDB's default, 256 KiB, when absent); an
+   * existing file keeps the one it was created with.
+   */
+  readonly blockBytes?: number;
+  /** Where a failed database and its reopening are reported. */
+  readonly logger?: Logger;
+}
 
 /**
  * A DuckDB instance on `options.path`, hardened (see {@link Database.open}); with `readOnly`,

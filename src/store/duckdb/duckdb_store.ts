@@ -38,7 +38,7 @@ import type {
   UploadOptions,
 } from "../store.ts";
 import { noted, type StoreContext } from "./context.ts";
-import { Database } from "./database.ts";
+import { Database, type DatabaseOptions } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import * as health from "./health.ts";
 import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.ts";
@@ -57,24 +57,12 @@ import * as templates from "./templates.ts";
 import { updateTable } from "./update.ts";
 import { uploadCsv, uploadTable } from "./uploads.ts";
 
-/** Where the store keeps its files. */
-export interface StoreOptions {
-  /** The database file. */
-  readonly path: string;
-  /**
-   * Absolute directory request bodies are spooled to; the only one DuckDB may read, so rows
-   * from anywhere else are spooled here by the store first.
-   */
-  readonly spoolDir: string;
-  /** Absolute directory for DuckDB's spill files. */
-  readonly tempDir: string;
-  /** DuckDB's memory limit in bytes. */
-  readonly memoryBytes?: number;
-  /** Block size of a database file created now (DuckDB's default when absent). */
-  readonly blockBytes?: number;
-  /** Where the store reports what fails after a change has committed. */
-  readonly logger?: Logger;
-}
+/**
+ * Where the store keeps its files: the database file, the spool directory (the only one DuckDB
+ * may read, so rows from anywhere else are spooled there by the store first), the spill
+ * directory, and DuckDB's memory and block sizes; failures after a commit go to `logger`.
+ */
+export type StoreOptions = DatabaseOptions;
 
 /**
  * Opens the DuckDB store: the hardened database, its metadata, and `public`.

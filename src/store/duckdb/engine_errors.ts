@@ -60,3 +60,30 @@ export function outOfMemory(error: unknown): ApiError | undefined {
     1,
   );
 }
+
+/**
+ * The kinds of DuckDB exception a client's query can raise by itself: a type that does not
+ * fit, a value that does not convert, a construct DuckDB does not support ("Not implemented"
+ * is that kind's own name), a division by zero. DuckDB starts each message with its kind,
+ * `<kind> Error: …`.
+ */
+const QUERY_ERROR_KINDS: readonly string[] = [
+  "Binder",
+  "Catalog",
+  "Constraint",
+  "Conversion",
+  "Dependency",
+  "Invalid Input",
+  "Invalid type",
+  "Not implemented",
+  "Out of Range",
+  "Parser",
+  "Serialization",
+  "Syntax",
+  "Type",
+];
+
+/** Is `error` one a client's query made by itself, so the query is wrong, not the service? */
+export function madeByQuery(error: Error): boolean {
+  return QUERY_ERROR_KINDS.some((kind) => error.message.startsWith(`${kind} Error`));
+}

@@ -10,16 +10,12 @@ import type { DuckDBValue } from "@duckdb/node-api";
 import type { QueryPage, QueryParam, QueryRequest, ResultFormat } from "../store.ts";
 import { ApiError } from "../../errors.ts";
 import type { StoreContext } from "./context.ts";
-import { outOfMemory } from "./engine_errors.ts";
+import { madeByQuery, outOfMemory } from "./engine_errors.ts";
 import { engineMessage } from "./sql.ts";
 import type { Session } from "./database.ts";
 import type { Descriptions } from "./descriptions.ts";
-import {
-  type CheckedQuery,
-  checkQuery,
-  type QueryCatalog,
-  readQueryCatalog,
-} from "./query_guard.ts";
+import { type CheckedQuery, checkQuery } from "./query_guard.ts";
+import { type QueryCatalog, readQueryCatalog } from "./query_catalog.ts";
 import {
   type PreparedResult,
   readResult,
@@ -108,17 +104,10 @@ function checked(context: StoreContext, request: QueryRequest) {
   };
 }
 
-/**
- * DuckDB's errors a client's query can make by itself (a type that does not fit, a value
- * that does not convert, a division by zero): the query is wrong, not the service.
- */
-const QUERY_ERROR =
-  /^(Binder|Conversion|Invalid Input|Out of Range|Parser|Catalog|Not implemented|Type|Invalid type|Constraint|Dependency|Serialization|Syntax) Error/;
-
 /** A 400 quoting DuckDB for an error of the query's own; any other error as it is. */
 function queryFailure(error: unknown): unknown {
   if (error instanceof ApiError || !(error instanceof Error)) return error;
-  if (!QUERY_ERROR.test(error.message)) return outOfMemory(error) ?? error;
+  if (!madeByQuery(error)) return outOfMemory(error) ?? error;
   return ApiError.badRequest(`The query failed: ${engineMessage(error)}`);
 }
 
