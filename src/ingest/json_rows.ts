@@ -18,9 +18,10 @@
  */
 
 // The pass is one byte-level state machine over private state; the hot loop keeps that state
-// in locals and the envelope/key steps share it, so it stays in one file of more than 500
-// lines. Everything else is in json_rows_summary.ts (options and summary), json_rows_errors.ts
-// (errors, depth limit), json_row_keys.ts (key helpers) and json_bytes.ts (bytes, codecs).
+// in locals and the envelope and key steps share it, so it stays in one file of about 600
+// lines. Everything else is beside it: json_envelope.ts (the envelope's members),
+// json_rows_summary.ts (options and summary), json_rows_errors.ts (errors, depth limit),
+// json_row_keys.ts (key helpers) and json_bytes.ts (bytes, codecs).
 
 import { ApiError } from "../errors.ts";
 import {
@@ -39,9 +40,9 @@ import {
   RBRACE,
   RBRACKET,
   SPACE,
-  STRICT_DECODER,
   TAB,
 } from "./json_bytes.ts";
+import { EnvelopeMembers } from "./json_envelope.ts";
 import { equalAt, firstRepeat, positionKey } from "./json_row_keys.ts";
 import { badShape, malformed, MAX_DEPTH, tooDeep } from "./json_rows_errors.ts";
 import type { RowForm, RowsOptions, RowsSummary } from "./json_rows_summary.ts";
@@ -133,29 +134,23 @@ export class JsonRows {
   #firstRepeat: number | undefined;
   readonly #keys = new Map<string, number>();
   readonly #firstRowOfLength = new Map<number, number>();
-  // Envelope state.
-  #memberName = "";
-  #memberKey: Uint8Array[] = [];
-  #memberStart = -1;
-  #memberCapture: Uint8Array[] | null = null;
-  #memberBytes = 0;
-  /** Open brackets of the member value being skipped or captured, to catch mismatches. */
-  #memberBrackets: number[] = [];
-  #table: unknown = undefined;
+  /** The envelope's members around the rows. */
+  readonly #members: EnvelopeMembers;
   #hasData = false;
-  #seen = new Set<string>();
 
   constructor(
     private readonly options: RowsOptions,
     private readonly emit: (bytes: Uint8Array) => void,
-  ) {}
+  ) {
+    this.#members = new EnvelopeMembers(options.maxEnvelopeBytes);
+  }
 
   /** Consumes one chunk of the body. */
   push(chunk: Uint8Array): void {
     let segment = this.#place === ROWS || this.#place === ROW_START ? 0 : -1;
     // Partial tokens carried over from the previous chunk continue at this chunk's start.
-    if (this.#memberCapture || (this.#place === ENVELOPE_KEY && this.#inString)) {
-      this.#memberStart = 0;
+    if (this.#members.capturing || (this.#place === ENVELOPE_KEY && this.#inString)) {
+      this.#members.start = 0;
     }
     if (this.#inKey) this.#keyStart = 0;
     // The per-byte state lives in locals: fields in the hot loop cost several times more.
@@ -377,15 +372,7 @@ export class JsonRows {
     if (inKey && this.#keyStart >= 0 && this.#keyStart < n) {
       this.#keyParts.push(chunk.slice(this.#keyStart));
     }
-    if (this.#memberCapture && this.#memberStart >= 0) {
-      this.#capture(chunk.subarray(this.#memberStart));
-    }
-    if (place === ENVELOPE_KEY && inString && this.#memberStart >= 0) {
-      this.#memberKey.push(chunk.slice(this.#memberStart));
-      if (this.#memberKey.reduce((s, p) => s + p.length, 0) > 256) {
-        throw badShape("an envelope key is too long");
-      }
-    }
+    this.#members.carry(chunk, place === ENVELOPE_KEY && inString);
   }
 
   /** Ends the pass; throws 400 when the body was not a complete array of rows. */
@@ -403,7 +390,7 @@ export class JsonRows {
       keysComplete: this.#form === "arrays" || this.#keysVerified ||
         this.#rows <= (this.options.keySampleRows ?? Infinity),
       firstRowOfLength: this.#firstRowOfLength,
-      table: this.#table,
+      table: this.#members.table,
       hasData: this.#hasData,
     };
   }
@@ -515,14 +502,7 @@ export class JsonRows {
   }
 
   #endMemberName(chunk: Uint8Array, end: number): void {
-    this.#memberKey.push(chunk.subarray(this.#memberStart, end));
-    this.#memberName = JSON.parse(`"${DECODER.decode(concat(this.#memberKey))}"`);
-    this.#memberKey = [];
-    this.#memberStart = -1;
-    if (this.#seen.has(this.#memberName)) {
-      throw badShape(`the member "${this.#memberName}" appears twice`);
-    }
-    this.#seen.add(this.#memberName);
+    this.#members.endName(chunk, end);
     this.#place = ENVELOPE_COLON;
   }
 
@@ -541,34 +521,31 @@ export class JsonRows {
         this.#place = ROW_START;
         return 1;
       case ENVELOPE_KEY:
-        if (c === RBRACE && this.#seen.size === 0) {
+        if (c === RBRACE && this.#members.count === 0) {
           this.#place = END;
           return 0;
         }
         if (c !== QUOTE) throw malformed("expected a member name");
         this.#inString = true;
-        this.#memberStart = i + 1;
+        this.#members.start = i + 1;
         return depth;
       case ENVELOPE_COLON:
         if (c !== COLON) throw malformed("expected ':'");
         this.#place = ENVELOPE_VALUE;
         return depth;
       case ENVELOPE_VALUE:
-        if (this.#memberName === "data" && c === LBRACKET) {
+        if (this.#members.name === "data" && c === LBRACKET) {
           this.#arrayDepth = 2;
           this.#hasData = true;
           this.#place = ROW_START;
           return 2;
         }
-        if (this.#memberName === "data" && c !== 0x6e /* n of null */) {
+        if (this.#members.name === "data" && c !== 0x6e /* n of null */) {
           throw badShape('"data" must be an array of rows');
         }
         // Every other member is captured too, so that it is checked as JSON; only "table"
         // is kept.
-        this.#memberCapture = [];
-        this.#memberBytes = 0;
-        this.#memberBrackets = [];
-        this.#memberStart = i;
+        this.#members.beginValue(i);
         this.#place = ENVELOPE_MEMBER;
         return this.#member(c, chunk, i, depth);
       case ENVELOPE_MEMBER:
@@ -599,18 +576,18 @@ export class JsonRows {
     let next = depth;
     if (c === LBRACE || c === LBRACKET) {
       if (++next > MAX_DEPTH) throw tooDeep();
-      this.#memberBrackets.push(c === LBRACE ? RBRACE : RBRACKET);
+      this.#members.open(c === LBRACE ? RBRACE : RBRACKET);
       return next;
     }
     if ((c === RBRACE || c === RBRACKET) && depth > 1) {
-      if (this.#memberBrackets.pop() !== c) throw malformed("mismatched brackets");
+      this.#members.close(c);
     }
     if (c === RBRACE || c === RBRACKET) next--;
     const ends = next === 1 && (c === RBRACE || c === RBRACKET || c === COMMA);
     const closesEnvelope = next === 0 && c === RBRACE;
     if (c === COMMA && depth === 1 || closesEnvelope) {
       // A scalar member ends at the ',' or '}' after it.
-      this.#finishMember(chunk, i);
+      this.#members.finish(chunk, i);
       if (closesEnvelope) {
         this.#place = END;
         return 0;
@@ -619,36 +596,9 @@ export class JsonRows {
       return depth;
     }
     if (ends) {
-      this.#finishMember(chunk, i + 1);
+      this.#members.finish(chunk, i + 1);
       this.#place = ENVELOPE_NEXT;
     }
     return next;
-  }
-
-  #finishMember(chunk: Uint8Array, end: number): void {
-    if (this.#memberCapture) {
-      this.#capture(chunk.subarray(this.#memberStart, end));
-      let value: unknown;
-      try {
-        value = JSON.parse(STRICT_DECODER.decode(concat(this.#memberCapture)));
-      } catch {
-        throw malformed(`the "${this.#memberName}" member is not valid JSON`);
-      }
-      if (this.#memberName === "table") this.#table = value ?? undefined;
-    }
-    this.#memberCapture = null;
-    this.#memberStart = -1;
-  }
-
-  #capture(bytes: Uint8Array): void {
-    this.#memberBytes += bytes.length;
-    if (this.#memberBytes > this.options.maxEnvelopeBytes) {
-      throw new ApiError(
-        413,
-        "payload_too_large",
-        `The "${this.#memberName}" member is larger than ${this.options.maxEnvelopeBytes} bytes`,
-      );
-    }
-    this.#memberCapture!.push(bytes.slice());
   }
 }
