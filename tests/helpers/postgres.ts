@@ -162,3 +162,30 @@ export async function startTestPostgres(): Promise<TestPostgres | string> {
     },
   };
 }
+
+/**
+ * Creates a new, empty database on a test server and answers its `postgres://` URL, so that
+ * each store (or each service) a test opens starts from nothing.
+ */
+export async function freshDatabase(postgres: TestPostgres): Promise<string> {
+  const name = `t_${crypto.randomUUID().replaceAll("-", "")}`;
+  await postgres.server.sql(`CREATE DATABASE ${name}`);
+  const url = new URL(postgres.url);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/**
+ * The environment that runs `TestServer.start(env)` on PostgreSQL: `DATABASE_URL` of a fresh
+ * database of `postgres` (see {@link freshDatabase}), to merge with a test's own variables.
+ *
+ * @example
+ * ```ts ignore
+ * const postgres = await startTestPostgres();
+ * if (typeof postgres === "string") return; // skipped, with the reason
+ * const server = await TestServer.start({ ...(await postgresEnv(postgres)) });
+ * ```
+ */
+export async function postgresEnv(postgres: TestPostgres): Promise<{ DATABASE_URL: string }> {
+  return { DATABASE_URL: await freshDatabase(postgres) };
+}

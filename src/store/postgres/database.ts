@@ -1,0 +1,144 @@
+/**
+ * The PostgreSQL database: a pool of connections from `DATABASE_URL`, sessions (one
+ * connection for one unit of work) and transactions on them; every error a session throws
+ * is answered as {@link engineError} says.
+ *
+ * @module
+ */
+
+// @ts-types="@types/pg"
+import pg from "pg";
+import type { Logger } from "../../log.ts";
+import { explained } from "./engine_errors.ts";
+
+/** How to reach the database. */
+export interface DatabaseOptions {
+  /** A `postgres://` or `postgresql://` URL, as `DATABASE_URL` gives it. */
+  readonly url: string;
+  /** Most connections held at once; 10 unless told. */
+  readonly maxConnections?: number;
+  /** Where failures of idle connections are reported. */
+  readonly logger?: Logger;
+}
+
+/** A value bound to a `$n` parameter. */
+export type Param = string | number | bigint | boolean | null | readonly unknown[];
+
+/** One connection, held for one unit of work. */
+export interface Session {
+  /** The rows of one statement, its `$n` parameters bound to `params`. */
+  rows(sql: string, params?: readonly Param[]): Promise<Record<string, unknown>[]>;
+  /** Runs one statement; answers the number of rows it touched. */
+  run(sql: string, params?: readonly Param[]): Promise<number>;
+}
+
+/** The pool and the count of open transactions. */
+export class Database {
+  readonly #pool: pg.Pool;
+  #transactions = 0;
+
+  private constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  /** Opens the pool and checks that one connection can be had. */
+  static async open(options: DatabaseOptions): Promise<Database> {
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.maxConnections ?? 10,
+      connectionTimeoutMillis: 10_000,
+      application_name: "table-service",
+    });
+    // An idle connection the server closes must not take the process down.
+    pool.on("error", (error) => {
+      options.logger?.log("warn", "an idle database connection failed", { error: error.message });
+    });
+    const database = new Database(pool);
+    try {
+      await database.withSession((session) => session.run("SELECT 1"));
+    } catch (error) {
+      await pool.end().catch(() => {});
+      throw error;
+    }
+    return database;
+  }
+
+  /** Transactions open at this moment. */
+  get openTransactions(): number {
+    return this.#transactions;
+  }
+
+  /**
+   * Runs `work` on one connection of the pool, returned to it afterwards; a connection whose
+   * work failed for want of the server is thrown away rather than reused.
+   */
+  async withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw explained(error);
+    }
+    let broken: Error | undefined;
+    try {
+      return await work(sessionOf(client));
+    } catch (error) {
+      if (
+        error instanceof Error && !("code" in error && /^[0-9A-Z]{5}$/.test(String(error.code)))
+      ) {
+        // Not the server's answer: the connection may be in any state.
+        broken = error;
+      }
+      throw explained(error);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /**
+   * Runs `work` in one transaction on one connection: committed when it returns, rolled
+   * back when it throws.
+   */
+  transaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
+    return this.withSession(async (session) => {
+      await session.run("BEGIN");
+      this.#transactions++;
+      try {
+        const result = await work(session);
+        await session.run("COMMIT");
+        return result;
+      } catch (error) {
+        await session.run("ROLLBACK").catch(() => {});
+        throw error;
+      } finally {
+        this.#transactions--;
+      }
+    });
+  }
+
+  /** Whether a connection can be had and answers. */
+  async usable(): Promise<boolean> {
+    try {
+      await this.withSession((session) => session.run("SELECT 1"));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Closes every connection; waits for those in use to be returned. */
+  async close(): Promise<void> {
+    await this.#pool.end();
+  }
+}
+
+function sessionOf(client: pg.PoolClient): Session {
+  return {
+    async rows(sql, params = []) {
+      return (await client.query(sql, params as unknown[])).rows;
+    },
+    async run(sql, params = []) {
+      return (await client.query(sql, params as unknown[])).rowCount ?? 0;
+    },
+  };
+}

@@ -1,0 +1,296 @@
+/**
+ * Table DDL on PostgreSQL: the types and defaults of a plan, its foreign keys resolved, and
+ * the one place a CREATE TABLE statement is written.
+ *
+ * @module
+ */
+
+import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
+import { nameKey } from "../../catalog/names.ts";
+import { ApiError, type ErrorDetail } from "../../errors.ts";
+import type { Session } from "./database.ts";
+import { checkDefault } from "./defaults.ts";
+import { findTable, META, recordOrigin, recordTable } from "./metadata.ts";
+import { type ConstraintRecord, recordConstraints } from "./metadata_constraints.ts";
+import { describeTables } from "./metadata_describe.ts";
+import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { postgresType } from "./types.ts";
+
+/** A plan's columns as PostgreSQL takes them: each one's type, and its checked default. */
+export interface CheckedColumns {
+  /** PostgreSQL's canonical type of each column, in order. */
+  readonly types: readonly string[];
+  readonly defaults: ReadonlyMap<PlannedColumn, string>;
+}
+
+/**
+ * Maps every column's type (types.ts) and checks every default with PostgreSQL, or throws
+ * 422 naming every problem: a type PostgreSQL lacks is named with the one to use instead.
+ * Probes that fail abort a transaction, so this runs on a session of its own.
+ */
+export async function checkColumns(session: Session, plan: TablePlan): Promise<CheckedColumns> {
+  const problems: ErrorDetail[] = [];
+  const defaults = new Map<PlannedColumn, string>();
+  const types: string[] = [];
+  for (const column of plan.columns) {
+    const type = postgresType(column.type);
+    if (typeof type !== "string") {
+      problems.push({ column: column.name, message: `Column "${column.name}": ${type.problem}` });
+      types.push("");
+      continue;
+    }
+    types.push(type);
+    if (column.default === null) continue;
+    const checked = await checkDefault(session, column.default, type);
+    if (typeof checked === "string") defaults.set(column, checked);
+    else {
+      problems.push({
+        column: column.name,
+        message: `Default of column "${column.name}" ${checked.problem}`,
+      });
+    }
+  }
+  if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
+  return { types, defaults };
+}
+
+/** Creates the table, its sequences and its metadata; `checked` comes from {@link checkColumns}. */
+export async function buildTable(
+  session: Session,
+  ref: TableRef,
+  plan: TablePlan,
+  checked: CheckedColumns,
+): Promise<Table> {
+  const problems: ErrorDetail[] = [];
+  const references = await resolveForeignKeys(session, ref, plan, problems);
+  if (problems.length > 0) throw invalidDefinition(ref.name, problems);
+
+  const defaults = new Map(checked.defaults);
+  const sequences = new Map<PlannedColumn, string>();
+  for (const [i, column] of plan.columns.entries()) {
+    if (!column.type.serial) continue;
+    const sequence = await freeSequenceName(session, ref.schema, `${ref.name}_${column.name}_seq`);
+    await session.run(`CREATE SEQUENCE ${qualified(ref.schema, sequence)} AS ${checked.types[i]}`);
+    sequences.set(column, sequence);
+    defaults.set(column, `nextval(${quoteLiteral(qualified(ref.schema, sequence))}::regclass)`);
+  }
+
+  const sql = createTableSql(ref, {
+    columns: plan.columns.map((column, i) => ({
+      name: column.name,
+      typeSql: checked.types[i]!,
+      defaultSql: defaults.get(column),
+      nullable: column.nullable,
+    })),
+    primaryKey: plan.primaryKey?.columns,
+    unique: plan.unique.map((key) => key.columns),
+    foreignKeys: references,
+  });
+  try {
+    await session.run(sql);
+  } catch (error) {
+    const said = error instanceof Error ? error.message : String(error);
+    throw ApiError.unprocessable(`Cannot create table "${ref.name}": ${said}`);
+  }
+  for (const [column, sequence] of sequences) {
+    await session.run(
+      `ALTER SEQUENCE ${qualified(ref.schema, sequence)} OWNED BY ${
+        qualified(ref.schema, ref.name)
+      }.${quoteIdent(column.name)}`,
+    );
+  }
+
+  const columnNames = plan.columns.map((c) => c.name);
+  const tableId = await recordTable(session, ref, columnNames);
+  const idOf = (name: string) => columnNames.findIndex((n) => nameKey(n) === nameKey(name)) + 1;
+  const records: ConstraintRecord[] = [];
+  if (plan.primaryKey) {
+    records.push({
+      kind: "PRIMARY KEY",
+      name: plan.primaryKey.name,
+      columnIds: plan.primaryKey.columns.map(idOf),
+    });
+  }
+  for (const key of plan.unique) {
+    records.push({ kind: "UNIQUE", name: key.name, columnIds: key.columns.map(idOf) });
+  }
+  for (const fk of references) {
+    records.push({
+      kind: "FOREIGN KEY",
+      name: fk.name,
+      columnIds: [idOf(fk.column)],
+      refTableId: fk.table.id ?? tableId,
+      refColumnId: fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId,
+    });
+  }
+  await recordConstraints(session, tableId, records);
+  if (sequences.size > 0) {
+    await session.run(
+      `INSERT INTO ${META}.sequences (table_id, column_id, schema_name, sequence_name)
+       SELECT $1, id, $2, name FROM unnest($3::integer[], $4::text[]) AS s(id, name)`,
+      [
+        tableId,
+        ref.schema,
+        [...sequences.keys()].map((c) => idOf(c.name)),
+        [...sequences.values()],
+      ],
+    );
+  }
+  if (plan.template) await recordOrigin(session, tableId, plan.template);
+  return (await describeTables(session, [{ id: tableId, ...ref }]))[0]!;
+}
+
+/** A foreign key with its target found. */
+export interface ResolvedForeignKey {
+  readonly name: string;
+  readonly column: string;
+  /** The referenced table; `id` is undefined when a table references itself. */
+  readonly table: { readonly id?: number; readonly schema: string; readonly name: string };
+  readonly refColumn: string;
+  readonly refColumnId?: number;
+}
+
+/** Finds each foreign key's target and checks it is a single-column key there. */
+export async function resolveForeignKeys(
+  session: Session,
+  ref: TableRef,
+  plan: TablePlan,
+  problems: ErrorDetail[],
+): Promise<ResolvedForeignKey[]> {
+  const resolved: ResolvedForeignKey[] = [];
+  for (const fk of plan.foreignKeys) {
+    const where = `foreign key "${fk.name}"`;
+    if (nameKey(fk.reference.schema) !== nameKey(ref.schema)) {
+      problems.push({
+        column: fk.column,
+        message: `The ${where} references schema "${fk.reference.schema}", but foreign keys ` +
+          `must stay within the table's own schema "${ref.schema}"`,
+      });
+      continue;
+    }
+    if (nameKey(fk.reference.name) === nameKey(ref.name)) {
+      const keys = [...(plan.primaryKey ? [plan.primaryKey] : []), ...plan.unique];
+      const target = plan.columns.find((c) => nameKey(c.name) === nameKey(fk.referenceColumn));
+      if (
+        !target ||
+        !keys.some((k) => k.columns.length === 1 && nameKey(k.columns[0]!) === nameKey(target.name))
+      ) {
+        problems.push({
+          column: fk.column,
+          message:
+            `The ${where} must reference a column that is by itself the primary key or unique`,
+        });
+        continue;
+      }
+      resolved.push({ name: fk.name, column: fk.column, table: ref, refColumn: target.name });
+      continue;
+    }
+    const target = await findTable(session, fk.reference);
+    if (!target) {
+      problems.push({
+        column: fk.column,
+        message:
+          `The ${where} references table "${fk.reference.schema}.${fk.reference.name}", which does not exist`,
+      });
+      continue;
+    }
+    const [described] = await describeTables(session, [target]);
+    const refColumn = described!.columns.find((c) =>
+      nameKey(c.name) === nameKey(fk.referenceColumn)
+    );
+    const keys = [
+      ...(described!.constraints.primary_key ? [described!.constraints.primary_key] : []),
+      ...described!.constraints.unique,
+    ];
+    if (
+      !refColumn || !keys.some((k) => k.columns.length === 1 && k.columns[0] === refColumn.name)
+    ) {
+      problems.push({
+        column: fk.column,
+        message: `The ${where} must reference a column of "${target.name}" that is by itself its ` +
+          `primary key or unique; "${fk.referenceColumn}" is not`,
+      });
+      continue;
+    }
+    resolved.push({
+      name: fk.name,
+      column: fk.column,
+      table: target,
+      refColumn: refColumn.name,
+      refColumnId: refColumn.id,
+    });
+  }
+  return resolved;
+}
+
+/** `wanted` made a sequence name free in `schema` (any relation's name counts). */
+async function freeSequenceName(session: Session, schema: string, wanted: string): Promise<string> {
+  const base = wanted.replaceAll(/[^A-Za-z0-9_]/g, "_").slice(0, 58);
+  const rows = await session.rows(
+    `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = $1 AND lower(c.relname) LIKE lower($2) || '%'`,
+    [schema, base],
+  );
+  const taken = new Set(rows.map((r) => (r.relname as string).toLowerCase()));
+  for (let n = 1;; n++) {
+    const candidate = n === 1 ? base : `${base}_${n}`;
+    if (!taken.has(candidate.toLowerCase())) return candidate;
+  }
+}
+
+/** A table's shape as a CREATE TABLE statement needs it; every name is quoted here. */
+export interface TableShapeSql {
+  readonly columns: readonly {
+    readonly name: string;
+    /** A PostgreSQL type as types.ts gives it. */
+    readonly typeSql: string;
+    /** A default after {@link checkDefault}, or a sequence's. */
+    readonly defaultSql?: string | null;
+    readonly nullable: boolean;
+  }[];
+  readonly primaryKey?: readonly string[] | null;
+  readonly unique: readonly (readonly string[])[];
+  readonly foreignKeys: readonly {
+    readonly column: string;
+    readonly table: TableRef;
+    readonly refColumn: string;
+  }[];
+}
+
+/**
+ * The CREATE TABLE statement for a shape. PostgreSQL names the constraints itself; the
+ * names users chose live in the metadata.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createTableSql } from "./ddl.ts";
+ *
+ * const sql = createTableSql({ schema: "public", name: "T" }, {
+ *   columns: [{ name: "id", typeSql: "integer", nullable: false }],
+ *   primaryKey: ["id"],
+ *   unique: [],
+ *   foreignKeys: [],
+ * });
+ * assert.equal(sql, 'CREATE TABLE "public"."T" ("id" integer NOT NULL, PRIMARY KEY ("id"))');
+ * ```
+ */
+export function createTableSql(ref: TableRef, shape: TableShapeSql): string {
+  const parts = shape.columns.map((column) =>
+    `${quoteIdent(column.name)} ${column.typeSql}` +
+    (column.defaultSql == null ? "" : ` DEFAULT (${column.defaultSql})`) +
+    (column.nullable ? "" : " NOT NULL")
+  );
+  const keyList = (columns: readonly string[]) => columns.map(quoteIdent).join(", ");
+  if (shape.primaryKey) parts.push(`PRIMARY KEY (${keyList(shape.primaryKey)})`);
+  for (const key of shape.unique) parts.push(`UNIQUE (${keyList(key)})`);
+  for (const fk of shape.foreignKeys) {
+    parts.push(
+      `FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${
+        qualified(fk.table.schema, fk.table.name)
+      } (${quoteIdent(fk.refColumn)})`,
+    );
+  }
+  return `CREATE TABLE ${qualified(ref.schema, ref.name)} (${parts.join(", ")})`;
+}

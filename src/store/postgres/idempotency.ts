@@ -1,0 +1,69 @@
+/**
+ * Answers kept for `Idempotency-Key`s: one row per keyed write that committed, written in
+ * the write's own transaction. Lookups take the newest row within the time to live.
+ *
+ * Unlike the DuckDB engine, no instance keeps in memory which keys may have an answer:
+ * another instance on the same database may have kept one, so every lookup asks.
+ *
+ * @module
+ */
+
+import type { KeptAnswer, KeyedWrite, StoredAnswer } from "../store.ts";
+import type { Session } from "./database.ts";
+import { META } from "./metadata.ts";
+
+/** The newest answer kept for `key` in `scope` at or after `since`. */
+export async function findAnswer(
+  session: Session,
+  scope: string,
+  key: string,
+  since: number,
+): Promise<KeptAnswer | undefined> {
+  const rows = await session.rows(
+    `SELECT fingerprint, answer FROM ${META}.idempotency_keys
+     WHERE scope = $1 AND key = $2 AND created_at >= $3
+     ORDER BY created_at DESC LIMIT 1`,
+    [scope, key, since],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    fingerprint: row.fingerprint as string,
+    answer: JSON.parse(row.answer as string) as StoredAnswer,
+  };
+}
+
+/** Keeps a keyed write's answer for `result`, in the session's transaction. */
+export async function keepAnswer<R>(
+  session: Session,
+  keyed: KeyedWrite<R>,
+  result: R,
+): Promise<void> {
+  await keepAnswers(session, [{ keyed, result }]);
+}
+
+/** Keeps the answers of several keyed writes in one statement, in the session's transaction. */
+export async function keepAnswers(
+  session: Session,
+  writes: readonly { readonly keyed: KeyedWrite<unknown>; readonly result: unknown }[],
+): Promise<void> {
+  if (writes.length === 0) return;
+  const column = <T>(value: (keyed: KeyedWrite<unknown>, result: unknown) => T) =>
+    writes.map(({ keyed, result }) => value(keyed, result));
+  await session.run(
+    `INSERT INTO ${META}.idempotency_keys (scope, key, fingerprint, answer, created_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])`,
+    [
+      column((k) => k.scope),
+      column((k) => k.key),
+      column((k) => k.fingerprint()),
+      column((k, r) => JSON.stringify(k.answer(r))),
+      column((k) => k.at),
+    ],
+  );
+}
+
+/** Deletes the answers kept before `before`. */
+export async function forgetAnswers(session: Session, before: number): Promise<void> {
+  await session.run(`DELETE FROM ${META}.idempotency_keys WHERE created_at < $1`, [before]);
+}

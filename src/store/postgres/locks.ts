@@ -1,0 +1,74 @@
+/**
+ * The locks of changes: PostgreSQL advisory locks held until the transaction ends, so that
+ * every instance of the service on one database serialises its changes to one table, one
+ * schema or one template name, and work on different ones runs side by side.
+ *
+ * @module
+ */
+
+import type { TableRef } from "../../catalog/model.ts";
+import { nameKey } from "../../catalog/names.ts";
+import type { Session } from "./database.ts";
+
+/** How a key is held: many shared holders, or one exclusive holder. */
+export type LockMode = "shared" | "exclusive";
+
+/** One key to take, and how. */
+export interface LockRequest {
+  readonly key: string;
+  readonly mode: LockMode;
+}
+
+/**
+ * The prefix of every key, so the service's locks are told from any other program's on the
+ * same database: a key is hashed to PostgreSQL's 64-bit lock space with `hashtextextended`.
+ */
+const NAMESPACE = "table-service:";
+
+/** The lock the bootstrap of the metadata takes, so two instances starting at once take turns. */
+export const BOOTSTRAP_LOCK: LockRequest = { key: "bootstrap", mode: "exclusive" };
+
+/** The lock of a schema; schema keys sort before table keys, so schemas are taken first. */
+export function schemaLock(schema: string, mode: LockMode): LockRequest {
+  return { key: `schema:${nameKey(schema)}`, mode };
+}
+
+/** The lock of a table. */
+export function tableLock(ref: TableRef, mode: LockMode): LockRequest {
+  return { key: `table:${nameKey(ref.schema)}.${nameKey(ref.name)}`, mode };
+}
+
+/** The exclusive lock of a template's name. */
+export function templateLock(name: string): LockRequest {
+  return { key: `template:${nameKey(name)}`, mode: "exclusive" };
+}
+
+/**
+ * Takes every requested key in `session`'s open transaction, waiting for each, held until it
+ * commits or rolls back. Keys are taken in sorted order, a key asked for in both modes
+ * exclusively, so that two changes asking for overlapping keys take them in the same order;
+ * a deadlock among other locks PostgreSQL detects and answers (409).
+ *
+ * @example
+ * ```ts ignore
+ * await database.transaction(async (session) => {
+ *   await takeLocks(session, [schemaLock("public", "shared"), tableLock(ref, "exclusive")]);
+ *   // … change the table …
+ * });
+ * ```
+ */
+export async function takeLocks(
+  session: Session,
+  requests: readonly LockRequest[],
+): Promise<void> {
+  const wanted = new Map<string, LockMode>();
+  for (const { key, mode } of requests) {
+    if (wanted.get(key) !== "exclusive") wanted.set(key, mode);
+  }
+  for (const key of [...wanted.keys()].sort()) {
+    const take = wanted.get(key) === "exclusive"
+      ? "pg_advisory_xact_lock"
+      : "pg_advisory_xact_lock_shared";
+    await session.run(`SELECT ${take}(hashtextextended($1, 0))`, [NAMESPACE + key]);
+  }
+}

@@ -1,0 +1,283 @@
+/**
+ * The service's own metadata in the database, in the schema `_table_service`: table
+ * identities, stable column ids, constraint names, the sequences serial columns draw from,
+ * the template each table was made from, templates and kept answers. (Constraints and
+ * descriptions are read and written by metadata_constraints.ts and metadata_describe.ts.)
+ *
+ * PostgreSQL's catalog holds the real tables; these rows hold what it cannot: ids that
+ * survive renames and are never reused, and the constraint names users chose.
+ *
+ * @module
+ */
+
+import type { TableRef, TemplateRef } from "../../catalog/model.ts";
+import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
+import type { Session } from "./database.ts";
+import { BOOTSTRAP_LOCK, takeLocks } from "./locks.ts";
+
+/** The internal schema; never listed, never addressable through the API. */
+export const META = "_table_service";
+
+/** Bumped when the metadata layout changes, so an old database can be migrated or refused. */
+const FORMAT_VERSION = "1";
+
+const BOOTSTRAP = [
+  `CREATE SCHEMA IF NOT EXISTS ${META}`,
+  `CREATE TABLE IF NOT EXISTS ${META}.info (key text PRIMARY KEY, value text NOT NULL)`,
+  // An identity never gives an id twice, even after a rollback or a drop.
+  `CREATE TABLE IF NOT EXISTS ${META}.tables (
+    table_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    schema_name text NOT NULL,
+    table_name text NOT NULL,
+    next_column_id integer NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now())`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS tables_by_name
+    ON ${META}.tables (lower(schema_name), lower(table_name))`,
+  `CREATE TABLE IF NOT EXISTS ${META}.columns (
+    table_id integer NOT NULL REFERENCES ${META}.tables ON DELETE CASCADE,
+    column_id integer NOT NULL,
+    column_name text NOT NULL,
+    PRIMARY KEY (table_id, column_id))`,
+  `CREATE TABLE IF NOT EXISTS ${META}.constraints (
+    table_id integer NOT NULL REFERENCES ${META}.tables ON DELETE CASCADE,
+    position integer NOT NULL,
+    kind text NOT NULL,
+    constraint_name text NOT NULL,
+    column_ids integer[] NOT NULL,
+    ref_table_id integer,
+    ref_column_id integer,
+    PRIMARY KEY (table_id, position))`,
+  `CREATE TABLE IF NOT EXISTS ${META}.sequences (
+    table_id integer NOT NULL REFERENCES ${META}.tables ON DELETE CASCADE,
+    column_id integer NOT NULL,
+    schema_name text NOT NULL,
+    sequence_name text NOT NULL,
+    PRIMARY KEY (table_id, column_id))`,
+  `CREATE TABLE IF NOT EXISTS ${META}.table_origins (
+    table_id integer PRIMARY KEY REFERENCES ${META}.tables ON DELETE CASCADE,
+    template_name text NOT NULL,
+    template_version text NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${META}.templates (
+    template_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text NOT NULL,
+    major integer NOT NULL,
+    minor integer NOT NULL,
+    compatibility text NOT NULL,
+    definition text NOT NULL,
+    column_types text NOT NULL,
+    created_at text NOT NULL)`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS templates_by_version
+    ON ${META}.templates (lower(name), major, minor)`,
+  // Answers to writes sent with an Idempotency-Key, kept for replay (see idempotency.ts).
+  `CREATE TABLE IF NOT EXISTS ${META}.idempotency_keys (
+    scope text NOT NULL,
+    key text NOT NULL,
+    fingerprint text NOT NULL,
+    answer text NOT NULL,
+    created_at bigint NOT NULL)`,
+  `CREATE INDEX IF NOT EXISTS idempotency_keys_by_key
+    ON ${META}.idempotency_keys (scope, key, created_at)`,
+  `CREATE SCHEMA IF NOT EXISTS public`,
+];
+
+/**
+ * Creates the metadata schema and `public` in a new database and checks the format of an
+ * old one, in one transaction under an advisory lock: `CREATE … IF NOT EXISTS` is not safe
+ * against itself, so two instances starting at once take turns.
+ */
+export async function bootstrap(session: Session): Promise<void> {
+  await session.run("BEGIN");
+  try {
+    await takeLocks(session, [BOOTSTRAP_LOCK]);
+    for (const statement of BOOTSTRAP) await session.run(statement);
+    await session.run(
+      `INSERT INTO ${META}.info VALUES ('format', $1) ON CONFLICT (key) DO NOTHING`,
+      [FORMAT_VERSION],
+    );
+    const rows = await session.rows(`SELECT value FROM ${META}.info WHERE key = 'format'`);
+    if (rows[0]?.value !== FORMAT_VERSION) {
+      throw new Error(
+        `The database has metadata format ${rows[0]?.value}, not ${FORMAT_VERSION}`,
+      );
+    }
+    await session.run("COMMIT");
+  } catch (error) {
+    await session.run("ROLLBACK").catch(() => {});
+    throw error;
+  }
+}
+
+/** A table's row in the metadata. */
+export interface TableRow {
+  readonly id: number;
+  readonly schema: string;
+  readonly name: string;
+}
+
+/** Schemas PostgreSQL keeps for itself, besides the reserved names. */
+const SYSTEM_SCHEMAS = `nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'`;
+
+/** The stored spelling of a schema, case-insensitively, or undefined; internal ones never match. */
+export async function findSchema(session: Session, name: string): Promise<string | undefined> {
+  if (RESERVED_SCHEMAS.has(name.toLowerCase())) return undefined;
+  const rows = await session.rows(
+    `SELECT nspname FROM pg_namespace WHERE ${SYSTEM_SCHEMAS} AND lower(nspname) = lower($1)
+     ORDER BY nspname LIMIT 1`,
+    [name],
+  );
+  return rows[0]?.nspname as string | undefined;
+}
+
+/** Every user schema, in name order. */
+export async function allSchemas(session: Session): Promise<string[]> {
+  const rows = await session.rows(
+    `SELECT nspname FROM pg_namespace WHERE ${SYSTEM_SCHEMAS} ORDER BY lower(nspname), nspname`,
+  );
+  return rows.map((r) => r.nspname as string).filter((s) => !RESERVED_SCHEMAS.has(s.toLowerCase()));
+}
+
+const TABLE_COLUMNS = "table_id, schema_name, table_name";
+
+/** A table's metadata row, looked up case-insensitively. */
+export async function findTable(session: Session, ref: TableRef): Promise<TableRow | undefined> {
+  const rows = await session.rows(
+    `SELECT ${TABLE_COLUMNS} FROM ${META}.tables
+     WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2)`,
+    [ref.schema, ref.name],
+  );
+  return rows[0] && toTableRow(rows[0]);
+}
+
+/** The tables of one schema. */
+export async function tablesInSchema(session: Session, schema: string): Promise<TableRow[]> {
+  const rows = await session.rows(
+    `SELECT ${TABLE_COLUMNS} FROM ${META}.tables
+     WHERE lower(schema_name) = lower($1) ORDER BY lower(table_name)`,
+    [schema],
+  );
+  return rows.map(toTableRow);
+}
+
+/** A page of tables, optionally confined to one schema or to a set of visible schemas. */
+export async function pageOfTables(
+  session: Session,
+  filter: { schema?: string; visibleSchemas?: readonly string[] },
+  offset: number,
+  limit: number,
+): Promise<{ rows: TableRow[]; total: number }> {
+  if (filter.visibleSchemas?.length === 0) return { rows: [], total: 0 };
+  const where = `($1::text IS NULL OR lower(schema_name) = lower($1))
+    AND ($2::text[] IS NULL OR lower(schema_name) = ANY($2::text[]))`;
+  const values = [
+    filter.schema ?? null,
+    filter.visibleSchemas ? filter.visibleSchemas.map((s) => s.toLowerCase()) : null,
+  ];
+  const rows = await session.rows(
+    `SELECT ${TABLE_COLUMNS}, count(*) OVER () AS total FROM ${META}.tables WHERE ${where}
+     ORDER BY lower(schema_name), lower(table_name) LIMIT $3 OFFSET $4`,
+    [...values, limit, offset],
+  );
+  if (rows.length > 0 || offset === 0) {
+    return { rows: rows.map(toTableRow), total: Number(rows[0]?.total ?? 0) };
+  }
+  // A page past the end has no row to carry the count.
+  const count = await session.rows(
+    `SELECT count(*) AS n FROM ${META}.tables WHERE ${where}`,
+    values,
+  );
+  return { rows: [], total: Number(count[0]!.n) };
+}
+
+/** Records a new table with its columns (ids 1..n); returns the table id. */
+export async function recordTable(
+  session: Session,
+  ref: TableRef,
+  columnNames: readonly string[],
+): Promise<number> {
+  const rows = await session.rows(
+    `INSERT INTO ${META}.tables (schema_name, table_name, next_column_id)
+     VALUES ($1, $2, $3) RETURNING table_id`,
+    [ref.schema, ref.name, columnNames.length + 1],
+  );
+  const id = rows[0]!.table_id as number;
+  await session.run(
+    `INSERT INTO ${META}.columns (table_id, column_id, column_name)
+     SELECT $1, n, name FROM unnest($2::text[]) WITH ORDINALITY AS c(name, n)`,
+    [id, [...columnNames]],
+  );
+  return id;
+}
+
+/** Records which template version a table was made from. */
+export async function recordOrigin(
+  session: Session,
+  tableId: number,
+  template: TemplateRef,
+): Promise<void> {
+  await session.run(`INSERT INTO ${META}.table_origins VALUES ($1, $2, $3)`, [
+    tableId,
+    template.name,
+    template.version,
+  ]);
+}
+
+/**
+ * Rewrites a table's metadata after an update: its address, its columns (ids kept, new
+ * ones given) and the next column id; its constraints are forgotten, to be recorded anew.
+ */
+export async function rewriteTable(
+  session: Session,
+  tableId: number,
+  ref: TableRef,
+  columns: readonly { readonly id: number; readonly name: string }[],
+  nextColumnId: number,
+): Promise<void> {
+  await session.run(
+    `UPDATE ${META}.tables SET schema_name = $2, table_name = $3, next_column_id = $4
+     WHERE table_id = $1`,
+    [tableId, ref.schema, ref.name, nextColumnId],
+  );
+  await session.run(`DELETE FROM ${META}.columns WHERE table_id = $1`, [tableId]);
+  await session.run(
+    `INSERT INTO ${META}.columns (table_id, column_id, column_name)
+     SELECT $1, id, name FROM unnest($2::integer[], $3::text[]) AS c(id, name)`,
+    [tableId, columns.map((c) => c.id), columns.map((c) => c.name)],
+  );
+  await session.run(`DELETE FROM ${META}.constraints WHERE table_id = $1`, [tableId]);
+}
+
+/** The id the next new column of a table gets. */
+export async function nextColumnId(session: Session, tableId: number): Promise<number> {
+  const rows = await session.rows(
+    `SELECT next_column_id FROM ${META}.tables WHERE table_id = $1`,
+    [tableId],
+  );
+  return rows[0]!.next_column_id as number;
+}
+
+/** The metadata rows of the given table ids that exist, in id order. */
+export async function tablesById(session: Session, ids: readonly number[]): Promise<TableRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await session.rows(
+    `SELECT ${TABLE_COLUMNS} FROM ${META}.tables WHERE table_id = ANY($1::integer[])
+     ORDER BY table_id`,
+    [[...ids]],
+  );
+  return rows.map(toTableRow);
+}
+
+/** Forgets tables: their rows in every metadata table (the others follow by cascade). */
+export async function forgetTables(session: Session, tableIds: readonly number[]): Promise<void> {
+  if (tableIds.length === 0) return;
+  await session.run(`DELETE FROM ${META}.tables WHERE table_id = ANY($1::integer[])`, [
+    [...tableIds],
+  ]);
+}
+
+function toTableRow(row: Record<string, unknown>): TableRow {
+  return {
+    id: row.table_id as number,
+    schema: row.schema_name as string,
+    name: row.table_name as string,
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * Constraints in the metadata: recording them with their user-chosen names, and reading
+ * foreign keys back by table id.
+ *
+ * @module
+ */
+
+import type { Session } from "./database.ts";
+import { META } from "./metadata.ts";
+
+/** Constraint kinds as stored. */
+export type ConstraintKind = "PRIMARY KEY" | "UNIQUE" | "FOREIGN KEY";
+
+/** A constraint to record, columns by id. */
+export interface ConstraintRecord {
+  readonly kind: ConstraintKind;
+  readonly name: string;
+  readonly columnIds: readonly number[];
+  readonly refTableId?: number;
+  readonly refColumnId?: number;
+}
+
+/** Records a table's constraints, in the given order, in one statement. */
+export async function recordConstraints(
+  session: Session,
+  tableId: number,
+  constraints: readonly ConstraintRecord[],
+): Promise<void> {
+  if (constraints.length === 0) return;
+  // Each constraint has its own number of columns, so they travel as one JSON array.
+  const records = constraints.map((c, position) => ({
+    position,
+    kind: c.kind,
+    name: c.name,
+    column_ids: c.columnIds,
+    ref_table_id: c.refTableId ?? null,
+    ref_column_id: c.refColumnId ?? null,
+  }));
+  await session.run(
+    `INSERT INTO ${META}.constraints
+       (table_id, position, kind, constraint_name, column_ids, ref_table_id, ref_column_id)
+     SELECT $1, r.position, r.kind, r.name,
+       ARRAY(SELECT jsonb_array_elements_text(r.column_ids)::integer), r.ref_table_id,
+       r.ref_column_id
+     FROM jsonb_to_recordset($2::jsonb) AS r(position integer, kind text, name text,
+       column_ids jsonb, ref_table_id integer, ref_column_id integer)`,
+    [tableId, JSON.stringify(records)],
+  );
+}
+
+/** Tables not among `tableIds` whose foreign keys reference one of them, with the constraints. */
+export async function referencingTables(
+  session: Session,
+  tableIds: readonly number[],
+): Promise<{ schema: string; name: string; constraint: string }[]> {
+  if (tableIds.length === 0) return [];
+  const rows = await session.rows(
+    `SELECT t.schema_name, t.table_name, k.constraint_name
+     FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id
+     WHERE k.kind = 'FOREIGN KEY' AND k.ref_table_id = ANY($1::integer[])
+       AND NOT k.table_id = ANY($1::integer[])
+     ORDER BY lower(t.schema_name), lower(t.table_name), k.position`,
+    [[...tableIds]],
+  );
+  return rows.map((r) => ({
+    schema: r.schema_name as string,
+    name: r.table_name as string,
+    constraint: r.constraint_name as string,
+  }));
+}
+
+/** The ids of the tables a table's foreign keys reference, itself left out. */
+export async function referencedTableIds(session: Session, tableId: number): Promise<number[]> {
+  const rows = await session.rows(
+    `SELECT DISTINCT ref_table_id FROM ${META}.constraints
+     WHERE table_id = $1 AND kind = 'FOREIGN KEY' AND ref_table_id <> $1`,
+    [tableId],
+  );
+  return rows.map((r) => r.ref_table_id as number);
+}

@@ -1,0 +1,219 @@
+/**
+ * The PostgreSQL implementation of {@link Store}: it opens the database and holds what the
+ * operations share; each operation lives in the file of its job (schemas.ts, tables.ts,
+ * templates.ts, idempotency.ts, health.ts), and those not built yet answer 501
+ * (not_yet.ts).
+ *
+ * Several instances of the service may share one database: every change takes advisory
+ * locks in its own transaction (locks.ts), and nothing read from the database is kept
+ * across requests.
+ *
+ * @module
+ */
+
+import type { TablePlan } from "../../catalog/definition.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
+import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
+import type { Logger } from "../../log.ts";
+import type {
+  KeptAnswer,
+  KeyedWrite,
+  ListTablesOptions,
+  ListTemplatesOptions,
+  LoadCounts,
+  NewTemplate,
+  QueryPage,
+  RecordsPage,
+  RecordsSummary,
+  ResultColumn,
+  Store,
+  TableListing,
+  UpdateHow,
+} from "../store.ts";
+import type { StoreContext } from "./context.ts";
+import { Database } from "./database.ts";
+import * as health from "./health.ts";
+import * as answers from "./idempotency.ts";
+import { bootstrap } from "./metadata.ts";
+import { notYet } from "./not_yet.ts";
+import * as schemas from "./schemas.ts";
+import * as tables from "./tables.ts";
+import * as templates from "./templates.ts";
+
+/** How to reach the database, and where to report what fails after a commit. */
+export interface PostgresStoreOptions {
+  /** A `postgres://` or `postgresql://` URL (`DATABASE_URL`). */
+  readonly url: string;
+  /** Most connections the store holds at once; 10 unless told. */
+  readonly maxConnections?: number;
+  readonly logger?: Logger;
+}
+
+/**
+ * Opens the PostgreSQL store: the pool, and the metadata schema and `public`, created when
+ * missing (safe while another instance does the same).
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  const database = await Database.open(options);
+  try {
+    await database.withSession(bootstrap);
+  } catch (error) {
+    await database.close().catch(() => {});
+    throw error;
+  }
+  return new PostgresStore({ database, logger: options.logger });
+}
+
+/** Tables, schemas and their metadata in one PostgreSQL database. */
+export class PostgresStore implements Store {
+  readonly #context: StoreContext;
+
+  constructor(context: StoreContext) {
+    this.#context = context;
+  }
+
+  listSchemas(visible?: readonly string[]): Promise<string[]> {
+    return schemas.listSchemas(this.#context, visible);
+  }
+
+  resolveSchema(name: string): Promise<string> {
+    return schemas.resolveSchema(this.#context, name);
+  }
+
+  createSchema(name: string, keyed?: KeyedWrite<string>): Promise<string> {
+    return schemas.createSchema(this.#context, name, keyed);
+  }
+
+  dropSchema(name: string, cascade: boolean, keyed?: KeyedWrite<string>): Promise<string> {
+    return schemas.dropSchema(this.#context, name, cascade, keyed);
+  }
+
+  createTable(
+    plan: TablePlan,
+    options: {
+      readonly ifNotExists: boolean;
+      readonly keyed?: KeyedWrite<{ table: Table; created: boolean }>;
+    },
+  ): Promise<{ table: Table; created: boolean }> {
+    return tables.createTable(this.#context, plan, options);
+  }
+
+  getTable(ref: TableRef): Promise<Table> {
+    return tables.getTable(this.#context, ref);
+  }
+
+  listTables(options: ListTablesOptions): Promise<TableListing> {
+    return tables.listTables(this.#context, options);
+  }
+
+  updateTable(): Promise<{ table: Table; how: UpdateHow }> {
+    return notYet("updateTable");
+  }
+
+  dropTable(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef> {
+    return tables.dropTable(this.#context, ref, keyed);
+  }
+
+  insertRecords(): Promise<{ table: Table } & LoadCounts> {
+    return notYet("insertRecords");
+  }
+
+  uploadTable(): Promise<{ table: Table; inserted: number }> {
+    return notYet("uploadTable");
+  }
+
+  uploadCsv(): Promise<{ table: Table; inserted: number }> {
+    return notYet("uploadCsv");
+  }
+
+  updateRecords(): Promise<{ table: Table; updated: number }> {
+    return notYet("updateRecords");
+  }
+
+  deleteRecords(): Promise<{ table: Table; deleted: number }> {
+    return notYet("deleteRecords");
+  }
+
+  readRecords(): Promise<RecordsPage> {
+    return notYet("readRecords");
+  }
+
+  summarizeRecords(): Promise<RecordsSummary> {
+    return notYet("summarizeRecords");
+  }
+
+  exportRecords(): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
+    return notYet("exportRecords");
+  }
+
+  readQuery(): Promise<QueryPage> {
+    return notYet("readQuery");
+  }
+
+  streamQuery(): Promise<
+    { columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }
+  > {
+    return notYet("streamQuery");
+  }
+
+  columnTypes(plan: TablePlan): Promise<string[]> {
+    return tables.columnTypes(this.#context, plan);
+  }
+
+  templateVersions(name: string): Promise<StoredTemplate[]> {
+    return this.#context.database.withSession((s) => templates.templateVersions(s, name));
+  }
+
+  listTemplates(options: ListTemplatesOptions): Promise<Template[]> {
+    return this.#context.database.withSession((s) => templates.listTemplates(s, options));
+  }
+
+  addTemplate(
+    template: NewTemplate,
+    admit: (existing: readonly StoredTemplate[]) => void,
+    keyed?: KeyedWrite<Template>,
+  ): Promise<Template> {
+    return templates.addTemplate(this.#context, template, admit, keyed);
+  }
+
+  dropTemplate(
+    name: string,
+    version?: Version | "latest",
+    keyed?: KeyedWrite<string>,
+  ): Promise<string> {
+    return templates.dropTemplate(this.#context, name, version, keyed);
+  }
+
+  keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {
+    return this.#context.database.withSession((s) => answers.findAnswer(s, scope, key, since));
+  }
+
+  keepAnswer<R>(keyed: KeyedWrite<R>, result: R): Promise<void> {
+    return this.#context.database.transaction((s) => answers.keepAnswer(s, keyed, result));
+  }
+
+  forgetAnswers(before: number): Promise<void> {
+    return this.#context.database.withSession((s) => answers.forgetAnswers(s, before));
+  }
+
+  ready(): Promise<boolean> {
+    return health.ready(this.#context.database);
+  }
+
+  healthy(): Promise<boolean> {
+    return this.#context.database.usable();
+  }
+
+  openTransactions(): number {
+    return this.#context.database.openTransactions;
+  }
+
+  /** See {@link health.memoryByUse}. */
+  memoryByUse(): Promise<Map<string, number>> {
+    return health.memoryByUse(this.#context.database);
+  }
+
+  close(): Promise<void> {
+    return this.#context.database.close();
+  }
+}

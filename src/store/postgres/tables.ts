@@ -1,0 +1,135 @@
+/**
+ * Tables on PostgreSQL: creating, describing, listing and dropping them, and the column
+ * types of a plan. Descriptions are read in each request's own transaction, never cached:
+ * another instance may have changed the table since.
+ *
+ * @module
+ */
+
+import type { TablePlan } from "../../catalog/definition.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
+import { ApiError } from "../../errors.ts";
+import type { KeyedWrite, ListTablesOptions, TableListing } from "../store.ts";
+import type { StoreContext } from "./context.ts";
+import type { Session } from "./database.ts";
+import { buildTable, checkColumns } from "./ddl.ts";
+import { keepAnswer } from "./idempotency.ts";
+import { schemaLock, tableLock, takeLocks } from "./locks.ts";
+import { findTable, forgetTables, pageOfTables, type TableRow } from "./metadata.ts";
+import { referencingTables } from "./metadata_constraints.ts";
+import { describeTables } from "./metadata_describe.ts";
+import { existingSchema } from "./schemas.ts";
+import { qualified } from "./sql.ts";
+
+/** The metadata row of table `ref`; 404 naming the schema or the table that is missing. */
+export async function existingTable(session: Session, ref: TableRef): Promise<TableRow> {
+  const row = await findTable(session, ref);
+  if (row) return row;
+  const schema = await existingSchema(session, ref.schema);
+  throw ApiError.notFound(`Table "${schema}.${ref.name}" does not exist`);
+}
+
+/**
+ * Creates a table from a checked plan; with `ifNotExists` an existing table is returned.
+ * Holds its schema's lock and those of the tables it references shared (so none of them is
+ * dropped or changed meanwhile by any instance), its own exclusive.
+ */
+export async function createTable(
+  { database }: StoreContext,
+  plan: TablePlan,
+  options: {
+    readonly ifNotExists: boolean;
+    readonly keyed?: KeyedWrite<{ table: Table; created: boolean }>;
+  },
+): Promise<{ table: Table; created: boolean }> {
+  const checked = await database.withSession((session) => checkColumns(session, plan));
+  return await database.transaction(async (session) => {
+    await takeLocks(session, [
+      schemaLock(plan.ref.schema, "shared"),
+      tableLock(plan.ref, "exclusive"),
+      ...plan.foreignKeys.map((fk) => tableLock(fk.reference, "shared")),
+    ]);
+    const schema = await existingSchema(session, plan.ref.schema);
+    const existing = await findTable(session, { schema, name: plan.ref.name });
+    let result;
+    if (existing) {
+      if (!options.ifNotExists) {
+        throw ApiError.conflict(`Table "${existing.schema}.${existing.name}" already exists`);
+      }
+      result = { table: (await describeTables(session, [existing]))[0]!, created: false };
+    } else {
+      const at = { schema, name: plan.ref.name };
+      result = { table: await buildTable(session, at, plan, checked), created: true };
+    }
+    if (options.keyed) await keepAnswer(session, options.keyed, result);
+    return result;
+  });
+}
+
+/** The table's description; 404 when the schema or the table does not exist. */
+export function getTable({ database }: StoreContext, ref: TableRef): Promise<Table> {
+  // One snapshot for the metadata and the catalog: a concurrent drop cannot fall between.
+  return database.transaction(async (session) => {
+    await session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    const row = await existingTable(session, ref);
+    return (await describeTables(session, [row]))[0]!;
+  });
+}
+
+/** A page of tables in schema, then name, order. */
+export function listTables(
+  { database }: StoreContext,
+  options: ListTablesOptions,
+): Promise<TableListing> {
+  return database.transaction(async (session) => {
+    await session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    const schema = options.schema === undefined
+      ? undefined
+      : await existingSchema(session, options.schema);
+    const page = await pageOfTables(
+      session,
+      { schema, visibleSchemas: options.visibleSchemas },
+      options.offset,
+      options.limit,
+    );
+    const tables = options.verbose
+      ? await describeTables(session, page.rows)
+      : page.rows.map((r) => ({ name: r.name, schema: r.schema }));
+    return { tables, total: page.total };
+  });
+}
+
+/** Drops a table; 409 when another table's foreign key references it. */
+export function dropTable(
+  { database }: StoreContext,
+  ref: TableRef,
+  keyed?: KeyedWrite<TableRef>,
+): Promise<TableRef> {
+  return database.transaction(async (session) => {
+    await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
+    const row = await existingTable(session, ref);
+    const blockers = await referencingTables(session, [row.id]);
+    if (blockers.length > 0) {
+      const first = blockers[0]!;
+      throw ApiError.conflict(
+        `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
+          `of table "${first.schema}.${first.name}" references it`,
+      );
+    }
+    await forgetTables(session, [row.id]);
+    // Its serial columns' sequences are owned by it and go with it.
+    await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
+    const dropped = { schema: row.schema, name: row.name };
+    if (keyed) await keepAnswer(session, keyed, dropped);
+    return dropped;
+  });
+}
+
+/**
+ * PostgreSQL's canonical types of a plan's columns, in order; 422 naming each type
+ * PostgreSQL lacks (with the type to use instead) and each default it cannot take.
+ */
+export async function columnTypes({ database }: StoreContext, plan: TablePlan): Promise<string[]> {
+  const checked = await database.withSession((session) => checkColumns(session, plan));
+  return [...checked.types];
+}
