@@ -34,6 +34,11 @@ export interface Config {
   readonly dataDir: string;
   /** The DuckDB file, `tables.duckdb` inside {@link Config.dataDir}. */
   readonly databasePath: string;
+  /**
+   * A PostgreSQL database (`DATABASE_URL`, `postgres://` or `postgresql://`) to keep the
+   * tables in instead of the DuckDB file; absent for DuckDB.
+   */
+  readonly databaseUrl?: string;
   /** The only directory DuckDB may read files from: request bodies are spooled here. */
   readonly spoolDir: string;
   readonly auth: AuthConfig;
@@ -154,6 +159,11 @@ const variables = z.object({
   ),
   PORT: wholeNumber(0, 65535, "a port number", 8080),
   DATA_DIR: given.transform((dir = "./data") => dir.replace(/\/+$/, "") || "/"),
+  DATABASE_URL: given.transform((url, ctx) =>
+    url === undefined || /^postgres(ql)?:\/\/[^\s]+$/.test(url)
+      ? url
+      : problem(ctx, "is not a postgres:// or postgresql:// URL")
+  ),
   AUTH_JWT_SECRET: given.transform((secret, ctx) =>
     secret !== undefined && secret.length < MIN_SECRET_LENGTH
       ? problem(ctx, `is shorter than ${MIN_SECRET_LENGTH} characters`)
@@ -218,6 +228,7 @@ const configSchema = variables
       port: vars.PORT,
       dataDir: vars.DATA_DIR,
       databasePath: `${vars.DATA_DIR}/tables.duckdb`,
+      ...(vars.DATABASE_URL === undefined ? {} : { databaseUrl: vars.DATABASE_URL }),
       spoolDir: `${vars.DATA_DIR}/spool`,
       auth: Object.freeze({ key, issuer: vars.AUTH_ISSUER, audience: vars.AUTH_AUDIENCE }),
       logLevel: vars.LOG_LEVEL,

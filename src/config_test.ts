@@ -14,6 +14,14 @@ Deno.test("parseConfig() applies the documented defaults", () => {
   assert.equal(config.queryTimeoutMs, 30_000);
   assert.equal(config.duckdbBlockBytes, 256 * 1024);
   assert.deepEqual(config.auth.key, { kind: "generated", secretPath: "./data/jwt-secret" });
+  assert.equal(config.databaseUrl, undefined);
+});
+
+Deno.test("parseConfig() takes a postgres:// or postgresql:// DATABASE_URL", () => {
+  for (const url of ["postgres://u:p@db:5432/tables", "postgresql:///tables?host=/run/pg"]) {
+    assert.equal(parseConfig({ DATABASE_URL: ` ${url} ` }).databaseUrl, url);
+  }
+  assert.equal(parseConfig({ DATABASE_URL: "" }).databaseUrl, undefined);
 });
 
 Deno.test("parseConfig() reads every variable", () => {
@@ -78,6 +86,8 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ MEMORY_TRIM_SECONDS: "3601" }, /MEMORY_TRIM_SECONDS "3601"/],
     [{ QUERY_TIMEOUT_SECONDS: "0" }, /QUERY_TIMEOUT_SECONDS "0"/],
     [{ AUTH_JWT_SECRET: "short" }, /AUTH_JWT_SECRET is shorter than 32/],
+    [{ DATABASE_URL: "mysql://db/t" }, /DATABASE_URL is not a postgres:\/\/ or postgresql:\/\//],
+    [{ DATABASE_URL: "postgres://a b" }, /DATABASE_URL is not a postgres/],
     [{ CORS_ORIGINS: "app.example" }, /CORS_ORIGINS "app.example" is not an origin/],
     [{ CORS_ORIGINS: "https://a.example/app" }, /CORS_ORIGINS "https:\/\/a.example\/app"/],
     [{ CORS_ORIGINS: "https://a.example,ftp://b.example" }, /"ftp:\/\/b.example"/],

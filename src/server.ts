@@ -13,6 +13,8 @@ import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { startMemoryTrim } from "./memory_trim.ts";
 import { openStore } from "./store/duckdb/mod.ts";
+import { openPostgresStore } from "./store/postgres/mod.ts";
+import type { Store } from "./store/store.ts";
 
 /** Lifetime of the token printed when a development secret is created. */
 const FIRST_TOKEN_TTL_SECONDS = 24 * 60 * 60;
@@ -114,22 +116,27 @@ export async function startService(
     throw new StartupError(`Cannot listen on ${config.host}:${config.port}: ${firstLine(error)}`);
   }
 
-  let store;
+  let store: Store;
   try {
-    store = await openStore({
-      path: config.databasePath,
-      spoolDir,
-      tempDir: await Deno.realPath(`${config.dataDir}/tmp`),
-      memoryBytes: config.duckdbMemoryBytes,
-      blockBytes: config.duckdbBlockBytes,
-      logger,
-    });
+    store = config.databaseUrl === undefined
+      ? await openStore({
+        path: config.databasePath,
+        spoolDir,
+        tempDir: await Deno.realPath(`${config.dataDir}/tmp`),
+        memoryBytes: config.duckdbMemoryBytes,
+        blockBytes: config.duckdbBlockBytes,
+        logger,
+      })
+      : await openPostgresStore({ url: config.databaseUrl, logger });
   } catch (error) {
     // A process exits now, which releases the port; a caller that goes on (a test) must not be
     // left with it open, nor with requests waiting for an app that will never come.
     ready.resolve({ fetch: () => new Response(null, { status: 503 }) });
     await server.shutdown();
-    throw new StartupError(`Cannot open database "${config.databasePath}": ${firstLine(error)}`);
+    const where = config.databaseUrl === undefined
+      ? config.databasePath
+      : withoutPassword(config.databaseUrl);
+    throw new StartupError(`Cannot open database "${where}": ${firstLine(error)}`);
   }
   // Only now, holding the database's lock, is the spool ours to clear: a second instance
   // refused above must not delete the uploads of the one running.
@@ -226,6 +233,17 @@ async function ensureDirectory(path: string, variable: string): Promise<void> {
     throw new StartupError(
       `${variable} "${path}" is not a writable directory: ${firstLine(error)}`,
     );
+  }
+}
+
+/** A database URL fit for a log line: its password, if any, left out. */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== "") parsed.password = "…";
+    return parsed.toString();
+  } catch {
+    return "DATABASE_URL";
   }
 }
 

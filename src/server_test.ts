@@ -26,6 +26,32 @@ Deno.test("startService() refuses a file that is not a database with a StartupEr
   }
 });
 
+Deno.test("startService() refuses an unreachable DATABASE_URL with a StartupError that hides its password", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const { port } = probe.addr;
+    probe.close();
+    const config = parseConfig({
+      PORT: "0",
+      DATA_DIR: dir,
+      AUTH_JWT_SECRET: SECRET,
+      DATABASE_URL: `postgres://me:hunter2@127.0.0.1:${port}/tables`,
+    });
+    await assert.rejects(
+      startService(config, createLogger("error"), { print: () => {} }),
+      (error) =>
+        error instanceof StartupError &&
+        error.message.startsWith(
+          `Cannot open database "postgres://me:%E2%80%A6@127.0.0.1:${port}/tables"`,
+        ) &&
+        !error.message.includes("hunter2"),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("startService()'s stop() closes once, however often it is called", async () => {
   const dir = await Deno.makeTempDir();
   try {
