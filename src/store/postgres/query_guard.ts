@@ -1,0 +1,423 @@
+/**
+ * The read-only check of a client's SQL (`POST /api/v1/query`) for PostgreSQL, decided on
+ * PostgreSQL's own grammar (libpg_query 15, the parser of the PostgreSQL 15 the engine runs,
+ * as WebAssembly), never on the text. Pure: no connection, no catalogue. Why each rule:
+ *
+ * - Exactly one `SelectStmt` (SELECT, WITH, VALUES, TABLE, set operations): anything else
+ *   changes or reveals the server. `SELECT … INTO` creates a table, `FOR UPDATE/SHARE` takes
+ *   row locks and a data-modifying CTE (`WITH x AS (DELETE …)`) writes; all three parse as a
+ *   SELECT, so each is looked for.
+ * - The walk is generic and fails closed: every node of the tree, however deep, must be of a
+ *   kind in {@link NODES}; a kind not listed (XMLTABLE, a new one of a later grammar) is
+ *   refused rather than passed unread.
+ * - Every function must be in {@link ALLOWED_FUNCTIONS} and unqualified, or `pg_catalog.x` where
+ *   the parser wrote that for SQL's special forms (`EXTRACT`, `TRIM`): files, settings, the catalogue, sleeping
+ *   and SQL-in-text (`query_to_xml`) are not. `CURRENT_USER` and its kin are refused; the clock
+ *   is not.
+ * - Types: `reg*` and `pg_*` types look names up in or describe the catalogue, and a type of a
+ *   schema other than `pg_catalog` is not a built-in one; `%TYPE` reads a column's type.
+ * - Tables: a database name (`db.schema.table`) is refused; a schema of PostgreSQL
+ *   (`pg_catalog`, `information_schema`, `pg_toast`, any `pg_*`) or of the service
+ *   ({@link RESERVED_SCHEMAS}), or one outside `visibleSchemas`, is 403. An unqualified name is
+ *   a CTE in scope, or a table of `defaultSchema`; it may not begin with `pg_`, since
+ *   PostgreSQL looks in `pg_catalog` before any schema of the search path.
+ * - `?` is refused, not translated: PostgreSQL's placeholders are `$n`, and `?` is also a JSONB
+ *   operator (`meta ? 'k'`), so which `?` was meant cannot be told from the text.
+ *
+ * The caller still has to: check that each returned table exists as a table or view; run the
+ * text in `BEGIN READ ONLY` with `SET LOCAL statement_timeout` and
+ * `SET LOCAL search_path = pg_catalog, "<defaultSchema>", pg_temp` (the temporary schema last,
+ * else it is searched first), as a role without superuser; a recursive CTE that never ends is
+ * valid SQL, and only the timeout stops it.
+ *
+ * @module
+ */
+
+import { printable, RESERVED_SCHEMAS } from "../../catalog/names.ts";
+import { ApiError } from "../../errors.ts";
+import {
+  ALLOWED_FUNCTIONS,
+  ALLOWED_VALUE_FUNCTIONS,
+  REFUSED_TYPES,
+  SAMPLE_METHODS,
+  SYNTAX_FUNCTIONS,
+} from "./query_functions.ts";
+
+/** Whom the query is checked for. */
+export interface PostgresQueryScope {
+  /** Where an unqualified table name is looked for. */
+  readonly defaultSchema: string;
+  /** The schemas the token may read (its `schemas` claim); all of them when absent. */
+  readonly visibleSchemas?: readonly string[];
+}
+
+/** A table or view a query reads, as written once PostgreSQL folded it. */
+export interface QueryTable {
+  readonly schema: string;
+  readonly name: string;
+}
+
+/** A query that passed: what it reads and how many parameters it takes. */
+export interface CheckedPostgresQuery {
+  /** Each table or view read, once, sorted; the caller checks that each exists. */
+  readonly tables: readonly QueryTable[];
+  /** The highest `$n` the query names (0 for none): the count of parameters it binds. */
+  readonly parameters: number;
+}
+
+/** Longest query text checked, as on DuckDB. */
+export const MAX_QUERY_LENGTH = 100_000;
+/** Highest parameter number, the route's limit on `params`. */
+export const MAX_PARAMETERS = 1_000;
+
+type Parser = typeof import("libpg-query");
+let parser: Parser | undefined;
+
+/**
+ * Loads PostgreSQL's parser (WebAssembly, read from `node_modules`). Importing this module
+ * opens nothing; call this once before {@link checkPostgresQuery}.
+ */
+export async function loadPostgresParser(): Promise<void> {
+  if (parser !== undefined) return;
+  const module = await import("libpg-query");
+  await module.loadModule();
+  parser = module;
+}
+
+/**
+ * Checks that `sql` is one read-only query calling only allowed functions over tables of
+ * schemas the scope may read, and says which tables it reads and how many parameters it has.
+ *
+ * @throws {ApiError} 400 for anything but exactly one query, a function, type or construct
+ * outside the allowed ones, or SQL PostgreSQL cannot parse; 403 for a table of a schema the
+ * token may not read, of PostgreSQL's or the service's own, or of another database.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkPostgresQuery, loadPostgresParser } from "./query_guard.ts";
+ *
+ * await loadPostgresParser();
+ * const checked = checkPostgresQuery("SELECT sum(amount) FROM orders WHERE id > $1", {
+ *   defaultSchema: "public",
+ * });
+ * assert.deepEqual(checked, { tables: [{ schema: "public", name: "orders" }], parameters: 1 });
+ * assert.throws(() => checkPostgresQuery("SELECT pg_sleep(1)", { defaultSchema: "public" }));
+ * ```
+ */
+export function checkPostgresQuery(
+  sql: string,
+  scope: PostgresQueryScope,
+): CheckedPostgresQuery {
+  if (parser === undefined) {
+    throw new Error("PostgreSQL's parser is not loaded: call loadPostgresParser() first");
+  }
+  if (sql.length > MAX_QUERY_LENGTH) {
+    throw ApiError.badRequest(`The query is longer than ${MAX_QUERY_LENGTH} characters`);
+  }
+  const statements = parse(parser, sql);
+  if (statements.length === 0) throw ApiError.badRequest("The query is empty");
+  if (statements.length > 1) {
+    throw ApiError.badRequest(`The query holds ${statements.length} statements; send exactly one`);
+  }
+  const statement = isNode(statements[0]) ? statements[0].stmt : undefined;
+  if (!isNode(statement) || !isNode(statement.SelectStmt)) throw notAQuery();
+  const walk = new Walk(scope);
+  walk.select(statement.SelectStmt, new Set());
+  return { tables: walk.tableList(), parameters: walk.parameters };
+}
+
+/** A parsed tree: plain JSON. */
+type Node = Record<string, unknown>;
+
+function isNode(value: unknown): value is Node {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function parse(parser: Parser, sql: string): unknown[] {
+  if (sql.trim() === "") return [];
+  let tree: unknown;
+  try {
+    tree = parser.parseSync(sql);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const hint = sql.includes("?") ? "; parameters are written $1, $2, …" : "";
+    throw ApiError.badRequest(`The query is not valid SQL: ${printable(message)}${hint}`);
+  }
+  const statements = isNode(tree) ? tree.stmts : undefined;
+  return Array.isArray(statements) ? statements : [];
+}
+
+/**
+ * The node kinds a query may hold. The wrapper key of each node (`{"FuncCall": {...}}`) is its
+ * kind; members written in lower case are fields, walked as they are.
+ */
+const NODES: ReadonlySet<string> = new Set([
+  "A_ArrayExpr",
+  "A_Const",
+  "A_Expr",
+  "A_Indices",
+  "A_Indirection",
+  "A_Star",
+  "Alias",
+  "BitString",
+  "Boolean",
+  "BooleanTest",
+  "BoolExpr",
+  "CaseExpr",
+  "CaseWhen",
+  "CoalesceExpr",
+  "CollateClause",
+  "ColumnDef",
+  "ColumnRef",
+  "CommonTableExpr",
+  "CTECycleClause",
+  "CTESearchClause",
+  "Float",
+  "FuncCall",
+  "GroupingFunc",
+  "GroupingSet",
+  "Integer",
+  "JoinExpr",
+  "List",
+  "MinMaxExpr",
+  "NullTest",
+  "ParamRef",
+  "RangeFunction",
+  "RangeSubselect",
+  "RangeTableSample",
+  "RangeVar",
+  "ResTarget",
+  "RowExpr",
+  "SelectStmt",
+  "SortBy",
+  "SQLValueFunction",
+  "String",
+  "SubLink",
+  "TypeCast",
+  "TypeName",
+  "WindowDef",
+  "XmlSerialize",
+]);
+
+/** Statements a CTE may hold that write: named in the refusal. */
+const WRITES: Readonly<Record<string, string>> = {
+  InsertStmt: "INSERT",
+  UpdateStmt: "UPDATE",
+  DeleteStmt: "DELETE",
+  MergeStmt: "MERGE",
+};
+
+/** The CTE names visible at a point of the query. */
+type Scope = ReadonlySet<string>;
+
+/** One walk over a statement's tree, collecting tables and the highest parameter. */
+class Walk {
+  readonly #tables = new Map<string, QueryTable>();
+  parameters = 0;
+
+  constructor(private readonly scope: PostgresQueryScope) {}
+
+  tableList(): QueryTable[] {
+    return [...this.#tables.values()].sort((a, b) =>
+      a.schema === b.schema ? (a.name < b.name ? -1 : 1) : a.schema < b.schema ? -1 : 1
+    );
+  }
+
+  /** Anything: each node by its kind, else every field. */
+  #any(value: unknown, scope: Scope): void {
+    if (Array.isArray(value)) {
+      for (const item of value) this.#any(item, scope);
+      return;
+    }
+    if (!isNode(value)) return;
+    for (const [key, field] of Object.entries(value)) {
+      if (/^[A-Z]/.test(key)) this.#node(key, field, scope);
+      else if (key === "typeName") this.#typeName(field, scope);
+      else this.#any(field, scope);
+    }
+  }
+
+  #node(kind: string, body: unknown, scope: Scope): void {
+    if (!NODES.has(kind) || !isNode(body)) throw unsupported(kind);
+    switch (kind) {
+      case "SelectStmt":
+        return this.select(body, scope);
+      case "RangeVar":
+        return this.#rangeVar(body, scope);
+      case "FuncCall":
+        this.#function(body.funcname);
+        break;
+      case "A_Expr":
+        this.#operator(body.name);
+        break;
+      case "SQLValueFunction":
+        if (!ALLOWED_VALUE_FUNCTIONS.has(String(body.op))) {
+          throw ApiError.badRequest(
+            `The query uses ${
+              printable(String(body.op).replace(/^SVFOP_/, ""))
+            }, which is not allowed`,
+          );
+        }
+        break;
+      case "TypeName":
+        return this.#typeName(body, scope);
+      case "ParamRef":
+        this.#parameter(body.number);
+        break;
+      case "RangeTableSample": {
+        const method = names(body.method);
+        const name = method.at(-1) ?? "";
+        if (
+          !SAMPLE_METHODS.has(name) || (method.length > 1 && method[0] !== "pg_catalog") ||
+          method.length > 2
+        ) {
+          throw ApiError.badRequest(
+            `The query samples with "${printable(method.join("."))}", which is not allowed`,
+          );
+        }
+        break;
+      }
+    }
+    this.#any(body, scope);
+  }
+
+  /** A SELECT, VALUES or set operation, with the CTEs it defines in scope of all of it. */
+  select(node: Node, outer: Scope): void {
+    if (node.intoClause !== undefined) {
+      throw ApiError.badRequest("The query uses SELECT … INTO, which creates a table");
+    }
+    if (node.lockingClause !== undefined) {
+      throw ApiError.badRequest("The query uses FOR UPDATE or FOR SHARE, which locks rows");
+    }
+    const scope = new Set(outer);
+    const withClause = isNode(node.withClause) ? node.withClause : undefined;
+    const ctes = withClause !== undefined && Array.isArray(withClause.ctes) ? withClause.ctes : [];
+    const recursive = withClause?.recursive === true;
+    const bodies: [Node, Scope][] = [];
+    for (const entry of ctes) {
+      const cte = isNode(entry) ? entry.CommonTableExpr : undefined;
+      if (!isNode(cte) || typeof cte.ctename !== "string") throw unsupported("WITH");
+      const query = isNode(cte.ctequery) ? cte.ctequery : {};
+      const kind = Object.keys(query)[0] ?? "";
+      if (kind in WRITES) {
+        throw ApiError.badRequest(
+          `The query's WITH "${printable(cte.ctename)}" runs ${WRITES[kind]}, which writes`,
+        );
+      }
+      if (kind !== "SelectStmt") throw unsupported(kind || "WITH");
+      // A body sees the CTEs before it; under RECURSIVE, every one (itself included).
+      if (!recursive) bodies.push([cte, new Set(scope)]);
+      scope.add(cte.ctename);
+    }
+    if (recursive) { for (const entry of ctes) bodies.push([entry.CommonTableExpr, scope]); }
+    for (const [cte, seen] of bodies) this.#any(cte, seen);
+    for (const [key, field] of Object.entries(node)) {
+      if (key !== "withClause") this.#any(field, scope);
+    }
+  }
+
+  #rangeVar(node: Node, scope: Scope): void {
+    const catalog = typeof node.catalogname === "string" ? node.catalogname : "";
+    const schema = typeof node.schemaname === "string" ? node.schemaname : "";
+    const name = String(node.relname ?? "");
+    if (catalog !== "") {
+      throw ApiError.forbidden(`The query may not read database "${printable(catalog)}"`);
+    }
+    this.#any(node, scope);
+    if (schema === "") {
+      if (scope.has(name)) return;
+      if (name.toLowerCase().startsWith("pg_")) {
+        throw ApiError.forbidden(
+          `The query may not read "${
+            printable(name)
+          }": PostgreSQL looks for it in its catalogue; name its schema`,
+        );
+      }
+    }
+    const resolved = schema === "" ? this.scope.defaultSchema : schema;
+    this.#schema(resolved);
+    this.#tables.set(`${resolved}\u0000${name}`, { schema: resolved, name });
+  }
+
+  /** 403 for PostgreSQL's and the service's schemas, and for one the token may not read. */
+  #schema(schema: string): void {
+    const key = schema.toLowerCase();
+    const visible = this.scope.visibleSchemas;
+    if (
+      RESERVED_SCHEMAS.has(key) || key.startsWith("pg_") ||
+      (visible !== undefined && !visible.some((s) => s.toLowerCase() === key))
+    ) {
+      throw ApiError.forbidden(`The query may not read schema "${printable(schema)}"`);
+    }
+  }
+
+  #function(funcname: unknown): void {
+    const parts = names(funcname);
+    const name = parts.at(-1) ?? "";
+    const plain = parts.length === 1 ||
+      (parts.length === 2 && parts[0] === "pg_catalog" && SYNTAX_FUNCTIONS.has(name));
+    if (!plain || !ALLOWED_FUNCTIONS.has(name)) {
+      throw ApiError.badRequest(
+        `The query calls function "${printable(parts.join("."))}", which is not allowed`,
+      );
+    }
+  }
+
+  /** `OPERATOR(schema.op)`: only PostgreSQL's own. */
+  #operator(name: unknown): void {
+    const parts = names(name);
+    if (parts.length > 2 || (parts.length === 2 && parts[0] !== "pg_catalog")) {
+      throw ApiError.badRequest(
+        `The query uses operator "${printable(parts.join("."))}", which is not allowed`,
+      );
+    }
+  }
+
+  #typeName(value: unknown, scope: Scope): void {
+    if (!isNode(value)) throw unsupported("a type");
+    const parts = names(value.names);
+    const name = parts.at(-1) ?? "";
+    const foreign = parts.length > 2 || (parts.length === 2 && parts[0] !== "pg_catalog");
+    if (
+      foreign || value.pct_type === true || REFUSED_TYPES.has(name.toLowerCase()) ||
+      name.toLowerCase().startsWith("pg_")
+    ) {
+      throw ApiError.badRequest(
+        `The query names the type "${printable(parts.join("."))}", which is not allowed`,
+      );
+    }
+    this.#any(value, scope);
+  }
+
+  #parameter(written: unknown): void {
+    // The tree leaves out a field that is zero: `$0` has no number.
+    const number = typeof written === "number" ? written : 0;
+    if (!Number.isInteger(number) || number < 1 || number > MAX_PARAMETERS) {
+      throw ApiError.badRequest(
+        `The query names parameter $${number}; parameters are $1 to $${MAX_PARAMETERS}`,
+      );
+    }
+    this.parameters = Math.max(this.parameters, number);
+  }
+}
+
+/** The text of a list of `String` nodes: a qualified name. */
+function names(list: unknown): string[] {
+  if (!Array.isArray(list)) return [];
+  return list.map((item) =>
+    isNode(item) && isNode(item.String) ? String(item.String.sval ?? "") : "?"
+  );
+}
+
+function notAQuery(): ApiError {
+  return ApiError.badRequest(
+    "Only a single read-only query is allowed: SELECT, WITH, VALUES or a set operation of them",
+  );
+}
+
+function unsupported(construct: string): ApiError {
+  return ApiError.badRequest(
+    `The query uses ${printable(construct)}, which a read-only query may not`,
+  );
+}
