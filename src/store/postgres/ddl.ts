@@ -225,7 +225,11 @@ export async function resolveForeignKeys(
 }
 
 /** `wanted` made a sequence name free in `schema` (any relation's name counts). */
-async function freeSequenceName(session: Session, schema: string, wanted: string): Promise<string> {
+export async function freeSequenceName(
+  session: Session,
+  schema: string,
+  wanted: string,
+): Promise<string> {
   const base = wanted.replaceAll(/[^A-Za-z0-9_]/g, "_").slice(0, 58);
   const rows = await session.rows(
     `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace

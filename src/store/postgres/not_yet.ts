@@ -12,7 +12,6 @@ export type NotYet =
   | "insertRecords"
   | "uploadTable"
   | "uploadCsv"
-  | "updateTable"
   | "updateRecords"
   | "deleteRecords"
   | "readRecords"
@@ -26,7 +25,6 @@ const WHAT: Record<NotYet, string> = {
   insertRecords: "Inserting records",
   uploadTable: "Uploading a table from JSON",
   uploadCsv: "Uploading a table from CSV",
-  updateTable: "Updating a table's definition",
   updateRecords: "Updating records",
   deleteRecords: "Deleting records",
   readRecords: "Reading records",

@@ -14,6 +14,7 @@
 import type { TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
+import type { TableUpdate } from "../../catalog/update.ts";
 import type { Logger } from "../../log.ts";
 import type {
   KeptAnswer,
@@ -39,6 +40,7 @@ import { notYet } from "./not_yet.ts";
 import * as schemas from "./schemas.ts";
 import * as tables from "./tables.ts";
 import * as templates from "./templates.ts";
+import * as update from "./update.ts";
 
 /** How to reach the database, and where to report what fails after a commit. */
 export interface PostgresStoreOptions {
@@ -106,8 +108,12 @@ export class PostgresStore implements Store {
     return tables.listTables(this.#context, options);
   }
 
-  updateTable(): Promise<{ table: Table; how: UpdateHow }> {
-    return notYet("updateTable");
+  updateTable(
+    ref: TableRef,
+    decide: (current: Table) => TableUpdate,
+    keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+  ): Promise<{ table: Table; how: UpdateHow }> {
+    return update.updateTable(this.#context, ref, decide, keyed);
   }
 
   dropTable(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef> {

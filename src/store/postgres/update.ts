@@ -1,0 +1,87 @@
+/**
+ * `PUT /table/{name}` on PostgreSQL: the table updated to a wanted definition in one
+ * transaction, with ALTER TABLE alone (PostgreSQL's DDL is transactional), keeping the rows
+ * and the metadata's column ids.
+ *
+ * The transaction takes the table's exclusive advisory lock and its schema's shared one
+ * first, so every instance on the database serialises its changes to the table, and the
+ * definition `decide` judges is the one the update starts from. The locks of the new
+ * address and of the tables new foreign keys reference are taken next; a deadlock among
+ * them PostgreSQL detects and answers (409).
+ *
+ * @module
+ */
+
+import type { Table, TableRef } from "../../catalog/model.ts";
+import type { TableUpdate } from "../../catalog/update.ts";
+import { ApiError } from "../../errors.ts";
+import type { KeyedWrite, UpdateHow } from "../store.ts";
+import type { StoreContext } from "./context.ts";
+import { keepAnswer } from "./idempotency.ts";
+import { schemaLock, tableLock, takeLocks } from "./locks.ts";
+import { findTable } from "./metadata.ts";
+import { describeTables } from "./metadata_describe.ts";
+import { existingSchema } from "./schemas.ts";
+import { existingTable } from "./tables.ts";
+import { alterTable } from "./update_alter.ts";
+import { analyseUpdate, changesAnything } from "./update_analysis.ts";
+
+/**
+ * Updates a table to the wanted definition `decide` gives for the table as it is, in one
+ * transaction, keeping its rows and column ids; 404 when it does not exist. The answer is
+ * "unchanged" or "altered": PostgreSQL never needs a rebuild. A keyed write's answer is
+ * kept in the same transaction.
+ */
+export function updateTable(
+  { database }: StoreContext,
+  ref: TableRef,
+  decide: (current: Table) => TableUpdate,
+  keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+): Promise<{ table: Table; how: UpdateHow }> {
+  return database.transaction(async (session) => {
+    await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
+    const row = await existingTable(session, ref);
+    const current = (await describeTables(session, [row]))[0]!;
+    let update = decide(current);
+    const target = update.plan.ref;
+    await takeLocks(session, [
+      schemaLock(target.schema, "shared"),
+      tableLock(target, "exclusive"),
+      ...update.plan.foreignKeys.map((fk) => tableLock(fk.reference, "shared")),
+    ]);
+    if (target.schema !== current.schema) {
+      const schema = await existingSchema(session, target.schema);
+      update = { ...update, plan: { ...update.plan, ref: { ...target, schema } } };
+    }
+    const other = await findTable(session, update.plan.ref);
+    if (other && other.id !== row.id) {
+      throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
+    }
+    const analysis = await analyseUpdate(session, row, current, update);
+    let result: { table: Table; how: UpdateHow };
+    if (!changesAnything(analysis)) result = { table: current, how: "unchanged" };
+    else {
+      if (analysis.orderChanged) {
+        throw ApiError.notImplemented(
+          `Reordering the columns of table "${current.name}" is not yet available on ` +
+            `PostgreSQL: keep the existing columns in their order, with new ones at the end`,
+        );
+      }
+      try {
+        await alterTable(session, analysis);
+      } catch (error) {
+        // A name PostgreSQL's other relations (a sequence, an index) already hold.
+        if ((error as { code?: string }).code === "42P07") {
+          throw ApiError.conflict(
+            `Cannot update table "${current.name}": ${(error as Error).message}`,
+          );
+        }
+        throw error;
+      }
+      const table = (await describeTables(session, [{ id: row.id, ...update.plan.ref }]))[0]!;
+      result = { table, how: "altered" };
+    }
+    if (keyed) await keepAnswer(session, keyed, result);
+    return result;
+  });
+}

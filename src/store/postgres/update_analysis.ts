@@ -1,0 +1,331 @@
+/**
+ * What a table update changes on PostgreSQL, worked out under the update's locks before any
+ * DDL runs: each wanted column next to the column it continues, PostgreSQL's type and
+ * rendered default of each, and what other tables' foreign keys would lose.
+ *
+ * Probes that may fail (a default, a cast between two types) run inside savepoints, so the
+ * update's one transaction survives them.
+ *
+ * @module
+ */
+
+import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
+import type { Column, Table } from "../../catalog/model.ts";
+import { nameKey } from "../../catalog/names.ts";
+import type { TableUpdate } from "../../catalog/update.ts";
+import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
+import type { Session } from "./database.ts";
+import { type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
+import { checkDefault } from "./defaults.ts";
+import { META, type TableRow } from "./metadata.ts";
+import { describeTables } from "./metadata_describe.ts";
+import { postgresType } from "./types.ts";
+
+/** A wanted column next to the column it continues. */
+export interface ColumnChange {
+  readonly planned: PlannedColumn;
+  /** The existing column, or undefined for a new one. */
+  readonly source?: Column;
+  /** PostgreSQL's canonical type (`format_type()`'s spelling). */
+  readonly type: string;
+  /** The default to write in DDL; a new serial column's is made when it is added. */
+  readonly defaultSql: string | null;
+  /** NOT NULL, or part of the primary key (which implies it). */
+  readonly notNull: boolean;
+  readonly renamed: boolean;
+  readonly retyped: boolean;
+  readonly defaultChanged: boolean;
+  readonly notNullChanged: boolean;
+}
+
+/** Everything an update changes, worked out before anything is done. */
+export interface UpdateAnalysis {
+  readonly row: TableRow;
+  readonly current: Table;
+  readonly plan: TablePlan;
+  readonly columns: readonly ColumnChange[];
+  readonly dropped: readonly Column[];
+  readonly foreignKeys: readonly ResolvedForeignKey[];
+  readonly moved: boolean;
+  readonly renamed: boolean;
+  /** Anything about the constraints differs, names and order included. */
+  readonly constraintsChanged: boolean;
+  readonly orderChanged: boolean;
+  /** The ids of the columns that draw from a sequence the metadata records. */
+  readonly serialIds: ReadonlySet<number>;
+}
+
+/** A foreign key of another table into this one, as the metadata records it. */
+interface ForeignKeyInto {
+  readonly tableId: number;
+  readonly schema: string;
+  readonly name: string;
+  readonly constraint: string;
+  readonly refColumnId: number;
+}
+
+/**
+ * Works out what `update` changes against the table as it is: types, rendered defaults,
+ * foreign keys resolved; 422 for an unknown type, a bad default, a type no cast reaches or
+ * a bad foreign key; 409 when other tables' foreign keys would lose what they reference,
+ * or a new foreign key would close a cycle. Runs no DDL and writes nothing.
+ */
+export async function analyseUpdate(
+  session: Session,
+  row: TableRow,
+  current: Table,
+  update: TableUpdate,
+): Promise<UpdateAnalysis> {
+  const { plan, sources } = update;
+  const byId = new Map(current.columns.map((c) => [c.id, c]));
+  const serialIds = new Set(
+    (await session.rows(`SELECT column_id FROM ${META}.sequences WHERE table_id = $1`, [row.id]))
+      .map((r) => r.column_id as number),
+  );
+  const primary = new Set((plan.primaryKey?.columns ?? []).map(nameKey));
+  const problems: ErrorDetail[] = [];
+  const columns: ColumnChange[] = [];
+  for (const [index, planned] of plan.columns.entries()) {
+    const source = byId.get(sources[index] ?? -1);
+    const mapped = postgresType(planned.type);
+    if (typeof mapped !== "string") {
+      problems.push({
+        column: planned.name,
+        message: `Column "${planned.name}": ${mapped.problem}`,
+      });
+      continue;
+    }
+    const type = mapped;
+    const retyped = source !== undefined && source.type !== type;
+    let defaultSql = planned.default;
+    const keepDefault = source !== undefined && planned.default === source.default &&
+      (!retyped || serialIds.has(source.id));
+    if (planned.default !== null && !keepDefault) {
+      const checked = await probe(session, () => checkDefault(session, planned.default!, type));
+      if (typeof checked === "string") defaultSql = checked;
+      else {
+        problems.push({
+          column: planned.name,
+          message: `Default of column "${planned.name}" ${checked.problem}`,
+        });
+      }
+    }
+    if (retyped && !(await castable(session, source.type, type))) {
+      problems.push({
+        column: planned.name,
+        message: `Column "${planned.name}" cannot be converted from ${source.type} to ${type}`,
+      });
+    }
+    const notNull = !planned.nullable || primary.has(nameKey(planned.name));
+    columns.push({
+      planned,
+      source,
+      type,
+      defaultSql,
+      notNull,
+      renamed: source !== undefined && source.name !== planned.name,
+      retyped,
+      defaultChanged: source !== undefined && defaultSql !== source.default,
+      notNullChanged: source !== undefined && notNull === source.is_nullable,
+    });
+  }
+  const foreignKeys = await resolveForeignKeys(session, plan.ref, plan, problems);
+  if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
+  await checkForeignKeyTypes(session, plan, columns, foreignKeys);
+
+  const kept = new Set(columns.flatMap((c) => c.source ? [c.source.id] : []));
+  const dropped = current.columns.filter((c) => !kept.has(c.id));
+  const survivors = columns.flatMap((c) => c.source ? [c.source.id] : []);
+  const stillInOrder = current.columns.filter((c) => kept.has(c.id))
+    .every((c, i) => c.id === survivors[i]);
+  const firstNew = columns.findIndex((c) => !c.source);
+  const orderChanged = !stillInOrder ||
+    (firstNew >= 0 && columns.slice(firstNew).some((c) => c.source));
+  const constraintsChanged = JSON.stringify(plannedConstraints(plan, foreignKeys)) !==
+    JSON.stringify(current.constraints);
+
+  const leadBack = await tablesLeadingTo(session, row.id);
+  const cycle = foreignKeys.find((fk) => fk.table.id !== undefined && leadBack.has(fk.table.id));
+  if (cycle) {
+    throw ApiError.conflict(
+      `Cannot update table "${current.name}": foreign key "${cycle.name}" to ` +
+        `"${cycle.table.name}" would close a cycle of foreign keys, since "${cycle.table.name}" ` +
+        `already leads back to "${current.name}"`,
+    );
+  }
+  const moved = plan.ref.schema !== current.schema;
+  const into = await foreignKeysInto(session, row.id);
+  const blockers = referenceProblems(current, plan, columns, into, moved);
+  if (blockers.length > 0) {
+    throw ApiError.conflict(
+      `Cannot update table "${current.name}": ${summarise(blockers)}`,
+      blockers,
+    );
+  }
+  return {
+    row,
+    current,
+    plan,
+    columns,
+    dropped,
+    foreignKeys,
+    moved,
+    renamed: plan.ref.name !== current.name,
+    constraintsChanged,
+    orderChanged,
+    serialIds,
+  };
+}
+
+/** Whether the update changes anything at all. */
+export function changesAnything(analysis: UpdateAnalysis): boolean {
+  return analysis.moved || analysis.renamed || analysis.constraintsChanged ||
+    analysis.orderChanged || analysis.dropped.length > 0 ||
+    analysis.columns.some((c) =>
+      !c.source || c.renamed || c.retyped || c.defaultChanged || c.notNullChanged
+    );
+}
+
+/**
+ * Runs `work` inside a savepoint that is always rolled back: a probe that fails leaves the
+ * transaction usable, and one that succeeds leaves nothing behind.
+ */
+export async function probe<T>(session: Session, work: () => Promise<T>): Promise<T> {
+  await session.run("SAVEPOINT probe");
+  try {
+    return await work();
+  } finally {
+    await session.run("ROLLBACK TO SAVEPOINT probe");
+    await session.run("RELEASE SAVEPOINT probe");
+  }
+}
+
+/** Whether PostgreSQL has an explicit cast between two types at all (values may still fail it). */
+async function castable(session: Session, from: string, to: string): Promise<boolean> {
+  try {
+    await probe(session, () => session.rows(`SELECT CAST(CAST(NULL AS ${from}) AS ${to}) AS p`));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** 422 unless each foreign key joins columns of one type, as PostgreSQL's equality needs. */
+async function checkForeignKeyTypes(
+  session: Session,
+  plan: TablePlan,
+  columns: readonly ColumnChange[],
+  foreignKeys: readonly ResolvedForeignKey[],
+): Promise<void> {
+  const typeOf = (name: string) =>
+    columns.find((c) => nameKey(c.planned.name) === nameKey(name))?.type;
+  const problems: ErrorDetail[] = [];
+  for (const fk of foreignKeys) {
+    const own = typeOf(fk.column);
+    let referenced = typeOf(fk.refColumn);
+    if (fk.table.id !== undefined) {
+      const [target] = await describeTables(session, [{ ...fk.table, id: fk.table.id }]);
+      referenced = target?.columns.find((c) => c.name === fk.refColumn)?.type;
+    }
+    if (own !== referenced) {
+      problems.push({
+        column: fk.column,
+        message: `Foreign key "${fk.name}" joins column "${fk.column}" of type ${own} to ` +
+          `"${fk.table.name}.${fk.refColumn}" of type ${referenced}; the types must be equal`,
+      });
+    }
+  }
+  if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
+}
+
+/** The ids of the other tables whose foreign keys lead to `tableId`, directly or not. */
+async function tablesLeadingTo(session: Session, tableId: number): Promise<Set<number>> {
+  const rows = await session.rows(
+    `WITH RECURSIVE chain(table_id) AS (
+       SELECT table_id FROM ${META}.constraints
+       WHERE kind = 'FOREIGN KEY' AND ref_table_id = $1 AND table_id <> $1
+       UNION
+       SELECT k.table_id FROM ${META}.constraints k JOIN chain l ON k.ref_table_id = l.table_id
+       WHERE k.kind = 'FOREIGN KEY')
+     SELECT table_id FROM chain WHERE table_id <> $1`,
+    [tableId],
+  );
+  return new Set(rows.map((r) => r.table_id as number));
+}
+
+/** Other tables' foreign keys into `tableId`. */
+async function foreignKeysInto(session: Session, tableId: number): Promise<ForeignKeyInto[]> {
+  const rows = await session.rows(
+    `SELECT k.table_id, t.schema_name, t.table_name, k.constraint_name, k.ref_column_id
+     FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id
+     WHERE k.kind = 'FOREIGN KEY' AND k.ref_table_id = $1 AND k.table_id <> $1
+     ORDER BY lower(t.schema_name), lower(t.table_name), k.position`,
+    [tableId],
+  );
+  return rows.map((r) => ({
+    tableId: r.table_id as number,
+    schema: r.schema_name as string,
+    name: r.table_name as string,
+    constraint: r.constraint_name as string,
+    refColumnId: r.ref_column_id as number,
+  }));
+}
+
+/** The constraints a plan gives, in their response form, to compare with the current ones. */
+function plannedConstraints(
+  plan: TablePlan,
+  foreignKeys: readonly ResolvedForeignKey[],
+): Table["constraints"] {
+  return {
+    primary_key: plan.primaryKey
+      ? { name: plan.primaryKey.name, columns: [...plan.primaryKey.columns] }
+      : null,
+    unique: plan.unique.map((k) => ({ name: k.name, columns: [...k.columns] })),
+    foreign_keys: foreignKeys.map((fk) => ({
+      name: fk.name,
+      column: fk.column,
+      reference_table: fk.table.name,
+      reference_column: fk.refColumn,
+      reference_schema: fk.table.schema,
+    })),
+  };
+}
+
+/**
+ * What other tables' foreign keys into this table would lose: the column they reference,
+ * its key, its type, or the shared schema.
+ */
+function referenceProblems(
+  current: Table,
+  plan: TablePlan,
+  columns: readonly ColumnChange[],
+  into: readonly ForeignKeyInto[],
+  moved: boolean,
+): ErrorDetail[] {
+  const keys = [...(plan.primaryKey ? [plan.primaryKey] : []), ...plan.unique]
+    .filter((k) => k.columns.length === 1).map((k) => nameKey(k.columns[0]!));
+  const problems: ErrorDetail[] = [];
+  for (const fk of into) {
+    const by = `foreign key "${fk.constraint}" of table "${fk.schema}.${fk.name}"`;
+    const referenced = current.columns.find((c) => c.id === fk.refColumnId);
+    const change = columns.find((c) => c.source?.id === fk.refColumnId);
+    const push = (message: string) =>
+      problems.push({ column: referenced?.name, constraint: fk.constraint, message });
+    if (moved) {
+      push(`Table "${current.name}" is referenced by ${by}, and foreign keys stay within a schema`);
+    } else if (!change) {
+      push(`Column "${referenced?.name}" is referenced by ${by}; drop that foreign key first`);
+    } else if (!keys.includes(nameKey(change.planned.name))) {
+      push(
+        `Column "${change.planned.name}" is referenced by ${by}, so it must stay by itself ` +
+          `the primary key or unique`,
+      );
+    } else if (change.retyped) {
+      push(
+        `Column "${change.planned.name}" is referenced by ${by}, so its type cannot change ` +
+          `from ${change.source!.type} to ${change.type}`,
+      );
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,323 @@
+import assert from "node:assert/strict";
+import { Database } from "../src/store/postgres/database.ts";
+import { postgresEnv, startTestPostgres, type TestPostgres } from "./helpers/postgres.ts";
+import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
+
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+const postgres = await startTestPostgres();
+const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
+
+const customers = {
+  columns: [
+    { name: "id", type: "serial" },
+    { name: "email", type: "varchar", is_nullable: false },
+    { name: "name", type: "varchar" },
+    { name: "score", type: "varchar" },
+  ],
+  constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["email"] }] },
+};
+
+async function put(server: TestServer, name: string, table: Json, query = ""): Promise<Json> {
+  return await server.request("PUT", `table/${name}${query}`, { body: { table } });
+}
+
+async function columnsOf(server: TestServer, name: string, schema = "public"): Promise<Json[]> {
+  return ok(await server.request("GET", `table/${name}?schema=${schema}`)).table.columns;
+}
+
+Deno.test({
+  name: `PUT /table/{name} on PostgreSQL alters the table in place, keeping rows and ids${skipped}`,
+  ignore: typeof postgres === "string",
+  async fn(t) {
+    const env = await postgresEnv(postgres as TestPostgres);
+    const server = await TestServer.start(env);
+    const second = await TestServer.start(env);
+    const database = await Database.open({ url: env.DATABASE_URL });
+    const rows = (sql: string) => database.withSession((s) => s.rows(sql));
+    /** Every definition and the rows of the customers table, wherever it lives. */
+    const state = async (table = `public.customers`) =>
+      JSON.stringify({ definitions: await snapshot(server), rows: await rows(`TABLE ${table}`) });
+    /** Asserts the request is refused with `status` and that nothing changed. */
+    const refused = async (send: () => Promise<Json>, status: number, message: RegExp) => {
+      const before = await state();
+      const error = errorOf(await send(), status);
+      assert.match(error.message, message);
+      assert.equal(await state(), before);
+      return error;
+    };
+    try {
+      ok(await server.request("POST", "table/customers", { body: { table: customers } }));
+      await database.withSession((s) =>
+        s.run(`INSERT INTO public.customers (email, name, score)
+          VALUES ('a@x.org', 'Ann', '10'), ('b@x.org', NULL, '20'), ('c@x.org', 'Cy', NULL)`)
+      );
+
+      await t.step("a GET response sent back unchanged is a no-op", async () => {
+        const before = await state();
+        const got = ok(await server.request("GET", "table/customers"));
+        assert.deepEqual(ok(await put(server, "customers", got.table)), got);
+        assert.equal(await state(), before);
+      });
+
+      await t.step("renaming a column keeps its id and its values", async () => {
+        const columns = await columnsOf(server, "customers");
+        columns[2].name = "Full Name";
+        const { table } = ok(await put(server, "customers", { columns }));
+        assert.deepEqual(table.columns.map((c: Json) => [c.id, c.name]), [
+          [1, "id"],
+          [2, "email"],
+          [3, "Full Name"],
+          [4, "score"],
+        ]);
+        const names = await rows(`SELECT "Full Name" FROM customers ORDER BY id`);
+        assert.deepEqual(names.map((r) => r["Full Name"]), ["Ann", null, "Cy"]);
+      });
+
+      await t.step(
+        "a failing cast is 422 naming the failing rows, and changes nothing",
+        async () => {
+          const columns = await columnsOf(server, "customers");
+          columns[1].type = "integer";
+          const error = await refused(
+            () => put(server, "customers", { columns }),
+            422,
+            /cannot be cast to integer/,
+          );
+          assert.deepEqual(error.details!.map((d: Json) => [d.row, d.column, d.value]), [
+            [0, "email", "a@x.org"],
+            [1, "email", "b@x.org"],
+            [2, "email", "c@x.org"],
+          ]);
+        },
+      );
+
+      await t.step("retyping casts the existing values, and says it altered", async () => {
+        const columns = await columnsOf(server, "customers");
+        columns[3].type = "integer";
+        const answer = ok(await put(server, "customers", { columns }));
+        assert.equal(answer.table.columns[3].type, "integer");
+        assert.equal(answer.table.columns[3].id, 4);
+        const scores = await rows(`SELECT score FROM customers ORDER BY id`);
+        assert.deepEqual(scores.map((r) => r.score), [10, 20, null]);
+      });
+
+      await t.step("a type no cast reaches is 422 and changes nothing", async () => {
+        const columns = await columnsOf(server, "customers");
+        columns[3].type = "date";
+        await refused(
+          () => put(server, "customers", { columns }),
+          422,
+          /cannot be converted from integer to date/,
+        );
+      });
+
+      await t.step("NOT NULL is refused while nulls exist, naming their rows", async () => {
+        const columns = await columnsOf(server, "customers");
+        columns[2].is_nullable = false;
+        const error = await refused(
+          () => put(server, "customers", { columns }),
+          422,
+          /is null, and the column is to be NOT NULL/,
+        );
+        assert.deepEqual(error.details!.map((d: Json) => [d.row, d.column]), [[1, "Full Name"]]);
+      });
+
+      await t.step("new columns get new ids and their default in every row", async () => {
+        const columns = await columnsOf(server, "customers");
+        const { table } = ok(
+          await put(server, "customers", {
+            columns: [
+              ...columns,
+              { name: "country", type: "varchar", default: "'NL'", is_nullable: false },
+              { name: "note", type: "text" },
+            ],
+          }),
+        );
+        assert.deepEqual(table.columns.map((c: Json) => c.id), [1, 2, 3, 4, 5, 6]);
+        assert.equal(table.columns[4].is_nullable, false);
+        const added = await rows(`SELECT country, note FROM customers ORDER BY id`);
+        assert.deepEqual(added.map((r) => [r.country, r.note]), [
+          ["NL", null],
+          ["NL", null],
+          ["NL", null],
+        ]);
+        await refused(
+          () =>
+            put(server, "customers", {
+              columns: [...table.columns, { name: "must", type: "int", is_nullable: false }],
+            }),
+          422,
+          /NOT NULL without a default/,
+        );
+      });
+
+      await t.step("a dropped column's id is never reused", async () => {
+        const columns = await columnsOf(server, "customers");
+        const { table } = ok(
+          await put(server, "customers", {
+            columns: [...columns.filter((c: Json) => c.name !== "note"), {
+              name: "later",
+              type: "boolean",
+            }],
+          }),
+        );
+        assert.deepEqual(table.columns.map((c: Json) => [c.id, c.name]).slice(4), [
+          [5, "country"],
+          [7, "later"],
+        ]);
+        const [first] = await rows(`SELECT * FROM customers ORDER BY id LIMIT 1`);
+        assert.equal("note" in first!, false);
+      });
+
+      await t.step("a new unique key over duplicates is 409 naming the repeat", async () => {
+        const { table } = ok(await server.request("GET", "table/customers"));
+        const error = await refused(
+          () =>
+            put(server, "customers", {
+              constraints: { ...table.constraints, unique: [{ columns: ["country"] }] },
+            }),
+          409,
+          /repeats the unique constraint/,
+        );
+        assert.deepEqual(error.details!.map((d: Json) => [d.row, d.value]), [[1, "NL"], [2, "NL"]]);
+      });
+
+      await t.step("keys are dropped and added, and the columns keep their ids", async () => {
+        const { table } = ok(await server.request("GET", "table/customers"));
+        const { table: after } = ok(
+          await put(server, "customers", {
+            constraints: {
+              primary_key: { name: "by_mail", columns: ["email"] },
+              unique: [{ name: "by_id", columns: ["id"] }],
+            },
+          }),
+        );
+        assert.deepEqual(after.constraints.primary_key, { name: "by_mail", columns: ["email"] });
+        assert.deepEqual(after.constraints.unique, [{ name: "by_id", columns: ["id"] }]);
+        assert.deepEqual(
+          after.columns.map((c: Json) => c.id),
+          table.columns.map((c: Json) => c.id),
+        );
+        const kinds = await rows(
+          `SELECT contype, count(*)::int AS n FROM pg_constraint
+           WHERE conrelid = 'public.customers'::regclass GROUP BY contype ORDER BY contype`,
+        );
+        assert.deepEqual(kinds.map((r) => [r.contype, r.n]), [["p", 1], ["u", 1]]);
+        ok(await put(server, "customers", { constraints: table.constraints }));
+      });
+
+      await t.step(
+        "a foreign key is added after its orphans are refused, and dropped",
+        async () => {
+          ok(
+            await server.request("POST", "table/orders", {
+              body: {
+                table: {
+                  columns: [{ name: "n", type: "integer" }, { name: "who", type: "integer" }],
+                },
+              },
+            }),
+          );
+          await database.withSession((s) => s.run(`INSERT INTO orders VALUES (1, 1), (2, 99)`));
+          const fk = {
+            foreign_keys: [{ column: "who", reference_table: "customers", reference_column: "id" }],
+          };
+          const error = errorOf(await put(server, "orders", { constraints: fk }), 422);
+          assert.match(
+            error.message,
+            /Value "99" of column "who" in row 1 has no match in customers\.id/,
+          );
+          await database.withSession((s) => s.run(`DELETE FROM orders WHERE who = 99`));
+          const { table } = ok(await put(server, "orders", { constraints: fk }));
+          assert.equal(table.constraints.foreign_keys[0].reference_table, "customers");
+          errorOf(await server.request("DELETE", "table/customers"), 409);
+          await refused(
+            () => put(server, "customers", { schema: "elsewhere" }),
+            404,
+            /Schema "elsewhere" does not exist/,
+          );
+          ok(await put(server, "orders", { constraints: { foreign_keys: [] } }));
+          ok(await server.request("DELETE", "table/orders"));
+        },
+      );
+
+      await t.step(
+        "the table is renamed and moved between schemas, ids and rows kept",
+        async () => {
+          const before = await columnsOf(server, "customers");
+          ok(await server.request("POST", "schema/archive"));
+          const { table } = ok(
+            await put(server, "customers", { name: "Clients", schema: "archive" }),
+          );
+          assert.equal(table.schema, "archive");
+          assert.equal(table.name, "Clients");
+          assert.deepEqual(table.columns.map((c: Json) => c.id), before.map((c: Json) => c.id));
+          assert.match(table.columns[0].default, /^nextval\('archive\./);
+          errorOf(await server.request("GET", "table/customers"), 404);
+          const moved = await rows(`SELECT email FROM archive."Clients" ORDER BY id`);
+          assert.deepEqual(moved.map((r) => r.email), ["a@x.org", "b@x.org", "c@x.org"]);
+          const serial = await rows(
+            `INSERT INTO archive."Clients" (email) VALUES ('d@x.org') RETURNING id`,
+          );
+          assert.equal(serial[0]!.id, 4);
+        },
+      );
+
+      await t.step(
+        "two concurrent updates take turns: one wins, the other sees it or is 409",
+        async () => {
+          const columns = await columnsOf(server, "Clients", "archive");
+          const rename = (to: string) => {
+            const wanted = structuredClone(columns);
+            wanted[2].name = to;
+            return put(
+              server === undefined ? second : second,
+              "Clients",
+              { columns: wanted },
+              "?schema=archive",
+            );
+          };
+          const answers = await Promise.all([
+            put(server, "Clients", {
+              columns: columns.map((c: Json, i: number) => i === 2 ? { ...c, name: "first" } : c),
+            }, "?schema=archive"),
+            rename("second"),
+          ]);
+          assert.ok(
+            answers.every((a) => a.status === 200 || a.status === 409),
+            JSON.stringify(answers.map((a) => a.status)),
+          );
+          const final = await columnsOf(server, "Clients", "archive");
+          assert.ok(["first", "second"].includes(final[2].name));
+          assert.equal(final[2].id, 3);
+          const attributes = await rows(
+            `SELECT count(*)::int AS n FROM pg_attribute
+           WHERE attrelid = 'archive."Clients"'::regclass AND attnum > 0 AND NOT attisdropped`,
+          );
+          assert.equal(attributes[0]!.n, final.length);
+        },
+      );
+
+      await t.step("reordering columns is 501 and changes nothing", async () => {
+        const columns = await columnsOf(server, "Clients", "archive");
+        const error = errorOf(
+          await put(
+            server,
+            "Clients",
+            { columns: [columns[1], columns[0], ...columns.slice(2)] },
+            "?schema=archive",
+          ),
+          501,
+        );
+        assert.match(error.message, /Reordering the columns/);
+      });
+    } finally {
+      await database.close();
+      await second.dispose();
+      await server.dispose();
+      await (postgres as TestPostgres).stop();
+    }
+  },
+});
