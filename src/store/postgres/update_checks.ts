@@ -119,7 +119,7 @@ export function orphanCheck(
     why: `has no match in ${what}`,
     sql: `SELECT row_, left(${name}::text, 80) AS value FROM ${numbered(table, order)}
       WHERE ${name} IS NOT NULL AND NOT EXISTS (
-        SELECT 1 FROM ${parent.table} p WHERE p.${quoteIdent(parent.column)} = ${name})`,
+        SELECT 1 FROM ${parent.table} p WHERE p.${quoteIdent(parent.column)} = numbered.${name})`,
   };
 }
 
