@@ -433,7 +433,6 @@ Deno.test({
           );
           await rejectsWith(store.insertRecords(), 501, /insertRecords/);
           await rejectsWith(store.updateTable(), 501, /updateTable/);
-          await rejectsWith(store.readQuery(), 501, /readQuery/);
         });
       });
 
