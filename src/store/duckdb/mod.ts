@@ -6,3 +6,4 @@
  */
 
 export { type DuckDBStore, openStore, type StoreOptions } from "./duckdb_store.ts";
+export { type ParquetColumn, writeParquet } from "./parquet_writer.ts";

@@ -14,4 +14,9 @@ export interface StoreContext {
   readonly database: Database;
   /** Where the store reports what fails after a change has committed. */
   readonly logger?: Logger;
+  /**
+   * A directory for the store's own files (a Parquet result is written there by DuckDB); a
+   * temporary directory per use when absent.
+   */
+  readonly spoolDir?: string;
 }

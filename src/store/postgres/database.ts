@@ -30,7 +30,22 @@ export interface Session {
   rows(sql: string, params?: readonly Param[]): Promise<Record<string, unknown>[]>;
   /** Runs one statement; answers the number of rows it touched. */
   run(sql: string, params?: readonly Param[]): Promise<number>;
+  /**
+   * The rows of one statement as arrays of PostgreSQL's own text of each value (null for
+   * NULL), unparsed, and its result's fields with their type oids: for rendering values
+   * exactly as the server wrote them (a timestamp's microseconds, a numeric's digits).
+   */
+  texts(sql: string, params?: readonly Param[]): Promise<TextResult>;
 }
+
+/** A result as {@link Session.texts} gives it. */
+export interface TextResult {
+  readonly fields: readonly { name: string; typeId: number; typeModifier: number }[];
+  readonly rows: readonly (readonly (string | null)[])[];
+}
+
+/** Keeps every value as the server's text. */
+const AS_TEXT = { getTypeParser: () => (value: string) => value };
 
 /** The pool and the count of open transactions. */
 export class Database {
@@ -139,6 +154,22 @@ function sessionOf(client: pg.PoolClient): Session {
     },
     async run(sql, params = []) {
       return (await client.query(sql, params as unknown[])).rowCount ?? 0;
+    },
+    async texts(sql, params = []) {
+      const result = await client.query<(string | null)[]>({
+        text: sql,
+        values: params as unknown[],
+        rowMode: "array",
+        types: AS_TEXT,
+      });
+      return {
+        fields: result.fields.map((f) => ({
+          name: f.name,
+          typeId: f.dataTypeID,
+          typeModifier: f.dataTypeModifier,
+        })),
+        rows: result.rows,
+      };
     },
   };
 }

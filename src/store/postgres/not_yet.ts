@@ -16,9 +16,7 @@ export type NotYet =
   | "deleteRecords"
   | "readRecords"
   | "summarizeRecords"
-  | "exportRecords"
-  | "readQuery"
-  | "streamQuery";
+  | "exportRecords";
 
 /** What each operation is called in a message. */
 const WHAT: Record<NotYet, string> = {
@@ -30,8 +28,6 @@ const WHAT: Record<NotYet, string> = {
   readRecords: "Reading records",
   summarizeRecords: "Summarizing records",
   exportRecords: "Exporting records",
-  readQuery: "Running a query",
-  streamQuery: "Streaming a query",
 };
 
 /**

@@ -24,9 +24,11 @@ import type {
   LoadCounts,
   NewTemplate,
   QueryPage,
+  QueryRequest,
   RecordsPage,
   RecordsSummary,
   ResultColumn,
+  ResultFormat,
   Store,
   TableListing,
   UpdateHow,
@@ -37,6 +39,7 @@ import * as health from "./health.ts";
 import * as answers from "./idempotency.ts";
 import { bootstrap } from "./metadata.ts";
 import { notYet } from "./not_yet.ts";
+import * as queries from "./queries.ts";
 import * as schemas from "./schemas.ts";
 import * as tables from "./tables.ts";
 import * as templates from "./templates.ts";
@@ -49,6 +52,8 @@ export interface PostgresStoreOptions {
   /** Most connections the store holds at once; 10 unless told. */
   readonly maxConnections?: number;
   readonly logger?: Logger;
+  /** Where the store writes its own files (Parquet results); see {@link StoreContext}. */
+  readonly spoolDir?: string;
 }
 
 /**
@@ -63,7 +68,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await database.close().catch(() => {});
     throw error;
   }
-  return new PostgresStore({ database, logger: options.logger });
+  return new PostgresStore({ database, logger: options.logger, spoolDir: options.spoolDir });
 }
 
 /** Tables, schemas and their metadata in one PostgreSQL database. */
@@ -152,14 +157,14 @@ export class PostgresStore implements Store {
     return notYet("exportRecords");
   }
 
-  readQuery(): Promise<QueryPage> {
-    return notYet("readQuery");
+  readQuery(request: QueryRequest, limit: number): Promise<QueryPage> {
+    return queries.readQuery(this.#context, request, limit);
   }
 
-  streamQuery(): Promise<
+  streamQuery(request: QueryRequest, format: ResultFormat): Promise<
     { columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }
   > {
-    return notYet("streamQuery");
+    return queries.streamQuery(this.#context, request, format);
   }
 
   columnTypes(plan: TablePlan): Promise<string[]> {

@@ -432,7 +432,6 @@ Deno.test({
             /Reading records \(readRecords\) is not yet available on PostgreSQL/,
           );
           await rejectsWith(store.insertRecords(), 501, /insertRecords/);
-          await rejectsWith(store.readQuery(), 501, /readQuery/);
         });
       });
 
