@@ -15,7 +15,6 @@ export type NotYet =
   | "updateTable"
   | "updateRecords"
   | "deleteRecords"
-  | "readRecords"
   | "summarizeRecords"
   | "exportRecords"
   | "readQuery"
@@ -29,7 +28,6 @@ const WHAT: Record<NotYet, string> = {
   updateTable: "Updating a table's definition",
   updateRecords: "Updating records",
   deleteRecords: "Deleting records",
-  readRecords: "Reading records",
   summarizeRecords: "Summarizing records",
   exportRecords: "Exporting records",
   readQuery: "Running a query",
@@ -45,9 +43,9 @@ const WHAT: Record<NotYet, string> = {
  * import { ApiError } from "../../errors.ts";
  * import { notYet } from "./not_yet.ts";
  *
- * await assert.rejects(notYet("readRecords"), (error) =>
+ * await assert.rejects(notYet("exportRecords"), (error) =>
  *   error instanceof ApiError && error.status === 501 &&
- *   error.message === "Reading records (readRecords) is not yet available on PostgreSQL");
+ *   error.message === "Exporting records (exportRecords) is not yet available on PostgreSQL");
  * ```
  */
 export function notYet(operation: NotYet): Promise<never> {

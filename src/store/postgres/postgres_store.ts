@@ -24,6 +24,7 @@ import type {
   NewTemplate,
   QueryPage,
   RecordsPage,
+  RecordsQuery,
   RecordsSummary,
   ResultColumn,
   Store,
@@ -36,6 +37,7 @@ import * as health from "./health.ts";
 import * as answers from "./idempotency.ts";
 import { bootstrap } from "./metadata.ts";
 import { notYet } from "./not_yet.ts";
+import * as reads from "./record_reads.ts";
 import * as schemas from "./schemas.ts";
 import * as tables from "./tables.ts";
 import * as templates from "./templates.ts";
@@ -134,8 +136,13 @@ export class PostgresStore implements Store {
     return notYet("deleteRecords");
   }
 
-  readRecords(): Promise<RecordsPage> {
-    return notYet("readRecords");
+  readRecords(
+    ref: TableRef,
+    offset: number,
+    limit: number,
+    query?: RecordsQuery,
+  ): Promise<RecordsPage> {
+    return reads.readRecords(this.#context, ref, offset, limit, query);
   }
 
   summarizeRecords(): Promise<RecordsSummary> {
