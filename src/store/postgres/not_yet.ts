@@ -15,7 +15,6 @@ export type NotYet =
   | "updateTable"
   | "updateRecords"
   | "deleteRecords"
-  | "summarizeRecords"
   | "exportRecords"
   | "readQuery"
   | "streamQuery";
@@ -28,7 +27,6 @@ const WHAT: Record<NotYet, string> = {
   updateTable: "Updating a table's definition",
   updateRecords: "Updating records",
   deleteRecords: "Deleting records",
-  summarizeRecords: "Summarizing records",
   exportRecords: "Exporting records",
   readQuery: "Running a query",
   streamQuery: "Streaming a query",

@@ -12,6 +12,7 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
+import type { Filter } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { Logger } from "../../log.ts";
@@ -38,6 +39,7 @@ import * as answers from "./idempotency.ts";
 import { bootstrap } from "./metadata.ts";
 import { notYet } from "./not_yet.ts";
 import * as reads from "./record_reads.ts";
+import * as summary from "./record_summary.ts";
 import * as schemas from "./schemas.ts";
 import * as tables from "./tables.ts";
 import * as templates from "./templates.ts";
@@ -145,8 +147,12 @@ export class PostgresStore implements Store {
     return reads.readRecords(this.#context, ref, offset, limit, query);
   }
 
-  summarizeRecords(): Promise<RecordsSummary> {
-    return notYet("summarizeRecords");
+  summarizeRecords(
+    ref: TableRef,
+    filters: readonly Filter[],
+    select?: readonly string[],
+  ): Promise<RecordsSummary> {
+    return summary.summarizeRecords(this.#context, ref, filters, select);
   }
 
   exportRecords(): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
