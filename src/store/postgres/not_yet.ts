@@ -13,8 +13,6 @@ export type NotYet =
   | "uploadTable"
   | "uploadCsv"
   | "updateTable"
-  | "updateRecords"
-  | "deleteRecords"
   | "exportRecords"
   | "readQuery"
   | "streamQuery";
@@ -25,8 +23,6 @@ const WHAT: Record<NotYet, string> = {
   uploadTable: "Uploading a table from JSON",
   uploadCsv: "Uploading a table from CSV",
   updateTable: "Updating a table's definition",
-  updateRecords: "Updating records",
-  deleteRecords: "Deleting records",
   exportRecords: "Exporting records",
   readQuery: "Running a query",
   streamQuery: "Streaming a query",

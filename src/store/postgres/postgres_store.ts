@@ -17,6 +17,7 @@ import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { Logger } from "../../log.ts";
 import type {
+  ColumnChange,
   KeptAnswer,
   KeyedWrite,
   ListTablesOptions,
@@ -28,6 +29,7 @@ import type {
   RecordsQuery,
   RecordsSummary,
   ResultColumn,
+  RowChoice,
   Store,
   TableListing,
   UpdateHow,
@@ -38,6 +40,7 @@ import * as health from "./health.ts";
 import * as answers from "./idempotency.ts";
 import { bootstrap } from "./metadata.ts";
 import { notYet } from "./not_yet.ts";
+import * as recordChanges from "./record_changes.ts";
 import * as reads from "./record_reads.ts";
 import * as summary from "./record_summary.ts";
 import * as schemas from "./schemas.ts";
@@ -130,12 +133,21 @@ export class PostgresStore implements Store {
     return notYet("uploadCsv");
   }
 
-  updateRecords(): Promise<{ table: Table; updated: number }> {
-    return notYet("updateRecords");
+  updateRecords(
+    ref: TableRef,
+    changes: readonly ColumnChange[],
+    where: RowChoice,
+    keyed?: KeyedWrite<{ table: Table; updated: number }>,
+  ): Promise<{ table: Table; updated: number }> {
+    return recordChanges.updateRecords(this.#context, ref, changes, where, keyed);
   }
 
-  deleteRecords(): Promise<{ table: Table; deleted: number }> {
-    return notYet("deleteRecords");
+  deleteRecords(
+    ref: TableRef,
+    where: RowChoice,
+    keyed?: KeyedWrite<{ table: Table; deleted: number }>,
+  ): Promise<{ table: Table; deleted: number }> {
+    return recordChanges.deleteRecords(this.#context, ref, where, keyed);
   }
 
   readRecords(

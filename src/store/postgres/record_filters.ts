@@ -227,12 +227,25 @@ export async function checkValues(session: Session, checks: readonly ValueCheck[
 }
 
 /** Whether every text of `checks` converts, asked in one statement under a savepoint. */
-async function converts(session: Session, checks: readonly ValueCheck[]): Promise<boolean> {
+function converts(session: Session, checks: readonly ValueCheck[]): Promise<boolean> {
   const params: unknown[] = [];
   const list = checks.map((c) => typedValue(c.type, bind(params, c.text))).join(", ");
+  return evaluates(session, `SELECT ${list}`, params);
+}
+
+/**
+ * Whether `sql` runs without PostgreSQL refusing a value (SQLSTATE class 22: a text its type
+ * cannot take, a number out of range, a bad date), under a savepoint so that a refusal leaves
+ * the caller's transaction usable. Any other error is thrown.
+ */
+export async function evaluates(
+  session: Session,
+  sql: string,
+  params: readonly unknown[],
+): Promise<boolean> {
   await session.run("SAVEPOINT value_check");
   try {
-    await session.rows(`SELECT ${list}`, params as Param[]);
+    await session.rows(sql, params as Param[]);
   } catch (error) {
     if (!conversionFailure(error)) throw error;
     await session.run("ROLLBACK TO SAVEPOINT value_check");
