@@ -40,7 +40,7 @@ Deno.test({
 
       await t.step("what the engine does not carry out yet is 501 in the error shape", async () => {
         const answer = errorOf(
-          await first.request("GET", "table/Orders/records?schema=Sales"),
+          await first.request("GET", "table/Orders/records/csv?schema=Sales"),
           501,
         );
         assert.equal(answer.type, "not_implemented");

@@ -17,6 +17,18 @@ import { describeTables } from "./metadata_describe.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { postgresType } from "./types.ts";
 
+/**
+ * The hidden column every table carries for its insertion order: PostgreSQL has no stable
+ * row position (`ctid` moves on UPDATE and VACUUM FULL), and records of a table without a
+ * primary key are read, and walked by cursor, in insertion order (record_filters.ts). A
+ * `bigint GENERATED ALWAYS AS IDENTITY`, so inserts that name their columns fill it without
+ * knowing of it; it starts with a control character, which no user column name may contain
+ * (DuckDB's `PLACEHOLDER_COLUMN` convention), and has no metadata row, so descriptions leave
+ * it out. Inserts must name their columns (never `INSERT … SELECT *` or `COPY` without a
+ * column list); a rebuild that copies rows keeps it with `OVERRIDING SYSTEM VALUE`.
+ */
+export const INSERTION_COLUMN = "\u0001order";
+
 /** A plan's columns as PostgreSQL takes them: each one's type, and its checked default. */
 export interface CheckedColumns {
   /** PostgreSQL's canonical type of each column, in order. */
@@ -263,8 +275,8 @@ export interface TableShapeSql {
 }
 
 /**
- * The CREATE TABLE statement for a shape. PostgreSQL names the constraints itself; the
- * names users chose live in the metadata.
+ * The CREATE TABLE statement for a shape, with the hidden {@link INSERTION_COLUMN} last.
+ * PostgreSQL names the constraints itself; the names users chose live in the metadata.
  *
  * @example
  * ```ts
@@ -277,7 +289,10 @@ export interface TableShapeSql {
  *   unique: [],
  *   foreignKeys: [],
  * });
- * assert.equal(sql, 'CREATE TABLE "public"."T" ("id" integer NOT NULL, PRIMARY KEY ("id"))');
+ * assert.equal(
+ *   sql,
+ *   'CREATE TABLE "public"."T" ("id" integer NOT NULL, "\u0001order" bigint GENERATED ALWAYS AS IDENTITY, PRIMARY KEY ("id"))',
+ * );
  * ```
  */
 export function createTableSql(ref: TableRef, shape: TableShapeSql): string {
@@ -286,6 +301,7 @@ export function createTableSql(ref: TableRef, shape: TableShapeSql): string {
     (column.defaultSql == null ? "" : ` DEFAULT (${column.defaultSql})`) +
     (column.nullable ? "" : " NOT NULL")
   );
+  parts.push(`${quoteIdent(INSERTION_COLUMN)} bigint GENERATED ALWAYS AS IDENTITY`);
   const keyList = (columns: readonly string[]) => columns.map(quoteIdent).join(", ");
   if (shape.primaryKey) parts.push(`PRIMARY KEY (${keyList(shape.primaryKey)})`);
   for (const key of shape.unique) parts.push(`UNIQUE (${keyList(key)})`);

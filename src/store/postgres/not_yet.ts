@@ -12,10 +12,6 @@ export type NotYet =
   | "insertRecords"
   | "uploadTable"
   | "uploadCsv"
-  | "updateRecords"
-  | "deleteRecords"
-  | "readRecords"
-  | "summarizeRecords"
   | "exportRecords";
 
 /** What each operation is called in a message. */
@@ -23,10 +19,6 @@ const WHAT: Record<NotYet, string> = {
   insertRecords: "Inserting records",
   uploadTable: "Uploading a table from JSON",
   uploadCsv: "Uploading a table from CSV",
-  updateRecords: "Updating records",
-  deleteRecords: "Deleting records",
-  readRecords: "Reading records",
-  summarizeRecords: "Summarizing records",
   exportRecords: "Exporting records",
 };
 
@@ -39,9 +31,9 @@ const WHAT: Record<NotYet, string> = {
  * import { ApiError } from "../../errors.ts";
  * import { notYet } from "./not_yet.ts";
  *
- * await assert.rejects(notYet("readRecords"), (error) =>
+ * await assert.rejects(notYet("exportRecords"), (error) =>
  *   error instanceof ApiError && error.status === 501 &&
- *   error.message === "Reading records (readRecords) is not yet available on PostgreSQL");
+ *   error.message === "Exporting records (exportRecords) is not yet available on PostgreSQL");
  * ```
  */
 export function notYet(operation: NotYet): Promise<never> {

@@ -12,11 +12,13 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
+import type { Filter } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import type { Logger } from "../../log.ts";
 import type {
+  ColumnChange,
   KeptAnswer,
   KeyedWrite,
   ListTablesOptions,
@@ -26,9 +28,11 @@ import type {
   QueryPage,
   QueryRequest,
   RecordsPage,
+  RecordsQuery,
   RecordsSummary,
   ResultColumn,
   ResultFormat,
+  RowChoice,
   Store,
   TableListing,
   UpdateHow,
@@ -40,6 +44,9 @@ import * as answers from "./idempotency.ts";
 import { bootstrap } from "./metadata.ts";
 import { notYet } from "./not_yet.ts";
 import * as queries from "./queries.ts";
+import * as recordChanges from "./record_changes.ts";
+import * as reads from "./record_reads.ts";
+import * as summary from "./record_summary.ts";
 import * as schemas from "./schemas.ts";
 import * as tables from "./tables.ts";
 import * as templates from "./templates.ts";
@@ -137,20 +144,38 @@ export class PostgresStore implements Store {
     return notYet("uploadCsv");
   }
 
-  updateRecords(): Promise<{ table: Table; updated: number }> {
-    return notYet("updateRecords");
+  updateRecords(
+    ref: TableRef,
+    changes: readonly ColumnChange[],
+    where: RowChoice,
+    keyed?: KeyedWrite<{ table: Table; updated: number }>,
+  ): Promise<{ table: Table; updated: number }> {
+    return recordChanges.updateRecords(this.#context, ref, changes, where, keyed);
   }
 
-  deleteRecords(): Promise<{ table: Table; deleted: number }> {
-    return notYet("deleteRecords");
+  deleteRecords(
+    ref: TableRef,
+    where: RowChoice,
+    keyed?: KeyedWrite<{ table: Table; deleted: number }>,
+  ): Promise<{ table: Table; deleted: number }> {
+    return recordChanges.deleteRecords(this.#context, ref, where, keyed);
   }
 
-  readRecords(): Promise<RecordsPage> {
-    return notYet("readRecords");
+  readRecords(
+    ref: TableRef,
+    offset: number,
+    limit: number,
+    query?: RecordsQuery,
+  ): Promise<RecordsPage> {
+    return reads.readRecords(this.#context, ref, offset, limit, query);
   }
 
-  summarizeRecords(): Promise<RecordsSummary> {
-    return notYet("summarizeRecords");
+  summarizeRecords(
+    ref: TableRef,
+    filters: readonly Filter[],
+    select?: readonly string[],
+  ): Promise<RecordsSummary> {
+    return summary.summarizeRecords(this.#context, ref, filters, select);
   }
 
   exportRecords(): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {

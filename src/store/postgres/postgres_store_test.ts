@@ -427,9 +427,9 @@ Deno.test({
       await t.step("the operations not yet built answer 501 naming themselves", async () => {
         await withStore(server, async (store) => {
           await rejectsWith(
-            store.readRecords(),
+            store.exportRecords(),
             501,
-            /Reading records \(readRecords\) is not yet available on PostgreSQL/,
+            /Exporting records \(exportRecords\) is not yet available on PostgreSQL/,
           );
           await rejectsWith(store.insertRecords(), 501, /insertRecords/);
         });

@@ -1,0 +1,317 @@
+import assert from "node:assert/strict";
+import { Database } from "../src/store/postgres/database.ts";
+import { postgresEnv, startTestPostgres, type TestPostgres } from "./helpers/postgres.ts";
+import { errorOf, ok, TestServer } from "./helpers/server.ts";
+
+const postgres = await startTestPostgres();
+const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
+
+const people = {
+  columns: [
+    { name: "id", type: "integer", is_nullable: false },
+    { name: "name", type: "varchar" },
+    { name: "age", type: "smallint" },
+    { name: "Unit Price", type: "decimal(10,2)" },
+    { name: "active", type: "boolean" },
+    { name: "born", type: "date" },
+  ],
+  constraints: { primary_key: { columns: ["id"] } },
+};
+
+/** The rows of tests/reads_test.ts, inserted with plain SQL (loads are built elsewhere). */
+const PEOPLE = `INSERT INTO people (id, name, age, "Unit Price", active, born) VALUES
+  (1, 'Ada', 36, 9.5, true, '1815-12-10'), (2, 'Grace', 85, 12, false, '1906-12-09'),
+  (3, NULL, NULL, NULL, NULL, NULL), (4, 'alan', 41, 0.99, true, '1912-06-23'),
+  (5, 'Edsger', 72, 12, false, '1930-05-11'), (6, 'it''s, "odd"', 36, 3.25, true, NULL)`;
+
+const customers = {
+  columns: [{ name: "id", type: "integer" }, { name: "name", type: "varchar" }],
+  constraints: { primary_key: { columns: ["id"] } },
+};
+
+const orders = {
+  columns: [
+    { name: "id", type: "bigint", is_nullable: false },
+    { name: "customer_id", type: "integer" },
+    { name: "status", type: "varchar", is_nullable: false },
+    { name: "qty", type: "integer" },
+    { name: "price", type: "decimal(10,2)" },
+    { name: "code", type: "varchar" },
+    { name: "paid", type: "boolean" },
+    { name: "note", type: "varchar" },
+  ],
+  constraints: {
+    primary_key: { columns: ["id"] },
+    unique: [{ columns: ["code"] }],
+    foreign_keys: [{ column: "customer_id", reference_table: "customers", reference_column: "id" }],
+  },
+};
+
+Deno.test({
+  name: `Records are read, summarised, changed and deleted over HTTP on PostgreSQL${skipped}`,
+  ignore: typeof postgres === "string",
+  async fn(t) {
+    const database = postgres as TestPostgres;
+    const env = await postgresEnv(database);
+    const server = await TestServer.start(env);
+    const sql = await Database.open({ url: env.DATABASE_URL });
+    const insert = (text: string) => sql.withSession((s) => s.run(text));
+    const read = async (table: string, query: string) =>
+      ok(await server.request("GET", `table/${table}/records?${query}`));
+    const ids = async (query: string) =>
+      (await read("people", query)).records.map((r: { id: number }) => r.id);
+    try {
+      ok(await server.request("POST", "table/people", { body: { table: people } }));
+      await insert(PEOPLE);
+
+      await t.step("each filter operator and its negation, as on DuckDB", async () => {
+        const cases: [string, number[]][] = [
+          ["age=eq.36", [1, 6]],
+          ["age=not.eq.36", [2, 4, 5]],
+          ["age=neq.36", [2, 4, 5]],
+          ["age=gt.41", [2, 5]],
+          ["age=not.gte.41", [1, 6]],
+          ["age=lte.41", [1, 4, 6]],
+          ["name=like.A*", [1]],
+          ["name=not.like.A*", [2, 4, 5, 6]],
+          ["name=ilike.a*", [1, 4]],
+          ["name=like.%25a%25", [1, 2, 4]],
+          ["age=in.(36,85)", [1, 2, 6]],
+          ["age=not.in.(36,85)", [4, 5]],
+          ["age=in.()", []],
+          [`name=in.(Ada,"it's, ""odd""")`, [1, 6]],
+          ["name=is.null", [3]],
+          ["active=is.true", [1, 4, 6]],
+          ["active=not.is.true", [2, 3, 5]],
+          ["active=not.is.false", [1, 3, 4, 6]],
+          ["active=eq.true", [1, 4, 6]],
+          ["born=gte.1910-01-01&age=lt.50", [4]],
+          ["Unit%20Price=gt.3.25", [1, 2, 5]],
+          ["AGE=eq.85", [2]],
+          ["name=eq.' OR 1=1 --", []],
+        ];
+        for (const [query, expected] of cases) {
+          assert.deepEqual(await ids(query), expected, query);
+        }
+      });
+
+      await t.step("the page's JSON is the DuckDB store's, byte for byte", async () => {
+        const answer = await server.request(
+          "GET",
+          `table/people/records?select=${encodeURIComponent('"Unit Price",name,id')}&limit=2`,
+        );
+        assert.equal(
+          answer.text,
+          '{"records":[{"Unit Price":9.50,"name":"Ada","id":1},{"Unit Price":12.00,"name":"Grace","id":2}],"total":6}',
+        );
+        const none = await server.request("GET", "table/people/records?count=none&limit=1");
+        assert.equal(
+          none.text,
+          '{"records":[{"id":1,"name":"Ada","age":36,"Unit Price":9.50,"active":true,"born":"1815-12-10"}]}',
+        );
+      });
+
+      await t.step("order, nulls and ties by the primary key", async () => {
+        assert.deepEqual(await ids("order=age"), [1, 6, 4, 5, 2, 3]);
+        assert.deepEqual(await ids("order=age.asc.nullsfirst"), [3, 1, 6, 4, 5, 2]);
+        assert.deepEqual(await ids("order=age.desc"), [3, 2, 5, 4, 1, 6]);
+        assert.deepEqual(await ids("order=age.desc.nullslast"), [2, 5, 4, 1, 6, 3]);
+        assert.deepEqual(await ids("order=age&age=not.is.null&limit=2&offset=1"), [6, 4]);
+      });
+
+      await t.step("a bad filter value is 400 naming the column", async () => {
+        for (
+          const [query, column] of [
+            ["age=eq.old", "age"],
+            ["age=in.(1,x)", "age"],
+            ["age=gt.100000", "age"],
+            ["Unit%20Price=lt.cheap", "Unit Price"],
+            ["born=eq.1815-13-45", "born"],
+            ["active=eq.maybe", "active"],
+            ["age=is.true", "age"],
+          ] as [string, string][]
+        ) {
+          const error = errorOf(await server.request("GET", `table/people/records?${query}`), 400);
+          assert.match(error.message, new RegExp(`"${column}"`), query);
+        }
+      });
+
+      await t.step("a cursor walk of a table without a key, in insertion order", async () => {
+        ok(
+          await server.request("POST", "table/unkeyed", {
+            body: {
+              table: {
+                columns: [{ name: "grp", type: "integer" }, { name: "label", type: "varchar" }],
+              },
+            },
+          }),
+        );
+        await insert(
+          `INSERT INTO unkeyed (grp, label)
+           SELECT CASE WHEN i % 11 = 0 THEN NULL ELSE i % 5 END, 'row ' || i
+           FROM generate_series(0, 202) AS i`,
+        );
+        for (const query of ["", "order=grp", "order=grp.desc.nullslast,label", "grp=gte.2"]) {
+          const whole = (await read("unkeyed", `${query}&limit=10000`)).records;
+          const walked: unknown[] = [];
+          let after: string | null = "";
+          let pages = 0;
+          while (after !== null) {
+            const page = await read(
+              "unkeyed",
+              `${query}&limit=37&after=${encodeURIComponent(after)}`,
+            );
+            walked.push(...page.records);
+            after = page.next;
+            pages++;
+          }
+          assert.deepEqual(walked, whole, query);
+          assert.equal(pages, Math.max(1, Math.ceil(whole.length / 37)), query);
+        }
+        const first = (await read("unkeyed", "limit=3")).records;
+        assert.deepEqual(first.map((r: { label: string }) => r.label), ["row 0", "row 1", "row 2"]);
+        const { next } = await read("unkeyed", "order=grp&after=&limit=5");
+        const error = errorOf(
+          await server.request("GET", `table/unkeyed/records?order=grp.desc&after=${next}`),
+          400,
+        );
+        assert.match(error.message, /after/);
+      });
+
+      await t.step("the summary gives per-column figures of the filtered rows", async () => {
+        const summary = ok(
+          await server.request("GET", "table/people/summary?select=age,name&active=is.true"),
+        );
+        assert.equal(summary.rows, 3);
+        assert.deepEqual(summary.columns[0], {
+          name: "age",
+          type: "smallint",
+          count: 3,
+          nulls: 0,
+          approx_distinct: 2,
+          min: 36,
+          max: 41,
+          avg: 113 / 3,
+          std: summary.columns[0].std,
+          q25: 36,
+          q50: 36,
+          q75: 38.5,
+        });
+        assert.deepEqual(
+          [summary.columns[1].min, summary.columns[1].max],
+          ["Ada", 'it\'s, "odd"'],
+        );
+        errorOf(await server.request("GET", "table/people/summary?age=gt.old"), 400);
+      });
+
+      ok(await server.request("POST", "table/customers", { body: { table: customers } }));
+      ok(await server.request("POST", "table/orders", { body: { table: orders } }));
+      await insert("INSERT INTO customers (id, name) VALUES (1, 'Ada'), (2, 'Grace'), (3, 'L')");
+      await insert(
+        `INSERT INTO orders (id, customer_id, status, qty, price, code, paid) VALUES
+         (1, 1, 'new', 1, 9.5, 'A-1', true), (2, 1, 'new', 5, 20, 'A-2', false),
+         (3, 2, 'shipped', 10, 1.25, 'B-1', NULL), (4, NULL, 'Cancelled', NULL, NULL, NULL, NULL)`,
+      );
+      const everything = async () =>
+        JSON.stringify([
+          (await read("orders", "limit=100")).records,
+          (await read("customers", "limit=100")).records,
+        ]);
+
+      await t.step("PATCH and DELETE by filter", async () => {
+        assert.deepEqual(
+          ok(
+            await server.request("PATCH", "table/orders/records?status=eq.new&qty=gt.1", {
+              body: { note: "big" },
+            }),
+          ),
+          { updated: 1 },
+        );
+        ok(
+          await server.request("PATCH", "table/orders/records?id=eq.1", {
+            body: '{"ID": 9007199254740993, "Price": 12345678.99, "paid": "f", "qty": "7"}',
+            headers: { "content-type": "application/json" },
+          }),
+        );
+        const row = (await read("orders", "code=eq.A-1")).records[0];
+        assert.deepEqual(
+          [row.id, row.price, row.paid, row.qty],
+          ["9007199254740993", 12345678.99, false, 7],
+        );
+        assert.deepEqual(ok(await server.request("DELETE", "table/orders/records?id=eq.4")), {
+          deleted: 1,
+        });
+      });
+
+      await t.step("what is refused is answered as on DuckDB and changes nothing", async () => {
+        const before = await everything();
+        const refused = async (
+          method: string,
+          path: string,
+          body: unknown,
+          status: number,
+          message: RegExp,
+        ) => {
+          const error = errorOf(await server.request(method, path, { body }), status);
+          assert.match(error.message, message, `${method} ${path}`);
+          return error;
+        };
+        await refused("PATCH", "table/orders/records?qty=eq.many", { qty: 1 }, 400, /"qty"/);
+        await refused("DELETE", "table/orders/records?qty=eq.many", undefined, 400, /"qty"/);
+        await refused("PATCH", "table/orders/records?id=eq.2", { colour: "x" }, 422, /colour/);
+        const bad = await refused(
+          "PATCH",
+          "table/orders/records?id=eq.2",
+          { qty: "many", paid: 2, note: "fine" },
+          422,
+          /"orders".*Value "many" is not a valid integer/,
+        );
+        assert.deepEqual(bad.details?.map((d) => (d as { column: string }).column), [
+          "qty",
+          "paid",
+        ]);
+        await refused(
+          "PATCH",
+          "table/orders/records?id=eq.2",
+          { status: null },
+          422,
+          /"status" is NOT NULL/,
+        );
+        await refused(
+          "PATCH",
+          "table/orders/records?id=eq.2",
+          { code: "B-1" },
+          409,
+          /primary or unique key another row has/,
+        );
+        await refused(
+          "PATCH",
+          "table/orders/records?id=eq.2",
+          { customer_id: 99 },
+          422,
+          /reference a row that does not exist/,
+        );
+        await refused(
+          "DELETE",
+          "table/customers/records?id=in.(2,1,3)",
+          undefined,
+          409,
+          /referenced by another table's foreign key/,
+        );
+        await refused(
+          "PATCH",
+          "table/customers/records?id=eq.2",
+          { id: 20 },
+          409,
+          /foreign key references/,
+        );
+        await refused("PATCH", "table/nothing/records?id=eq.1", { a: 1 }, 404, /nothing/);
+        assert.equal(await everything(), before);
+      });
+    } finally {
+      await sql.close();
+      await server.dispose();
+      await database.stop();
+    }
+  },
+});
