@@ -6,3 +6,10 @@
  */
 
 export { type DuckDBStore, openStore, type StoreOptions } from "./duckdb_store.ts";
+export {
+  type InferredColumn,
+  openStaging,
+  type StagedRows,
+  type Staging,
+  type StagingRows,
+} from "./staging.ts";
