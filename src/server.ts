@@ -127,7 +127,7 @@ export async function startService(
         blockBytes: config.duckdbBlockBytes,
         logger,
       })
-      : await openPostgresStore({ url: config.databaseUrl, logger });
+      : await openPostgresStore({ url: config.databaseUrl, logger, spoolDir });
   } catch (error) {
     // A process exits now, which releases the port; a caller that goes on (a test) must not be
     // left with it open, nor with requests waiting for an app that will never come.

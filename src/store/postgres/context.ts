@@ -7,6 +7,7 @@
  */
 
 import type { Logger } from "../../log.ts";
+import type { Staging } from "../duckdb/mod.ts";
 import type { Database } from "./database.ts";
 
 /** The state every operation of the store works with. */
@@ -14,4 +15,6 @@ export interface StoreContext {
   readonly database: Database;
   /** Where the store reports what fails after a change has committed. */
   readonly logger?: Logger;
+  /** Reads, checks and converts the rows of loads before they are copied in. */
+  readonly staging: Staging;
 }

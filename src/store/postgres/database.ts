@@ -6,8 +6,12 @@
  * @module
  */
 
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 // @ts-types="@types/pg"
 import pg from "pg";
+// @ts-types="@types/pg-copy-streams"
+import { from as copyFrom } from "pg-copy-streams";
 import type { Logger } from "../../log.ts";
 import { explained } from "./engine_errors.ts";
 
@@ -30,6 +34,8 @@ export interface Session {
   rows(sql: string, params?: readonly Param[]): Promise<Record<string, unknown>[]>;
   /** Runs one statement; answers the number of rows it touched. */
   run(sql: string, params?: readonly Param[]): Promise<number>;
+  /** Runs one `COPY … FROM STDIN` fed with `bytes`; answers the number of rows it copied. */
+  copyIn(sql: string, bytes: ReadableStream<Uint8Array>): Promise<number>;
 }
 
 /** The pool and the count of open transactions. */
@@ -139,6 +145,11 @@ function sessionOf(client: pg.PoolClient): Session {
     },
     async run(sql, params = []) {
       return (await client.query(sql, params as unknown[])).rowCount ?? 0;
+    },
+    async copyIn(sql, bytes) {
+      const copy = client.query(copyFrom(sql));
+      await pipeline(Readable.fromWeb(bytes as never), copy);
+      return Number(copy.rowCount);
     },
   };
 }

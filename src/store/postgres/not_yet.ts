@@ -9,9 +9,6 @@ import { ApiError } from "../../errors.ts";
 
 /** The store's operations not yet built on PostgreSQL. */
 export type NotYet =
-  | "insertRecords"
-  | "uploadTable"
-  | "uploadCsv"
   | "updateTable"
   | "updateRecords"
   | "deleteRecords"
@@ -23,9 +20,6 @@ export type NotYet =
 
 /** What each operation is called in a message. */
 const WHAT: Record<NotYet, string> = {
-  insertRecords: "Inserting records",
-  uploadTable: "Uploading a table from JSON",
-  uploadCsv: "Uploading a table from CSV",
   updateTable: "Updating a table's definition",
   updateRecords: "Updating records",
   deleteRecords: "Deleting records",

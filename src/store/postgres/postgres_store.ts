@@ -16,19 +16,24 @@ import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { Logger } from "../../log.ts";
 import type {
+  ArrivingRows,
+  CsvSource,
   KeptAnswer,
   KeyedWrite,
   ListTablesOptions,
   ListTemplatesOptions,
   LoadCounts,
   NewTemplate,
+  OnConflict,
   QueryPage,
   RecordsPage,
   RecordsSummary,
   ResultColumn,
+  RowsSource,
   Store,
   TableListing,
   UpdateHow,
+  UploadOptions,
 } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { Database } from "./database.ts";
@@ -36,9 +41,12 @@ import * as health from "./health.ts";
 import * as answers from "./idempotency.ts";
 import { bootstrap } from "./metadata.ts";
 import { notYet } from "./not_yet.ts";
+import * as records from "./records.ts";
 import * as schemas from "./schemas.ts";
 import * as tables from "./tables.ts";
 import * as templates from "./templates.ts";
+import * as uploads from "./uploads.ts";
+import { openStaging } from "../duckdb/mod.ts";
 
 /** How to reach the database, and where to report what fails after a commit. */
 export interface PostgresStoreOptions {
@@ -47,6 +55,11 @@ export interface PostgresStoreOptions {
   /** Most connections the store holds at once; 10 unless told. */
   readonly maxConnections?: number;
   readonly logger?: Logger;
+  /**
+   * The directory request bodies are spooled to, where loads stage their rows; a temporary
+   * one of the store's own when absent.
+   */
+  readonly spoolDir?: string;
 }
 
 /**
@@ -55,21 +68,35 @@ export interface PostgresStoreOptions {
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const database = await Database.open(options);
+  const ownDir = options.spoolDir === undefined
+    ? await Deno.realPath(await Deno.makeTempDir({ prefix: "pg-staging-" }))
+    : undefined;
+  const spoolDir = options.spoolDir ?? ownDir!;
+  let staging;
   try {
     await database.withSession(bootstrap);
+    staging = await openStaging({ spoolDir, tempDir: spoolDir });
   } catch (error) {
     await database.close().catch(() => {});
+    if (ownDir) await Deno.remove(ownDir, { recursive: true }).catch(() => {});
     throw error;
   }
-  return new PostgresStore({ database, logger: options.logger });
+  const close = async () => {
+    await staging.close();
+    if (ownDir) await Deno.remove(ownDir, { recursive: true }).catch(() => {});
+  };
+  return new PostgresStore({ database, logger: options.logger, staging }, close);
 }
 
 /** Tables, schemas and their metadata in one PostgreSQL database. */
 export class PostgresStore implements Store {
   readonly #context: StoreContext;
 
-  constructor(context: StoreContext) {
+  readonly #closeStaging: () => Promise<void>;
+
+  constructor(context: StoreContext, closeStaging = () => context.staging.close()) {
     this.#context = context;
+    this.#closeStaging = closeStaging;
   }
 
   listSchemas(visible?: readonly string[]): Promise<string[]> {
@@ -114,16 +141,29 @@ export class PostgresStore implements Store {
     return tables.dropTable(this.#context, ref, keyed);
   }
 
-  insertRecords(): Promise<{ table: Table } & LoadCounts> {
-    return notYet("insertRecords");
+  insertRecords(
+    ref: TableRef,
+    rows: ArrivingRows,
+    onConflict: OnConflict,
+    keyed?: KeyedWrite<{ table: Table } & LoadCounts>,
+  ): Promise<{ table: Table } & LoadCounts> {
+    return records.insertRecords(this.#context, ref, rows, onConflict, keyed);
   }
 
-  uploadTable(): Promise<{ table: Table; inserted: number }> {
-    return notYet("uploadTable");
+  uploadTable(
+    ref: TableRef,
+    rows: RowsSource,
+    options: UploadOptions,
+  ): Promise<{ table: Table; inserted: number }> {
+    return uploads.uploadTable(this.#context, ref, rows, options);
   }
 
-  uploadCsv(): Promise<{ table: Table; inserted: number }> {
-    return notYet("uploadCsv");
+  uploadCsv(
+    ref: TableRef,
+    csv: CsvSource,
+    options: UploadOptions,
+  ): Promise<{ table: Table; inserted: number }> {
+    return uploads.uploadCsv(this.#context, ref, csv, options);
   }
 
   updateRecords(): Promise<{ table: Table; updated: number }> {
@@ -213,7 +253,8 @@ export class PostgresStore implements Store {
     return health.memoryByUse(this.#context.database);
   }
 
-  close(): Promise<void> {
-    return this.#context.database.close();
+  async close(): Promise<void> {
+    await this.#context.database.close();
+    await this.#closeStaging();
   }
 }

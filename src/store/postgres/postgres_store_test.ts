@@ -431,7 +431,6 @@ Deno.test({
             501,
             /Reading records \(readRecords\) is not yet available on PostgreSQL/,
           );
-          await rejectsWith(store.insertRecords(), 501, /insertRecords/);
           await rejectsWith(store.updateTable(), 501, /updateTable/);
           await rejectsWith(store.readQuery(), 501, /readQuery/);
         });
