@@ -15,10 +15,11 @@ import { Database, type Session } from "./database.ts";
 import { inferPlan, MoreKeys } from "./inference.ts";
 import { explainLoadFailure } from "./load_errors.ts";
 import { keysOutside, mapRowKeys } from "./row_keys.ts";
-import { loadRows } from "./rows.ts";
+import { aliases, loadRows, numbered } from "./rows.ts";
 import { type RowsFile, withLocalFile } from "./sources.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { type NestedType, parseType } from "./types.ts";
+import { readAs } from "./values.ts";
 
 /** Rows staged for another engine: a CSV file (no header) of some of the target's columns. */
 export interface StagedRows {
@@ -52,6 +53,12 @@ export interface StagingRows {
    * rows that cannot be read.
    */
   stage(table: Table, onConflict: OnConflict): Promise<StagedRows>;
+  /**
+   * For explaining a key conflict: a CSV file (the caller removes it) of each row's number
+   * (0-based) and its values of `key`'s columns of `table`; undefined when the rows do not
+   * give every column of the key.
+   */
+  keyRows(table: Table, key: readonly string[]): Promise<string | undefined>;
 }
 
 /** An in-memory DuckDB that stages rows for another engine. */
@@ -114,6 +121,30 @@ function stagingRows(database: Database, spoolDir: string, first: RowsFile): Sta
         file = error.complete(file);
         return await stageOnce(database, spoolDir, table, file, onConflict);
       }
+    },
+    async keyRows(table, key) {
+      const shadow = await database.withSession((session) => shadowTable(session, table));
+      const mapping = await mapRowKeys(database, shadow, file);
+      const names = aliases(mapping);
+      const positions = key.map((k) => mapping.findIndex((m) => m.column.name === k));
+      if (positions.some((i) => i < 0)) return undefined;
+      const values = positions.map((i) =>
+        csvText(
+          readAs(mapping[i]!.column.type).expression(names[i]!),
+          parseType(mapping[i]!.column.type),
+        )
+      );
+      const path = `${spoolDir}/${crypto.randomUUID()}.csv`;
+      const typed = numbered(file, mapping, (m) => readAs(m.column.type).type);
+      await database.withSession((session) =>
+        session.run(
+          `COPY (SELECT row_number_ - 1, ${values.join(", ")} FROM ${typed}) TO ${
+            quoteLiteral(path)
+          } (FORMAT csv, HEADER false, FORCE_QUOTE *)`,
+          [file.path],
+        )
+      );
+      return path;
     },
   };
 }

@@ -204,7 +204,15 @@ Deno.test({
             409,
             /Rows conflict with a primary key or unique constraint of table "T": Key \(id\) already exists/,
           );
-          assert.equal(exists.details?.[0]?.column, "id");
+          assert.deepEqual(exists.details, [
+            { row: 1, column: "id", message: 'Key (id) already exists (constraint "T_pkey")' },
+          ]);
+          const both = await rejectsWith(
+            insert(bench, [{ id: 4 }, { id: 1 }, { id: 5 }, { id: 5 }]),
+            409,
+            /Key \(id\) already exists/,
+          );
+          assert.deepEqual(both.details?.map((d) => d.row), [1, 3]);
           const repeat = await rejectsWith(
             insert(bench, [{ id: 5 }, { id: 5 }]),
             409,

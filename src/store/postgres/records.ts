@@ -8,10 +8,12 @@
 
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
+import type { StagingRows } from "../duckdb/mod.ts";
 import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { conflictKey, copyStaged } from "./copy_rows.ts";
 import { keepAnswer } from "./idempotency.ts";
+import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { existingTable } from "./tables.ts";
@@ -33,8 +35,18 @@ export async function insertRecords(
   keyed?: KeyedWrite<Inserted>,
 ): Promise<Inserted> {
   const source = await rows.whole();
-  return await staging.withRows(source, (held) =>
-    database.transaction(async (session) => {
+  return await staging.withRows(source, async (held) => {
+    try {
+      return await load(held);
+    } catch (error) {
+      // Which rows clash is asked after the rollback, as on DuckDB.
+      if (onConflict !== "fail" || !isKeyConflict(error)) throw error;
+      throw await explainKeyConflict(database, ref, held, error);
+    }
+  });
+
+  function load(held: StagingRows): Promise<Inserted> {
+    return database.transaction(async (session) => {
       await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")]);
       const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
       if (onConflict !== "fail" && !conflictKey(table)) {
@@ -51,5 +63,6 @@ export async function insertRecords(
       } finally {
         await Deno.remove(staged.path).catch(() => {});
       }
-    }));
+    });
+  }
 }

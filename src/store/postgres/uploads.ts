@@ -18,6 +18,7 @@ import type { Session } from "./database.ts";
 import { buildTable, checkColumns } from "./ddl.ts";
 import { copyStaged } from "./copy_rows.ts";
 import { keepAnswer } from "./idempotency.ts";
+import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { findTable, forgetTables, type TableRow } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
@@ -59,6 +60,9 @@ async function uploadInferring(
   try {
     return await upload(context, ref, held, options, false);
   } catch (error) {
+    if (options.ifExists === "append" && isKeyConflict(error)) {
+      throw await explainKeyConflict(context.database, ref, held, error);
+    }
     if (
       options.plan || !(error instanceof ApiError) || error.status !== 422 ||
       error.type !== "invalid_data"
