@@ -187,6 +187,15 @@ Deno.test({
               },
             ]);
             await rejectsWith(insert(bench, [{ id: 3, nope: 1 }]), 422, /nope/);
+            const S = { schema: "public", name: "S" };
+            await create(bench.store, { columns: [{ name: "s", type: "varchar(3)" }] }, S);
+            // Only PostgreSQL checks a length; DuckDB ignores it.
+            await rejectsWith(
+              insert(bench, [{ s: "abc" }, { s: "abcd" }], "fail", S),
+              422,
+              /Rows do not fit table "S": value too long/,
+            );
+            assert.deepEqual(await rows(bench.db, `SELECT * FROM "S"`), []);
             assert.deepEqual(await rows(bench.db, `SELECT id FROM "T"`), [{ id: 1 }]);
           });
         },
