@@ -7,3 +7,10 @@
 
 export { type DuckDBStore, openStore, type StoreOptions } from "./duckdb_store.ts";
 export { type ParquetColumn, writeParquet } from "./parquet_writer.ts";
+export {
+  type InferredColumn,
+  openStaging,
+  type StagedRows,
+  type Staging,
+  type StagingRows,
+} from "./staging.ts";

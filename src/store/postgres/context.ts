@@ -7,6 +7,7 @@
  */
 
 import type { Logger } from "../../log.ts";
+import type { Staging } from "../duckdb/mod.ts";
 import type { Database } from "./database.ts";
 
 /** The state every operation of the store works with. */
@@ -14,9 +15,8 @@ export interface StoreContext {
   readonly database: Database;
   /** Where the store reports what fails after a change has committed. */
   readonly logger?: Logger;
-  /**
-   * A directory for the store's own files (a Parquet result is written there by DuckDB); a
-   * temporary directory per use when absent.
-   */
-  readonly spoolDir?: string;
+  /** The store's own directory for files: staged loads, Parquet results. */
+  readonly spoolDir: string;
+  /** Reads, checks and converts the rows of loads before they are copied in. */
+  readonly staging: Staging;
 }

@@ -6,8 +6,12 @@
  * @module
  */
 
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 // @ts-types="@types/pg"
 import pg from "pg";
+// @ts-types="@types/pg-copy-streams"
+import { from as copyFrom } from "pg-copy-streams";
 import type { Logger } from "../../log.ts";
 import { explained } from "./engine_errors.ts";
 
@@ -36,6 +40,8 @@ export interface Session {
    * exactly as the server wrote them (a timestamp's microseconds, a numeric's digits).
    */
   texts(sql: string, params?: readonly Param[]): Promise<TextResult>;
+  /** Runs one `COPY … FROM STDIN` fed with `bytes`; answers the number of rows it copied. */
+  copyIn(sql: string, bytes: ReadableStream<Uint8Array>): Promise<number>;
 }
 
 /** A result as {@link Session.texts} gives it. */
@@ -170,6 +176,11 @@ function sessionOf(client: pg.PoolClient): Session {
         })),
         rows: result.rows,
       };
+    },
+    async copyIn(sql, bytes) {
+      const copy = client.query(copyFrom(sql));
+      await pipeline(Readable.fromWeb(bytes as never), copy);
+      return Number(copy.rowCount);
     },
   };
 }

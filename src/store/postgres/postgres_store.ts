@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL implementation of {@link Store}: it opens the database and holds what the
  * operations share; each operation lives in the file of its job (schemas.ts, tables.ts,
- * templates.ts, idempotency.ts, health.ts), and those not built yet answer 501
- * (not_yet.ts).
+ * update.ts, records.ts, uploads.ts, record_reads.ts, record_changes.ts, record_summary.ts,
+ * exports.ts, queries.ts, templates.ts, idempotency.ts, health.ts).
  *
  * Several instances of the service may share one database: every change takes advisory
  * locks in its own transaction (locks.ts), and nothing read from the database is kept
@@ -12,19 +12,22 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
-import type { Filter } from "../../catalog/filters.ts";
+import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import type { Logger } from "../../log.ts";
 import type {
+  ArrivingRows,
   ColumnChange,
+  CsvSource,
   KeptAnswer,
   KeyedWrite,
   ListTablesOptions,
   ListTemplatesOptions,
   LoadCounts,
   NewTemplate,
+  OnConflict,
   QueryPage,
   QueryRequest,
   RecordsPage,
@@ -33,24 +36,29 @@ import type {
   ResultColumn,
   ResultFormat,
   RowChoice,
+  RowsSource,
   Store,
   TableListing,
   UpdateHow,
+  UploadOptions,
 } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { Database } from "./database.ts";
 import * as health from "./health.ts";
 import * as answers from "./idempotency.ts";
 import { bootstrap } from "./metadata.ts";
-import { notYet } from "./not_yet.ts";
+import { openStaging } from "../duckdb/mod.ts";
+import * as exports from "./exports.ts";
 import * as queries from "./queries.ts";
 import * as recordChanges from "./record_changes.ts";
 import * as reads from "./record_reads.ts";
 import * as summary from "./record_summary.ts";
+import * as records from "./records.ts";
 import * as schemas from "./schemas.ts";
 import * as tables from "./tables.ts";
 import * as templates from "./templates.ts";
 import * as update from "./update.ts";
+import * as uploads from "./uploads.ts";
 
 /** How to reach the database, and where to report what fails after a commit. */
 export interface PostgresStoreOptions {
@@ -59,7 +67,10 @@ export interface PostgresStoreOptions {
   /** Most connections the store holds at once; 10 unless told. */
   readonly maxConnections?: number;
   readonly logger?: Logger;
-  /** Where the store writes its own files (Parquet results); see {@link StoreContext}. */
+  /**
+   * The directory request bodies are spooled to, where loads stage their rows and results are
+   * written as Parquet; a temporary one of the store's own when absent.
+   */
   readonly spoolDir?: string;
 }
 
@@ -69,21 +80,35 @@ export interface PostgresStoreOptions {
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const database = await Database.open(options);
+  const ownDir = options.spoolDir === undefined
+    ? await Deno.realPath(await Deno.makeTempDir({ prefix: "pg-staging-" }))
+    : undefined;
+  const spoolDir = options.spoolDir ?? ownDir!;
+  let staging;
   try {
     await database.withSession(bootstrap);
+    staging = await openStaging({ spoolDir, tempDir: spoolDir });
   } catch (error) {
     await database.close().catch(() => {});
+    if (ownDir) await Deno.remove(ownDir, { recursive: true }).catch(() => {});
     throw error;
   }
-  return new PostgresStore({ database, logger: options.logger, spoolDir: options.spoolDir });
+  const close = async () => {
+    await staging.close();
+    if (ownDir) await Deno.remove(ownDir, { recursive: true }).catch(() => {});
+  };
+  return new PostgresStore({ database, logger: options.logger, staging, spoolDir }, close);
 }
 
 /** Tables, schemas and their metadata in one PostgreSQL database. */
 export class PostgresStore implements Store {
   readonly #context: StoreContext;
 
-  constructor(context: StoreContext) {
+  readonly #closeStaging: () => Promise<void>;
+
+  constructor(context: StoreContext, closeStaging = () => context.staging.close()) {
     this.#context = context;
+    this.#closeStaging = closeStaging;
   }
 
   listSchemas(visible?: readonly string[]): Promise<string[]> {
@@ -132,16 +157,29 @@ export class PostgresStore implements Store {
     return tables.dropTable(this.#context, ref, keyed);
   }
 
-  insertRecords(): Promise<{ table: Table } & LoadCounts> {
-    return notYet("insertRecords");
+  insertRecords(
+    ref: TableRef,
+    rows: ArrivingRows,
+    onConflict: OnConflict,
+    keyed?: KeyedWrite<{ table: Table } & LoadCounts>,
+  ): Promise<{ table: Table } & LoadCounts> {
+    return records.insertRecords(this.#context, ref, rows, onConflict, keyed);
   }
 
-  uploadTable(): Promise<{ table: Table; inserted: number }> {
-    return notYet("uploadTable");
+  uploadTable(
+    ref: TableRef,
+    rows: RowsSource,
+    options: UploadOptions,
+  ): Promise<{ table: Table; inserted: number }> {
+    return uploads.uploadTable(this.#context, ref, rows, options);
   }
 
-  uploadCsv(): Promise<{ table: Table; inserted: number }> {
-    return notYet("uploadCsv");
+  uploadCsv(
+    ref: TableRef,
+    csv: CsvSource,
+    options: UploadOptions,
+  ): Promise<{ table: Table; inserted: number }> {
+    return uploads.uploadCsv(this.#context, ref, csv, options);
   }
 
   updateRecords(
@@ -178,8 +216,12 @@ export class PostgresStore implements Store {
     return summary.summarizeRecords(this.#context, ref, filters, select);
   }
 
-  exportRecords(): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
-    return notYet("exportRecords");
+  exportRecords(
+    ref: TableRef,
+    format: ResultFormat,
+    read?: ReadQuery,
+  ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
+    return exports.exportRecords(this.#context, ref, format, read);
   }
 
   readQuery(request: QueryRequest, limit: number): Promise<QueryPage> {
@@ -249,7 +291,8 @@ export class PostgresStore implements Store {
     return health.memoryByUse(this.#context.database);
   }
 
-  close(): Promise<void> {
-    return this.#context.database.close();
+  async close(): Promise<void> {
+    await this.#context.database.close();
+    await this.#closeStaging();
   }
 }

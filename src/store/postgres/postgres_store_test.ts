@@ -424,17 +424,6 @@ Deno.test({
         },
       );
 
-      await t.step("the operations not yet built answer 501 naming themselves", async () => {
-        await withStore(server, async (store) => {
-          await rejectsWith(
-            store.exportRecords(),
-            501,
-            /Exporting records \(exportRecords\) is not yet available on PostgreSQL/,
-          );
-          await rejectsWith(store.insertRecords(), 501, /insertRecords/);
-        });
-      });
-
       await t.step(
         "ready(), healthy(), openTransactions() and memoryByUse() report the database",
         async () => {

@@ -8,6 +8,7 @@ import {
 } from "../../../tests/helpers/postgres.ts";
 import type { StoreContext } from "./context.ts";
 import { Database } from "./database.ts";
+import { openStaging } from "../duckdb/mod.ts";
 import { readQuery, streamQuery } from "./queries.ts";
 
 const postgres = await startTestPostgres();
@@ -33,7 +34,8 @@ Deno.test({
     const server = postgres as TestPostgres;
     const database = await Database.open({ url: await freshDatabase(server), maxConnections: 2 });
     const spoolDir = await Deno.realPath(await Deno.makeTempDir());
-    const context: StoreContext = { database, spoolDir };
+    const staging = await openStaging({ spoolDir, tempDir: spoolDir });
+    const context: StoreContext = { database, spoolDir, staging };
     try {
       await database.withSession((s) =>
         s.run(`CREATE TABLE public.t (
@@ -203,6 +205,7 @@ Deno.test({
         await assert.rejects(new Response(stream).text(), /longer than 1.5 s/);
       });
     } finally {
+      await staging.close();
       await database.close();
       await Deno.remove(spoolDir, { recursive: true });
       await server.stop();

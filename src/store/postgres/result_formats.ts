@@ -383,7 +383,7 @@ export function parquetType(postgres: string): string {
  * streamed from that file, whose name (and the spool's) is gone once it is open.
  */
 async function parquet(context: StoreContext, cursor: Cursor, batch: number) {
-  const dir = context.spoolDir ?? await Deno.realPath(await Deno.makeTempDir());
+  const dir = context.spoolDir;
   const id = crypto.randomUUID();
   const spool = `${dir}/result-${id}.csv`;
   const out = `${dir}/result-${id}.parquet`;
@@ -417,7 +417,6 @@ async function parquet(context: StoreContext, cursor: Cursor, batch: number) {
   } finally {
     await Deno.remove(spool).catch(() => {});
     await Deno.remove(out).catch(() => {});
-    if (context.spoolDir === undefined) await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
   return {
     columns: cursor.columns.map(({ name, type }) => ({ name, type })),

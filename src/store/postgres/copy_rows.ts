@@ -1,0 +1,155 @@
+/**
+ * Staged rows into a PostgreSQL table: one `COPY … FROM STDIN (FORMAT csv)` of the staged
+ * CSV file, and for `skip` and `update` one `INSERT … SELECT … ON CONFLICT` from a temporary
+ * table the file is copied into. The constraint errors PostgreSQL raises become the answers
+ * the DuckDB store gives for the same rows.
+ *
+ * @module
+ */
+
+import type { Table } from "../../catalog/model.ts";
+import { ApiError } from "../../errors.ts";
+import type { StagedRows } from "../duckdb/mod.ts";
+import type { LoadCounts, OnConflict } from "../store.ts";
+import type { Session } from "./database.ts";
+import { qualified, quoteIdent } from "./sql.ts";
+
+/** The key `update` and `skip` resolve conflicts on: the primary key, else the only unique one. */
+export function conflictKey(table: Table): readonly string[] | undefined {
+  if (table.constraints.primary_key) return table.constraints.primary_key.columns;
+  if (table.constraints.unique.length === 1) return table.constraints.unique[0]!.columns;
+  return undefined;
+}
+
+/**
+ * Copies staged rows into `table` in the session's transaction, resolving key conflicts as
+ * `onConflict` says, and counts them as the DuckDB store does: `skipped` and `updated` are
+ * the rows sent that were not inserted. PostgreSQL fills the columns the rows lack (serials,
+ * defaults). Constraint errors are thrown as the contract's answers ({@link loadFailure}).
+ */
+export async function copyStaged(
+  session: Session,
+  table: Table,
+  staged: StagedRows,
+  onConflict: OnConflict,
+): Promise<LoadCounts> {
+  try {
+    const inserted = await insert(session, table, staged, onConflict);
+    if (onConflict === "skip") return { inserted, skipped: staged.sent - inserted };
+    if (onConflict === "update") return { inserted, updated: staged.sent - inserted };
+    return { inserted };
+  } catch (error) {
+    throw loadFailure(table, error);
+  }
+}
+
+async function insert(
+  session: Session,
+  table: Table,
+  staged: StagedRows,
+  onConflict: OnConflict,
+): Promise<number> {
+  if (staged.rows === 0) return 0;
+  const target = qualified(table.schema, table.name);
+  const columns = staged.columns.map(quoteIdent).join(", ");
+  const conflict = onConflictClause(table, staged, onConflict);
+  if (staged.columns.length === 0) {
+    // Rows without keys: every column takes its default, once per row.
+    return await session.run(
+      `INSERT INTO ${target} SELECT FROM generate_series(1, $1::bigint) ${conflict}`,
+      [staged.rows],
+    );
+  }
+  if (onConflict === "fail") {
+    return await session.copyIn(
+      `COPY ${target} (${columns}) FROM STDIN (FORMAT csv)`,
+      await fileStream(staged.path),
+    );
+  }
+  const temporary = quoteIdent(`_load_${crypto.randomUUID().replaceAll("-", "")}`);
+  await session.run(
+    `CREATE TEMPORARY TABLE ${temporary} ON COMMIT DROP AS SELECT ${columns} FROM ${target} WITH NO DATA`,
+  );
+  await session.copyIn(
+    `COPY ${temporary} (${columns}) FROM STDIN (FORMAT csv)`,
+    await fileStream(staged.path),
+  );
+  // xmax is 0 for a row this statement inserted, not for one it updated.
+  const [row] = await session.rows(
+    `WITH written AS (INSERT INTO ${target} (${columns}) SELECT ${columns} FROM ${temporary}
+       ${conflict} RETURNING (xmax = 0) AS fresh)
+     SELECT count(*) FILTER (WHERE fresh) AS inserted FROM written`,
+  );
+  await session.run(`DROP TABLE ${temporary}`);
+  return Number(row!.inserted);
+}
+
+function onConflictClause(table: Table, staged: StagedRows, onConflict: OnConflict): string {
+  if (onConflict === "fail") return "";
+  if (onConflict === "skip") return "ON CONFLICT DO NOTHING";
+  const key = conflictKey(table)!;
+  const rest = staged.columns.filter((c) => !key.includes(c));
+  return rest.length === 0 || !key.every((k) => staged.columns.includes(k))
+    ? "ON CONFLICT DO NOTHING"
+    : `ON CONFLICT (${key.map(quoteIdent).join(", ")}) DO UPDATE SET ${
+      rest.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(", ")
+    }`;
+}
+
+async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
+  return (await Deno.open(path)).readable;
+}
+
+/** The fields of a PostgreSQL error read here. */
+interface EngineError {
+  readonly code?: string;
+  readonly message: string;
+  readonly detail?: string;
+  readonly constraint?: string;
+  readonly column?: string;
+}
+
+/**
+ * The answer for a load PostgreSQL refused, worded as the DuckDB store words it: 409 for a
+ * key that already exists, 422 for a foreign key no row has, a null in a NOT NULL column or
+ * a value the column cannot take; anything else as it is.
+ */
+export function loadFailure(table: Table, error: unknown): unknown {
+  if (error instanceof ApiError || !(error instanceof Error)) return error;
+  const { code, message, detail, constraint, column } = error as EngineError;
+  const said = detail ? `${message} (${detail})` : message;
+  switch (code) {
+    case "23505": {
+      const keys = [
+        ...(table.constraints.primary_key ? [table.constraints.primary_key] : []),
+        ...table.constraints.unique,
+      ];
+      const key = keys.find((k) => k.name === constraint);
+      const columns = key?.columns.join(", ") ?? /^Key \((.*)\)=/.exec(detail ?? "")?.[1] ?? "";
+      const what = `Key (${columns}) already exists (constraint "${key?.name ?? constraint}")`;
+      return ApiError.conflict(
+        `Rows conflict with a primary key or unique constraint of table "${table.name}": ${what}`,
+        [{ column: columns, message: detail ? `${what}: ${detail}` : what }],
+      );
+    }
+    case "23503":
+      return ApiError.invalidData(`Rows violate a foreign key of table "${table.name}": ${said}`);
+    case "23502":
+      return ApiError.invalidData(
+        `Rows do not fit table "${table.name}": ${said}`,
+        column
+          ? [{ column, message: "Column is NOT NULL but the value is null or missing" }]
+          : undefined,
+      );
+    case "23514":
+    case "22P02":
+    case "22003":
+    case "22007":
+    case "22008":
+    case "22001":
+    case "22023":
+    case "22P05":
+      return ApiError.invalidData(`Rows do not fit table "${table.name}": ${said}`);
+  }
+  return error;
+}

@@ -1,0 +1,47 @@
+/**
+ * A table's records streamed as a file (CSV, NDJSON, JSON, Parquet): the SELECT of
+ * record_filters.ts run by the streamer of result_formats.ts, in one snapshot.
+ *
+ * @module
+ */
+
+import type { ReadQuery } from "../../catalog/filters.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
+import type { ResultFormat } from "../store.ts";
+import type { StoreContext } from "./context.ts";
+import type { Param } from "./database.ts";
+import { onDescribedTable } from "./record_reads.ts";
+import { checkValues, filterValueChecks, recordsSelect } from "./record_filters.ts";
+import { streamSelect } from "./result_formats.ts";
+
+const ALL: ReadQuery = { filters: [], order: [], count: "none" };
+
+/**
+ * The records `read` chooses (all by default) in `format`, in its order (record order by
+ * default), from the snapshot in which the table was described: the stream's transaction
+ * holds the table's shared lock, so its definition cannot change under the export.
+ *
+ * @throws {ApiError} 400 for a filter value its column's type cannot take; 404 for no such
+ * table.
+ */
+export async function exportRecords(
+  context: StoreContext,
+  ref: TableRef,
+  format: ResultFormat,
+  read: ReadQuery = ALL,
+): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
+  let described: Table | undefined;
+  const { stream } = await streamSelect(
+    context,
+    (session) =>
+      onDescribedTable(session, ref, async (table) => {
+        described = table;
+        await checkValues(session, filterValueChecks(table, read.filters));
+        const params: unknown[] = [];
+        const { sql } = recordsSelect(table, read, params);
+        return { sql, params: params as Param[] };
+      }),
+    format,
+  );
+  return { table: described!, stream };
+}

@@ -1,0 +1,183 @@
+/**
+ * Uploads on PostgreSQL: creating, replacing or appending to a table from JSON rows or a CSV
+ * file, with the columns inferred from the rows (by the DuckDB staging) when no definition is
+ * given. One transaction: a failed upload leaves no table, or the old one as it was.
+ *
+ * @module
+ */
+
+import { planTable, type TablePlan } from "../../catalog/definition.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
+import { nameKey } from "../../catalog/names.ts";
+import { parseType } from "../../catalog/types.ts";
+import { ApiError, type ErrorDetail } from "../../errors.ts";
+import type { InferredColumn, StagingRows } from "../duckdb/mod.ts";
+import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
+import type { StoreContext } from "./context.ts";
+import type { Session } from "./database.ts";
+import { buildTable, checkColumns } from "./ddl.ts";
+import { copyStaged } from "./copy_rows.ts";
+import { keepAnswer } from "./idempotency.ts";
+import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
+import { schemaLock, tableLock, takeLocks } from "./locks.ts";
+import { findTable, forgetTables, type TableRow } from "./metadata.ts";
+import { referencingTables } from "./metadata_constraints.ts";
+import { describeTables } from "./metadata_describe.ts";
+import { existingSchema } from "./schemas.ts";
+import { qualified } from "./sql.ts";
+import { postgresType } from "./types.ts";
+
+/** What an upload answers. */
+type Uploaded = { table: Table; inserted: number };
+
+/** Creates (or replaces, or appends to) a table from JSON rows, in one transaction. */
+export function uploadTable(
+  context: StoreContext,
+  ref: TableRef,
+  rows: RowsSource,
+  options: UploadOptions,
+): Promise<Uploaded> {
+  return context.staging.withRows(rows, (held) => uploadInferring(context, ref, held, options));
+}
+
+/** {@link uploadTable} from a CSV file: delimiter, quoting and, without a plan, types sniffed. */
+export function uploadCsv(
+  context: StoreContext,
+  ref: TableRef,
+  csv: CsvSource,
+  options: UploadOptions,
+): Promise<Uploaded> {
+  return context.staging.withCsv(csv, (held) => uploadInferring(context, ref, held, options));
+}
+
+/** An upload tried once more, with types inferred from every row, when a sample's types fail. */
+async function uploadInferring(
+  context: StoreContext,
+  ref: TableRef,
+  held: StagingRows,
+  options: UploadOptions,
+): Promise<Uploaded> {
+  try {
+    return await upload(context, ref, held, options, false);
+  } catch (error) {
+    if (options.ifExists === "append" && isKeyConflict(error)) {
+      throw await explainKeyConflict(context.database, ref, held, error);
+    }
+    if (
+      options.plan || !(error instanceof ApiError) || error.status !== 422 ||
+      error.type !== "invalid_data"
+    ) {
+      throw error;
+    }
+    return await upload(context, ref, held, options, true);
+  }
+}
+
+function upload(
+  { database }: StoreContext,
+  ref: TableRef,
+  held: StagingRows,
+  options: UploadOptions,
+  inferFromAll: boolean,
+): Promise<Uploaded> {
+  return database.transaction(async (session) => {
+    await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
+    const schema = await existingSchema(session, ref.schema);
+    const existing = await findTable(session, { schema, name: ref.name });
+    const at = { schema, name: existing?.name ?? ref.name };
+    if (existing && options.ifExists === "fail") {
+      throw ApiError.conflict(
+        `Table "${at.schema}.${at.name}" already exists; use if_exists=replace or append`,
+      );
+    }
+    let table: Table;
+    if (existing && options.ifExists === "append") {
+      table = (await describeTables(session, [existing]))[0]!;
+      if (options.plan) checkSameColumns(table, options.plan);
+    } else {
+      const plan = options.plan ?? inferredPlan(at, await held.infer(at, inferFromAll));
+      // Its probes may fail, which would abort this transaction: a session of its own.
+      const checked = await database.withSession((probe) => checkColumns(probe, plan));
+      // The old table goes first, so the new one takes its name and its sequences' names;
+      // readers wait for the commit and then see the new table, never none.
+      if (existing) await dropTableIn(session, existing);
+      table = await buildTable(session, at, plan, checked);
+    }
+    const staged = await held.stage(table, "fail");
+    try {
+      const { inserted } = await copyStaged(session, table, staged, "fail");
+      const result = { table, inserted };
+      if (options.keyed) await keepAnswer(session, options.keyed, result);
+      return result;
+    } finally {
+      await Deno.remove(staged.path).catch(() => {});
+    }
+  });
+}
+
+/**
+ * A plan from inferred columns: each type as PostgreSQL takes it, and where it takes none
+ * (DuckDB infers STRUCTs for objects, nested lists, 128-bit integers) the nearest it has.
+ */
+function inferredPlan(ref: TableRef, columns: readonly InferredColumn[]): TablePlan {
+  return planTable(ref, {
+    columns: columns.map(({ name, type }) => {
+      if (typeof postgresType(parseType(type)) === "string") return { name, type };
+      if (/^U?(HUGEINT|BIGINT)$/.test(type)) return { name, type: "numeric" };
+      if (type === "TIMESTAMP_NS") return { name, type: "timestamp" };
+      return { name, type: "json" };
+    }),
+  });
+}
+
+/** Drops a table being replaced, with its metadata; 409 when another table references it. */
+async function dropTableIn(session: Session, row: TableRow): Promise<void> {
+  const blockers = await referencingTables(session, [row.id]);
+  if (blockers.length > 0) {
+    const first = blockers[0]!;
+    throw ApiError.conflict(
+      `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
+        `of table "${first.schema}.${first.name}" references it`,
+    );
+  }
+  await forgetTables(session, [row.id]);
+  // Its serial columns' sequences are owned by it and go with it.
+  await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
+}
+
+/** 422 unless `plan` has the same columns (names and PostgreSQL types) as the table. */
+function checkSameColumns(table: Table, plan: TablePlan): void {
+  const problems: ErrorDetail[] = [];
+  const existing = new Map(table.columns.map((c) => [nameKey(c.name), c]));
+  for (const column of plan.columns) {
+    const match = existing.get(nameKey(column.name));
+    if (!match) {
+      problems.push({
+        column: column.name,
+        message: `Column "${column.name}" is not in table "${table.name}"`,
+      });
+      continue;
+    }
+    existing.delete(nameKey(column.name));
+    const type = postgresType(column.type);
+    const name = typeof type === "string" ? type : column.type.sql;
+    if (name !== match.type) {
+      problems.push({
+        column: column.name,
+        message: `Column "${column.name}" is ${match.type} in table "${table.name}", not ${name}`,
+      });
+    }
+  }
+  for (const missing of existing.values()) {
+    problems.push({
+      column: missing.name,
+      message: `Column "${missing.name}" of table "${table.name}" is not in the definition`,
+    });
+  }
+  if (problems.length > 0) {
+    throw ApiError.unprocessable(
+      `The definition does not match the existing table "${table.name}": ${problems[0]!.message}`,
+      problems,
+    );
+  }
+}
