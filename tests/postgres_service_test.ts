@@ -54,6 +54,24 @@ Deno.test({
         assert.equal(ndjson.text, '{"id":2,"name":"b,\\"quoted\\""}\n');
         errorOf(await second.request("GET", "table/orders/records/csv?schema=SALES&id=eq.x"), 400);
       });
+      await t.step(
+        "a keyed write is answered once, and its retry on the other instance replays it",
+        async () => {
+          const headers = { "idempotency-key": "load-1" };
+          const body = [{ id: 10, name: "keyed" }];
+          const path = "table/Orders/records?schema=Sales";
+          const answer = await first.request("POST", path, { body, headers });
+          assert.equal(answer.status, 200, answer.text);
+          const again = await second.request("POST", path, { body, headers });
+          assert.equal(again.status, 200, again.text);
+          assert.equal(again.headers.get("idempotent-replayed"), "true");
+          assert.deepEqual(again.body, answer.body);
+          const rows = ok(
+            await second.request("GET", "table/Orders/records?schema=Sales&id=eq.10"),
+          );
+          assert.equal(rows.total, 1);
+        },
+      );
     } finally {
       await second.dispose();
       await first.dispose();

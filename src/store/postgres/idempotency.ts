@@ -12,6 +12,24 @@ import type { KeptAnswer, KeyedWrite, StoredAnswer } from "../store.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 
+/**
+ * `text` as PostgreSQL can hold it: text there cannot contain NUL, which a scope (a token's
+ * subject may hold any character; the route joins its parts with NUL) or a key may. The
+ * escape is reversible, so two different texts never meet.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { storable } from "./idempotency.ts";
+ *
+ * assert.equal(storable("a\u0000b"), "a\\0b");
+ * assert.notEqual(storable("a\u0000b"), storable("a\\0b"));
+ * ```
+ */
+export function storable(text: string): string {
+  return text.replaceAll("\\", "\\\\").replaceAll("\u0000", "\\0");
+}
+
 /** The newest answer kept for `key` in `scope` at or after `since`. */
 export async function findAnswer(
   session: Session,
@@ -23,7 +41,7 @@ export async function findAnswer(
     `SELECT fingerprint, answer FROM ${META}.idempotency_keys
      WHERE scope = $1 AND key = $2 AND created_at >= $3
      ORDER BY created_at DESC LIMIT 1`,
-    [scope, key, since],
+    [storable(scope), storable(key), since],
   );
   const row = rows[0];
   if (!row) return undefined;
@@ -54,8 +72,8 @@ export async function keepAnswers(
     `INSERT INTO ${META}.idempotency_keys (scope, key, fingerprint, answer, created_at)
      SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])`,
     [
-      column((k) => k.scope),
-      column((k) => k.key),
+      column((k) => storable(k.scope)),
+      column((k) => storable(k.key)),
       column((k) => k.fingerprint()),
       column((k, r) => JSON.stringify(k.answer(r))),
       column((k) => k.at),
