@@ -91,6 +91,22 @@ Deno.test({
         },
       );
 
+      await t.step("a table's hidden column of insertion order never shows", async () => {
+        ok(
+          await server.request("POST", "table/notes", {
+            body: { table: { columns: [{ name: "n", type: "integer" }] } },
+          }),
+        );
+        ok(await server.request("POST", "table/notes/records", { body: [{ n: 1 }, { n: 2 }] }));
+        const answer = ok(await query(server, "SELECT * FROM notes ORDER BY n"));
+        assert.deepEqual(answer.columns, [{ name: "n", type: "integer" }]);
+        assert.deepEqual(answer.records, [{ n: 1 }, { n: 2 }]);
+        const csv = await query(server, "SELECT *, n AS m FROM notes ORDER BY n", {
+          search: "?format=csv",
+        });
+        assert.equal(csv.text, "n,m\n1,1\n2,2\n");
+      });
+
       await t.step("an answer has PostgreSQL's types, bound parameters and a limit", async () => {
         const answer = ok(
           await query(server, "SELECT id, amount, id FROM orders WHERE status = $1 ORDER BY id", {

@@ -18,6 +18,7 @@ import { printable } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import type { QueryPage, QueryRequest, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
+import { INSERTION_COLUMN } from "./ddl.ts";
 import type { Session } from "./database.ts";
 import { explained } from "./engine_errors.ts";
 import { checkPostgresQuery, loadPostgresParser } from "./query_guard.ts";
@@ -94,7 +95,7 @@ async function checked(request: QueryRequest): Promise<(session: Session) => Pro
 }
 
 function options(request: QueryRequest): SelectOptions {
-  return { timeoutMs: request.timeoutMs, failure: queryFailure };
+  return { timeoutMs: request.timeoutMs, failure: queryFailure, hidden: INSERTION_COLUMN };
 }
 
 /** At most `limit` rows of a checked query as JSON array text, and whether more followed. */

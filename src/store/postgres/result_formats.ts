@@ -42,6 +42,11 @@ export interface SelectOptions {
   readonly batchRows?: number;
   /** What an error of the query becomes; PostgreSQL's SQLSTATE mapping unless told. */
   readonly failure?: (error: unknown) => unknown;
+  /**
+   * A column name left out of the result wherever the query gives it: the hidden column of
+   * insertion order every table has, which a client's `SELECT *` would otherwise show.
+   */
+  readonly hidden?: string;
 }
 
 /** A streamed result and its columns. */
@@ -58,6 +63,9 @@ interface Column extends ResultColumn {
   readonly oid: number;
   readonly element?: { readonly oid: number };
 }
+
+/** Rows as read: PostgreSQL's text of each value, null for NULL. */
+type Rows = readonly (readonly (string | null)[])[];
 
 /** An open cursor on a held session, its first batch read. */
 interface Cursor {
@@ -299,8 +307,18 @@ async function openCursor(
       query.params ?? [],
     );
     const first = await session.texts(`FETCH FORWARD ${firstRows} FROM ${CURSOR}`);
-    const columns = await describe(session, first.fields);
-    return { columns, first: first.rows, fetch, close, failure };
+    const kept = first.fields.flatMap((f, i) => f.name === options.hidden ? [] : [i]);
+    const shown = kept.length === first.fields.length
+      ? (rows: Rows) => rows
+      : (rows: Rows) => rows.map((row) => kept.map((i) => row[i] ?? null));
+    const columns = await describe(session, kept.map((i) => first.fields[i]!));
+    return {
+      columns,
+      first: shown(first.rows),
+      fetch: async (rows) => shown(await fetch(rows)),
+      close,
+      failure,
+    };
   } catch (error) {
     await close(error);
     throw failure(error);
