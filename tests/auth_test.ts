@@ -189,7 +189,7 @@ Deno.test("auth: a PEM public key pins asymmetric algorithms", async (t) => {
   const now = Math.floor(Date.now() / 1000);
   const pkcs8 = await exportPKCS8(privateKey);
   const rsa = async (alg: string) => await importPKCS8(pkcs8, alg);
-  const sign = (alg: string, key: CryptoKey | Uint8Array) =>
+  const sign = (alg: string, key: Parameters<SignJWT["sign"]>[0]) =>
     new SignJWT({ scope: "tables:read" }).setProtectedHeader({ alg }).setSubject("rsa")
       .setExpirationTime(now + 600)
       .sign(key);
