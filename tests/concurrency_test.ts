@@ -3,6 +3,7 @@ import { samples, value } from "./helpers/metrics.ts";
 import { errorOf, ok, snapshot, TestServer, uploadForm } from "./helpers/server.ts";
 import { beforeDeadline } from "../src/deadline.ts";
 import { runConcurrency } from "./reliability/concurrency.ts";
+import { onDuckDB } from "./helpers/engine.ts";
 
 Deno.test("concurrency: 16 clients for 10 s, no 5xx, no acknowledged row or column lost", async () => {
   const server = await TestServer.start();
@@ -72,7 +73,7 @@ Deno.test("PUT with If-Match applies only to the definition it names", async () 
   }
 });
 
-Deno.test("loads beyond what DuckDB's memory limit holds at once wait their turn, none fails", async () => {
+onDuckDB.test("loads beyond what DuckDB's memory limit holds at once wait their turn, none fails", async () => {
   // 96 MiB holds one load; each JSON reader alone allocates 32 MiB.
   const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "96MiB" });
   try {

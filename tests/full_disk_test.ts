@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { type Answer, assertSpoolEmpty, ok, TestServer } from "./helpers/server.ts";
 import { fill, unmountable, withTmpfs } from "./helpers/tmpfs.ts";
+import { DUCKDB_ONLY } from "./helpers/engine.ts";
 
 /** `count` rows from id `first` on, each with some 200 bytes of text. */
 function rows(first: number, count: number): { id: number; s: string }[] {
@@ -130,8 +131,10 @@ function sumsOf(sizes: readonly number[]): Set<number> {
   return sums;
 }
 
-const ignore = unmountable !== undefined;
-const why = unmountable ? ` (ignored: ${unmountable})` : "";
+// A full DATA_DIR fails DuckDB's file and log; on PostgreSQL the database lives elsewhere.
+const skip = DUCKDB_ONLY.ignore ? "a test of DuckDB's file on a full disk" : unmountable;
+const ignore = skip !== undefined;
+const why = skip ? ` (ignored: ${skip})` : "";
 
 Deno.test({
   name: "A full disk met by a checkpoint carrying a large commit answers it 507, keeps every " +

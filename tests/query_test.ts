@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { type Answer, fingerprint, mint, ok, TestServer } from "./helpers/server.ts";
 import { HOSTILE, type Hostile, LEGITIMATE } from "./fixtures/query_catalogue.ts";
+import { onDuckDB } from "./helpers/engine.ts";
 
 /** The fixture of the guard's catalogue (query_guard_test.ts), made through the API. */
 const TABLES: { schema: string; name: string; columns: [string, string][]; rows: unknown[] }[] = [
@@ -150,7 +151,7 @@ async function startWithFixture(env: Record<string, string>): Promise<TestServer
   return server;
 }
 
-Deno.test("query and exports over HTTP, on the guard's catalogue", async (t) => {
+onDuckDB.test("query and exports over HTTP, on the guard's catalogue", async (t) => {
   const server = await startWithFixture({ QUERY_TIMEOUT_SECONDS: "2" });
   try {
     await steps(t, server);

@@ -9,6 +9,7 @@ import {
   uploadForm,
 } from "./helpers/server.ts";
 import { samples, value } from "./helpers/metrics.ts";
+import { onDuckDB } from "./helpers/engine.ts";
 
 const people = {
   columns: [
@@ -672,7 +673,7 @@ Deno.test("records: the CSV file name carries the export time, shifted by timezo
   }
 });
 
-Deno.test("records: a table loaded in large uploads still exports at the least memory limit", async () => {
+onDuckDB.test("records: a table loaded in large uploads still exports at the least memory limit", async () => {
   // Until a checkpoint, DuckDB keeps a large load's part of the key's index in memory it cannot
   // evict, and the export's sort then ran out of it: the store checkpoints after such loads.
   const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "96MiB" });
@@ -720,7 +721,7 @@ Deno.test("records: a table loaded in large uploads still exports at the least m
   }
 });
 
-Deno.test("records: a large insert leaves no key index held in memory", async () => {
+onDuckDB.test("records: a large insert leaves no key index held in memory", async () => {
   const server = await TestServer.start();
   try {
     ok(

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { ok, runToExit, sha256Hex, TEST_SECRET, TestServer } from "./helpers/server.ts";
+import { onDuckDB } from "./helpers/engine.ts";
 
 /**
  * What a start may add to a data directory before it refuses the database: the empty spool
@@ -95,7 +96,7 @@ function quoted(path: string): string {
   return `"${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}"`;
 }
 
-Deno.test("start-up refuses a damaged DuckDB file with one line, leaving it untouched", async (t) => {
+onDuckDB.test("start-up refuses a damaged DuckDB file with one line, leaving it untouched", async (t) => {
   const original = await realDatabase();
   const parent = await Deno.makeTempDir({ prefix: "startup-test-" });
   const damaged = async (name: string, damage: (bytes: Uint8Array) => Uint8Array) => {
@@ -137,7 +138,7 @@ Deno.test("start-up refuses a damaged DuckDB file with one line, leaving it unto
   }
 });
 
-Deno.test("start-up refuses a file that is not a DuckDB database with one line, leaving it untouched", async (t) => {
+onDuckDB.test("start-up refuses a file that is not a DuckDB database with one line, leaving it untouched", async (t) => {
   const parent = await Deno.makeTempDir({ prefix: "startup-test-" });
   try {
     await t.step("a CSV file", async () => {
@@ -214,7 +215,7 @@ async function makeReadOnly(path: string): Promise<(() => Promise<void>) | strin
   return "neither chmod nor chattr +i stops this user writing";
 }
 
-Deno.test("start-up refuses a data directory or a database file it cannot write", async (t) => {
+onDuckDB.test("start-up refuses a data directory or a database file it cannot write", async (t) => {
   const original = await realDatabase();
   const parent = await Deno.makeTempDir({ prefix: "startup-test-" });
   try {
@@ -262,7 +263,7 @@ Deno.test("start-up refuses a data directory or a database file it cannot write"
   }
 });
 
-Deno.test("start-up on a port in use exits with one line, before it opens the database", async (t) => {
+onDuckDB.test("start-up on a port in use exits with one line, before it opens the database", async (t) => {
   const original = await realDatabase();
   const parent = await Deno.makeTempDir({ prefix: "startup-test-" });
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -288,7 +289,7 @@ Deno.test("start-up on a port in use exits with one line, before it opens the da
   }
 });
 
-Deno.test("start-up refuses a database another instance holds, and leaves that instance alone", async () => {
+onDuckDB.test("start-up refuses a database another instance holds, and leaves that instance alone", async () => {
   const original = await realDatabase();
   const parent = await Deno.makeTempDir({ prefix: "startup-test-" });
   const dir = await dataDirWith(parent, "locked", original);

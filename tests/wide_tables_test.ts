@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import * as XLSX from "xlsx";
 import { errorOf, ok, TestServer, uploadForm } from "./helpers/server.ts";
+import { onDuckDB } from "./helpers/engine.ts";
 
 /** The service's limit on columns per table. */
 const LIMIT = 2000;
@@ -267,7 +268,7 @@ async function checkpointAndRestart(server: TestServer): Promise<void> {
   await server.restart();
 }
 
-Deno.test("in a database of 16 KiB blocks, wide tables take appends after a checkpoint at the default memory limit", async (t) => {
+onDuckDB.test("in a database of 16 KiB blocks, wide tables take appends after a checkpoint at the default memory limit", async (t) => {
   const server = await TestServer.start({ DUCKDB_BLOCK_SIZE: "16KiB" });
   try {
     await t.step("2,000 columns, half of them text", async () => {
@@ -301,7 +302,7 @@ Deno.test("in a database of 16 KiB blocks, wide tables take appends after a chec
   }
 });
 
-Deno.test("a closing checkpoint that runs out of memory is logged and exits 1, and no row is lost", async () => {
+onDuckDB.test("a closing checkpoint that runs out of memory is logged and exits 1, and no row is lost", async () => {
   // 300 columns of 256 KiB blocks at the default 256 MiB: the checkpoint after an append
   // cannot pin a block of each column.
   const server = await TestServer.start();

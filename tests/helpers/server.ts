@@ -9,6 +9,7 @@ import { SignJWT } from "jose";
 import { ConfigError, parseConfig, VARIABLES } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
 import { shutDown, startService, StartupError } from "../../src/server.ts";
+import { dropDatabase, engineEnv } from "./engine.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -49,6 +50,8 @@ export class TestServer {
   #launch: ((env: Record<string, string>) => Deno.ChildProcess) | undefined;
   #stdout = "";
   #stderr = "";
+  /** The PostgreSQL database made for this server, dropped by {@link dispose}. */
+  #database: string | undefined;
 
   private constructor(
     readonly dataDir: string,
@@ -62,7 +65,8 @@ export class TestServer {
 
   /**
    * Starts the service in this process, as `main.ts` would with `env` as its whole
-   * environment: `env` adds to or overrides the test defaults, log lines go to
+   * environment: `env` adds to or overrides the test defaults (with `TEST_ENGINE=postgres`,
+   * a `DATABASE_URL` of a fresh database unless `env` names one), log lines go to
    * {@link stderr} and what it prints to {@link stdout}. For tests of the service's
    * behaviour over HTTP; {@link spawn} for those of its process.
    */
@@ -94,15 +98,23 @@ export class TestServer {
     launch: ((env: Record<string, string>) => Deno.ChildProcess) | undefined,
   ): Promise<TestServer> {
     const dir = dataDir ?? await Deno.makeTempDir({ prefix: "table-service-test-" });
-    const fullEnv = {
+    const engine = env.DATABASE_URL === undefined ? await engineEnv() : {};
+    const fullEnv: Record<string, string> = {
       PORT: "0",
       DATA_DIR: dir,
       AUTH_JWT_SECRET: TEST_SECRET,
       LOG_LEVEL: Deno.env.get("TEST_LOG_LEVEL") ?? "warn",
+      ...engine,
       ...env,
     };
     const server = new TestServer(dir, fullEnv, 0, "", launch);
-    await server.#begin();
+    server.#database = engine.DATABASE_URL;
+    try {
+      await server.#begin();
+    } catch (error) {
+      if (server.#database) await dropDatabase(server.#database);
+      throw error;
+    }
     server.token = fullEnv.AUTH_JWT_SECRET
       ? await mint({ scope: ALL_SCOPES })
       : server.printedToken() ?? "";
@@ -186,7 +198,7 @@ export class TestServer {
     return await this.#run.stop(signal);
   }
 
-  /** Stops and starts again on the same data directory (a new port). */
+  /** Stops and starts again on the same data directory and database (a new port). */
   async restart(): Promise<void> {
     await this.stop();
     this.#stdout = "";
@@ -194,13 +206,15 @@ export class TestServer {
     await this.#begin();
   }
 
-  /** Stops the service and removes its data directory. */
+  /** Stops the service and removes its data directory, and its database on PostgreSQL. */
   async dispose(): Promise<void> {
     await this.stop();
     // Unexpected failures are logged at error level: show them, they explain a failing test.
     const errors = this.#stderr.split("\n").filter((line) => line.includes('"level":"error"'));
     if (errors.length > 0) console.error(errors.join("\n"));
     await Deno.remove(this.dataDir, { recursive: true }).catch(() => {});
+    if (this.#database) await dropDatabase(this.#database);
+    this.#database = undefined;
   }
 
   async #begin(): Promise<void> {

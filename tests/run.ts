@@ -1,0 +1,141 @@
+/**
+ * `deno task test`: the whole suite on DuckDB (unit, doc and HTTP tests), and at the same time
+ * the HTTP suite (`tests/*_test.ts`) with `TEST_ENGINE=postgres` on one throwaway PostgreSQL 15
+ * started here and stopped at the end, even on failure, SIGINT or SIGTERM. The DuckDB run
+ * prints as it goes; the PostgreSQL run's output follows it. Exits non-zero if either fails.
+ * Without postgresql-15 the PostgreSQL run is skipped with one line, unless `REQUIRE_POSTGRES`
+ * is set (CI sets it). Arguments go to both `deno test` commands (`-- --filter auth`).
+ *
+ * @module
+ */
+
+import { postgresMissing, startTestPostgres, type TestPostgres } from "./helpers/postgres.ts";
+
+const ROOT = new URL("../", import.meta.url).pathname;
+
+/**
+ * The slowest files, started first: started last in alphabetical order they kept one CPU busy
+ * alone at the end of the run.
+ */
+const HEAVY = [
+  "tests/crash_test.ts",
+  "tests/wide_tables_test.ts",
+  "tests/rows_test.ts",
+  "tests/concurrency_test.ts",
+  "tests/record_changes_test.ts",
+  "tests/update_test.ts",
+  "tests/coercion_test.ts",
+  "tests/full_disk_test.ts",
+  "tests/update_property_test.ts",
+  "tests/startup_test.ts",
+];
+
+/** The HTTP suite: every `tests/*_test.ts`, the heavy ones first. */
+async function httpSuite(): Promise<string[]> {
+  const rest: string[] = [];
+  for await (const entry of Deno.readDir(`${ROOT}tests`)) {
+    const path = `tests/${entry.name}`;
+    if (entry.isFile && entry.name.endsWith("_test.ts") && !HEAVY.includes(path)) rest.push(path);
+  }
+  return [...HEAVY, ...rest.sort()];
+}
+
+/** A `deno test` run of its own, with this process's environment changed by `env`. */
+function denoTest(args: string[], env: Record<string, string>, piped: boolean): Run {
+  const base = Deno.env.toObject();
+  delete base.TEST_ENGINE;
+  delete base.TEST_POSTGRES_URL;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["test", "--allow-all", "--parallel", "--lock=deno.dev.lock", ...args],
+    cwd: ROOT,
+    env: { ...base, ...env },
+    clearEnv: true,
+    stdout: piped ? "piped" : "inherit",
+    stderr: piped ? "piped" : "inherit",
+  }).spawn();
+  return { child, piped };
+}
+
+/** A `deno test` started, and whether its output is collected or shown as it comes. */
+interface Run {
+  readonly child: Deno.ChildProcess;
+  readonly piped: boolean;
+}
+
+const running = new Set<Deno.ChildProcess>();
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  // The runs end on the signal; this process waits for them, then stops the server.
+  Deno.addSignalListener(signal, () => {
+    for (const child of running) {
+      try {
+        child.kill(signal);
+      } catch {
+        // Already gone.
+      }
+    }
+  });
+}
+
+/** Runs `child` to its end; answers its exit code and, when piped, its output. */
+async function finish({ child, piped }: Run): Promise<{ code: number; output: string }> {
+  running.add(child);
+  try {
+    if (!piped) return { code: (await child.status).code, output: "" };
+    // Both streams into one, chunk by chunk, as a terminal would have shown them.
+    const parts: string[] = [];
+    const collect = async (stream: ReadableStream<Uint8Array> | null) => {
+      if (!stream) return;
+      const decoder = new TextDecoder();
+      for await (const chunk of stream) parts.push(decoder.decode(chunk, { stream: true }));
+    };
+    await Promise.all([collect(child.stdout), collect(child.stderr)]);
+    const { code } = await child.status;
+    return { code, output: parts.join("") };
+  } finally {
+    running.delete(child);
+  }
+}
+
+async function main(extra: string[]): Promise<number> {
+  const duckdbArgs = ["--doc", ...extra, ...HEAVY, "."];
+  const missing = await postgresMissing();
+  let postgres: TestPostgres | string | undefined;
+  if (missing && Deno.env.get("REQUIRE_POSTGRES")) {
+    console.error(`REQUIRE_POSTGRES is set, but ${missing}`);
+    return 1;
+  }
+  if (!missing) postgres = await startTestPostgres();
+  if (typeof postgres !== "object") {
+    console.log(`The HTTP tests on PostgreSQL are skipped: ${missing ?? postgres}`);
+  }
+  try {
+    const duckdb = finish(denoTest(duckdbArgs, {}, false));
+    const onPostgres = typeof postgres === "object"
+      ? finish(
+        denoTest([...extra, ...await httpSuite()], {
+          TEST_ENGINE: "postgres",
+          TEST_POSTGRES_URL: postgres.url,
+        }, true),
+      )
+      : undefined;
+    const [duck, pg] = await Promise.all([duckdb, onPostgres]);
+    if (pg) {
+      console.log("\n=== The HTTP tests on PostgreSQL (TEST_ENGINE=postgres) ===\n");
+      await Deno.stdout.write(new TextEncoder().encode(pg.output));
+    }
+    console.log(`\nDuckDB: ${duck.code === 0 ? "passed" : `failed (exit ${duck.code})`}`);
+    console.log(
+      pg
+        ? `PostgreSQL: ${pg.code === 0 ? "passed" : `failed (exit ${pg.code})`}`
+        : `PostgreSQL: skipped, ${missing ?? postgres}`,
+    );
+    return duck.code === 0 && (pg === undefined || pg.code === 0) ? 0 : 1;
+  } finally {
+    // A run that failed to start or to be read leaves the other one to stop before the server.
+    for (const child of running) child.kill("SIGTERM");
+    await Promise.allSettled([...running].map((child) => child.status));
+    if (typeof postgres === "object") await postgres.stop();
+  }
+}
+
+if (import.meta.main) Deno.exit(await main(Deno.args));
