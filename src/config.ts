@@ -49,6 +49,8 @@ export interface Config {
   readonly duckdbMemoryBytes: number;
   /** DuckDB's block size for a database file it creates; an existing file keeps its own. */
   readonly duckdbBlockBytes: number;
+  /** Threads DuckDB runs a statement on; absent, DuckDB's default: one per CPU core. */
+  readonly duckdbThreads?: number;
   /** Most rows of an uploaded sheet, the header included. */
   readonly maxSheetRows: number;
   /** Most bytes an uploaded spreadsheet may decompress to (also at most 100× its size). */
@@ -192,6 +194,11 @@ const variables = z.object({
         ? undefined
         : "is not one of DuckDB's block sizes (16KiB, 32KiB, 64KiB, 128KiB or 256KiB)",
   ),
+  DUCKDB_THREADS: given.transform((raw, ctx) => {
+    if (raw === undefined) return undefined;
+    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    return n >= 1 && n <= 1024 ? n : problem(ctx, `"${raw}" is not a number of threads (1-1024)`);
+  }),
   MAX_SHEET_ROWS: size(1_048_576),
   MAX_SHEET_BYTES: size(2 * 1024 ** 3),
   METRICS_ACCESS: choice(METRICS_ACCESS, "token"),
@@ -236,6 +243,7 @@ const configSchema = variables
       maxJsonBytes: vars.MAX_JSON_BYTES,
       duckdbMemoryBytes: vars.DUCKDB_MEMORY_LIMIT,
       duckdbBlockBytes: vars.DUCKDB_BLOCK_SIZE,
+      ...(vars.DUCKDB_THREADS === undefined ? {} : { duckdbThreads: vars.DUCKDB_THREADS }),
       maxSheetRows: vars.MAX_SHEET_ROWS,
       maxSheetBytes: vars.MAX_SHEET_BYTES,
       metricsAccess: vars.METRICS_ACCESS,

@@ -12,6 +12,7 @@ Deno.test("parseConfig() applies the documented defaults", () => {
   assert.equal(config.logLevel, "info");
   assert.equal(config.memoryTrimMs, 10_000);
   assert.equal(config.queryTimeoutMs, 30_000);
+  assert.equal(config.duckdbThreads, undefined);
   assert.equal(config.duckdbBlockBytes, 256 * 1024);
   assert.deepEqual(config.auth.key, { kind: "generated", secretPath: "./data/jwt-secret" });
   assert.equal(config.databaseUrl, undefined);
@@ -37,6 +38,7 @@ Deno.test("parseConfig() reads every variable", () => {
     MAX_JSON_BYTES: "512k",
     DUCKDB_MEMORY_LIMIT: "96MiB",
     DUCKDB_BLOCK_SIZE: "16KiB",
+    DUCKDB_THREADS: "3",
     MEMORY_TRIM_SECONDS: "0",
     QUERY_TIMEOUT_SECONDS: "5",
   });
@@ -53,6 +55,7 @@ Deno.test("parseConfig() reads every variable", () => {
   assert.equal(config.maxJsonBytes, 512 * 1024);
   assert.equal(config.duckdbMemoryBytes, 96 * 1024 ** 2);
   assert.equal(config.duckdbBlockBytes, 16 * 1024);
+  assert.equal(config.duckdbThreads, 3);
   assert.equal(config.memoryTrimMs, 0);
   assert.equal(config.queryTimeoutMs, 5_000);
 });
@@ -81,6 +84,8 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ DUCKDB_MEMORY_LIMIT: "64MiB" }, /DUCKDB_MEMORY_LIMIT "64MiB" is below 96MiB/],
     [{ DUCKDB_BLOCK_SIZE: "8KiB" }, /DUCKDB_BLOCK_SIZE "8KiB" is not one of DuckDB's block sizes/],
     [{ DUCKDB_BLOCK_SIZE: "100000" }, /DUCKDB_BLOCK_SIZE "100000"/],
+    [{ DUCKDB_THREADS: "0" }, /DUCKDB_THREADS "0" is not a number of threads/],
+    [{ DUCKDB_THREADS: "two" }, /DUCKDB_THREADS "two"/],
     [{ MEMORY_TRIM_SECONDS: "-1" }, /MEMORY_TRIM_SECONDS "-1"/],
     [{ MEMORY_TRIM_SECONDS: "soon" }, /MEMORY_TRIM_SECONDS "soon"/],
     [{ MEMORY_TRIM_SECONDS: "3601" }, /MEMORY_TRIM_SECONDS "3601"/],

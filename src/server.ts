@@ -125,6 +125,7 @@ export async function startService(
         tempDir: await Deno.realPath(`${config.dataDir}/tmp`),
         memoryBytes: config.duckdbMemoryBytes,
         blockBytes: config.duckdbBlockBytes,
+        threads: config.duckdbThreads,
         logger,
       })
       : await openPostgresStore({ url: config.databaseUrl, logger, spoolDir });

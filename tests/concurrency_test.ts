@@ -75,7 +75,7 @@ Deno.test("PUT with If-Match applies only to the definition it names", async () 
 
 onDuckDB.test("loads beyond what DuckDB's memory limit holds at once wait their turn, none fails", async () => {
   // 96 MiB holds one load; each JSON reader alone allocates 32 MiB.
-  const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "96MiB" });
+  const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "96MiB", DUCKDB_THREADS: "" });
   try {
     const rows = Array.from(
       { length: 100_000 },

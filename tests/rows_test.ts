@@ -676,7 +676,7 @@ Deno.test("records: the CSV file name carries the export time, shifted by timezo
 onDuckDB.test("records: a table loaded in large uploads still exports at the least memory limit", async () => {
   // Until a checkpoint, DuckDB keeps a large load's part of the key's index in memory it cannot
   // evict, and the export's sort then ran out of it: the store checkpoints after such loads.
-  const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "96MiB" });
+  const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "96MiB", DUCKDB_THREADS: "" });
   try {
     ok(
       await server.request("POST", "table/bulk", {

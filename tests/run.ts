@@ -1,7 +1,8 @@
 /**
  * `deno task test`: the whole suite on DuckDB (unit, doc and HTTP tests), and at the same time
- * the HTTP suite (`tests/*_test.ts`) with `TEST_ENGINE=postgres` on one throwaway PostgreSQL 15
- * started here and stopped at the end, even on failure, SIGINT or SIGTERM. The DuckDB run
+ * the HTTP suite (`tests/*_test.ts`) with `TEST_ENGINE=postgres`, on one throwaway PostgreSQL
+ * 15 started here and stopped at the end, even on failure, SIGINT or SIGTERM; the PostgreSQL
+ * engine's own tests, in the DuckDB run, make their databases on the same server. `TEST_ENGINES=duckdb` (or `postgres`) makes one run alone. The DuckDB run
  * prints as it goes; the PostgreSQL run's output follows it. Exits non-zero if either fails.
  * Without postgresql-15 the PostgreSQL run is skipped with one line, unless `REQUIRE_POSTGRES`
  * is set (CI sets it). Arguments go to both `deno test` commands (`-- --filter auth`).
@@ -30,12 +31,17 @@ const HEAVY = [
   "tests/startup_test.ts",
 ];
 
-/** The HTTP suite: every `tests/*_test.ts`, the heavy ones first. */
+/**
+ * The HTTP suite: every `tests/*_test.ts`, the heavy ones first, but those written for
+ * PostgreSQL alone (`tests/postgres_*_test.ts`), which the DuckDB run already runs on the
+ * same server.
+ */
 async function httpSuite(): Promise<string[]> {
   const rest: string[] = [];
   for await (const entry of Deno.readDir(`${ROOT}tests`)) {
     const path = `tests/${entry.name}`;
-    if (entry.isFile && entry.name.endsWith("_test.ts") && !HEAVY.includes(path)) rest.push(path);
+    if (!entry.isFile || !entry.name.endsWith("_test.ts") || HEAVY.includes(path)) continue;
+    if (!entry.name.startsWith("postgres_")) rest.push(path);
   }
   return [...HEAVY, ...rest.sort()];
 }
@@ -96,6 +102,18 @@ async function finish({ child, piped }: Run): Promise<{ code: number; output: st
   }
 }
 
+/**
+ * The runs to make: `TEST_ENGINES` (`duckdb`, `postgres` or both, comma-separated), both when
+ * unset. The PostgreSQL engine's own unit tests are part of the DuckDB run, so a server is
+ * started for either.
+ */
+const engines = (Deno.env.get("TEST_ENGINES") ?? "duckdb,postgres").split(",").map((e) => e.trim());
+for (const engine of engines) {
+  if (engine !== "duckdb" && engine !== "postgres") {
+    throw new Error(`TEST_ENGINES names "${engine}", neither duckdb nor postgres`);
+  }
+}
+
 async function main(extra: string[]): Promise<number> {
   const duckdbArgs = ["--doc", ...extra, ...HEAVY, "."];
   const missing = await postgresMissing();
@@ -109,8 +127,14 @@ async function main(extra: string[]): Promise<number> {
     console.log(`The HTTP tests on PostgreSQL are skipped: ${missing ?? postgres}`);
   }
   try {
-    const duckdb = finish(denoTest(duckdbArgs, {}, false));
-    const onPostgres = typeof postgres === "object"
+    // The PostgreSQL engine's own tests in the DuckDB run use the same server.
+    const shared: Record<string, string> = typeof postgres === "object"
+      ? { TEST_POSTGRES_URL: postgres.url }
+      : {};
+    const duckdb = engines.includes("duckdb")
+      ? finish(denoTest(duckdbArgs, shared, false))
+      : Promise.resolve({ code: 0, output: "" });
+    const onPostgres = typeof postgres === "object" && engines.includes("postgres")
       ? finish(
         denoTest([...extra, ...await httpSuite()], {
           TEST_ENGINE: "postgres",
@@ -123,10 +147,15 @@ async function main(extra: string[]): Promise<number> {
       console.log("\n=== The HTTP tests on PostgreSQL (TEST_ENGINE=postgres) ===\n");
       await Deno.stdout.write(new TextEncoder().encode(pg.output));
     }
-    console.log(`\nDuckDB: ${duck.code === 0 ? "passed" : `failed (exit ${duck.code})`}`);
+    const outcome = (code: number) => code === 0 ? "passed" : `failed (exit ${code})`;
+    console.log(
+      `\nDuckDB: ${engines.includes("duckdb") ? outcome(duck.code) : "not run (TEST_ENGINES)"}`,
+    );
     console.log(
       pg
-        ? `PostgreSQL: ${pg.code === 0 ? "passed" : `failed (exit ${pg.code})`}`
+        ? `PostgreSQL: ${outcome(pg.code)}`
+        : !engines.includes("postgres")
+        ? "PostgreSQL: not run (TEST_ENGINES)"
         : `PostgreSQL: skipped, ${missing ?? postgres}`,
     );
     return duck.code === 0 && (pg === undefined || pg.code === 0) ? 0 : 1;

@@ -195,7 +195,7 @@ function mixedCsv(width: number, rows = 3): Uint8Array {
 }
 
 Deno.test("2,000 columns, half of them text, load, read and export at the default memory limit", async (t) => {
-  const server = await TestServer.start();
+  const server = await TestServer.start({ DUCKDB_THREADS: "" });
   try {
     const expected = names(LIMIT).map((name, i) => `${name} ${i % 2 === 0 ? "BIGINT" : "VARCHAR"}`);
 
@@ -269,7 +269,7 @@ async function checkpointAndRestart(server: TestServer): Promise<void> {
 }
 
 onDuckDB.test("in a database of 16 KiB blocks, wide tables take appends after a checkpoint at the default memory limit", async (t) => {
-  const server = await TestServer.start({ DUCKDB_BLOCK_SIZE: "16KiB" });
+  const server = await TestServer.start({ DUCKDB_BLOCK_SIZE: "16KiB", DUCKDB_THREADS: "" });
   try {
     await t.step("2,000 columns, half of them text", async () => {
       assert.equal(await appendCsv(server, "wide", mixedCsv(LIMIT)), 3);
@@ -305,7 +305,7 @@ onDuckDB.test("in a database of 16 KiB blocks, wide tables take appends after a 
 onDuckDB.test("a closing checkpoint that runs out of memory is logged and exits 1, and no row is lost", async () => {
   // 300 columns of 256 KiB blocks at the default 256 MiB: the checkpoint after an append
   // cannot pin a block of each column.
-  const server = await TestServer.start();
+  const server = await TestServer.start({ DUCKDB_THREADS: "" });
   try {
     assert.equal(await appendCsv(server, "narrower", mixedCsv(300)), 3);
     let failed = 0;

@@ -7,6 +7,8 @@
  * @module
  */
 
+import pg from "pg";
+
 const BIN = "/usr/lib/postgresql/15/bin";
 
 /** A running server and a way to run SQL on it through psql. */
@@ -121,12 +123,11 @@ export async function startPostgres(dir: string, user = "tester"): Promise<Postg
   };
 }
 
-/** A server of a test's own, with the temporary directory it lives in. */
+/** A server for a test file: its own, or the run's shared one (see {@link startTestPostgres}). */
 export interface TestPostgres {
   /** `postgres://…` of its `postgres` database, as `DATABASE_URL` will take it. */
   readonly url: string;
-  readonly server: Postgres;
-  /** Stops the server and removes its directory. */
+  /** Stops the server and removes its directory; nothing for the run's shared server. */
   stop(): Promise<void>;
 }
 
@@ -136,6 +137,10 @@ export interface TestPostgres {
  * cannot start is an error rather than a reason to skip.
  */
 export async function startTestPostgres(): Promise<TestPostgres | string> {
+  // `deno task test` (tests/run.ts) starts one server for the whole run: each test file makes
+  // its own databases on it rather than running initdb again.
+  const shared = Deno.env.get("TEST_POSTGRES_URL");
+  if (shared) return { url: shared, stop: () => Promise.resolve() };
   const dir = await Deno.makeTempDir({ prefix: "table-service-pg-" });
   let server: Postgres | string;
   try {
@@ -152,7 +157,6 @@ export async function startTestPostgres(): Promise<TestPostgres | string> {
   const running = server;
   return {
     url: running.url,
-    server: running,
     async stop(): Promise<void> {
       try {
         await running.stop();
@@ -169,7 +173,13 @@ export async function startTestPostgres(): Promise<TestPostgres | string> {
  */
 export async function freshDatabase(postgres: TestPostgres): Promise<string> {
   const name = `t_${crypto.randomUUID().replaceAll("-", "")}`;
-  await postgres.server.sql(`CREATE DATABASE ${name}`);
+  const client = new pg.Client({ connectionString: postgres.url });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
   const url = new URL(postgres.url);
   url.pathname = `/${name}`;
   return url.toString();

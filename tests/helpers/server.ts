@@ -76,7 +76,10 @@ export class TestServer {
     if (foreign.length > 0) {
       throw new Error(`In process the service cannot see ${foreign.join(", ")}: use spawn()`);
     }
-    return await TestServer.#create(env, dataDir, undefined);
+    // One DuckDB thread: `task test` runs two test files at a time on two cores, where a second
+    // thread per store only adds scheduling. Tests of memory limits set DUCKDB_THREADS to ""
+    // (DuckDB's default, one per core), since DuckDB's memory use grows with its threads.
+    return await TestServer.#create({ DUCKDB_THREADS: "1", ...env }, dataDir, undefined);
   }
 
   /**

@@ -12,7 +12,13 @@ export async function withTempStore<T>(
   work: (store: DuckDBStore, dir: string) => Promise<T>,
 ): Promise<T> {
   const dir = await Deno.makeTempDir();
-  const store = await openStore({ path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir });
+  // One thread, as TestServer.start runs the service (see there).
+  const store = await openStore({
+    path: `${dir}/t.duckdb`,
+    spoolDir: dir,
+    tempDir: dir,
+    threads: 1,
+  });
   try {
     return await work(store, dir);
   } finally {

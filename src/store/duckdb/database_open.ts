@@ -22,6 +22,8 @@ export interface DatabaseOptions {
    * existing file keeps the one it was created with.
    */
   readonly blockBytes?: number;
+  /** Threads DuckDB runs a statement on (DuckDB's default, one per CPU core, when absent). */
+  readonly threads?: number;
   /** Where a failed database and its reopening are reported. */
   readonly logger?: Logger;
 }
@@ -44,6 +46,7 @@ export async function openInstance(
       allow_community_extensions: "false",
       temp_directory: options.tempDir,
       ...(options.blockBytes ? { default_block_size: String(options.blockBytes) } : {}),
+      ...(options.threads ? { threads: String(options.threads) } : {}),
       ...(readOnly ? { access_mode: "READ_ONLY" } : {}),
       ...(options.memoryBytes
         ? { memory_limit: `${Math.max(1, Math.floor(options.memoryBytes / 1024 ** 2))}MiB` }

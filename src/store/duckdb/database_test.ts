@@ -55,6 +55,25 @@ Deno.test("Database.open() opens a file whose free tail a checkpoint cut off", a
   }
 });
 
+Deno.test("Database.open() runs DuckDB on the threads it is given, else one per core", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  try {
+    for (const threads of [1, 3, undefined]) {
+      const db = await Database.open({ path: ":memory:", spoolDir: dir, tempDir: dir, threads });
+      try {
+        const [row] = await db.withSession((s) =>
+          s.rows("SELECT current_setting('threads')::INTEGER AS n")
+        );
+        assert.equal(row?.n, threads ?? navigator.hardwareConcurrency);
+      } finally {
+        await db.close();
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("Database.openTransactions counts transactions until they commit or roll back", async () => {
   await withDatabase(async (db) => {
     assert.equal(db.openTransactions, 0);
