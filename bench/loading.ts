@@ -50,12 +50,16 @@ export async function duckdbLimit(dir: string, file: string, rows: number): Prom
   }
 }
 
-/** The service: POST /records of the whole file, end to end; also its peak memory. */
+/**
+ * The service (with `env`, e.g. `DATABASE_URL`): POST /records of the whole file, end to end;
+ * also its peak memory.
+ */
 export async function serviceLoad(
   file: string,
   rows: number,
+  env: Record<string, string> = {},
 ): Promise<Measured & { peakRssMb: number; startRssMb: number }> {
-  const server = await TestServer.spawn({ LOG_LEVEL: "error" });
+  const server = await TestServer.spawn({ LOG_LEVEL: "error", ...env });
   try {
     const table = `bench_${crypto.randomUUID().slice(0, 8)}`;
     const created = await server.request("POST", `table/${table}`, {

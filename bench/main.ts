@@ -15,6 +15,7 @@ import { interactive } from "./interactive.ts";
 import { load } from "./load.ts";
 import { loading } from "./loading.ts";
 import { retained, retainedGrowth } from "./retained.ts";
+import { scaleOut } from "./scale_out.ts";
 import { percentile } from "./measure.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
@@ -108,6 +109,9 @@ if (import.meta.main) {
   if (only === "blocks") await blocks(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 3));
   // Generates and loads 10 million rows three times over, minutes before the first figure: run
   // only when asked for.
+  if (only === "scale-out") {
+    await scaleOut(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 10));
+  }
   if (only === "analytics") {
     await analytics(Number(Deno.args[1] ?? 10_000_000), Number(Deno.args[2] ?? 7));
   }
