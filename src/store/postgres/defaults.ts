@@ -8,8 +8,8 @@
  * (no column, subquery, parameter or star); every function on {@link DEFAULT_FUNCTIONS}, cheap
  * and unable to reach other objects, and never an aggregate or window call; types as `/query`
  * allows them. Only then is it evaluated once, cast to the column's type. The DDL takes the
- * text in parentheses with a line break before the closing one, so a trailing `--` comment
- * ends there; PostgreSQL stores the parsed expression and `pg_get_expr()` renders it back.
+ * text in parentheses, with a line break before the closing one when it holds `--`, so a
+ * trailing comment ends there; PostgreSQL stores the parsed expression and `pg_get_expr()` renders it back.
  *
  * @module
  */
@@ -260,8 +260,10 @@ export async function checkDefault(
 ): Promise<string | DefaultProblem> {
   const problem = await defaultProblem(text);
   if (problem !== undefined) return { problem };
-  // The line break ends a trailing `--` comment before the closing parenthesis.
-  const expression = `${text.trim()}\n`;
+  // A line break ends a trailing `--` comment before the closing parenthesis; without one,
+  // the text is the expression as written, so an unchanged default compares equal.
+  const trimmed = text.trim();
+  const expression = trimmed.includes("--") ? `${trimmed}\n` : trimmed;
   // Only allowed functions remain, so evaluating once is cheap and touches nothing.
   try {
     await session.rows(`SELECT CAST((${expression}) AS ${typeSql}) AS probe`);
