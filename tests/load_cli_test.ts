@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import * as XLSX from "xlsx";
 import { LOAD_FLAGS, LOAD_VARIABLES } from "../src/cli/load/args.ts";
+import { ENGINE } from "./helpers/engine.ts";
 import { mint, ok, TestServer } from "./helpers/server.ts";
 
 const ROOT = new URL("../", import.meta.url).pathname;
@@ -200,7 +201,7 @@ Deno.test("the load command streams files to the service and explains every fail
       const { table } = ok(await server.request("GET", "table/born"));
       assert.deepEqual(
         table.columns.map((c: { type: string }) => c.type),
-        ["INTEGER", "DATE"],
+        ENGINE === "duckdb" ? ["INTEGER", "DATE"] : ["integer", "date"],
       );
       assert.deepEqual((await records(server, "born")).records[1], { id: 2, born: "1906-12-09" });
     });

@@ -15,7 +15,9 @@
  * constraint names do not change how rows are read and are never a violation.
  *
  * Which type changes widen is one explicit table, {@link TYPE_WIDENINGS}; narrowing is
- * widening read the other way.
+ * widening read the other way. The table is on DuckDB's canonical type names; PostgreSQL's
+ * canonical names of the same types (`integer`, `character varying(20)`, `numeric(10,2)`, …)
+ * are read as those first ({@link comparableType}), so the rules are the same on both engines.
  *
  * @module
  */
@@ -44,7 +46,10 @@ export type Rule = "backward" | "forward";
 /** A column as compatibility sees it. */
 export interface TypedColumn {
   readonly name: string;
-  /** DuckDB's canonical type name; VARCHAR keeps a declared length, as in `VARCHAR(20)`. */
+  /**
+   * The engine's canonical type name (DuckDB's or PostgreSQL's); VARCHAR keeps a declared
+   * length, as in `VARCHAR(20)`.
+   */
   readonly type: string;
   readonly nullable: boolean;
   /** Has a default, or draws from a sequence. */
@@ -117,6 +122,52 @@ const INTEGER_DIGITS: Readonly<Record<string, number>> = {
   UBIGINT: 20,
   UHUGEINT: 39,
 };
+
+/** PostgreSQL's canonical names (`format_type()`) of types the widening table lists. */
+const POSTGRES_NAMES: Readonly<Record<string, string>> = {
+  smallint: "SMALLINT",
+  integer: "INTEGER",
+  bigint: "BIGINT",
+  real: "FLOAT",
+  "double precision": "DOUBLE",
+  text: "VARCHAR",
+  "character varying": "VARCHAR",
+  date: "DATE",
+  "timestamp(0) without time zone": "TIMESTAMP_S",
+  "timestamp(3) without time zone": "TIMESTAMP_MS",
+  "timestamp without time zone": "TIMESTAMP",
+  "timestamp(6) without time zone": "TIMESTAMP",
+};
+const POSTGRES_VARCHAR_N = /^character varying\((\d+)\)$/;
+const POSTGRES_NUMERIC = /^numeric\((\d+),(\d+)\)$/;
+
+/**
+ * A canonical type name as the widening table reads it: DuckDB's names as they are,
+ * PostgreSQL's canonical names of the same types as DuckDB's (`integer` → `INTEGER`,
+ * `character varying(20)` → `VARCHAR(20)`, `text` → `VARCHAR`, `numeric(10,2)` →
+ * `DECIMAL(10,2)`, `integer[]` → `INTEGER[]`), any other name as it is.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { comparableType } from "./compatibility.ts";
+ *
+ * assert.equal(comparableType("character varying(20)"), "VARCHAR(20)");
+ * assert.equal(comparableType("numeric(10,2)[]"), "DECIMAL(10,2)[]");
+ * assert.equal(comparableType("INTEGER"), "INTEGER");
+ * ```
+ */
+export function comparableType(type: string): string {
+  const list = LIST.exec(type);
+  if (list) return `${comparableType(list[1]!)}[]`;
+  const named = POSTGRES_NAMES[type];
+  if (named !== undefined) return named;
+  const varchar = POSTGRES_VARCHAR_N.exec(type);
+  if (varchar) return `VARCHAR(${varchar[1]})`;
+  const numeric = POSTGRES_NUMERIC.exec(type);
+  if (numeric) return `DECIMAL(${numeric[1]},${numeric[2]})`;
+  return type;
+}
 
 /**
  * The one table of type widenings: conversions DuckDB performs without loss, on its
@@ -210,10 +261,13 @@ export const TYPE_WIDENINGS: readonly Widening[] = [
  * assert.equal(widens("INTEGER", "DECIMAL(12,2)"), true);
  * assert.equal(widens("INTEGER[]", "BIGINT[]"), true);
  * assert.equal(widens("INTEGER", "VARCHAR"), false);
+ * assert.equal(widens("integer", "bigint"), true); // PostgreSQL's names
+ * assert.equal(widens("character varying(20)", "text"), true);
  * ```
  */
 export function widens(from: string, to: string): boolean {
-  return from !== to && TYPE_WIDENINGS.some((row) => row.applies(from, to));
+  const [a, b] = [comparableType(from), comparableType(to)];
+  return a !== b && TYPE_WIDENINGS.some((row) => row.applies(a, b));
 }
 
 /**
@@ -280,7 +334,7 @@ function between(rule: Rule, old: TypedVersion, next: TypedVersion): Violation[]
       }
       continue;
     }
-    if (before.type !== column.type) {
+    if (comparableType(before.type) !== comparableType(column.type)) {
       const wider = widens(before.type, column.type);
       const narrower = widens(column.type, before.type);
       if (rule === "backward" && !wider) {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 // deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
 import fc from "npm:fast-check@^4.10.2";
 import {
+  comparableType,
   type Compatibility,
   TYPE_WIDENINGS,
   type TypedVersion,
@@ -56,6 +57,58 @@ Deno.test("widening is transitive over the listed types", () => {
       }
     }
   }
+});
+
+/** PostgreSQL's canonical names (format_type()) of some of {@link TYPES}, and DuckDB's. */
+const POSTGRES_TYPES: Readonly<Record<string, string>> = {
+  smallint: "SMALLINT",
+  integer: "INTEGER",
+  bigint: "BIGINT",
+  real: "FLOAT",
+  "double precision": "DOUBLE",
+  "numeric(10,2)": "DECIMAL(10,2)",
+  "numeric(12,2)": "DECIMAL(12,2)",
+  "numeric(18,4)": "DECIMAL(18,4)",
+  "character varying": "VARCHAR",
+  text: "VARCHAR",
+  "character varying(10)": "VARCHAR(10)",
+  "character varying(20)": "VARCHAR(20)",
+  date: "DATE",
+  "timestamp without time zone": "TIMESTAMP",
+  "timestamp(0) without time zone": "TIMESTAMP_S",
+  boolean: "boolean",
+  "integer[]": "INTEGER[]",
+  "bigint[]": "BIGINT[]",
+};
+
+Deno.test("widens() judges PostgreSQL's canonical names as DuckDB's names of the same types", () => {
+  for (const [a, duckA] of Object.entries(POSTGRES_TYPES)) {
+    for (const [b, duckB] of Object.entries(POSTGRES_TYPES)) {
+      assert.equal(widens(a, b), widens(duckA, duckB), `${a} → ${b}`);
+    }
+  }
+  assert.equal(widens("integer", "bigint"), true);
+  assert.equal(widens("character varying(20)", "character varying(40)"), true);
+  assert.equal(widens("numeric(10,2)", "numeric(12,2)"), true);
+  assert.equal(comparableType("text"), comparableType("character varying"));
+});
+
+Deno.test("violations() on PostgreSQL's names: text and character varying are no change", () => {
+  const typed = (version: string, type: string): TypedVersion => ({
+    version,
+    keys: [],
+    columns: [{ name: "s", type, nullable: true, defaulted: false }],
+  });
+  assert.deepEqual(
+    violations("full", [typed("1.0", "text")], typed("2.0", "character varying")),
+    [],
+  );
+  const narrowed = violations(
+    "full",
+    [typed("1.0", "text")],
+    typed("2.0", "character varying(10)"),
+  );
+  assert.deepEqual(narrowed.map((v) => `${v.rule} ${v.change}`), ["backward type_narrowed"]);
 });
 
 const column = fc.record({

@@ -216,7 +216,7 @@ Deno.test({
                 { ifNotExists: false },
               ),
               422,
-              /is not one PostgreSQL takes yet/,
+              /is not an expression/,
             );
             assert.deepEqual(await store.listSchemas(), ["public"]);
           });
