@@ -19,6 +19,7 @@ import { type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { META, type TableRow } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
+import { retypeSql } from "./retype.ts";
 import { postgresType } from "./types.ts";
 
 /** A wanted column next to the column it continues. */
@@ -200,10 +201,13 @@ export async function probe<T>(session: Session, work: () => Promise<T>): Promis
   }
 }
 
-/** Whether PostgreSQL has an explicit cast between two types at all (values may still fail it). */
+/** Whether values of one type convert to another at all (each value may still fail). */
 async function castable(session: Session, from: string, to: string): Promise<boolean> {
   try {
-    await probe(session, () => session.rows(`SELECT CAST(CAST(NULL AS ${from}) AS ${to}) AS p`));
+    await probe(
+      session,
+      () => session.rows(`SELECT ${retypeSql(`CAST(NULL AS ${from})`, from, to)} AS p`),
+    );
     return true;
   } catch {
     return false;
