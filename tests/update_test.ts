@@ -993,6 +993,20 @@ Deno.test("PUT /table/{name}: a GET response edited and sent back means what the
       },
     );
 
+    await t.step("a retyped column keeps its default as read, whatever its rendering", async () => {
+      ok(
+        await server.request("POST", "table/tags", {
+          body: { table: { columns: [{ name: "t", type: "varchar", default: "'v'" }] } },
+        }),
+      );
+      const { table } = ok(await server.request("GET", "table/tags"));
+      table.columns[0].type = "text";
+      ok(await put(server, "tags", table));
+      ok(await server.request("POST", "table/tags/records", { body: [{}] }));
+      assert.deepEqual(await records(server, "tags"), [{ t: "v" }]);
+      ok(await server.request("DELETE", "table/tags"));
+    });
+
     await t.step("dropping a column and adding one of its name takes two requests", async () => {
       const columns = await columnsOf(server, "pets");
       const kept = columns.filter((c: Json) => c.name !== "label");

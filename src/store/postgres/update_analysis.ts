@@ -101,8 +101,17 @@ export async function analyseUpdate(
     let defaultSql = planned.default;
     const keepDefault = source !== undefined && planned.default === source.default &&
       (!retyped || serialIds.has(source.id));
+    // A default sent back as read is PostgreSQL's own rendering (`'v'::character varying`),
+    // of an expression once checked: on a retype only its cast to the new type is.
+    const asRead = source !== undefined && planned.default === source.default;
     if (planned.default !== null && !keepDefault) {
-      const checked = await probe(session, () => checkDefault(session, planned.default!, type));
+      const checked = await probe(
+        session,
+        () =>
+          asRead
+            ? castDefault(session, planned.default!, type)
+            : checkDefault(session, planned.default!, type),
+      );
       if (typeof checked === "string") defaultSql = checked;
       else {
         problems.push({
@@ -198,6 +207,20 @@ export async function probe<T>(session: Session, work: () => Promise<T>): Promis
   } finally {
     await session.run("ROLLBACK TO SAVEPOINT probe");
     await session.run("RELEASE SAVEPOINT probe");
+  }
+}
+
+/** A default from the catalog cast to `type`: the expression, or the problem. */
+async function castDefault(
+  session: Session,
+  expression: string,
+  type: string,
+): Promise<string | { problem: string }> {
+  try {
+    await session.rows(`SELECT CAST((${expression}) AS ${type}) AS probe`);
+    return expression;
+  } catch (error) {
+    return { problem: `is not a value of type ${type}: ${(error as Error).message}` };
   }
 }
 
