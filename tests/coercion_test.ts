@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import * as XLSX from "xlsx";
+import { ENGINE } from "./helpers/engine.ts";
 import { cellsOf, errorOf, ok, TestServer, uploadForm } from "./helpers/server.ts";
 
 const strict = {
@@ -421,6 +422,17 @@ Deno.test("a PUT that retypes a column converts by the loading rule: what it wou
       ] as const
     ) {
       await t.step(what, async () => {
+        if (ENGINE === "postgres" && type === "integer[2]") {
+          // PostgreSQL has no fixed-size arrays: the column is refused, naming its type.
+          const error = errorOf(
+            await server.request("POST", "table/r", {
+              body: { table: { columns: [{ name: "c", type }] } },
+            }),
+            422,
+          );
+          assert.match(error.message, /Column "c": Type "INTEGER\[2\]"/);
+          return;
+        }
         const { answer, before } = await retype("r", type, [...values], to);
         const error = errorOf(answer, 422);
         assert.deepEqual(cellsOf(error), [[values.length - 1, "c"]], answer.text);

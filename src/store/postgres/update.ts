@@ -1,7 +1,7 @@
 /**
  * `PUT /table/{name}` on PostgreSQL: the table updated to a wanted definition in one
- * transaction, with ALTER TABLE alone (PostgreSQL's DDL is transactional), keeping the rows
- * and the metadata's column ids.
+ * transaction (PostgreSQL's DDL is transactional), keeping the rows and the metadata's column
+ * ids: with ALTER TABLE, then a rebuild when the columns change order (update_rebuild.ts).
  *
  * The transaction takes the table's exclusive advisory lock and its schema's shared one
  * first, so every instance on the database serialises its changes to the table, and the
@@ -25,12 +25,13 @@ import { existingSchema } from "./schemas.ts";
 import { existingTable } from "./tables.ts";
 import { alterTable } from "./update_alter.ts";
 import { analyseUpdate, changesAnything } from "./update_analysis.ts";
+import { rebuildInOrder } from "./update_rebuild.ts";
 
 /**
  * Updates a table to the wanted definition `decide` gives for the table as it is, in one
  * transaction, keeping its rows and column ids; 404 when it does not exist. The answer is
- * "unchanged" or "altered": PostgreSQL never needs a rebuild. A keyed write's answer is
- * kept in the same transaction.
+ * "unchanged", "altered", or "rebuilt" when the columns changed order. A keyed write's
+ * answer is kept in the same transaction.
  */
 export function updateTable(
   { database }: StoreContext,
@@ -61,14 +62,9 @@ export function updateTable(
     let result: { table: Table; how: UpdateHow };
     if (!changesAnything(analysis)) result = { table: current, how: "unchanged" };
     else {
-      if (analysis.orderChanged) {
-        throw ApiError.notImplemented(
-          `Reordering the columns of table "${current.name}" is not yet available on ` +
-            `PostgreSQL: keep the existing columns in their order, with new ones at the end`,
-        );
-      }
       try {
         await alterTable(session, analysis);
+        if (analysis.orderChanged) await rebuildInOrder(session, analysis);
       } catch (error) {
         // A name PostgreSQL's other relations (a sequence, an index) already hold.
         if ((error as { code?: string }).code === "42P07") {
@@ -79,7 +75,7 @@ export function updateTable(
         throw error;
       }
       const table = (await describeTables(session, [{ id: row.id, ...update.plan.ref }]))[0]!;
-      result = { table, how: "altered" };
+      result = { table, how: analysis.orderChanged ? "rebuilt" : "altered" };
     }
     if (keyed) await keepAnswer(session, keyed, result);
     return result;

@@ -17,6 +17,7 @@ import type { Session } from "./database.ts";
 import { freeSequenceName } from "./ddl.ts";
 import { META, nextColumnId, rewriteTable } from "./metadata.ts";
 import { type ConstraintRecord, recordConstraints } from "./metadata_constraints.ts";
+import { retypeSql } from "./retype.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
 import {
@@ -66,12 +67,16 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
     }
     await session.run("SAVEPOINT retype");
     try {
-      await alter(`ALTER COLUMN ${name} TYPE ${c.type} USING ${name}::${c.type}`);
+      await alter(
+        `ALTER COLUMN ${name} TYPE ${c.type} USING ${retypeSql(name, c.source!.type, c.type)}`,
+      );
       await session.run("RELEASE SAVEPOINT retype");
     } catch (error) {
       await session.run("ROLLBACK TO SAVEPOINT retype");
       if (!/^22/.test(String((error as { code?: string }).code))) throw error;
-      failures.push(...await castFailures(session, table, order, c.planned.name, c.type));
+      failures.push(
+        ...await castFailures(session, table, order, c.planned.name, c.source!.type, c.type),
+      );
     }
   }
   if (failures.length > 0) {

@@ -19,6 +19,7 @@ import { type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { META, type TableRow } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
+import { retypeSql } from "./retype.ts";
 import { postgresType } from "./types.ts";
 
 /** A wanted column next to the column it continues. */
@@ -100,8 +101,17 @@ export async function analyseUpdate(
     let defaultSql = planned.default;
     const keepDefault = source !== undefined && planned.default === source.default &&
       (!retyped || serialIds.has(source.id));
+    // A default sent back as read is PostgreSQL's own rendering (`'v'::character varying`),
+    // of an expression once checked: on a retype only its cast to the new type is.
+    const asRead = source !== undefined && planned.default === source.default;
     if (planned.default !== null && !keepDefault) {
-      const checked = await probe(session, () => checkDefault(session, planned.default!, type));
+      const checked = await probe(
+        session,
+        () =>
+          asRead
+            ? castDefault(session, planned.default!, type)
+            : checkDefault(session, planned.default!, type),
+      );
       if (typeof checked === "string") defaultSql = checked;
       else {
         problems.push({
@@ -200,10 +210,27 @@ export async function probe<T>(session: Session, work: () => Promise<T>): Promis
   }
 }
 
-/** Whether PostgreSQL has an explicit cast between two types at all (values may still fail it). */
+/** A default from the catalog cast to `type`: the expression, or the problem. */
+async function castDefault(
+  session: Session,
+  expression: string,
+  type: string,
+): Promise<string | { problem: string }> {
+  try {
+    await session.rows(`SELECT CAST((${expression}) AS ${type}) AS probe`);
+    return expression;
+  } catch (error) {
+    return { problem: `is not a value of type ${type}: ${(error as Error).message}` };
+  }
+}
+
+/** Whether values of one type convert to another at all (each value may still fail). */
 async function castable(session: Session, from: string, to: string): Promise<boolean> {
   try {
-    await probe(session, () => session.rows(`SELECT CAST(CAST(NULL AS ${from}) AS ${to}) AS p`));
+    await probe(
+      session,
+      () => session.rows(`SELECT ${retypeSql(`CAST(NULL AS ${from})`, from, to)} AS p`),
+    );
     return true;
   } catch {
     return false;

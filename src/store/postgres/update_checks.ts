@@ -9,6 +9,7 @@
 
 import { type ErrorDetail, MAX_DETAILS } from "../../errors.ts";
 import type { Param, Session } from "./database.ts";
+import { retypeSql } from "./retype.ts";
 import { quoteIdent } from "./sql.ts";
 
 /** One failing row as the checks find it. */
@@ -19,26 +20,28 @@ interface Failure {
   readonly why: string;
 }
 
-/** The function that says whether one value casts to a type, made once per session. */
-const CASTABLE = "pg_temp.table_service_castable";
+/** The function that says whether one value converts by an expression, made once per session. */
+const CASTABLE = "pg_temp.table_service_converts";
 
 /**
  * The rows of column `column` (of table `table`, numbered in `order`) whose value does not
- * cast to `type`: PostgreSQL 15 has no `pg_input_is_valid`, so a temporary function tries
- * each cast in a subtransaction. Runs only after the cast itself failed.
+ * convert from type `from` to `type` (retype.ts): PostgreSQL 15 has no `pg_input_is_valid`,
+ * so a temporary function tries each conversion in a subtransaction. Runs only after the
+ * conversion itself failed.
  */
 export async function castFailures(
   session: Session,
   table: string,
   order: string,
   column: string,
+  from: string,
   type: string,
 ): Promise<ErrorDetail[]> {
   await session.run(
-    `CREATE OR REPLACE FUNCTION ${CASTABLE}(v anyelement, t regtype) RETURNS boolean
+    `CREATE OR REPLACE FUNCTION ${CASTABLE}(v anyelement, conversion text) RETURNS boolean
      LANGUAGE plpgsql AS $$
      BEGIN
-       EXECUTE format('SELECT $1::%s', t) USING v;
+       EXECUTE 'SELECT ' || conversion USING v;
        RETURN true;
      EXCEPTION WHEN others THEN
        RETURN false;
@@ -48,9 +51,9 @@ export async function castFailures(
   const rows = await session.rows(
     `SELECT row_, left(${name}::text, 80) AS value FROM (
        SELECT row_number() OVER (ORDER BY ${order}) - 1 AS row_, ${name} FROM ${table}) n
-     WHERE ${name} IS NOT NULL AND NOT ${CASTABLE}(${name}, $1::regtype)
+     WHERE ${name} IS NOT NULL AND NOT ${CASTABLE}(${name}, $1)
      ORDER BY row_ LIMIT ${MAX_DETAILS}`,
-    [type],
+    [retypeSql("$1", from, type)],
   );
   return details(rows.map((r) => ({
     row: Number(r.row_),
