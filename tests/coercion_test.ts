@@ -316,6 +316,20 @@ Deno.test("serial columns number the rows of a batch in the order they were sent
         await assertNumbered("csv", 5000);
       },
     );
+
+    await t.step("on_conflict=update keeps a key's last row, numbered in order", async () => {
+      const table = {
+        columns: [serial, { name: "n", type: "integer" }],
+        constraints: { unique: [{ columns: ["n"] }] },
+      };
+      ok(await server.request("POST", "table/update", { body: { table } }));
+      const rows = Array.from({ length: 5000 }, (_, n) => [{ n }, { n }]).flat();
+      const answer = ok(
+        await server.request("POST", "table/update/records?on_conflict=update", { body: rows }),
+      );
+      assert.deepEqual([answer.inserted, answer.updated], [5000, 5000]);
+      await assertNumbered("update", 5000);
+    });
   } finally {
     await server.dispose();
   }

@@ -30,8 +30,9 @@ export interface StagedRows {
   /** Rows in the CSV file. */
   readonly rows: number;
   /**
-   * Rows the request sent. With `skip` or `update` the file keeps one row per key (the
-   * first, or the last), so this may be more than {@link rows}.
+   * Rows the request sent. With `skip` or `update` on a key the rows give, the file keeps
+   * every row, in the order they were sent, and the target resolves conflicts, those within
+   * the rows too.
    */
   readonly sent: number;
 }
@@ -159,12 +160,16 @@ async function stageOnce(
   const shadow = await database.withSession((session) => shadowTable(session, target));
   const mapping = await mapRowKeys(database, shadow, file);
   const mapped = new Set(mapping.map((m) => m.column.name));
+  // Where the conflict key is among the rows' columns, PostgreSQL resolves conflicts, those
+  // within the batch too, taking the rows in the order they were sent: staged without keys,
+  // they keep that order (DuckDB's insert under ON CONFLICT does not).
+  const resolving = onConflict !== "fail" && conflictKeyCovered(shadow, mapped);
   const staged: Table = {
     ...shadow,
     // A schema of its own per load, so that messages name the table as the client knows it.
     schema: `staging_${crypto.randomUUID().replaceAll("-", "")}`,
     columns: shadow.columns.filter((c) => mapped.has(c.name)).map((c) => ({ ...c, default: null })),
-    constraints: {
+    constraints: resolving ? { primary_key: null, unique: [], foreign_keys: [] } : {
       primary_key: covered(shadow.constraints.primary_key, mapped),
       unique: shadow.constraints.unique.filter((k) => covered(k, mapped)),
       foreign_keys: [],
@@ -175,12 +180,10 @@ async function stageOnce(
     await session.run(`CREATE SCHEMA ${quoteIdent(staged.schema)}`);
     try {
       await session.run(createStaging(staged));
-      // Keys partly absent (a serial key left to the target) match nothing in the rows.
-      const resolve = conflictKeyCovered(shadow, mapped) ? onConflict : "fail";
       const otherKeys = file.keysComplete ? Promise.resolve([]) : keysOutside(database, file);
       otherKeys.catch(() => {});
       try {
-        await loadRows(session, staged, file, mapping, resolve);
+        await loadRows(session, staged, file, mapping, "fail");
       } catch (error) {
         if (error instanceof ApiError) throw error;
         const explained = await explainLoadFailure(session, staged, file, mapping, error, false);
