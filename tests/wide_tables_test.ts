@@ -1,10 +1,18 @@
 import assert from "node:assert/strict";
 import * as XLSX from "xlsx";
 import { errorOf, ok, TestServer, uploadForm } from "./helpers/server.ts";
-import { onDuckDB } from "./helpers/engine.ts";
+import { ENGINE, onDuckDB } from "./helpers/engine.ts";
 
-/** The service's limit on columns per table. */
-const LIMIT = 2000;
+/**
+ * The service's limit on columns per table: 2,000, or on PostgreSQL 1,599 (its 1,600 less the
+ * hidden column of the insertion order).
+ */
+const LIMIT = ENGINE === "postgres" ? 1599 : 2000;
+/** The limit as test names write it. */
+const WIDTH = LIMIT.toLocaleString("en-US");
+/** A type as responses name it: PostgreSQL's canonical name on PostgreSQL. */
+const BIGINT = ENGINE === "postgres" ? "bigint" : "BIGINT";
+const VARCHAR = ENGINE === "postgres" ? "character varying" : "VARCHAR";
 
 function names(width: number): string[] {
   return Array.from({ length: width }, (_, i) => `c${i}`);
@@ -46,13 +54,16 @@ function columnsOf(answer: { table: { columns: { name: string; type: string }[] 
 }
 
 function assertNamesLimit(error: { message: string }): void {
-  assert.match(error.message, /2001 (columns|keys); at most 2000 columns are allowed/);
+  assert.match(
+    error.message,
+    new RegExp(`${LIMIT + 1} (columns|keys); at most ${LIMIT} columns are allowed`),
+  );
 }
 
-Deno.test("a table of 2,000 columns is inferred from JSON, CSV and xlsx without a definition", async (t) => {
+Deno.test(`a table of ${WIDTH} columns is inferred from JSON, CSV and xlsx without a definition`, async (t) => {
   const server = await TestServer.start();
   try {
-    const expected = names(LIMIT).map((name) => `${name} BIGINT`);
+    const expected = names(LIMIT).map((name) => `${name} ${BIGINT}`);
 
     await t.step("upload/json infers every column, not one MAP", async () => {
       const answer = ok(
@@ -65,7 +76,7 @@ Deno.test("a table of 2,000 columns is inferred from JSON, CSV and xlsx without 
     });
 
     await t.step(
-      "POST records fills 2,000 columns, and the CSV export gives them back",
+      `POST records fills ${WIDTH} columns, and the CSV export gives them back`,
       async () => {
         const answer = ok(
           await server.request("POST", "table/wide_json/records", { body: wideRows(LIMIT, 1) }),
@@ -89,7 +100,7 @@ Deno.test("a table of 2,000 columns is inferred from JSON, CSV and xlsx without 
       const answer = ok(
         await server.request("POST", "table/sparse/upload/json", { body: { data: rows } }),
       );
-      assert.deepEqual(columnsOf(answer).sort(), names(60).map((n) => `${n} BIGINT`).sort());
+      assert.deepEqual(columnsOf(answer).sort(), names(60).map((n) => `${n} ${BIGINT}`).sort());
     });
 
     await t.step("upload/csv infers every column", async () => {
@@ -117,7 +128,7 @@ Deno.test("a table of 2,000 columns is inferred from JSON, CSV and xlsx without 
   }
 });
 
-Deno.test("more than 2,000 columns is 422 naming the limit on every route", async (t) => {
+Deno.test(`more than ${WIDTH} columns is 422 naming the limit on every route`, async (t) => {
   const server = await TestServer.start();
   try {
     const over = LIMIT + 1;
@@ -129,7 +140,7 @@ Deno.test("more than 2,000 columns is 422 naming the limit on every route", asyn
       assertNamesLimit(errorOf(answer, 422));
     });
 
-    await t.step("PUT adding the 2,001st column", async () => {
+    await t.step(`PUT adding column ${(LIMIT + 1).toLocaleString("en-US")}`, async () => {
       const created = ok(
         await server.request("POST", "table/full", { body: { table: definition(LIMIT) } }),
       );
@@ -167,7 +178,7 @@ Deno.test("more than 2,000 columns is 422 naming the limit on every route", asyn
       }
     });
 
-    await t.step("POST records with 2,001 keys", async () => {
+    await t.step(`POST records with ${(LIMIT + 1).toLocaleString("en-US")} keys`, async () => {
       const answer = await server.request("POST", "table/full/records", {
         body: wideRows(over, 2),
       });
@@ -194,10 +205,10 @@ function mixedCsv(width: number, rows = 3): Uint8Array {
   return new TextEncoder().encode(csvText(lines));
 }
 
-Deno.test("2,000 columns, half of them text, load, read and export at the default memory limit", async (t) => {
+Deno.test(`${WIDTH} columns, half of them text, load, read and export at the default memory limit`, async (t) => {
   const server = await TestServer.start({ DUCKDB_THREADS: "" });
   try {
-    const expected = names(LIMIT).map((name, i) => `${name} ${i % 2 === 0 ? "BIGINT" : "VARCHAR"}`);
+    const expected = names(LIMIT).map((name, i) => `${name} ${i % 2 === 0 ? BIGINT : VARCHAR}`);
 
     // A full page: DuckDB sizes each expression's vectors to the rows, up to 2,048.
     const rows = 101;

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { checkWidth, MAX_COLUMNS } from "../../catalog/definition.ts";
 import type { Column, Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import type { CsvSource, OnConflict, RowsSource } from "../store.ts";
@@ -76,7 +77,13 @@ export interface Staging {
  * `spoolDir`, where it also writes its CSV files.
  */
 export async function openStaging(
-  options: { readonly spoolDir: string; readonly tempDir: string; readonly memoryBytes?: number },
+  options: {
+    readonly spoolDir: string;
+    readonly tempDir: string;
+    readonly memoryBytes?: number;
+    /** Most columns a target table may have; rows with more keys are 422 naming it. */
+    readonly maxColumns?: number;
+  },
 ): Promise<Staging> {
   const database = await Database.open({ path: ":memory:", ...options });
   const { spoolDir } = options;
@@ -85,7 +92,7 @@ export async function openStaging(
       withLocalFile(
         spoolDir,
         source,
-        (path) => work(stagingRows(database, spoolDir, { ...source, path })),
+        (path) => work(stagingRows(database, spoolDir, { ...source, path }, options.maxColumns)),
       ),
     withCsv: (source, work) =>
       withLocalFile(spoolDir, source, async (path) => {
@@ -101,25 +108,35 @@ export async function openStaging(
           hasData: true,
           csv,
         };
-        return await work(stagingRows(database, spoolDir, file));
+        return await work(stagingRows(database, spoolDir, file, options.maxColumns));
       }),
     close: () => database.close(),
   };
 }
 
-function stagingRows(database: Database, spoolDir: string, first: RowsFile): StagingRows {
+function stagingRows(
+  database: Database,
+  spoolDir: string,
+  first: RowsFile,
+  maxColumns = MAX_COLUMNS,
+): StagingRows {
   let file = first;
+  const checkKeys = () => {
+    if (file.form === "objects") checkWidth("The rows have", file.keys.length, "keys", maxColumns);
+  };
   return {
     async infer(ref, fromAll) {
       const plan = await database.withSession((session) => inferPlan(session, ref, file, fromAll));
       return plan.columns.map((c) => ({ name: c.name, type: c.type.sql }));
     },
     async stage(table, onConflict) {
+      checkKeys();
       try {
         return await stageOnce(database, spoolDir, table, file, onConflict);
       } catch (error) {
         if (!(error instanceof MoreKeys)) throw error;
         file = error.complete(file);
+        checkKeys();
         return await stageOnce(database, spoolDir, table, file, onConflict);
       }
     },
