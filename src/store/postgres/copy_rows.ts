@@ -131,8 +131,8 @@ interface EngineError {
 
 /**
  * The answer for a load PostgreSQL refused, worded as the DuckDB store words it: 409 for a
- * key that already exists, 422 for a foreign key no row has, a null in a NOT NULL column or
- * a value the column cannot take; anything else as it is.
+ * key that already exists, 422 for a foreign key no row has, a null in a NOT NULL column, a
+ * value the column cannot take or a row too big for a page; anything else as it is.
  */
 export function loadFailure(table: Table, error: unknown): unknown {
   if (error instanceof ApiError || !(error instanceof Error)) return error;
@@ -160,6 +160,12 @@ export function loadFailure(table: Table, error: unknown): unknown {
         column
           ? [{ column, message: "Column is NOT NULL but the value is null or missing" }]
           : undefined,
+      );
+    case "54000":
+      // A row is stored in one page; values too wide for TOAST (numbers, dates) must fit it.
+      return ApiError.invalidData(
+        `Rows do not fit table "${table.name}": ${said}; a row must fit in one 8 KB page of ` +
+          "PostgreSQL, and fixed-width values such as numbers and dates cannot be moved out of it",
       );
     case "23514":
     case "22P02":
