@@ -17,7 +17,7 @@ import {
 } from "./names.ts";
 import { type ParsedType, parseType, TypeSyntaxError } from "./types.ts";
 
-/** Most columns a table may have. */
+/** Most columns a table may have on any engine; an engine may take fewer (`Store.maxColumns`). */
 export const MAX_COLUMNS = 2000;
 /** Longest default expression accepted. */
 export const MAX_DEFAULT_LENGTH = 4096;
@@ -60,8 +60,9 @@ export interface TablePlan {
 
 /**
  * Throws 422 when a table, or the rows or file a table would be made from, is wider than
- * {@link MAX_COLUMNS}: checked before any work, as no table could take it. `subject` begins
- * the message ("Table \"t\" has"), `noun` counts what it has.
+ * `limit` ({@link MAX_COLUMNS} unless the engine takes fewer): checked before any work, as no
+ * table could take it. `subject` begins the message ("Table \"t\" has"), `noun` counts what
+ * it has.
  *
  * @example
  * ```ts
@@ -71,12 +72,33 @@ export interface TablePlan {
  * assert.throws(() => checkWidth('Table "t" has', 2001), /2001 columns; at most 2000 columns/);
  * ```
  */
-export function checkWidth(subject: string, count: number, noun = "columns"): void {
-  if (count > MAX_COLUMNS) {
+export function checkWidth(
+  subject: string,
+  count: number,
+  noun = "columns",
+  limit = MAX_COLUMNS,
+): void {
+  if (count > limit) {
     throw ApiError.unprocessable(
-      `${subject} ${count} ${noun}; at most ${MAX_COLUMNS} columns are allowed`,
+      `${subject} ${count} ${noun}; at most ${limit} columns are allowed`,
     );
   }
+}
+
+/**
+ * Throws 422 when `plan` has more columns than `limit`, the engine's: as {@link checkWidth}.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkPlanWidth, planTable } from "./definition.ts";
+ *
+ * const plan = planTable({ schema: "public", name: "t" }, { columns: [{ name: "a", type: "int" }, { name: "b", type: "int" }] });
+ * assert.throws(() => checkPlanWidth(plan, 1), /Table "t" has 2 columns; at most 1 columns/);
+ * ```
+ */
+export function checkPlanWidth(plan: TablePlan | undefined, limit: number): void {
+  if (plan) checkWidth(`Table "${plan.ref.name}" has`, plan.columns.length, "columns", limit);
 }
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { planTable } from "../catalog/definition.ts";
+import { checkPlanWidth, planTable } from "../catalog/definition.ts";
 import type { Table, TableDefinition, TableRef } from "../catalog/model.ts";
 import { planUpdate, type TableUpdateRequest } from "../catalog/update.ts";
 import type {
@@ -35,6 +35,7 @@ export async function createTable(
 ): Promise<{ readonly table: Table; readonly created: boolean }> {
   const fromTemplate = await planFromTemplate(store, ref, options.template);
   const plan = oneDefinition(fromTemplate, definition) ?? planTable(ref, definition ?? {});
+  checkPlanWidth(plan, store.maxColumns);
   return await store.createTable(plan, { ifNotExists: options.ifNotExists, keyed: options.keyed });
 }
 
@@ -71,7 +72,9 @@ export async function updateTable(
   return await store.updateTable(ref, (current) => {
     // Judged under the table's lock, against the definition the update starts from.
     options.expect?.(current);
-    return planUpdate(current, wanted);
+    const update = planUpdate(current, wanted);
+    checkPlanWidth(update.plan, store.maxColumns);
+    return update;
   }, options.keyed);
 }
 

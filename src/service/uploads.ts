@@ -6,7 +6,7 @@
  * @module
  */
 
-import { planTable, type TablePlan } from "../catalog/definition.ts";
+import { checkPlanWidth, planTable, type TablePlan } from "../catalog/definition.ts";
 import type { Table, TableDefinition, TableRef } from "../catalog/model.ts";
 import type { IfExists } from "../catalog/uploads.ts";
 import { ApiError } from "../errors.ts";
@@ -52,6 +52,7 @@ export async function uploadJson(
   try {
     const plan = oneDefinition(fromTemplate, file.table) ??
       (file.table === undefined ? undefined : planTable(ref, options.readDefinition(file.table)));
+    checkPlanWidth(plan, deps.store.maxColumns);
     return await deps.store.uploadTable(ref, file, {
       plan,
       ifExists: options.ifExists,
@@ -147,6 +148,7 @@ async function withUpload(
   try {
     const given = definitionPart(upload.body, ref, options.readDefinition);
     const plan = oneDefinition(fromTemplate, given) ?? given;
+    checkPlanWidth(plan, deps.store.maxColumns);
     const result = await work(upload, plan, (path) => (paths.push(path), path));
     return { table: result.table, inserted: result.inserted };
   } finally {

@@ -255,6 +255,8 @@ export interface RecordsSummary {
 
 /** The storage operations the routes use; the only place data lives. */
 export interface Store {
+  /** Most columns a table may have on this engine: at most the contract's 2,000. */
+  readonly maxColumns: number;
   /** Schema names in order, without internal ones, filtered to `visible` when given. */
   listSchemas(visible?: readonly string[]): Promise<string[]>;
   /** Creates a schema; 409 when it exists. Returns the stored name. */

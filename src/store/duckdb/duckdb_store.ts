@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { TablePlan } from "../../catalog/definition.ts";
+import { MAX_COLUMNS, type TablePlan } from "../../catalog/definition.ts";
 import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
@@ -94,6 +94,7 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
 
 /** Tables, schemas and their metadata in one DuckDB file. */
 export class DuckDBStore implements Store {
+  readonly maxColumns: number = MAX_COLUMNS;
   readonly #context: StoreContext;
   readonly #smallInserts: SmallInserts;
 

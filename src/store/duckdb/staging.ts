@@ -7,6 +7,7 @@
  * @module
  */
 
+import { checkWidth, MAX_COLUMNS } from "../../catalog/definition.ts";
 import type { Column, Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import type { CsvSource, OnConflict, RowsSource } from "../store.ts";
@@ -30,8 +31,9 @@ export interface StagedRows {
   /** Rows in the CSV file. */
   readonly rows: number;
   /**
-   * Rows the request sent. With `skip` or `update` the file keeps one row per key (the
-   * first, or the last), so this may be more than {@link rows}.
+   * Rows the request sent. With `skip` or `update` on a key the rows give, the file keeps
+   * every row, in the order they were sent, and the target resolves conflicts, those within
+   * the rows too.
    */
   readonly sent: number;
 }
@@ -75,7 +77,13 @@ export interface Staging {
  * `spoolDir`, where it also writes its CSV files.
  */
 export async function openStaging(
-  options: { readonly spoolDir: string; readonly tempDir: string; readonly memoryBytes?: number },
+  options: {
+    readonly spoolDir: string;
+    readonly tempDir: string;
+    readonly memoryBytes?: number;
+    /** Most columns a target table may have; rows with more keys are 422 naming it. */
+    readonly maxColumns?: number;
+  },
 ): Promise<Staging> {
   const database = await Database.open({ path: ":memory:", ...options });
   const { spoolDir } = options;
@@ -84,7 +92,7 @@ export async function openStaging(
       withLocalFile(
         spoolDir,
         source,
-        (path) => work(stagingRows(database, spoolDir, { ...source, path })),
+        (path) => work(stagingRows(database, spoolDir, { ...source, path }, options.maxColumns)),
       ),
     withCsv: (source, work) =>
       withLocalFile(spoolDir, source, async (path) => {
@@ -100,25 +108,35 @@ export async function openStaging(
           hasData: true,
           csv,
         };
-        return await work(stagingRows(database, spoolDir, file));
+        return await work(stagingRows(database, spoolDir, file, options.maxColumns));
       }),
     close: () => database.close(),
   };
 }
 
-function stagingRows(database: Database, spoolDir: string, first: RowsFile): StagingRows {
+function stagingRows(
+  database: Database,
+  spoolDir: string,
+  first: RowsFile,
+  maxColumns = MAX_COLUMNS,
+): StagingRows {
   let file = first;
+  const checkKeys = () => {
+    if (file.form === "objects") checkWidth("The rows have", file.keys.length, "keys", maxColumns);
+  };
   return {
     async infer(ref, fromAll) {
       const plan = await database.withSession((session) => inferPlan(session, ref, file, fromAll));
       return plan.columns.map((c) => ({ name: c.name, type: c.type.sql }));
     },
     async stage(table, onConflict) {
+      checkKeys();
       try {
         return await stageOnce(database, spoolDir, table, file, onConflict);
       } catch (error) {
         if (!(error instanceof MoreKeys)) throw error;
         file = error.complete(file);
+        checkKeys();
         return await stageOnce(database, spoolDir, table, file, onConflict);
       }
     },
@@ -159,12 +177,16 @@ async function stageOnce(
   const shadow = await database.withSession((session) => shadowTable(session, target));
   const mapping = await mapRowKeys(database, shadow, file);
   const mapped = new Set(mapping.map((m) => m.column.name));
+  // Where the conflict key is among the rows' columns, PostgreSQL resolves conflicts, those
+  // within the batch too, taking the rows in the order they were sent: staged without keys,
+  // they keep that order (DuckDB's insert under ON CONFLICT does not).
+  const resolving = onConflict !== "fail" && conflictKeyCovered(shadow, mapped);
   const staged: Table = {
     ...shadow,
     // A schema of its own per load, so that messages name the table as the client knows it.
     schema: `staging_${crypto.randomUUID().replaceAll("-", "")}`,
     columns: shadow.columns.filter((c) => mapped.has(c.name)).map((c) => ({ ...c, default: null })),
-    constraints: {
+    constraints: resolving ? { primary_key: null, unique: [], foreign_keys: [] } : {
       primary_key: covered(shadow.constraints.primary_key, mapped),
       unique: shadow.constraints.unique.filter((k) => covered(k, mapped)),
       foreign_keys: [],
@@ -175,12 +197,10 @@ async function stageOnce(
     await session.run(`CREATE SCHEMA ${quoteIdent(staged.schema)}`);
     try {
       await session.run(createStaging(staged));
-      // Keys partly absent (a serial key left to the target) match nothing in the rows.
-      const resolve = conflictKeyCovered(shadow, mapped) ? onConflict : "fail";
       const otherKeys = file.keysComplete ? Promise.resolve([]) : keysOutside(database, file);
       otherKeys.catch(() => {});
       try {
-        await loadRows(session, staged, file, mapping, resolve);
+        await loadRows(session, staged, file, mapping, "fail");
       } catch (error) {
         if (error instanceof ApiError) throw error;
         const explained = await explainLoadFailure(session, staged, file, mapping, error, false);

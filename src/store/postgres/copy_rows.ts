@@ -66,17 +66,37 @@ async function insert(
       await fileStream(staged.path),
     );
   }
-  const temporary = quoteIdent(`_load_${crypto.randomUUID().replaceAll("-", "")}`);
+  const unique = crypto.randomUUID().replaceAll("-", "");
+  const temporary = quoteIdent(`_load_${unique}`);
+  // The rows' position in the file, numbered as COPY reads them: the INSERT takes them in
+  // that order, so that serials and the insertion order follow the order they were sent.
+  const position = quoteIdent(`_position_${unique}`);
   await session.run(
     `CREATE TEMPORARY TABLE ${temporary} ON COMMIT DROP AS SELECT ${columns} FROM ${target} WITH NO DATA`,
+  );
+  await session.run(
+    `ALTER TABLE ${temporary} ADD COLUMN ${position} bigint GENERATED ALWAYS AS IDENTITY`,
   );
   await session.copyIn(
     `COPY ${temporary} (${columns}) FROM STDIN (FORMAT csv)`,
     await fileStream(staged.path),
   );
+  // Of the rows of one key the first sent is kept under skip, the last under update (a row
+  // may be updated once per statement), as if they were sent one by one; left out before the
+  // insert, they draw no serial. Rows with a null in the key match none.
+  const key = conflictKey(table)!;
+  const keyed = key.every((k) => staged.columns.includes(k));
+  const quoted = key.map(quoteIdent);
+  const kept = onConflict === "skip" ? "min" : "max";
+  const rows = keyed
+    ? `(SELECT * FROM (SELECT *, ${kept}(${position}) OVER (PARTITION BY ${quoted.join(", ")})
+          AS kept_ FROM ${temporary}) AS w_
+         WHERE ${quoted.map((k) => `${k} IS NULL`).join(" OR ")} OR ${position} = kept_) AS r_`
+    : temporary;
   // xmax is 0 for a row this statement inserted, not for one it updated.
   const [row] = await session.rows(
-    `WITH written AS (INSERT INTO ${target} (${columns}) SELECT ${columns} FROM ${temporary}
+    `WITH written AS (INSERT INTO ${target} (${columns})
+       SELECT ${columns} FROM ${rows} ORDER BY ${position}
        ${conflict} RETURNING (xmax = 0) AS fresh)
      SELECT count(*) FILTER (WHERE fresh) AS inserted FROM written`,
   );
@@ -111,8 +131,8 @@ interface EngineError {
 
 /**
  * The answer for a load PostgreSQL refused, worded as the DuckDB store words it: 409 for a
- * key that already exists, 422 for a foreign key no row has, a null in a NOT NULL column or
- * a value the column cannot take; anything else as it is.
+ * key that already exists, 422 for a foreign key no row has, a null in a NOT NULL column, a
+ * value the column cannot take or a row too big for a page; anything else as it is.
  */
 export function loadFailure(table: Table, error: unknown): unknown {
   if (error instanceof ApiError || !(error instanceof Error)) return error;
@@ -140,6 +160,12 @@ export function loadFailure(table: Table, error: unknown): unknown {
         column
           ? [{ column, message: "Column is NOT NULL but the value is null or missing" }]
           : undefined,
+      );
+    case "54000":
+      // A row is stored in one page; values too wide for TOAST (numbers, dates) must fit it.
+      return ApiError.invalidData(
+        `Rows do not fit table "${table.name}": ${said}; a row must fit in one 8 KB page of ` +
+          "PostgreSQL, and fixed-width values such as numbers and dates cannot be moved out of it",
       );
     case "23514":
     case "22P02":

@@ -90,6 +90,21 @@ export class Database {
   }
 
   /**
+   * Counts a transaction opened outside {@link transaction} (a stream's, held past any
+   * callback) among {@link openTransactions}; the answer uncounts it, once however often it
+   * is called.
+   */
+  countTransaction(): () => void {
+    this.#transactions++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.#transactions--;
+    };
+  }
+
+  /**
    * Runs `work` on one connection of the pool, returned to it afterwards; a connection whose
    * work failed for want of the server is thrown away rather than reused.
    */

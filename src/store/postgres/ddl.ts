@@ -29,6 +29,12 @@ import { postgresType } from "./types.ts";
  */
 export const INSERTION_COLUMN = "\u0001order";
 
+/**
+ * Most columns a table may have on PostgreSQL: its limit of 1,600 per table, less the one
+ * {@link INSERTION_COLUMN} takes.
+ */
+export const PG_MAX_COLUMNS = 1599;
+
 /** A plan's columns as PostgreSQL takes them: each one's type, and its checked default. */
 export interface CheckedColumns {
   /** PostgreSQL's canonical type of each column, in order. */

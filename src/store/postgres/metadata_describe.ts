@@ -67,7 +67,7 @@ export async function describeTables(
       // A serial column's default is shown as the service writes it on every engine.
       default: r.sequence_name !== null
         ? sequenceDefault({ schema: r.sequence_schema as string, name: r.sequence_name as string })
-        : r.column_default as string | null,
+        : shownDefault(r.column_default as string | null, r.data_type as string),
       is_nullable: r.is_nullable as boolean,
     });
     columns.set(r.table_id as number, list);
@@ -111,4 +111,28 @@ export async function describeTables(
       ...(origins.has(t.id) ? { template: origins.get(t.id) } : {}),
     };
   });
+}
+
+const CAST_LITERAL = /^('(?:[^']|'')*')::(.+)$/s;
+
+/**
+ * A default as it was written: PostgreSQL keeps a string literal as a cast to its column's
+ * type (`'x'::character varying`), which says nothing the column does not; any other
+ * expression as PostgreSQL prints it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shownDefault } from "./metadata_describe.ts";
+ *
+ * assert.equal(shownDefault("'x'::character varying", "character varying(20)"), "'x'");
+ * assert.equal(shownDefault("'1'::text::integer", "integer"), "'1'::text::integer");
+ * ```
+ */
+export function shownDefault(expression: string | null, type: string): string | null {
+  const cast = expression === null ? null : CAST_LITERAL.exec(expression);
+  if (!cast) return expression;
+  // The type with its modifier: varchar(20)'s default is cast to character varying.
+  const unmodified = type.replace(/\([0-9, ]*\)/, "");
+  return cast[2] === type || cast[2] === unmodified ? cast[1]! : expression;
 }

@@ -12,6 +12,7 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
+import { PG_MAX_COLUMNS } from "./ddl.ts";
 import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
@@ -87,7 +88,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   let staging;
   try {
     await database.withSession(bootstrap);
-    staging = await openStaging({ spoolDir, tempDir: spoolDir });
+    staging = await openStaging({ spoolDir, tempDir: spoolDir, maxColumns: PG_MAX_COLUMNS });
   } catch (error) {
     await database.close().catch(() => {});
     if (ownDir) await Deno.remove(ownDir, { recursive: true }).catch(() => {});
@@ -102,6 +103,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 /** Tables, schemas and their metadata in one PostgreSQL database. */
 export class PostgresStore implements Store {
+  readonly maxColumns: number = PG_MAX_COLUMNS;
   readonly #context: StoreContext;
 
   readonly #closeStaging: () => Promise<void>;

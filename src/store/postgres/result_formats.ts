@@ -287,6 +287,7 @@ async function openCursor(
     return (await session.texts(`FETCH FORWARD ${rows} FROM ${CURSOR}`)).rows;
   };
   let closed = false;
+  let uncount = () => {};
   const close = async (error?: unknown) => {
     if (closed) return;
     closed = true;
@@ -294,11 +295,13 @@ async function openCursor(
       () => undefined,
       (failed) => failed,
     );
+    uncount();
     // A connection whose end failed may be in any state: it is not given back to the pool.
     await release(end === undefined ? undefined : end);
   };
   try {
     await session.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    uncount = database.countTransaction();
     for (const setting of SETTINGS) await session.run(setting);
     const query = typeof source === "function" ? await source(session) : source;
     await timed();

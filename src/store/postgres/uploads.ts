@@ -6,7 +6,7 @@
  * @module
  */
 
-import { planTable, type TablePlan } from "../../catalog/definition.ts";
+import { checkWidth, planTable, type TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import { parseType } from "../../catalog/types.ts";
@@ -15,7 +15,7 @@ import type { InferredColumn, StagingRows } from "../duckdb/mod.ts";
 import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
-import { buildTable, checkColumns } from "./ddl.ts";
+import { buildTable, checkColumns, PG_MAX_COLUMNS } from "./ddl.ts";
 import { copyStaged } from "./copy_rows.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
@@ -120,6 +120,7 @@ function upload(
  * (DuckDB infers STRUCTs for objects, nested lists, 128-bit integers) the nearest it has.
  */
 function inferredPlan(ref: TableRef, columns: readonly InferredColumn[]): TablePlan {
+  checkWidth(`Table "${ref.name}" has`, columns.length, "columns", PG_MAX_COLUMNS);
   return planTable(ref, {
     columns: columns.map(({ name, type }) => {
       if (typeof postgresType(parseType(type)) === "string") return { name, type };
