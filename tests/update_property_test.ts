@@ -276,12 +276,12 @@ const shown: (type: Type) => string = ENGINE === "postgres"
 
 /**
  * A default as responses render it: as sent on DuckDB; on PostgreSQL as its catalog prints
- * it, where a string literal is folded into an integer and cast otherwise.
+ * it, where a string literal is folded into an integer, and otherwise kept with a cast to the
+ * column's own type, which responses leave out.
  */
 function shownDefault(text: string | null, type: Type): string | null {
   if (ENGINE === "duckdb" || text === null || !text.startsWith("'")) return text;
-  if (type === "INTEGER") return text.slice(1, -1);
-  return `${text}::${shown(type)}`;
+  return type === "INTEGER" ? text.slice(1, -1) : text;
 }
 
 /** Asserts the table the service holds is the table the model holds. */
