@@ -139,6 +139,19 @@ export class Database {
     });
   }
 
+  /**
+   * Counts a transaction begun by hand on a held session (a streamed result's, which outlives
+   * any callback) among {@link openTransactions}, until the function returned is called.
+   */
+  countTransaction(): () => void {
+    this.#transactions++;
+    let counted = true;
+    return () => {
+      if (counted) this.#transactions--;
+      counted = false;
+    };
+  }
+
   /** Whether a connection can be had and answers. */
   async usable(): Promise<boolean> {
     try {
