@@ -6,6 +6,7 @@
  * @module
  */
 
+import { ENGINE } from "../helpers/engine.ts";
 import { type Answer, ok, seededRandom, type TestServer } from "../helpers/server.ts";
 
 /** What the clients did and what the end state lacked. */
@@ -131,8 +132,9 @@ export async function runConcurrency(
           if (read?.status !== 200) break;
           const current = read.body.table;
           const columns = [...current.columns, { name: column, type: "varchar" }];
-          // Now and then the new column goes first, which rebuilds the table.
-          if (next() < 0.2) columns.unshift(columns.pop());
+          // Now and then the new column goes first, which rebuilds the table; not on
+          // PostgreSQL, which does not reorder columns yet (501, docs/api.md).
+          if (next() < 0.2 && ENGINE !== "postgres") columns.unshift(columns.pop());
           requests++;
           const answer = await server.request("PUT", `table/${table}`, {
             body: { table: { columns } },

@@ -9,7 +9,8 @@
  *   never missing, and the new payload when the replace was acknowledged;
  * - `log`, fed by clients that each send batches of records with unique ids, holds every
  *   acknowledged batch whole, and every other batch whole or not at all;
- * - `wide`, rebuilt by a `PUT` that reorders its columns and adds or drops a unique key,
+ * - `wide`, rebuilt by a `PUT` that reorders its columns (not on PostgreSQL, which does not
+ *   reorder yet) and adds or drops a unique key,
  *   has exactly the definition before or the one after (column ids included), and the same
  *   rows, compared by count and a per-row checksum that ignores column order.
  *
@@ -27,6 +28,7 @@
  * @module
  */
 
+import { ENGINE } from "../helpers/engine.ts";
 import { type Answer, seededRandom, TestServer } from "../helpers/server.ts";
 
 /** The writes a kill can land in. */
@@ -722,10 +724,11 @@ class CrashRun {
     const known = this.#tables.get(shape);
     if (known) return known;
     // Y: X with its second and third columns swapped and a unique key on "c"; a rebuild
-    // both for the order and for the key.
+    // both for the order and for the key. PostgreSQL does not reorder columns yet (501,
+    // docs/api.md): there Y is X with the key, whose index is built over every row.
     const x = this.#tables.get("X")!;
     const columns = [...x.columns];
-    [columns[1], columns[2]] = [columns[2]!, columns[1]!];
+    if (ENGINE !== "postgres") [columns[1], columns[2]] = [columns[2]!, columns[1]!];
     const constraints = x.constraints as { primary_key: unknown };
     return {
       ...x,
