@@ -17,7 +17,6 @@ export type ErrorStatus =
   | 415
   | 422
   | 500
-  | 501
   | 503
   | 507;
 
@@ -301,11 +300,6 @@ export class ApiError extends Error {
       return ApiError.insufficientStorage();
     }
     return undefined;
-  }
-
-  /** 501: an operation the storage engine in use does not carry out (yet). */
-  static notImplemented(message: string): ApiError {
-    return new ApiError(501, "not_implemented", message);
   }
 
   /** 503: the database cannot serve now; `retryAfterSeconds` says when to try again. */

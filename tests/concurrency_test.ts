@@ -3,7 +3,7 @@ import { samples, value } from "./helpers/metrics.ts";
 import { errorOf, ok, snapshot, TestServer, uploadForm } from "./helpers/server.ts";
 import { beforeDeadline } from "../src/deadline.ts";
 import { runConcurrency } from "./reliability/concurrency.ts";
-import { onDuckDB } from "./helpers/engine.ts";
+import { ENGINE, onDuckDB } from "./helpers/engine.ts";
 
 Deno.test("concurrency: 16 clients for 10 s, no 5xx, no acknowledged row or column lost", async () => {
   const server = await TestServer.start();
@@ -140,13 +140,19 @@ Deno.test("a body that trickles lets go of its table; one that stops is answered
       "/api/v1/table/t/records",
       `Content-Type: application/json\r\nContent-Length: ${start.length + 1000}\r\n\r\n${start}`,
     );
-    await within(
-      (async () => {
-        while (await openTransactions(server) === 0) await new Promise((r) => setTimeout(r, 50));
-      })(),
-      10_000,
-      "the load's transaction",
-    );
+    // On PostgreSQL a load spools its whole body before it takes the table's lock
+    // (docs/api.md): there is no transaction to wait for, and DDL does not wait at all.
+    if (ENGINE !== "postgres") {
+      await within(
+        (async () => {
+          while (await openTransactions(server) === 0) {
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        })(),
+        10_000,
+        "the load's transaction",
+      );
+    }
 
     // A space every 300 ms: never idle for a second, never done.
     const trickle = (async () => {

@@ -21,6 +21,8 @@ export interface DatabaseOptions {
   readonly url: string;
   /** Most connections held at once; 10 unless told. */
   readonly maxConnections?: number;
+  /** How long a unit of work waits for a free connection before it is 503; 10 s unless told. */
+  readonly connectionWaitMs?: number;
   /** Where failures of idle connections are reported. */
   readonly logger?: Logger;
 }
@@ -67,7 +69,7 @@ export class Database {
     const pool = new pg.Pool({
       connectionString: options.url,
       max: options.maxConnections ?? 10,
-      connectionTimeoutMillis: 10_000,
+      connectionTimeoutMillis: options.connectionWaitMs ?? 10_000,
       application_name: "table-service",
     });
     // An idle connection the server closes must not take the process down.
@@ -197,5 +199,31 @@ function sessionOf(client: pg.PoolClient): Session {
       await pipeline(Readable.fromWeb(bytes as never), copy);
       return Number(copy.rowCount);
     },
+  };
+}
+
+/**
+ * `session`, in its open transaction, with each statement in a savepoint of its own, so that
+ * one that fails (a probe: a default that is no value of its type) leaves the transaction
+ * usable. A transaction that holds locks probes this way rather than on a second connection:
+ * waiting for one from a pool its own lock's waiters have filled would never end.
+ */
+export function probing(session: Session): Session {
+  const saved = async <T>(statement: () => Promise<T>): Promise<T> => {
+    await session.run("SAVEPOINT probe");
+    try {
+      const result = await statement();
+      await session.run("RELEASE SAVEPOINT probe");
+      return result;
+    } catch (error) {
+      await session.run("ROLLBACK TO SAVEPOINT probe");
+      throw error;
+    }
+  };
+  return {
+    rows: (sql, params) => saved(() => session.rows(sql, params)),
+    run: (sql, params) => saved(() => session.run(sql, params)),
+    texts: (sql, params) => saved(() => session.texts(sql, params)),
+    copyIn: (sql, bytes) => saved(() => session.copyIn(sql, bytes)),
   };
 }

@@ -91,6 +91,31 @@ Deno.test({
         );
         assert.equal(await database.usable(), true);
       });
+
+      await t.step(
+        "a wait for a connection that outlasts connectionWaitMs is 503 with Retry-After",
+        async () => {
+          const one = await Database.open({
+            url: await freshDatabase(server),
+            maxConnections: 1,
+            connectionWaitMs: 100,
+          });
+          let release = () => {};
+          const held = one.withSession(() => new Promise<void>((r) => release = r));
+          try {
+            await assert.rejects(one.withSession((s) => s.run("SELECT 1")), (error) => {
+              assert.ok(error instanceof ApiError, String(error));
+              assert.equal(error.status, 503, error.message);
+              assert.equal(error.headers["retry-after"], "1");
+              return true;
+            });
+          } finally {
+            release();
+            await held;
+            await one.close();
+          }
+        },
+      );
     } finally {
       await database.close();
       await server.stop();

@@ -28,9 +28,13 @@ const SOCKET_CODES = new Set([
   "ENOENT",
 ]);
 
-/** What `npm:pg` says when a connection dies or cannot be had, without a code. */
+/**
+ * What `npm:pg` says when a connection dies or cannot be had, without a code; `timeout
+ * exceeded when trying to connect` is the pool's, when every connection stayed busy for its
+ * whole wait.
+ */
 const LOST =
-  /Connection terminated|connection timeout|Client has encountered a connection error|Cannot use a pool after calling end/i;
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Cannot use a pool after calling end/i;
 
 /**
  * The client's answer for a PostgreSQL error, or undefined when it is none a client caused
@@ -44,7 +48,8 @@ const LOST =
  *   22003 numeric_value_out_of_range, 22007/22008 datetime: 422.
  * - 42P01 undefined_table, 3F000 invalid_schema_name: 404.
  * - class 08 (connection), 57P01–57P03 (shutdown, cannot connect now), 53300
- *   (too many connections) and socket failures: 503.
+ *   (too many connections), socket failures and a wait for a free connection of the pool
+ *   that timed out: 503 with `Retry-After`.
  *
  * @example
  * ```ts

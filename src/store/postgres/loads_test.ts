@@ -284,6 +284,45 @@ Deno.test({
         });
       });
 
+      await t.step(
+        "uploadCsv() with a definition checks its defaults on the connection of its lock, each probe apart",
+        async () => {
+          const url = await freshDatabase(server);
+          const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "pgload-" }));
+          // One connection: a probe on a second one would wait out the pool's 10 s and fail.
+          const store = await openPostgresStore({ url, spoolDir: dir, maxConnections: 1 });
+          try {
+            const plan = (defaults: string[]) =>
+              planTable(T, {
+                columns: defaults.map((d, i) => ({ name: `c${i}`, type: "integer", default: d })),
+              });
+            const started = Date.now();
+            const made = await store.uploadCsv(T, csv("c0,c1\n1,2\n"), {
+              ifExists: "replace",
+              plan: plan(["7", "8"]),
+            });
+            assert.equal(made.inserted, 1);
+            // A default that is no integer fails its probe; the next probe still runs.
+            const wrong = await rejectsWith(
+              store.uploadCsv(T, csv("c0,c1\n1,2\n"), {
+                ifExists: "replace",
+                plan: plan(["'x'", "'y'"]),
+              }),
+              422,
+            );
+            assert.equal(wrong.details?.length, 2, JSON.stringify(wrong.details));
+            assert.ok(Date.now() - started < 5_000, "a probe waited for a connection");
+            await store.uploadCsv(T, csv("c0,c1\n1,2\n"), {
+              ifExists: "replace",
+              plan: plan(["1", "2"]),
+            });
+          } finally {
+            await store.close();
+            await Deno.remove(dir, { recursive: true });
+          }
+        },
+      );
+
       await t.step("uploadCsv() infers types, and if_exists fail, append, replace", async () => {
         await withStore(server, async (bench) => {
           const text = 'id,name,price,day\n1,"a, b",1.5,2024-01-01\n2,"say ""hi""",2,2024-01-02\n';

@@ -1,6 +1,6 @@
 /**
  * The result of one SELECT streamed as a file: CSV (RFC 4180, header first), NDJSON, a JSON
- * array, or Parquet, from one snapshot (a `REPEATABLE READ READ ONLY` transaction held for the
+ * array, or Parquet, from one snapshot (the cursor's, in a `READ ONLY` transaction held for the
  * stream's life). The rows are read through a server-side cursor, a batch per `FETCH` as the
  * consumer pulls, and rendered here from PostgreSQL's own text (result_values.ts), so no
  * format holds the whole result in memory and the query's `$n` parameters stay bound (COPY
@@ -300,7 +300,11 @@ async function openCursor(
     await release(end === undefined ? undefined : end);
   };
   try {
-    await session.run("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    // READ COMMITTED: the cursor reads the snapshot of its DECLARE, after what the source
+    // waits for (a table's lock). Under REPEATABLE READ the lock's own SELECT took the
+    // snapshot before the wait, and a definition changed meanwhile was read stale.
+    await session.run("BEGIN ISOLATION LEVEL READ COMMITTED READ ONLY");
+    // Open for the stream's life: the open_transactions gauge shows it.
     uncount = database.countTransaction();
     for (const setting of SETTINGS) await session.run(setting);
     const query = typeof source === "function" ? await source(session) : source;

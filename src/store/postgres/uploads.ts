@@ -14,7 +14,7 @@ import { ApiError, type ErrorDetail } from "../../errors.ts";
 import type { InferredColumn, StagingRows } from "../duckdb/mod.ts";
 import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import type { Session } from "./database.ts";
+import { probing, type Session } from "./database.ts";
 import { buildTable, checkColumns, PG_MAX_COLUMNS } from "./ddl.ts";
 import { copyStaged } from "./copy_rows.ts";
 import { keepAnswer } from "./idempotency.ts";
@@ -96,8 +96,8 @@ function upload(
       if (options.plan) checkSameColumns(table, options.plan);
     } else {
       const plan = options.plan ?? inferredPlan(at, await held.infer(at, inferFromAll));
-      // Its probes may fail, which would abort this transaction: a session of its own.
-      const checked = await database.withSession((probe) => checkColumns(probe, plan));
+      // Its probes may fail, which would abort this transaction: each in a savepoint.
+      const checked = await checkColumns(probing(session), plan);
       // The old table goes first, so the new one takes its name and its sequences' names;
       // readers wait for the commit and then see the new table, never none.
       if (existing) await dropTableIn(session, existing);
