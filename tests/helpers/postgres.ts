@@ -155,9 +155,28 @@ export async function startTestPostgres(): Promise<TestPostgres | string> {
     return server;
   }
   const running = server;
+  let stopped = false;
+  // A test file whose tests did not run to their `stop()` (filtered out, or failed before it)
+  // must not leave its server behind: stopped when the file's worker unloads.
+  const leftBehind = () => {
+    if (stopped) return;
+    stopped = true;
+    const osUser = Deno.uid() === 0 ? ["-u", "postgres", "--"] : [];
+    const pgCtl = [`${BIN}/pg_ctl`, "-D", `${dir}/data`, "-m", "immediate", "-w", "stop"];
+    new Deno.Command(osUser.length ? "runuser" : pgCtl[0]!, {
+      args: osUser.length ? [...osUser, ...pgCtl] : pgCtl.slice(1),
+      stdout: "null",
+      stderr: "null",
+    }).outputSync();
+    Deno.removeSync(dir, { recursive: true });
+  };
+  globalThis.addEventListener("unload", leftBehind);
   return {
     url: running.url,
     async stop(): Promise<void> {
+      if (stopped) return;
+      stopped = true;
+      globalThis.removeEventListener("unload", leftBehind);
       try {
         await running.stop();
       } finally {
