@@ -26,6 +26,33 @@ Deno.test("concurrency: 16 clients for 10 s, no 5xx, no acknowledged row or colu
   }
 });
 
+Deno.test({
+  name: "concurrency: two instances on one PostgreSQL, 16 clients for 10 s across them, no 5xx, " +
+    `nothing acknowledged lost${ENGINE === "postgres" ? "" : " (ignored: PostgreSQL only)"}`,
+  ignore: ENGINE !== "postgres",
+  async fn() {
+    const one = await TestServer.start();
+    const other = await TestServer.start({ DATABASE_URL: one.env.DATABASE_URL! });
+    try {
+      const report = await runConcurrency([one, other], { clients: 16, seconds: 10, seed: 2 });
+      console.log(
+        `two instances: ${report.requests} requests; acknowledged ` +
+          `${JSON.stringify(report.acknowledged)}; ${report.editConflicts} edit conflicts retried`,
+      );
+      assert.deepEqual(report.failures, []);
+      assert.equal(report.serverErrors, 0);
+      assert.equal(report.lostRows, 0);
+      assert.equal(report.lostColumns, 0);
+      for (const [kind, count] of Object.entries(report.acknowledged)) {
+        assert.ok(count > 0, `no ${kind} was acknowledged`);
+      }
+    } finally {
+      await other.dispose();
+      await one.dispose();
+    }
+  },
+});
+
 Deno.test("PUT with If-Match applies only to the definition it names", async () => {
   const server = await TestServer.start();
   try {

@@ -32,12 +32,17 @@ const SHARED = ["shared_a", "shared_b"] as const;
 /**
  * Runs `clients` clients against `server` for `seconds`, then checks the end state: every
  * acknowledged row and column is there, no row is there that a refused request sent, and
- * the replaced table holds exactly one acknowledged upload.
+ * the replaced table holds exactly one acknowledged upload. Given several instances of the
+ * service on one database, the clients spread over them, each read-then-`PUT` crosses from
+ * one instance to another, and the end state is read through the last instance.
  */
 export async function runConcurrency(
-  server: TestServer,
+  server: TestServer | readonly TestServer[],
   options: { clients?: number; seconds?: number; seed?: number } = {},
 ): Promise<ConcurrencyReport> {
+  const servers: readonly TestServer[] = Array.isArray(server) ? server : [server];
+  const first = servers[0]!;
+  const last = servers[servers.length - 1]!;
   const clients = options.clients ?? 16;
   const seconds = options.seconds ?? 10;
   const seed = options.seed ?? 1;
@@ -56,7 +61,7 @@ export async function runConcurrency(
 
   for (const table of SHARED) {
     ok(
-      await server.request("POST", `table/${table}`, {
+      await first.request("POST", `table/${table}`, {
         body: {
           table: {
             columns: [
@@ -71,15 +76,21 @@ export async function runConcurrency(
     );
   }
   ok(
-    await server.request("POST", "table/swap/upload/json", { body: { data: [{ tag: "start" }] } }),
+    await first.request("POST", "table/swap/upload/json", { body: { data: [{ tag: "start" }] } }),
   );
   uploads.push({ tag: "start", count: 1, acked: true });
 
-  const send = async (kind: Kind, method: string, path: string, body?: unknown) => {
+  const send = async (
+    via: TestServer,
+    kind: Kind,
+    method: string,
+    path: string,
+    body?: unknown,
+  ) => {
     requests++;
     let answer: Answer;
     try {
-      answer = await server.request(method, path, body === undefined ? {} : { body });
+      answer = await via.request(method, path, body === undefined ? {} : { body });
     } catch (error) {
       failures.push(`${method} ${path}: no answer (${error})`);
       return undefined;
@@ -93,6 +104,7 @@ export async function runConcurrency(
 
   const deadline = Date.now() + seconds * 1000;
   const client = async (n: number) => {
+    const via = servers[n % servers.length]!;
     const next = seededRandom(seed * 1000 + n);
     let counter = 0;
     while (Date.now() < deadline) {
@@ -105,6 +117,7 @@ export async function runConcurrency(
           (_, i) => (n + 1) * 10_000_000 + counter * 100 + i,
         );
         const answer = await send(
+          via,
           "insert",
           "POST",
           `table/${table}/records`,
@@ -117,9 +130,15 @@ export async function runConcurrency(
       } else if (choice < 0.6) {
         const tag = `c${n}-${counter}`;
         const count = 1 + Math.floor(next() * 200);
-        const answer = await send("replace", "POST", "table/swap/upload/json?if_exists=replace", {
-          data: Array.from({ length: count }, () => ({ tag })),
-        });
+        const answer = await send(
+          via,
+          "replace",
+          "POST",
+          "table/swap/upload/json?if_exists=replace",
+          {
+            data: Array.from({ length: count }, () => ({ tag })),
+          },
+        );
         if (answer?.status === 200 || answer === undefined) {
           uploads.push({ tag, count, acked: answer !== undefined });
         } else failures.push(`replace: ${answer.status} ${answer.text.slice(0, 200)}`);
@@ -127,14 +146,17 @@ export async function runConcurrency(
         // Add a column to the definition as read; on 409 someone else came first: read again.
         const column = `x_${n}_${counter}`;
         for (let attempt = 0; attempt < 20; attempt++) {
-          const read = await send("read", "GET", `table/${table}`);
+          // Read through one instance and change through the next: the tag must hold across.
+          const reader = servers[(n + attempt) % servers.length]!;
+          const writer = servers[(n + attempt + 1) % servers.length]!;
+          const read = await send(reader, "read", "GET", `table/${table}`);
           if (read?.status !== 200) break;
           const current = read.body.table;
           const columns = [...current.columns, { name: column, type: "varchar" }];
           // Now and then the new column goes first, which rebuilds the table.
           if (next() < 0.2) columns.unshift(columns.pop());
           requests++;
-          const answer = await server.request("PUT", `table/${table}`, {
+          const answer = await writer.request("PUT", `table/${table}`, {
             body: { table: { columns } },
             headers: { "if-match": read.headers.get("etag") ?? "" },
           });
@@ -159,7 +181,7 @@ export async function runConcurrency(
           ["GET", "table/swap/records/csv"],
         ];
         const [method, path] = reads[Math.floor(next() * reads.length)]!;
-        const answer = await send("read", method, path);
+        const answer = await send(via, "read", method, path);
         if (answer && answer.status !== 200) {
           failures.push(`${method} ${path}: ${answer.status} ${answer.text.slice(0, 200)}`);
         }
@@ -174,7 +196,7 @@ export async function runConcurrency(
     const present = new Set<number>();
     for (let offset = 0;; offset += 10_000) {
       const page = ok(
-        await server.request("GET", `table/${table}/records?limit=10000&offset=${offset}`),
+        await last.request("GET", `table/${table}/records?limit=10000&offset=${offset}`),
       );
       for (const record of page.records) present.add(Number(record.id));
       if (page.records.length < 10_000) break;
@@ -185,13 +207,13 @@ export async function runConcurrency(
     if (lost.length > 0) failures.push(`${table}: ${lost.length} acknowledged rows are missing`);
     const phantom = [...present].filter((id) => !acked.has(id) && !unknown.has(id));
     if (phantom.length > 0) failures.push(`${table}: ${phantom.length} rows nobody acknowledged`);
-    const { table: definition } = ok(await server.request("GET", `table/${table}`));
+    const { table: definition } = ok(await last.request("GET", `table/${table}`));
     const names = new Set(definition.columns.map((c: { name: string }) => c.name));
     const missing = [...addedColumns.get(table)!].filter((c) => !names.has(c));
     lostColumns += missing.length;
     if (missing.length > 0) failures.push(`${table}: added columns missing: ${missing.join(", ")}`);
   }
-  const swapped = ok(await server.request("GET", "table/swap/records?limit=10000")).records as {
+  const swapped = ok(await last.request("GET", "table/swap/records?limit=10000")).records as {
     tag: string;
   }[];
   const tags = new Set(swapped.map((r) => r.tag));
