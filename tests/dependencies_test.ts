@@ -114,13 +114,17 @@ const ENGINES = ["src/store/duckdb/", "src/store/postgres/"];
  */
 const STAGING = "src/store/duckdb/mod.ts";
 
+/** What both engines share (SQL text and rules that read the same on either), naming neither. */
+const SHARED = "src/store/shared/";
+
 /**
  * The imports that break the layers, each with the rule it breaks. Data flows one way:
  * `src/http/` → `src/service/` → `src/catalog/` and `src/ingest/` → `src/store/`, and only the
  * assembly (`main.ts`, `src/server.ts`; tests and benchmarks too) names an engine
  * (`src/store/duckdb/`, `src/store/postgres/`): not even `src/store/store.ts`, the interface
  * every engine implements, nor another engine, except that the PostgreSQL engine stages rows
- * through the DuckDB engine's `mod.ts` ({@link STAGING}).
+ * through the DuckDB engine's `mod.ts` ({@link STAGING}). Both engines may import
+ * `src/store/shared/` ({@link SHARED}), which imports neither engine.
  */
 function layerViolations(imports: readonly Import[]): string[] {
   const under = (path: string, ...dirs: string[]) => dirs.some((dir) => path.startsWith(dir));
@@ -133,6 +137,8 @@ function layerViolations(imports: readonly Import[]): string[] {
       ? "nothing below the HTTP layer imports it"
       : under(from, "src/catalog/", "src/ingest/") && under(to, "src/service/", "src/store/")
       ? "the catalog and ingest import neither the services nor the store"
+      : under(from, SHARED) && (under(to, ...ENGINES) || to.startsWith("npm:"))
+      ? "what the engines share names neither engine nor a database client"
       : ENGINES.some((engine) => under(to, engine) && !under(from, engine)) &&
           !ASSEMBLY.includes(from) && !(under(from, "src/store/postgres/") && to === STAGING)
       ? "only the assembly names an engine; the rest use src/store/store.ts"
@@ -192,6 +198,8 @@ Deno.test("layerViolations() names each import that goes against the layers", ()
       { from: "src/store/postgres/uploads.ts", to: "src/store/duckdb/staging.ts" },
       { from: "src/store/duckdb/staging.ts", to: "src/store/postgres/mod.ts" },
       { from: "src/service/uploads.ts", to: "src/store/duckdb/mod.ts" },
+      { from: "src/store/shared/cursor.ts", to: "src/store/duckdb/sql.ts" },
+      { from: "src/store/shared/cursor.ts", to: "src/store/postgres/mod.ts" },
     ]).map((violation) => violation.slice(0, violation.indexOf(":"))),
     [
       "src/service/tables.ts imports src/http/routes/shapes.ts",
@@ -206,6 +214,8 @@ Deno.test("layerViolations() names each import that goes against the layers", ()
       "src/store/postgres/uploads.ts imports src/store/duckdb/staging.ts",
       "src/store/duckdb/staging.ts imports src/store/postgres/mod.ts",
       "src/service/uploads.ts imports src/store/duckdb/mod.ts",
+      "src/store/shared/cursor.ts imports src/store/duckdb/sql.ts",
+      "src/store/shared/cursor.ts imports src/store/postgres/mod.ts",
     ],
   );
   assert.deepEqual(
@@ -224,6 +234,9 @@ Deno.test("layerViolations() names each import that goes against the layers", ()
       { from: "src/store/postgres/types_test.ts", to: "tests/helpers/postgres.ts" },
       { from: "main.ts", to: "src/store/postgres/mod.ts" },
       { from: "src/store/postgres/uploads.ts", to: "src/store/duckdb/mod.ts" },
+      { from: "src/store/duckdb/record_cursor.ts", to: "src/store/shared/cursor.ts" },
+      { from: "src/store/postgres/record_cursor.ts", to: "src/store/shared/cursor.ts" },
+      { from: "src/store/shared/cursor.ts", to: "src/catalog/filters.ts" },
     ]),
     [],
   );
