@@ -1,57 +1,11 @@
 /**
- * SQL text helpers: the one way identifiers reach SQL.
+ * SQL text helpers: quoting (shared with PostgreSQL, in `../shared/sql.ts`) and DuckDB's
+ * error messages.
  *
  * @module
  */
 
-/**
- * Quotes an identifier for DuckDB (and PostgreSQL): wrapped in double quotes, inner quotes
- * doubled. Every schema, table, column and sequence name goes through here.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { quoteIdent } from "./sql.ts";
- *
- * assert.equal(quoteIdent('my "table"'), '"my ""table"""');
- * ```
- */
-export function quoteIdent(name: string): string {
-  if (name.includes("\u0000")) throw new Error("An identifier cannot contain NUL");
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-/**
- * A schema-qualified, quoted name.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { qualified } from "./sql.ts";
- *
- * assert.equal(qualified("public", "users"), '"public"."users"');
- * ```
- */
-export function qualified(schema: string, name: string): string {
-  return `${quoteIdent(schema)}.${quoteIdent(name)}`;
-}
-
-/**
- * A SQL string literal, for the few places DuckDB accepts no bound parameter (a sequence
- * name inside a column default).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { quoteLiteral } from "./sql.ts";
- *
- * assert.equal(quoteLiteral("it's"), "'it''s'");
- * ```
- */
-export function quoteLiteral(text: string): string {
-  if (text.includes("\u0000")) throw new Error("A literal cannot contain NUL");
-  return `'${text.replaceAll("'", "''")}'`;
-}
+export { qualified, quoteIdent, quoteLiteral } from "../shared/sql.ts";
 
 /**
  * The first line of a DuckDB error without its category prefix and without file paths:

@@ -1,58 +1,13 @@
 /**
- * SQL text helpers for PostgreSQL: the one way identifiers reach SQL.
+ * SQL text helpers for PostgreSQL: quoting (shared with DuckDB, in `../shared/sql.ts`) and
+ * the default of a sequence-backed column.
  *
  * @module
  */
 
-/**
- * Quotes an identifier for PostgreSQL: wrapped in double quotes, inner quotes doubled, so
- * its spelling and case are kept. Every schema, table, column and sequence name goes
- * through here.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { quoteIdent } from "./sql.ts";
- *
- * assert.equal(quoteIdent('my "Table"'), '"my ""Table"""');
- * ```
- */
-export function quoteIdent(name: string): string {
-  if (name.includes("\u0000")) throw new Error("An identifier cannot contain NUL");
-  return `"${name.replaceAll('"', '""')}"`;
-}
+import { quoteLiteral } from "../shared/sql.ts";
 
-/**
- * A schema-qualified, quoted name.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { qualified } from "./sql.ts";
- *
- * assert.equal(qualified("public", "Users"), '"public"."Users"');
- * ```
- */
-export function qualified(schema: string, name: string): string {
-  return `${quoteIdent(schema)}.${quoteIdent(name)}`;
-}
-
-/**
- * A SQL string literal, for the few places PostgreSQL takes no bound parameter (DDL, such
- * as a sequence's name inside a column default).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { quoteLiteral } from "./sql.ts";
- *
- * assert.equal(quoteLiteral("it's"), "'it''s'");
- * ```
- */
-export function quoteLiteral(text: string): string {
-  if (text.includes("\u0000")) throw new Error("A literal cannot contain NUL");
-  return `'${text.replaceAll("'", "''")}'`;
-}
+export { qualified, quoteIdent, quoteLiteral } from "../shared/sql.ts";
 
 /**
  * The default of a column drawing from a sequence, as the service shows it on every engine.

@@ -1,0 +1,57 @@
+/**
+ * SQL text helpers both engines share: the one way identifiers and the few unbound literals
+ * reach SQL. DuckDB and PostgreSQL follow the SQL standard here alike — an identifier in
+ * double quotes keeps its spelling and case, a literal in single quotes, the quote inside
+ * doubled — so one function serves both.
+ *
+ * @module
+ */
+
+/**
+ * Quotes an identifier: wrapped in double quotes, inner quotes doubled, so its spelling and
+ * case are kept. Every schema, table, column and sequence name goes through here.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { quoteIdent } from "./sql.ts";
+ *
+ * assert.equal(quoteIdent('my "Table"'), '"my ""Table"""');
+ * ```
+ */
+export function quoteIdent(name: string): string {
+  if (name.includes("\u0000")) throw new Error("An identifier cannot contain NUL");
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * A schema-qualified, quoted name.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { qualified } from "./sql.ts";
+ *
+ * assert.equal(qualified("public", "Users"), '"public"."Users"');
+ * ```
+ */
+export function qualified(schema: string, name: string): string {
+  return `${quoteIdent(schema)}.${quoteIdent(name)}`;
+}
+
+/**
+ * A SQL string literal, for the few places an engine takes no bound parameter (DDL, such as
+ * a sequence's name inside a column default).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { quoteLiteral } from "./sql.ts";
+ *
+ * assert.equal(quoteLiteral("it's"), "'it''s'");
+ * ```
+ */
+export function quoteLiteral(text: string): string {
+  if (text.includes("\u0000")) throw new Error("A literal cannot contain NUL");
+  return `'${text.replaceAll("'", "''")}'`;
+}
