@@ -15,8 +15,17 @@ import type { Filter, OrderTerm } from "../../catalog/filters.ts";
 import type { Column, Table } from "../../catalog/model.ts";
 import { printable } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
+import {
+  columnOf,
+  orderBy,
+  type OrderKey,
+  selectedColumns,
+  type ValueCheck,
+} from "../shared/record_terms.ts";
 import type { Session } from "./database.ts";
 import { quoteIdent } from "./sql.ts";
+
+export { orderBy, selectedColumns, type ValueCheck };
 
 /**
  * The values of one statement, each bound as `$1`, `$2`, … in the order they were added,
@@ -41,15 +50,6 @@ export class BoundValues {
     this.values.push(value);
     return `$${this.values.length}`;
   }
-}
-
-/** The column a filter or sort key names; a 400 if the table lacks it (a stale parse). */
-function columnOf(table: Table, name: string): Column {
-  const column = table.columns.find((c) => c.name === name);
-  if (!column) {
-    throw ApiError.badRequest(`The table has no column "${printable(name)}"`);
-  }
-  return column;
 }
 
 /** Types whose values compare as text: a filter value needs no cast, nor a check. */
@@ -175,14 +175,6 @@ export async function checkFilterValues(
   await checkValues(session, filterValueChecks(table, filters));
 }
 
-/** A text that must convert to a type, and what to name in the 400 when it does not. */
-export interface ValueCheck {
-  readonly type: string;
-  readonly text: string;
-  /** The start of the message: `Filter on column "age"`. */
-  readonly what: string;
-}
-
 /** The checks {@link checkFilterValues} makes, to run with others in one statement. */
 export function filterValueChecks(table: Table, filters: readonly Filter[]): ValueCheck[] {
   const checks: ValueCheck[] = [];
@@ -244,26 +236,10 @@ export function surelyConverts(check: ValueCheck): boolean {
 }
 
 /**
- * The columns a read returns: `select`'s, in its order, or all the table's.
- *
- * @throws {ApiError} 400 for a name the table lacks.
+ * One key of a total order on DuckDB: its `sql` a quoted column, or `rowid` (the insertion
+ * position) where `column` is absent.
  */
-export function selectedColumns(table: Table, select?: readonly string[]): Column[] {
-  return select ? select.map((name) => columnOf(table, name)) : table.columns;
-}
-
-/**
- * One key of a total order: a column (or the insertion position `rowid`), a direction, and
- * where its nulls go, always explicit.
- */
-export interface SortKey {
-  /** The key's SQL expression: a quoted column, or `rowid`. */
-  readonly sql: string;
-  /** The column, absent for `rowid`. */
-  readonly column?: Column;
-  readonly direction: "asc" | "desc";
-  readonly nulls: "first" | "last";
-}
+export type SortKey = OrderKey;
 
 /**
  * The keys of `order`, then the tiebreaker that makes the order total: the primary key's
@@ -306,17 +282,4 @@ export function sortKeys(table: Table, order: readonly OrderTerm[]): SortKey[] {
     keys.push({ sql: quoteIdent(column.name), column, direction: "asc", nulls: "last" });
   }
   return keys;
-}
-
-/**
- * The ORDER BY list of `keys` (without the words ORDER BY), each key written by `expression`
- * (by default its own SQL: pass another to sort a subquery by its aliases).
- */
-export function orderBy(
-  keys: readonly SortKey[],
-  expression: (key: SortKey, index: number) => string = (key) => key.sql,
-): string {
-  return keys.map((key, i) =>
-    `${expression(key, i)} ${key.direction.toUpperCase()} NULLS ${key.nulls.toUpperCase()}`
-  ).join(", ");
 }

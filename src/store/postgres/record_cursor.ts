@@ -7,14 +7,11 @@
  * @module
  */
 
-import { decodeCursor, encodeCursor, orderSignature } from "../../catalog/filters.ts";
-import { ApiError } from "../../errors.ts";
+import { cursorTexts, keysetCondition } from "../shared/cursor.ts";
 import { bind, type SortKey, typedValue, type ValueCheck } from "./record_filters.ts";
 
-/** Whether the key can be null: a nullable column (a primary key's and the order's cannot). */
-function nullable(key: SortKey): boolean {
-  return key.column?.is_nullable ?? false;
-}
+/** The cursor after the row whose keys' texts (see {@link keyText}) are `texts`. */
+export { cursorAfter } from "../shared/cursor.ts";
 
 /**
  * The text a cursor keeps of a key's value, `expression` being the key in the statement: its
@@ -25,24 +22,8 @@ export function keyText(key: SortKey, expression: string): string {
   return `${expression}::text`;
 }
 
-/** What a cursor is bound to: the whole order, tiebreaker included. */
-function signature(keys: readonly SortKey[]): string {
-  return orderSignature(
-    keys.map((k) => ({
-      column: k.column?.name ?? "rowid",
-      direction: k.direction,
-      nulls: k.nulls,
-    })),
-  );
-}
-
-/** The cursor after the row whose keys' texts (see {@link keyText}) are `texts`. */
-export function cursorAfter(keys: readonly SortKey[], texts: readonly (string | null)[]): string {
-  return encodeCursor(texts, signature(keys));
-}
-
 /**
- * The key texts a cursor of {@link cursorAfter} holds, with the checks that they convert.
+ * The key texts a cursor of `cursorAfter` holds, with the checks that they convert.
  *
  * @throws {ApiError} 400 for text that is no cursor, or a cursor of another order.
  */
@@ -50,15 +31,7 @@ export function cursorValues(
   keys: readonly SortKey[],
   cursor: string,
 ): { texts: (string | null)[]; checks: ValueCheck[] } {
-  const values = decodeCursor(cursor, signature(keys));
-  if (
-    values.length !== keys.length || !values.every((v) => v === null || typeof v === "string")
-  ) {
-    throw ApiError.badRequest(
-      "Query parameter after is not a cursor this service gave out; use the one a previous page returned",
-    );
-  }
-  const texts = values as (string | null)[];
+  const texts = cursorTexts(keys, cursor);
   const checks = keys.flatMap((key, i) => {
     const text = texts[i];
     return text === null || text === undefined
@@ -94,31 +67,5 @@ export function afterCondition(
     const text = texts[i] ?? null;
     return text === null ? null : typedValue(key.type, bind(params, text));
   });
-  const after = (i: number): string => {
-    const key = keys[i]!;
-    const value = values[i]!;
-    const beyond = strictlyAfter(key, value);
-    if (i === keys.length - 1) return beyond;
-    return `${beyond} OR (${equal(key, value)} AND (${after(i + 1)}))`;
-  };
-  const rest = after(0);
-  if (keys.length === 1) return rest;
-  const lead = atOrAfter(keys[0]!, values[0]!);
-  return lead === "TRUE" ? rest : `${lead} AND (${rest})`;
-}
-
-function equal(key: SortKey, value: string | null): string {
-  return value === null ? `${key.sql} IS NULL` : `${key.sql} = ${value}`;
-}
-
-function strictlyAfter(key: SortKey, value: string | null): string {
-  if (value === null) return key.nulls === "first" ? `${key.sql} IS NOT NULL` : "FALSE";
-  const beyond = `${key.sql} ${key.direction === "asc" ? ">" : "<"} ${value}`;
-  return key.nulls === "last" && nullable(key) ? `(${beyond} OR ${key.sql} IS NULL)` : beyond;
-}
-
-function atOrAfter(key: SortKey, value: string | null): string {
-  if (value === null) return key.nulls === "first" ? "TRUE" : `${key.sql} IS NULL`;
-  const reached = `${key.sql} ${key.direction === "asc" ? ">=" : "<="} ${value}`;
-  return key.nulls === "last" && nullable(key) ? `(${reached} OR ${key.sql} IS NULL)` : reached;
+  return keysetCondition(keys, values);
 }

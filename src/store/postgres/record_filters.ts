@@ -16,9 +16,18 @@ import type { Filter, OrderTerm, ReadQuery } from "../../catalog/filters.ts";
 import type { Column, Table } from "../../catalog/model.ts";
 import { printable } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
+import {
+  columnOf,
+  orderBy,
+  type OrderKey,
+  selectedColumns,
+  type ValueCheck,
+} from "../shared/record_terms.ts";
 import type { Param, Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
 import { qualified, quoteIdent } from "./sql.ts";
+
+export { orderBy, selectedColumns, type ValueCheck };
 
 /**
  * Binds `value` as the next parameter of a statement whose values are `params`, and returns
@@ -37,13 +46,6 @@ import { qualified, quoteIdent } from "./sql.ts";
 export function bind(params: unknown[], value: Param): string {
   params.push(value);
   return `$${params.length}`;
-}
-
-/** The column a filter or sort key names; a 400 if the table lacks it (a stale parse). */
-function columnOf(table: Table, name: string): Column {
-  const column = table.columns.find((c) => c.name === name);
-  if (!column) throw ApiError.badRequest(`The table has no column "${printable(name)}"`);
-  return column;
 }
 
 /** Types compared as text: a filter value needs no cast, nor a check. */
@@ -152,14 +154,6 @@ function oneFilter(table: Table, filter: Filter, params: unknown[], alias?: stri
   return negated ? `NOT (${sql})` : sql;
 }
 
-/** A text that must convert to a type, and what to name in the 400 when it does not. */
-export interface ValueCheck {
-  readonly type: string;
-  readonly text: string;
-  /** The start of the message: `Filter on column "age"`. */
-  readonly what: string;
-}
-
 /** The checks the values of `filters` need before a statement binds them. */
 export function filterValueChecks(table: Table, filters: readonly Filter[]): ValueCheck[] {
   const checks: ValueCheck[] = [];
@@ -262,27 +256,12 @@ function conversionFailure(error: unknown): boolean {
 }
 
 /**
- * The columns a read returns: `select`'s, in its order, or all the table's.
- *
- * @throws {ApiError} 400 for a name the table lacks.
+ * One key of a total order on PostgreSQL: its `sql` over the unqualified table, with the
+ * type of its values (the column absent for the hidden insertion order).
  */
-export function selectedColumns(table: Table, select?: readonly string[]): Column[] {
-  return select ? select.map((name) => columnOf(table, name)) : [...table.columns];
-}
-
-/**
- * One key of a total order: a column (or the hidden insertion order), a direction, and
- * where its nulls go, always explicit.
- */
-export interface SortKey {
-  /** The key's SQL expression over the unqualified table. */
-  readonly sql: string;
+export interface SortKey extends OrderKey {
   /** The PostgreSQL type of the expression's values. */
   readonly type: string;
-  /** The column, absent for the insertion order. */
-  readonly column?: Column;
-  readonly direction: "asc" | "desc";
-  readonly nulls: "first" | "last";
 }
 
 /**
@@ -337,19 +316,6 @@ export function sortKeys(table: Table, order: readonly OrderTerm[]): SortKey[] {
     keys.push(key(columnOf(table, name), "asc", "last"));
   }
   return keys;
-}
-
-/**
- * The ORDER BY list of `keys` (without the words ORDER BY), each key written by `expression`
- * (by default its own SQL: pass another to sort a subquery by its aliases).
- */
-export function orderBy(
-  keys: readonly SortKey[],
-  expression: (key: SortKey, index: number) => string = (key) => key.sql,
-): string {
-  return keys.map((key, i) =>
-    `${expression(key, i)} ${key.direction.toUpperCase()} NULLS ${key.nulls.toUpperCase()}`
-  ).join(", ");
 }
 
 /**
