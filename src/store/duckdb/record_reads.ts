@@ -7,6 +7,13 @@
 
 import type { ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
+import {
+  ALL_RECORDS,
+  checkRowCounts,
+  keyAlias,
+  nextCursor,
+  pageAnswer,
+} from "../shared/record_pages.ts";
 import type { RecordsPage, RecordsQuery } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
@@ -15,7 +22,7 @@ import { qualified, quoteIdent } from "./sql.ts";
 import { jsonMembers, jsonObject } from "./values.ts";
 import type { ResultFormat } from "../store.ts";
 import { streamResult } from "./result_formats.ts";
-import { afterCondition, cursorAfter, cursorValues, keyText } from "./record_cursor.ts";
+import { afterCondition, cursorValues, keyText } from "./record_cursor.ts";
 import {
   BoundValues,
   checkValues,
@@ -23,7 +30,6 @@ import {
   filterValueChecks,
   orderBy,
   selectedColumns,
-  type SortKey,
   sortKeys,
 } from "./record_filters.ts";
 
@@ -50,13 +56,6 @@ export function readsInSlices(columns: readonly unknown[]): boolean {
   return columns.length > RENDER_SLICE;
 }
 
-const ALL: ReadQuery = { filters: [], order: [], count: "exact" };
-
-/** A sort key's alias in a page: a leading space, which no column name has. */
-function keyAlias(index: number): string {
-  return quoteIdent(` k${index}`);
-}
-
 /**
  * One page of records as a JSON array text, the number of records the filters let through
  * and, for a cursor walk, the next cursor. For many columns ({@link readsInSlices}), call it
@@ -67,11 +66,9 @@ export async function readRecords(
   table: Table,
   offset: number,
   limit: number,
-  query: RecordsQuery = { read: ALL },
+  query: RecordsQuery = { read: ALL_RECORDS },
 ): Promise<RecordsPage> {
-  for (const n of [offset, limit]) {
-    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`Not a row count: ${n}`);
-  }
+  checkRowCounts(offset, limit);
   const { read, after } = query;
   const target = qualified(table.schema, table.name);
   const columns = selectedColumns(table, read.select);
@@ -116,7 +113,7 @@ export async function readRecords(
         `SELECT ${keyTexts} AS k FROM (${page(limit + 1)}) AS page ORDER BY ${pageOrder}`,
         values,
       );
-      next = nextCursor(keys, after, rows.length > limit, rows[limit - 1]?.k);
+      next = nextCursor(keys, after, rows.length > limit, rows[limit - 1]?.k as (string | null)[]);
     }
     const members: string[] = [];
     for (let from = 0; from < columns.length; from += RENDER_SLICE) {
@@ -129,7 +126,7 @@ export async function readRecords(
       );
       parts.forEach((p, i) => members[i] = (members[i] ?? "") + (p.part as string));
     }
-    return answer(
+    return pageAnswer(
       `[${members.map((m) => `{${m}}`).join(",")}]`,
       counted?.total,
       walking ? next : undefined,
@@ -144,7 +141,7 @@ export async function readRecords(
       }, ',' ORDER BY ${pageOrder}) FROM (${page(limit)}) AS page) AS json`,
       values,
     );
-    return answer(`[${row?.json ?? ""}]`, row?.total);
+    return pageAnswer(`[${row?.json ?? ""}]`, row?.total);
   }
   const [row] = await session.rows(
     `SELECT ${counting} AS total, string_agg(${
@@ -155,30 +152,8 @@ export async function readRecords(
            FROM (${page(limit + 1)}) AS page) AS page`,
     values,
   );
-  const next = nextCursor(keys, after, Boolean(row?.more), row?.last);
-  return answer(`[${row?.json ?? ""}]`, row?.total, next);
-}
-
-/**
- * The cursor after a page whose last row's key texts are `last`, when `more` rows follow;
- * after an empty page (`limit=0`) the one it started from.
- */
-function nextCursor(
-  keys: readonly SortKey[],
-  after: string,
-  more: boolean,
-  last: unknown,
-): string | null {
-  if (!more) return null;
-  return last ? cursorAfter(keys, last as (string | null)[]) : after;
-}
-
-function answer(json: string, total: unknown, next?: string | null): RecordsPage {
-  return {
-    json,
-    ...(total === null || total === undefined ? {} : { total: Number(total) }),
-    ...(next === undefined ? {} : { next }),
-  };
+  const next = nextCursor(keys, after, Boolean(row?.more), row?.last as (string | null)[]);
+  return pageAnswer(`[${row?.json ?? ""}]`, row?.total, next);
 }
 
 /**
@@ -247,7 +222,7 @@ export async function exportRecords(
   context: StoreContext,
   ref: TableRef,
   format: ResultFormat,
-  read: ReadQuery = ALL,
+  read: ReadQuery = ALL_RECORDS,
 ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
   // The table is described in the export's own snapshot: described before it, a rename,
   // retype or drop committed in between leaves the header stale and the statement naming

@@ -5,28 +5,31 @@
  * @module
  */
 
-import type { ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
+import {
+  ALL_RECORDS,
+  checkRowCounts,
+  keyAlias,
+  nextCursor,
+  pageAnswer,
+} from "../shared/record_pages.ts";
 import type { RecordsPage, RecordsQuery } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { afterCondition, cursorAfter, cursorValues, keyText } from "./record_cursor.ts";
+import { afterCondition, cursorValues, keyText } from "./record_cursor.ts";
 import {
   checkValues,
   filterCondition,
   filterValueChecks,
   orderBy,
   selectedColumns,
-  type SortKey,
   sortKeys,
 } from "./record_filters.ts";
 import { jsonObject } from "./record_values.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 import { existingTable } from "./tables.ts";
-
-const ALL: ReadQuery = { filters: [], order: [], count: "exact" };
 
 /**
  * Runs `work` on table `ref` as described in `session`'s open transaction, under the table's
@@ -57,19 +60,12 @@ export function readRecords(
   ref: TableRef,
   offset: number,
   limit: number,
-  query: RecordsQuery = { read: ALL },
+  query: RecordsQuery = { read: ALL_RECORDS },
 ): Promise<RecordsPage> {
-  for (const n of [offset, limit]) {
-    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`Not a row count: ${n}`);
-  }
+  checkRowCounts(offset, limit);
   return database.transaction((session) =>
     onDescribedTable(session, ref, (table) => readPage(session, table, offset, limit, query))
   );
-}
-
-/** A sort key's alias in a page: a leading space, which no column name has. */
-function keyAlias(index: number): string {
-  return quoteIdent(` k${index}`);
 }
 
 /** {@link readRecords} of a described table, in the caller's transaction. */
@@ -119,7 +115,7 @@ async function readPage(
       }) AS page) AS json`,
       params as Param[],
     );
-    return pageOf(answer);
+    return pageAnswer(`[${(answer?.json as string | null) ?? ""}]`, answer?.total);
   }
   const keyTexts = `to_json(ARRAY[${
     keys.map((k, i) => keyText(k, `page.${keyAlias(i)}`)).join(", ")
@@ -134,28 +130,10 @@ async function readPage(
            FROM (${page(limit + 1)}) AS page) AS page`,
     params as Param[],
   );
-  return pageOf(answer, nextCursor(keys, after, Boolean(answer?.more), answer?.last));
-}
-
-/**
- * The cursor after a page whose last row's key texts are `last` (JSON text), when more rows
- * follow; after an empty page (`limit=0`) the one it started from.
- */
-function nextCursor(
-  keys: readonly SortKey[],
-  after: string,
-  more: boolean,
-  last: unknown,
-): string | null {
-  if (!more) return null;
-  return typeof last === "string" ? cursorAfter(keys, JSON.parse(last)) : after;
-}
-
-function pageOf(answer: Record<string, unknown> | undefined, next?: string | null): RecordsPage {
-  const total = answer?.total;
-  return {
-    json: `[${(answer?.json as string | null) ?? ""}]`,
-    ...(total === null || total === undefined ? {} : { total: Number(total) }),
-    ...(next === undefined ? {} : { next }),
-  };
+  const last = typeof answer?.last === "string" ? JSON.parse(answer.last) : undefined;
+  return pageAnswer(
+    `[${(answer?.json as string | null) ?? ""}]`,
+    answer?.total,
+    nextCursor(keys, after, Boolean(answer?.more), last),
+  );
 }

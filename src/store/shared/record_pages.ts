@@ -1,0 +1,74 @@
+/**
+ * The engine-neutral parts of reading a page of records: the default read, the checks of
+ * its row counts, the aliases of its sort keys, and the page answer with the next cursor.
+ *
+ * @module
+ */
+
+import type { ReadQuery } from "../../catalog/filters.ts";
+import type { RecordsPage } from "../store.ts";
+import { cursorAfter } from "./cursor.ts";
+import type { OrderKey } from "./record_terms.ts";
+import { quoteIdent } from "./sql.ts";
+
+/** A read of every record and column, in record order, counted. */
+export const ALL_RECORDS: ReadQuery = { filters: [], order: [], count: "exact" };
+
+/**
+ * Throws unless `offset` and `limit` are row counts: safe integers, not negative. The routes
+ * check them for the client; this guards the SQL they are written into.
+ */
+export function checkRowCounts(offset: number, limit: number): void {
+  for (const n of [offset, limit]) {
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`Not a row count: ${n}`);
+  }
+}
+
+/**
+ * A sort key's alias in a page: a leading space, which no column name has.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { keyAlias } from "./record_pages.ts";
+ *
+ * assert.equal(keyAlias(0), '" k0"');
+ * ```
+ */
+export function keyAlias(index: number): string {
+  return quoteIdent(` k${index}`);
+}
+
+/**
+ * The cursor after a page whose last row's key texts are `last`, when `more` rows follow;
+ * after an empty page (`limit=0`, no `last`) the one it started from.
+ */
+export function nextCursor(
+  keys: readonly OrderKey[],
+  after: string,
+  more: boolean,
+  last: readonly (string | null)[] | null | undefined,
+): string | null {
+  if (!more) return null;
+  return last ? cursorAfter(keys, last) : after;
+}
+
+/**
+ * A page's answer: its JSON array text, the total when the statement counted one (null or
+ * undefined for none), and the next cursor when the read walks by cursor.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { pageAnswer } from "./record_pages.ts";
+ *
+ * assert.deepEqual(pageAnswer("[]", 0n), { json: "[]", total: 0 });
+ * ```
+ */
+export function pageAnswer(json: string, total: unknown, next?: string | null): RecordsPage {
+  return {
+    json,
+    ...(total === null || total === undefined ? {} : { total: Number(total) }),
+    ...(next === undefined ? {} : { next }),
+  };
+}
