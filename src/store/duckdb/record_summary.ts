@@ -8,6 +8,7 @@
 
 import type { Filter } from "../../catalog/filters.ts";
 import type { Column, Table, TableRef } from "../../catalog/model.ts";
+import { columnSummary, type RawFigures } from "../shared/summary.ts";
 import type { ColumnSummary, RecordsSummary } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
@@ -71,7 +72,7 @@ async function summarize(
     const slice = columns.slice(from, from + SUMMARY_SLICE);
     const [row] = await session.rows(summaryQuery(slice, source), bound.values);
     rows = Number(row!.rows);
-    slice.forEach((column, i) => summaries.push(columnSummary(column, i, row!, rows)));
+    slice.forEach((column, i) => summaries.push(columnSummary(column, rows, figuresOf(i, row!))));
   }
   return { table: table.name, rows, columns: summaries };
 }
@@ -108,37 +109,19 @@ function summaryQuery(columns: readonly Column[], source: string): string {
   } FROM ${source}) AS figures`;
 }
 
-function columnSummary(
-  column: Column,
-  i: number,
-  row: Record<string, unknown>,
-  rows: number,
-): ColumnSummary {
+/** The figures of column `i` of a row of the statement `summarySql` builds. */
+function figuresOf(i: number, row: Record<string, unknown>): RawFigures {
   const at = (figure: string) => row[` ${figure} ${i}`];
-  const count = Number(at("count"));
   const quartiles = (at("q") ?? []) as (number | null)[];
   return {
-    name: column.name,
-    type: column.type,
-    count,
-    nulls: rows - count,
-    approx_distinct: Number(at("distinct")),
-    min: parsed(at("min")),
-    max: parsed(at("max")),
-    avg: finite(at("avg")),
-    std: finite(at("std")),
-    q25: finite(quartiles[0]),
-    q50: finite(quartiles[1]),
-    q75: finite(quartiles[2]),
+    count: at("count"),
+    distinct: at("distinct"),
+    min: at("min"),
+    max: at("max"),
+    avg: at("avg"),
+    std: at("std"),
+    q25: quartiles[0],
+    q50: quartiles[1],
+    q75: quartiles[2],
   };
-}
-
-/** A value rendered as JSON text by the statement, or null. */
-function parsed(json: unknown): unknown {
-  return typeof json === "string" ? JSON.parse(json) : null;
-}
-
-/** A number JSON can carry: not NaN nor infinite, else null. */
-function finite(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }

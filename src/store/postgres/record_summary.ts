@@ -9,7 +9,8 @@
 
 import type { Filter } from "../../catalog/filters.ts";
 import type { Column, TableRef } from "../../catalog/model.ts";
-import type { ColumnSummary, RecordsSummary } from "../store.ts";
+import { columnSummary, type RawFigures } from "../shared/summary.ts";
+import type { RecordsSummary } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param } from "./database.ts";
 import {
@@ -62,7 +63,7 @@ export function summarizeRecords(
       return {
         table: table.name,
         rows,
-        columns: columns.map((column, i) => columnSummary(column, i, row!, rows)),
+        columns: columns.map((column, i) => columnSummary(column, rows, figuresOf(i, row!))),
       };
     })
   );
@@ -119,32 +120,18 @@ function summaryQuery(columns: readonly Column[]): string {
   return `SELECT count(*) AS "rows", ${list.join(", ")}`;
 }
 
-function columnSummary(
-  column: Column,
-  i: number,
-  row: Record<string, unknown>,
-  rows: number,
-): ColumnSummary {
+/** The figures of column `i` of the row of the statement, each figure an array by column. */
+function figuresOf(i: number, row: Record<string, unknown>): RawFigures {
   const at = (figure: string) => (row[figure] as unknown[])[i];
-  const count = Number(at("counts"));
-  const parsed = (json: unknown) => typeof json === "string" ? JSON.parse(json) : null;
   return {
-    name: column.name,
-    type: column.type,
-    count,
-    nulls: rows - count,
-    approx_distinct: Number(at("distincts")),
-    min: parsed(at("mins")),
-    max: parsed(at("maxs")),
-    avg: finite(at("avgs")),
-    std: finite(at("stds")),
-    q25: finite(at("q25s")),
-    q50: finite(at("q50s")),
-    q75: finite(at("q75s")),
+    count: at("counts"),
+    distinct: at("distincts"),
+    min: at("mins"),
+    max: at("maxs"),
+    avg: at("avgs"),
+    std: at("stds"),
+    q25: at("q25s"),
+    q50: at("q50s"),
+    q75: at("q75s"),
   };
-}
-
-/** A number JSON can carry: not NaN nor infinite, else null. */
-function finite(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
