@@ -19,9 +19,9 @@
  * @module
  */
 
-import type { Column, Table, TableRef } from "../../catalog/model.ts";
-import { matchRowKeys } from "../../catalog/rows.ts";
-import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
+import { ApiError, type ErrorDetail } from "../../errors.ts";
+import { assign, type Assignment, doesNotFit } from "../shared/assignments.ts";
 import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
@@ -47,12 +47,6 @@ export interface Updated {
 export interface Deleted {
   readonly table: Table;
   readonly deleted: number;
-}
-
-/** One column to set: the column, and its value's JSON text (`null` for SQL NULL). */
-interface Assignment {
-  readonly column: Column;
-  readonly json: string | null;
 }
 
 /**
@@ -134,51 +128,6 @@ export function deleteRecords(
       if (keyed) await keepAnswer(session, keyed, result);
       return result;
     })
-  );
-}
-
-/**
- * The columns `changes` set; 422 naming every key that names no column (or a column another
- * key names too) and every null for a NOT NULL column.
- */
-async function assign(table: Table, changes: readonly ColumnChange[]): Promise<Assignment[]> {
-  // Matched as a row's keys are, exactly first, then ignoring case; rows: 0, as a change
-  // leaves the columns it does not name as they are.
-  const { mapping, problems } = await matchRowKeys(
-    table,
-    {
-      rows: 0,
-      form: "objects",
-      keys: changes.map((c) => c.key),
-      keysComplete: true,
-      firstRowOfLength: new Map(),
-      hasData: true,
-    },
-    () => Promise.resolve(undefined),
-  );
-  const json = new Map(changes.map((c) => [c.key, c.json]));
-  const assignments = mapping.map((m) => {
-    const text = json.get(m.key)!;
-    return { column: m.column, json: text === "null" ? null : text };
-  });
-  for (const a of assignments) {
-    if (a.json === null && !a.column.is_nullable) {
-      problems.push({
-        column: a.column.name,
-        message: `Column "${a.column.name}" is NOT NULL but the value is null`,
-      });
-    }
-  }
-  if (problems.length > 0) throw doesNotFit(table, problems);
-  return assignments;
-}
-
-/** The 422 for changes that do not fit `table`. */
-function doesNotFit(table: Table, problems: readonly ErrorDetail[]): ApiError {
-  const details = problems.map(({ row: _, ...rest }) => rest);
-  return ApiError.invalidData(
-    `The change does not fit table "${table.name}": ${summarise(details)}`,
-    details,
   );
 }
 
