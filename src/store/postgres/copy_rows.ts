@@ -12,6 +12,7 @@ import { ApiError } from "../../errors.ts";
 import type { StagedRows } from "../duckdb/mod.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
 import type { Session } from "./database.ts";
+import { type EngineError, VALUE_MISFITS } from "./engine_errors.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 
 /** The key `update` and `skip` resolve conflicts on: the primary key, else the only unique one. */
@@ -120,15 +121,6 @@ async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
   return (await Deno.open(path)).readable;
 }
 
-/** The fields of a PostgreSQL error read here. */
-interface EngineError {
-  readonly code?: string;
-  readonly message: string;
-  readonly detail?: string;
-  readonly constraint?: string;
-  readonly column?: string;
-}
-
 /**
  * The answer for a load PostgreSQL refused, worded as the DuckDB store words it: 409 for a
  * key that already exists, 422 for a foreign key no row has, a null in a NOT NULL column, a
@@ -167,15 +159,11 @@ export function loadFailure(table: Table, error: unknown): unknown {
         `Rows do not fit table "${table.name}": ${said}; a row must fit in one 8 KB page of ` +
           "PostgreSQL, and fixed-width values such as numbers and dates cannot be moved out of it",
       );
-    case "23514":
-    case "22P02":
-    case "22003":
-    case "22007":
-    case "22008":
-    case "22001":
-    case "22023":
-    case "22P05":
-      return ApiError.invalidData(`Rows do not fit table "${table.name}": ${said}`);
+  }
+  // A load takes two more for rows that do not fit: 22023 invalid_parameter_value and
+  // 22P05 untranslatable_character.
+  if (code !== undefined && (VALUE_MISFITS.has(code) || code === "22023" || code === "22P05")) {
+    return ApiError.invalidData(`Rows do not fit table "${table.name}": ${said}`);
   }
   return error;
 }

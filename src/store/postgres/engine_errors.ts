@@ -7,13 +7,31 @@
 
 import { ApiError } from "../../errors.ts";
 
-/** The fields of a PostgreSQL error `npm:pg` gives, as far as they are read here. */
-interface EngineError {
+/** The fields of a PostgreSQL error `npm:pg` gives, as far as the store reads them. */
+export interface EngineError {
   readonly message: string;
   /** The SQLSTATE for a server's error; a Node.js code (`ECONNREFUSED`) for a socket's. */
   readonly code?: string;
   readonly detail?: string;
+  /** The constraint a violation names. */
+  readonly constraint?: string;
+  /** The column a not-null violation names. */
+  readonly column?: string;
 }
+
+/**
+ * The SQLSTATEs of a value its column cannot take, a 422 wherever they arise:
+ * 23514 check_violation, 22P02 invalid_text_representation, 22003 numeric_value_out_of_range,
+ * 22007 invalid_datetime_format, 22008 datetime_field_overflow, 22001 string_data_right_truncation.
+ */
+export const VALUE_MISFITS: ReadonlySet<string> = new Set([
+  "23514",
+  "22P02",
+  "22003",
+  "22007",
+  "22008",
+  "22001",
+]);
 
 /** Node.js socket failures: the database cannot be reached. */
 const SOCKET_CODES = new Set([
@@ -69,6 +87,9 @@ export function engineError(error: unknown): ApiError | undefined {
   if (!(error instanceof Error)) return undefined;
   const { code, message, detail } = error as EngineError;
   const said = detail ? `${message} (${detail})` : message;
+  if (code !== undefined && (code === "23502" || VALUE_MISFITS.has(code))) {
+    return ApiError.invalidData(`A value does not fit its column: ${said}`);
+  }
   switch (code) {
     case "23505":
       return ApiError.conflict(`A primary or unique key clashes with another row: ${said}`);
@@ -76,14 +97,6 @@ export function engineError(error: unknown): ApiError | undefined {
       return /^insert or update/.test(message)
         ? ApiError.invalidData(`A foreign key names a row that does not exist: ${said}`)
         : ApiError.conflict(`Rows are referenced by another table's foreign key: ${said}`);
-    case "23502":
-    case "23514":
-    case "22P02":
-    case "22003":
-    case "22007":
-    case "22008":
-    case "22001":
-      return ApiError.invalidData(`A value does not fit its column: ${said}`);
     case "40001":
     case "40P01":
     case "55P03":
