@@ -24,7 +24,13 @@
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
-import { assign, type Assignment, doesNotFit } from "../shared/assignments.ts";
+import {
+  assign,
+  type Assignment,
+  type Deleted,
+  doesNotFit,
+  type Updated,
+} from "../shared/assignments.ts";
 import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
 import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
@@ -36,17 +42,7 @@ import { getTable } from "./tables.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import { readAs } from "./values.ts";
 
-/** Updated rows and the table they are in. */
-export interface Updated {
-  readonly table: Table;
-  readonly updated: number;
-}
-
-/** Deleted rows and the table they were in. */
-export interface Deleted {
-  readonly table: Table;
-  readonly deleted: number;
-}
+export type { Deleted, Updated };
 
 /**
  * Sets the columns `changes` names in the rows `where` chooses, in one transaction, keeping

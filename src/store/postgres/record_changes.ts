@@ -21,7 +21,13 @@
 
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { ApiError, type ErrorDetail } from "../../errors.ts";
-import { assign, type Assignment, doesNotFit } from "../shared/assignments.ts";
+import {
+  assign,
+  type Assignment,
+  type Deleted,
+  doesNotFit,
+  type Updated,
+} from "../shared/assignments.ts";
 import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
@@ -37,17 +43,7 @@ import {
 import { onDescribedTable } from "./record_reads.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 
-/** Updated rows and the table they are in. */
-export interface Updated {
-  readonly table: Table;
-  readonly updated: number;
-}
-
-/** Deleted rows and the table they were in. */
-export interface Deleted {
-  readonly table: Table;
-  readonly deleted: number;
-}
+export type { Deleted, Updated };
 
 /**
  * Sets the columns `changes` names in the rows `where` chooses, in one transaction, keeping

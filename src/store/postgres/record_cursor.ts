@@ -7,7 +7,7 @@
  * @module
  */
 
-import { cursorTexts, keysetCondition } from "../shared/cursor.ts";
+import { cursorValues as sharedCursorValues, keysetCondition } from "../shared/cursor.ts";
 import { bind, type SortKey, typedValue, type ValueCheck } from "./record_filters.ts";
 
 /** The cursor after the row whose keys' texts (see {@link keyText}) are `texts`. */
@@ -31,14 +31,7 @@ export function cursorValues(
   keys: readonly SortKey[],
   cursor: string,
 ): { texts: (string | null)[]; checks: ValueCheck[] } {
-  const texts = cursorTexts(keys, cursor);
-  const checks = keys.flatMap((key, i) => {
-    const text = texts[i];
-    return text === null || text === undefined
-      ? []
-      : [{ type: key.type, text, what: "Query parameter after" }];
-  });
-  return { texts, checks };
+  return sharedCursorValues(keys, cursor, (key) => key.type);
 }
 
 /**

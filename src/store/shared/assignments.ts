@@ -1,7 +1,7 @@
 /**
  * What a change of records by filter sets, checked the same way on both engines before any
- * statement runs: its keys matched to columns as a row's keys are, and no null for a NOT
- * NULL column.
+ * statement runs (its keys matched to columns as a row's keys are, and no null for a NOT
+ * NULL column), and what a change or delete by filter answers.
  *
  * @module
  */
@@ -10,6 +10,18 @@ import type { Column, Table } from "../../catalog/model.ts";
 import { matchRowKeys } from "../../catalog/rows.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
 import type { ColumnChange } from "../store.ts";
+
+/** Updated rows and the table they are in. */
+export interface Updated {
+  readonly table: Table;
+  readonly updated: number;
+}
+
+/** Deleted rows and the table they were in. */
+export interface Deleted {
+  readonly table: Table;
+  readonly deleted: number;
+}
 
 /** One column to set: the column, and its value's JSON text (`null` for SQL NULL). */
 export interface Assignment {

@@ -9,7 +9,7 @@
 
 import { decodeCursor, encodeCursor, orderSignature } from "../../catalog/filters.ts";
 import { ApiError } from "../../errors.ts";
-import type { OrderKey } from "./record_terms.ts";
+import type { OrderKey, ValueCheck } from "./record_terms.ts";
 
 /** What a cursor is bound to: the whole order, tiebreaker included. */
 function signature(keys: readonly OrderKey[]): string {
@@ -28,10 +28,10 @@ function signature(keys: readonly OrderKey[]): string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { cursorAfter, cursorTexts } from "./cursor.ts";
+ * import { cursorAfter, cursorValues } from "./cursor.ts";
  *
  * const keys = [{ sql: "rowid", direction: "asc" as const, nulls: "last" as const }];
- * assert.deepEqual(cursorTexts(keys, cursorAfter(keys, ["41"])), ["41"]);
+ * assert.deepEqual(cursorValues(keys, cursorAfter(keys, ["41"]), () => "BIGINT").texts, ["41"]);
  * ```
  */
 export function cursorAfter(
@@ -42,11 +42,28 @@ export function cursorAfter(
 }
 
 /**
- * The key texts a cursor of {@link cursorAfter} holds, one per key.
+ * The key texts a cursor of {@link cursorAfter} holds, with the checks that they convert to
+ * their keys' types, `typeOf` naming a key's type on the engine.
  *
  * @throws {ApiError} 400 for text that is no cursor, or a cursor of another order.
  */
-export function cursorTexts(keys: readonly OrderKey[], cursor: string): (string | null)[] {
+export function cursorValues<K extends OrderKey>(
+  keys: readonly K[],
+  cursor: string,
+  typeOf: (key: K) => string,
+): { texts: (string | null)[]; checks: ValueCheck[] } {
+  const texts = cursorTexts(keys, cursor);
+  const checks = keys.flatMap((key, i) => {
+    const text = texts[i];
+    return text === null || text === undefined
+      ? []
+      : [{ type: typeOf(key), text, what: "Query parameter after" }];
+  });
+  return { texts, checks };
+}
+
+/** The key texts a cursor of {@link cursorAfter} holds, one per key; 400 for no cursor. */
+function cursorTexts(keys: readonly OrderKey[], cursor: string): (string | null)[] {
   const values = decodeCursor(cursor, signature(keys));
   if (
     values.length !== keys.length || !values.every((v) => v === null || typeof v === "string")
