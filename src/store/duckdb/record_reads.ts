@@ -13,6 +13,7 @@ import {
   keyAlias,
   nextCursor,
   pageAnswer,
+  whereClause,
 } from "../shared/record_pages.ts";
 import type { RecordsPage, RecordsQuery } from "../store.ts";
 import type { StoreContext } from "./context.ts";
@@ -82,11 +83,7 @@ export async function readRecords(
     ...filterValueChecks(table, read.filters),
     ...(cursor?.checks ?? []),
   ]);
-  const conditions = [
-    ...(filtered ? [filtered] : []),
-    ...(cursor ? [afterCondition(keys, cursor.texts, bound)] : []),
-  ];
-  const where = conditions.length > 0 ? ` WHERE ${conditions.join(" AND ")}` : "";
+  const where = whereClause(filtered, cursor && afterCondition(keys, cursor.texts, bound));
   const walking = after !== undefined;
   // The page is chosen on the stored values and only its rows are rendered: rendered in the
   // same SELECT as the ORDER BY, every row of the table would be turned into JSON first. A

@@ -12,6 +12,7 @@ import {
   keyAlias,
   nextCursor,
   pageAnswer,
+  whereClause,
 } from "../shared/record_pages.ts";
 import type { RecordsPage, RecordsQuery } from "../store.ts";
 import type { StoreContext } from "./context.ts";
@@ -87,11 +88,7 @@ async function readPage(
     ...filterValueChecks(table, read.filters),
     ...(cursor?.checks ?? []),
   ]);
-  const conditions = [
-    ...(filtered ? [filtered] : []),
-    ...(cursor ? [afterCondition(keys, cursor.texts, params)] : []),
-  ];
-  const where = conditions.length > 0 ? ` WHERE ${conditions.join(" AND ")}` : "";
+  const where = whereClause(filtered, cursor && afterCondition(keys, cursor.texts, params));
   // The page is chosen on the stored values and only its rows are rendered. A walk reads one
   // row more, to know whether another page follows.
   const page = (rows: number) =>

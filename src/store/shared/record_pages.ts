@@ -1,6 +1,7 @@
 /**
  * The engine-neutral parts of reading a page of records: the default read, the checks of
- * its row counts, the aliases of its sort keys, and the page answer with the next cursor.
+ * its row counts, the aliases of its sort keys, its WHERE clause, and the page answer with
+ * the next cursor.
  *
  * @module
  */
@@ -71,4 +72,21 @@ export function pageAnswer(json: string, total: unknown, next?: string | null): 
     ...(total === null || total === undefined ? {} : { total: Number(total) }),
     ...(next === undefined ? {} : { next }),
   };
+}
+
+/**
+ * A WHERE clause (with its leading space) joining the `conditions` given, or "" for none.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { whereClause } from "./record_pages.ts";
+ *
+ * assert.equal(whereClause("a > 1", undefined, "b = 2"), " WHERE a > 1 AND b = 2");
+ * assert.equal(whereClause(""), "");
+ * ```
+ */
+export function whereClause(...conditions: (string | undefined)[]): string {
+  const given = conditions.filter((c) => c);
+  return given.length > 0 ? ` WHERE ${given.join(" AND ")}` : "";
 }
