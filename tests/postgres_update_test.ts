@@ -1,13 +1,10 @@
 import assert from "node:assert/strict";
 import { Database } from "../src/store/postgres/database.ts";
-import { postgresEnv, startTestPostgres, type TestPostgres } from "./helpers/postgres.ts";
+import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
 import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
-
-const postgres = await startTestPostgres();
-const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
 
 const customers = {
   columns: [
@@ -27,11 +24,10 @@ async function columnsOf(server: TestServer, name: string, schema = "public"): P
   return ok(await server.request("GET", `table/${name}?schema=${schema}`)).table.columns;
 }
 
-Deno.test({
-  name: `PUT /table/{name} on PostgreSQL alters the table in place, keeping rows and ids${skipped}`,
-  ignore: typeof postgres === "string",
-  async fn(t) {
-    const env = await postgresEnv(postgres as TestPostgres);
+await postgresTest(
+  `PUT /table/{name} on PostgreSQL alters the table in place, keeping rows and ids`,
+  async (t, postgres) => {
+    const env = await postgresEnv(postgres);
     const server = await TestServer.start(env);
     const second = await TestServer.start(env);
     const database = await Database.open({ url: env.DATABASE_URL });
@@ -332,7 +328,6 @@ Deno.test({
       await database.close();
       await second.dispose();
       await server.dispose();
-      await (postgres as TestPostgres).stop();
     }
   },
-});
+);
