@@ -3,7 +3,8 @@ import { Database } from "../src/store/postgres/database.ts";
 import { PG_HOSTILE } from "./fixtures/postgres_query_catalogue.ts";
 import { PG_LEGITIMATE } from "./fixtures/postgres_query_legitimate.ts";
 import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
-import { type Answer, mint, ok, TestServer } from "./helpers/server.ts";
+import { mint, ok, TestServer } from "./helpers/server.ts";
+import { query } from "./helpers/query.ts";
 
 /** The catalogue's schemas and tables (see query_catalogue.ts), made directly in PostgreSQL. */
 const FIXTURE = `
@@ -21,17 +22,6 @@ const FIXTURE = `
   INSERT INTO sales.targets VALUES ('north', 1000);
   INSERT INTO secret.salaries VALUES ('Eve', 1);
 `;
-
-async function query(
-  server: TestServer,
-  sql: string,
-  options: { params?: readonly unknown[]; token?: string; search?: string } = {},
-): Promise<Answer> {
-  return await server.request("POST", `query${options.search ?? ""}`, {
-    body: options.params ? { sql, params: options.params } : { sql },
-    token: options.token,
-  });
-}
 
 await postgresTest(`POST /query on PostgreSQL`, async (t, database) => {
   const env = await postgresEnv(database);
