@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { planTable } from "../../catalog/definition.ts";
 import type { TableDefinition, TableRef } from "../../catalog/model.ts";
-import { ApiError } from "../../errors.ts";
 import type { CsvSource, KeyedWrite, OnConflict } from "../store.ts";
+import { rejectsWith } from "../../../tests/helpers/api_error.ts";
 import { freshDatabase, postgresTest, type TestPostgres } from "../../../tests/helpers/postgres.ts";
 import { rowsInParts } from "../../../tests/helpers/rows.ts";
 import { Database } from "./database.ts";
@@ -53,18 +53,6 @@ async function insert(bench: Bench, rows: unknown[], onConflict: OnConflict = "f
 
 async function rows(db: Database, sql: string) {
   return await db.withSession((s) => s.rows(sql));
-}
-
-async function rejectsWith(promise: Promise<unknown>, status: number, message?: RegExp) {
-  let caught: unknown;
-  await assert.rejects(promise, (error) => {
-    caught = error;
-    assert.ok(error instanceof ApiError, String(error));
-    assert.equal(error.status, status, error.message);
-    if (message) assert.match(error.message, message);
-    return true;
-  });
-  return caught as ApiError;
 }
 
 const ALL_TYPES: TableDefinition = {

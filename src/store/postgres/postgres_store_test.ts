@@ -4,6 +4,7 @@ import type { TableDefinition } from "../../catalog/model.ts";
 import type { TemplateDefinition } from "../../catalog/templates.ts";
 import { ApiError } from "../../errors.ts";
 import type { KeyedWrite } from "../store.ts";
+import { rejectsWith } from "../../../tests/helpers/api_error.ts";
 import { freshDatabase, postgresTest, type TestPostgres } from "../../../tests/helpers/postgres.ts";
 import { Database } from "./database.ts";
 import { META, rewriteTable } from "./metadata.ts";
@@ -21,16 +22,6 @@ async function withStore<T>(
   } finally {
     await store.close();
   }
-}
-
-/** Asserts that `promise` rejects with an ApiError of `status` whose message matches. */
-async function rejectsWith(promise: Promise<unknown>, status: number, message?: RegExp) {
-  await assert.rejects(promise, (error) => {
-    assert.ok(error instanceof ApiError, String(error));
-    assert.equal(error.status, status, error.message);
-    if (message) assert.match(error.message, message);
-    return true;
-  });
 }
 
 const plan = (schema: string, name: string, definition: TableDefinition) =>

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { ApiError } from "../../errors.ts";
 import type { QueryRequest } from "../store.ts";
+import { rejectsWith } from "../../../tests/helpers/api_error.ts";
 import { freshDatabase, postgresTest } from "../../../tests/helpers/postgres.ts";
 import type { StoreContext } from "./context.ts";
 import { Database } from "./database.ts";
@@ -9,15 +9,6 @@ import { readQuery, streamQuery } from "./queries.ts";
 
 function request(sql: string, params: QueryRequest["params"] = [], timeoutMs = 10_000) {
   return { sql, params, defaultSchema: "public", timeoutMs };
-}
-
-async function rejectsWith(promise: Promise<unknown>, status: number, message: RegExp) {
-  await assert.rejects(promise, (error) => {
-    assert.ok(error instanceof ApiError, String(error));
-    assert.equal(error.status, status, error.message);
-    assert.match(error.message, message);
-    return true;
-  });
 }
 
 await postgresTest(`readQuery() and streamQuery() on PostgreSQL`, async (t, server) => {

@@ -2,22 +2,9 @@ import assert from "node:assert/strict";
 import { planTable } from "../../catalog/definition.ts";
 import type { Filter } from "../../catalog/filters.ts";
 import type { TableDefinition } from "../../catalog/model.ts";
-import { ApiError } from "../../errors.ts";
+import { rejectsWith } from "../../../tests/helpers/api_error.ts";
 import { postgresTest } from "../../../tests/helpers/postgres.ts";
 import { withPostgresStore } from "../../../tests/helpers/postgres_store.ts";
-
-/** Asserts that `promise` rejects with an ApiError of `status` whose message matches. */
-async function rejectsWith(promise: Promise<unknown>, status: number, message: RegExp) {
-  let error: ApiError | undefined;
-  await assert.rejects(promise, (e) => {
-    assert.ok(e instanceof ApiError, String(e));
-    assert.equal(e.status, status, e.message);
-    assert.match(e.message, message);
-    error = e;
-    return true;
-  });
-  return error!;
-}
 
 const CUSTOMERS: TableDefinition = {
   columns: [{ name: "id", type: "integer" }, { name: "name", type: "varchar" }],

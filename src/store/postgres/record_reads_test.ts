@@ -2,19 +2,9 @@ import assert from "node:assert/strict";
 import { parseReadQuery } from "../../catalog/filters.ts";
 import { planTable } from "../../catalog/definition.ts";
 import type { TableDefinition } from "../../catalog/model.ts";
-import { ApiError } from "../../errors.ts";
+import { rejectsWith } from "../../../tests/helpers/api_error.ts";
 import { postgresTest } from "../../../tests/helpers/postgres.ts";
 import { withPostgresStore } from "../../../tests/helpers/postgres_store.ts";
-
-/** Asserts that `promise` rejects with an ApiError of `status` whose message matches. */
-async function rejectsWith(promise: Promise<unknown>, status: number, message: RegExp) {
-  await assert.rejects(promise, (error) => {
-    assert.ok(error instanceof ApiError, String(error));
-    assert.equal(error.status, status, error.message);
-    assert.match(error.message, message);
-    return true;
-  });
-}
 
 const TYPES: TableDefinition = {
   columns: [
