@@ -7,16 +7,9 @@ import assert from "node:assert/strict";
 import { Database } from "../src/store/postgres/database.ts";
 import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
 import { errorOf, ok, TestServer, uploadForm } from "./helpers/server.ts";
+import { LOADED_PEOPLE_TABLE } from "./fixtures/tables.ts";
 
-const people = {
-  columns: [
-    { name: "id", type: "integer", is_nullable: false },
-    { name: "name", type: "varchar", is_nullable: false },
-    { name: "age", type: "smallint" },
-    { name: "city", type: "varchar", default: "'Lima'" },
-  ],
-  constraints: { primary_key: { columns: ["id"] } },
-};
+const people = LOADED_PEOPLE_TABLE;
 
 await postgresTest(`records and uploads on PostgreSQL`, async (t, pg) => {
   const env = await postgresEnv(pg);

@@ -2,18 +2,9 @@ import assert from "node:assert/strict";
 import { Database } from "../src/store/postgres/database.ts";
 import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
 import { errorOf, ok, TestServer } from "./helpers/server.ts";
+import { CUSTOMERS_TABLE, ORDERS_TABLE, PEOPLE_TABLE } from "./fixtures/tables.ts";
 
-const people = {
-  columns: [
-    { name: "id", type: "integer", is_nullable: false },
-    { name: "name", type: "varchar" },
-    { name: "age", type: "smallint" },
-    { name: "Unit Price", type: "decimal(10,2)" },
-    { name: "active", type: "boolean" },
-    { name: "born", type: "date" },
-  ],
-  constraints: { primary_key: { columns: ["id"] } },
-};
+const people = PEOPLE_TABLE;
 
 /** The rows of tests/reads_test.ts, inserted with plain SQL (loads are built elsewhere). */
 const PEOPLE = `INSERT INTO people (id, name, age, "Unit Price", active, born) VALUES
@@ -21,28 +12,9 @@ const PEOPLE = `INSERT INTO people (id, name, age, "Unit Price", active, born) V
   (3, NULL, NULL, NULL, NULL, NULL), (4, 'alan', 41, 0.99, true, '1912-06-23'),
   (5, 'Edsger', 72, 12, false, '1930-05-11'), (6, 'it''s, "odd"', 36, 3.25, true, NULL)`;
 
-const customers = {
-  columns: [{ name: "id", type: "integer" }, { name: "name", type: "varchar" }],
-  constraints: { primary_key: { columns: ["id"] } },
-};
+const customers = CUSTOMERS_TABLE;
 
-const orders = {
-  columns: [
-    { name: "id", type: "bigint", is_nullable: false },
-    { name: "customer_id", type: "integer" },
-    { name: "status", type: "varchar", is_nullable: false },
-    { name: "qty", type: "integer" },
-    { name: "price", type: "decimal(10,2)" },
-    { name: "code", type: "varchar" },
-    { name: "paid", type: "boolean" },
-    { name: "note", type: "varchar" },
-  ],
-  constraints: {
-    primary_key: { columns: ["id"] },
-    unique: [{ columns: ["code"] }],
-    foreign_keys: [{ column: "customer_id", reference_table: "customers", reference_column: "id" }],
-  },
-};
+const orders = ORDERS_TABLE;
 
 await postgresTest(
   `Records are read, summarised, changed and deleted over HTTP on PostgreSQL`,

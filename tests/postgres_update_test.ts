@@ -2,19 +2,12 @@ import assert from "node:assert/strict";
 import { Database } from "../src/store/postgres/database.ts";
 import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
 import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { KEYED_CUSTOMERS_TABLE } from "./fixtures/tables.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const customers = {
-  columns: [
-    { name: "id", type: "serial" },
-    { name: "email", type: "varchar", is_nullable: false },
-    { name: "name", type: "varchar" },
-    { name: "score", type: "varchar" },
-  ],
-  constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["email"] }] },
-};
+const customers = KEYED_CUSTOMERS_TABLE;
 
 async function put(server: TestServer, name: string, table: Json, query = ""): Promise<Json> {
   return await server.request("PUT", `table/${name}${query}`, { body: { table } });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ENGINE } from "./helpers/engine.ts";
 import { cellsOf, errorOf, mint, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { KEYED_CUSTOMERS_TABLE } from "./fixtures/tables.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -11,15 +12,7 @@ type Json = any;
  */
 const NO_CUSTOMER = 424242;
 
-const customers = {
-  columns: [
-    { name: "id", type: "serial" },
-    { name: "email", type: "varchar", is_nullable: false },
-    { name: "name", type: "varchar" },
-    { name: "score", type: "varchar" },
-  ],
-  constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["email"] }] },
-};
+const customers = KEYED_CUSTOMERS_TABLE;
 
 const customerRows = [
   { email: "a@x.org", name: "Ann", score: "10" },
