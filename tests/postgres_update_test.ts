@@ -3,19 +3,12 @@ import { Database } from "../src/store/postgres/database.ts";
 import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
 import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
 import { KEYED_CUSTOMERS_TABLE } from "./fixtures/tables.ts";
+import { columnsOf, put } from "./helpers/table_requests.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
 const customers = KEYED_CUSTOMERS_TABLE;
-
-async function put(server: TestServer, name: string, table: Json, query = ""): Promise<Json> {
-  return await server.request("PUT", `table/${name}${query}`, { body: { table } });
-}
-
-async function columnsOf(server: TestServer, name: string, schema = "public"): Promise<Json[]> {
-  return ok(await server.request("GET", `table/${name}?schema=${schema}`)).table.columns;
-}
 
 await postgresTest(
   `PUT /table/{name} on PostgreSQL alters the table in place, keeping rows and ids`,
