@@ -1,15 +1,10 @@
 import assert from "node:assert/strict";
-import { postgresEnv, startTestPostgres, type TestPostgres } from "./helpers/postgres.ts";
+import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
 import { errorOf, ok, TestServer } from "./helpers/server.ts";
 
-const postgres = await startTestPostgres();
-const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
-
-Deno.test({
-  name: `The service with DATABASE_URL keeps its tables in PostgreSQL${skipped}`,
-  ignore: typeof postgres === "string",
-  async fn(t) {
-    const database = postgres as TestPostgres;
+await postgresTest(
+  `The service with DATABASE_URL keeps its tables in PostgreSQL`,
+  async (t, database) => {
     const env = await postgresEnv(database);
     const first = await TestServer.start(env);
     const second = await TestServer.start(env);
@@ -75,7 +70,6 @@ Deno.test({
     } finally {
       await second.dispose();
       await first.dispose();
-      await database.stop();
     }
   },
-});
+);

@@ -1,37 +1,19 @@
 import assert from "node:assert/strict";
 import { Database } from "../src/store/postgres/database.ts";
-import { postgresEnv, startTestPostgres, type TestPostgres } from "./helpers/postgres.ts";
+import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
 import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { KEYED_CUSTOMERS_TABLE } from "./fixtures/tables.ts";
+import { columnsOf, put } from "./helpers/table_requests.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
 
-const postgres = await startTestPostgres();
-const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
+const customers = KEYED_CUSTOMERS_TABLE;
 
-const customers = {
-  columns: [
-    { name: "id", type: "serial" },
-    { name: "email", type: "varchar", is_nullable: false },
-    { name: "name", type: "varchar" },
-    { name: "score", type: "varchar" },
-  ],
-  constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["email"] }] },
-};
-
-async function put(server: TestServer, name: string, table: Json, query = ""): Promise<Json> {
-  return await server.request("PUT", `table/${name}${query}`, { body: { table } });
-}
-
-async function columnsOf(server: TestServer, name: string, schema = "public"): Promise<Json[]> {
-  return ok(await server.request("GET", `table/${name}?schema=${schema}`)).table.columns;
-}
-
-Deno.test({
-  name: `PUT /table/{name} on PostgreSQL alters the table in place, keeping rows and ids${skipped}`,
-  ignore: typeof postgres === "string",
-  async fn(t) {
-    const env = await postgresEnv(postgres as TestPostgres);
+await postgresTest(
+  `PUT /table/{name} on PostgreSQL alters the table in place, keeping rows and ids`,
+  async (t, postgres) => {
+    const env = await postgresEnv(postgres);
     const server = await TestServer.start(env);
     const second = await TestServer.start(env);
     const database = await Database.open({ url: env.DATABASE_URL });
@@ -332,7 +314,6 @@ Deno.test({
       await database.close();
       await second.dispose();
       await server.dispose();
-      await (postgres as TestPostgres).stop();
     }
   },
-});
+);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { DuckDBInstance } from "@duckdb/node-api";
-import { type Answer, fingerprint, mint, ok, TestServer } from "./helpers/server.ts";
+import { fingerprint, mint, ok, TestServer } from "./helpers/server.ts";
+import { query } from "./helpers/query.ts";
 import { HOSTILE, type Hostile, LEGITIMATE } from "./fixtures/query_catalogue.ts";
 import { onDuckDB } from "./helpers/engine.ts";
 
@@ -86,18 +87,6 @@ function inService(sql: string): string {
  * no request can make a temporary macro on the service's connections.
  */
 const FIXTURE_ONLY = new Set(["SELECT ucase(name) FROM customers"]);
-
-/** A query's answer. */
-async function query(
-  server: TestServer,
-  sql: string,
-  options: { params?: readonly unknown[]; token?: string; search?: string } = {},
-): Promise<Answer> {
-  return await server.request("POST", `query${options.search ?? ""}`, {
-    body: options.params ? { sql, params: options.params } : { sql },
-    token: options.token,
-  });
-}
 
 /** Runs `work` over `items`, `width` at a time, in order of the items. */
 async function batched<T, R>(

@@ -1,18 +1,9 @@
 import assert from "node:assert/strict";
 import { ENGINE } from "./helpers/engine.ts";
 import { errorOf, mint, ok, TestServer, uploadForm } from "./helpers/server.ts";
+import { PEOPLE_TABLE } from "./fixtures/tables.ts";
 
-const people = {
-  columns: [
-    { name: "id", type: "integer", is_nullable: false },
-    { name: "name", type: "varchar" },
-    { name: "age", type: "smallint" },
-    { name: "Unit Price", type: "decimal(10,2)" },
-    { name: "active", type: "boolean" },
-    { name: "born", type: "date" },
-  ],
-  constraints: { primary_key: { columns: ["id"] } },
-};
+const people = PEOPLE_TABLE;
 
 const PEOPLE = [
   { id: 1, name: "Ada", age: 36, "Unit Price": 9.5, active: true, born: "1815-12-10" },

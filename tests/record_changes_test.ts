@@ -1,29 +1,11 @@
 import assert from "node:assert/strict";
 import { ENGINE } from "./helpers/engine.ts";
 import { errorOf, fingerprint, mint, ok, TestServer } from "./helpers/server.ts";
+import { CUSTOMERS_TABLE, ORDERS_TABLE } from "./fixtures/tables.ts";
 
-const customers = {
-  columns: [{ name: "id", type: "integer" }, { name: "name", type: "varchar" }],
-  constraints: { primary_key: { columns: ["id"] } },
-};
+const customers = CUSTOMERS_TABLE;
 
-const orders = {
-  columns: [
-    { name: "id", type: "bigint", is_nullable: false },
-    { name: "customer_id", type: "integer" },
-    { name: "status", type: "varchar", is_nullable: false },
-    { name: "qty", type: "integer" },
-    { name: "price", type: "decimal(10,2)" },
-    { name: "code", type: "varchar" },
-    { name: "paid", type: "boolean" },
-    { name: "note", type: "varchar" },
-  ],
-  constraints: {
-    primary_key: { columns: ["id"] },
-    unique: [{ columns: ["code"] }],
-    foreign_keys: [{ column: "customer_id", reference_table: "customers", reference_column: "id" }],
-  },
-};
+const orders = ORDERS_TABLE;
 
 const ORDERS = [
   { id: 1, customer_id: 1, status: "new", qty: 1, price: 9.5, code: "A-1", paid: true },

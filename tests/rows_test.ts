@@ -10,16 +10,9 @@ import {
 } from "./helpers/server.ts";
 import { samples, value } from "./helpers/metrics.ts";
 import { ENGINE, onDuckDB } from "./helpers/engine.ts";
+import { LOADED_PEOPLE_TABLE } from "./fixtures/tables.ts";
 
-const people = {
-  columns: [
-    { name: "id", type: "integer", is_nullable: false },
-    { name: "name", type: "varchar", is_nullable: false },
-    { name: "age", type: "smallint" },
-    { name: "city", type: "varchar", default: "'Lima'" },
-  ],
-  constraints: { primary_key: { columns: ["id"] } },
-};
+const people = LOADED_PEOPLE_TABLE;
 
 async function records(server: TestServer, table: string, query = "") {
   const limit = query.includes("limit=") ? "" : "&limit=10000";

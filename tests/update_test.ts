@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { ENGINE } from "./helpers/engine.ts";
 import { cellsOf, errorOf, mint, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { KEYED_CUSTOMERS_TABLE } from "./fixtures/tables.ts";
+import { columnsOf, put } from "./helpers/table_requests.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -11,15 +13,7 @@ type Json = any;
  */
 const NO_CUSTOMER = 424242;
 
-const customers = {
-  columns: [
-    { name: "id", type: "serial" },
-    { name: "email", type: "varchar", is_nullable: false },
-    { name: "name", type: "varchar" },
-    { name: "score", type: "varchar" },
-  ],
-  constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["email"] }] },
-};
+const customers = KEYED_CUSTOMERS_TABLE;
 
 const customerRows = [
   { email: "a@x.org", name: "Ann", score: "10" },
@@ -40,15 +34,6 @@ async function state(server: TestServer): Promise<string> {
 async function records(server: TestServer, name: string, schema = "public"): Promise<Json[]> {
   return ok(await server.request("GET", `table/${name}/records?schema=${schema}&limit=1000`))
     .records;
-}
-
-async function put(server: TestServer, name: string, table: Json, query = ""): Promise<Json> {
-  return await server.request("PUT", `table/${name}${query}`, { body: { table } });
-}
-
-/** The table's columns in update form: the GET response's columns. */
-async function columnsOf(server: TestServer, name: string, schema = "public"): Promise<Json[]> {
-  return ok(await server.request("GET", `table/${name}?schema=${schema}`)).table.columns;
 }
 
 async function withCustomers(

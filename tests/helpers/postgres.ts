@@ -218,3 +218,34 @@ export async function freshDatabase(postgres: TestPostgres): Promise<string> {
 export async function postgresEnv(postgres: TestPostgres): Promise<{ DATABASE_URL: string }> {
   return { DATABASE_URL: await freshDatabase(postgres) };
 }
+
+/**
+ * Registers a test that runs on a test server of its own (see {@link startTestPostgres}),
+ * stopped however the test ends; where no server can start, the test is ignored with the
+ * reason in its name. Await it at the top of the test file, so the test is registered while
+ * the module loads.
+ *
+ * @example
+ * ```ts ignore
+ * await postgresTest("readRecords() on PostgreSQL", async (t, server) => {
+ *   const url = await freshDatabase(server);
+ * });
+ * ```
+ */
+export async function postgresTest(
+  name: string,
+  fn: (t: Deno.TestContext, server: TestPostgres) => Promise<void>,
+): Promise<void> {
+  const postgres = await startTestPostgres();
+  if (typeof postgres === "string") {
+    Deno.test({ name: `${name} (skipped: ${postgres})`, ignore: true, fn: () => {} });
+    return;
+  }
+  Deno.test(name, async (t) => {
+    try {
+      await fn(t, postgres);
+    } finally {
+      await postgres.stop();
+    }
+  });
+}

@@ -1,15 +1,8 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../errors.ts";
-import {
-  freshDatabase,
-  startTestPostgres,
-  type TestPostgres,
-} from "../../../tests/helpers/postgres.ts";
+import { freshDatabase, postgresTest } from "../../../tests/helpers/postgres.ts";
 import { Database } from "./database.ts";
 import { engineError } from "./engine_errors.ts";
-
-const postgres = await startTestPostgres();
-const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
 
 /** Asserts that `promise` rejects with an ApiError of `status` and `type`. */
 async function rejectsWith(promise: Promise<unknown>, status: number, type: string) {
@@ -32,95 +25,89 @@ Deno.test("engineError() answers deadlocks and serialization failures 409, other
   assert.equal(engineError("not an error"), undefined);
 });
 
-Deno.test({
-  name: `Database on PostgreSQL 15${skipped}`,
-  ignore: typeof postgres === "string",
-  async fn(t) {
-    const server = postgres as TestPostgres;
-    const database = await Database.open({ url: await freshDatabase(server) });
-    const run = (sql: string) => database.withSession((s) => s.run(sql));
-    try {
-      await run(`CREATE TABLE p (id integer PRIMARY KEY, n smallint NOT NULL DEFAULT 0,
+await postgresTest(`Database on PostgreSQL 15`, async (t, server) => {
+  const database = await Database.open({ url: await freshDatabase(server) });
+  const run = (sql: string) => database.withSession((s) => s.run(sql));
+  try {
+    await run(`CREATE TABLE p (id integer PRIMARY KEY, n smallint NOT NULL DEFAULT 0,
         d date, t timestamp)`);
-      await run("CREATE TABLE c (id integer PRIMARY KEY, p integer REFERENCES p (id))");
-      await run("INSERT INTO p (id) VALUES (1)");
-      await run("INSERT INTO c VALUES (1, 1)");
+    await run("CREATE TABLE c (id integer PRIMARY KEY, p integer REFERENCES p (id))");
+    await run("INSERT INTO p (id) VALUES (1)");
+    await run("INSERT INTO c VALUES (1, 1)");
 
-      await t.step(
-        "withSession() answers the SQLSTATEs a client causes with the contract's statuses",
-        async () => {
-          await rejectsWith(run("INSERT INTO p (id) VALUES (1)"), 409, "conflict");
-          await rejectsWith(run("INSERT INTO c VALUES (2, 99)"), 422, "invalid_data");
-          await rejectsWith(run("DELETE FROM p"), 409, "conflict");
-          await rejectsWith(run("INSERT INTO p (id, n) VALUES (2, NULL)"), 422, "invalid_data");
-          await rejectsWith(run("INSERT INTO p (id, n) VALUES (2, 'x')"), 422, "invalid_data");
-          await rejectsWith(run("INSERT INTO p (id, n) VALUES (2, 70000)"), 422, "invalid_data");
-          await rejectsWith(
-            run("INSERT INTO p (id, d) VALUES (2, '2026-02-30')"),
-            422,
-            "invalid_data",
-          );
-          await rejectsWith(run("INSERT INTO p (id, t) VALUES (2, 'soon')"), 422, "invalid_data");
-          await rejectsWith(run("SELECT * FROM nowhere"), 404, "not_found");
-          await assert.rejects(run("SELEC 1"), (error) => !(error instanceof ApiError));
-        },
-      );
-
-      await t.step("transaction() commits what returns and rolls back what throws", async () => {
-        await database.transaction((s) => s.run("INSERT INTO p (id) VALUES (10)"));
-        await assert.rejects(
-          database.transaction(async (s) => {
-            await s.run("INSERT INTO p (id) VALUES (11)");
-            assert.equal(database.openTransactions, 1);
-            throw new Error("changed my mind");
-          }),
-          /changed my mind/,
-        );
-        assert.equal(database.openTransactions, 0);
-        const rows = await database.withSession((s) =>
-          s.rows("SELECT id FROM p WHERE id >= 10 ORDER BY id")
-        );
-        assert.deepEqual(rows, [{ id: 10 }]);
-      });
-
-      await t.step("a session keeps working after an error in another transaction", async () => {
+    await t.step(
+      "withSession() answers the SQLSTATEs a client causes with the contract's statuses",
+      async () => {
+        await rejectsWith(run("INSERT INTO p (id) VALUES (1)"), 409, "conflict");
+        await rejectsWith(run("INSERT INTO c VALUES (2, 99)"), 422, "invalid_data");
+        await rejectsWith(run("DELETE FROM p"), 409, "conflict");
+        await rejectsWith(run("INSERT INTO p (id, n) VALUES (2, NULL)"), 422, "invalid_data");
+        await rejectsWith(run("INSERT INTO p (id, n) VALUES (2, 'x')"), 422, "invalid_data");
+        await rejectsWith(run("INSERT INTO p (id, n) VALUES (2, 70000)"), 422, "invalid_data");
         await rejectsWith(
-          database.transaction((s) => s.run("INSERT INTO p (id) VALUES (1)")),
-          409,
-          "conflict",
+          run("INSERT INTO p (id, d) VALUES (2, '2026-02-30')"),
+          422,
+          "invalid_data",
         );
-        assert.equal(await database.usable(), true);
-      });
+        await rejectsWith(run("INSERT INTO p (id, t) VALUES (2, 'soon')"), 422, "invalid_data");
+        await rejectsWith(run("SELECT * FROM nowhere"), 404, "not_found");
+        await assert.rejects(run("SELEC 1"), (error) => !(error instanceof ApiError));
+      },
+    );
 
-      await t.step(
-        "a wait for a connection that outlasts connectionWaitMs is 503 with Retry-After",
-        async () => {
-          const one = await Database.open({
-            url: await freshDatabase(server),
-            maxConnections: 1,
-            connectionWaitMs: 100,
-          });
-          let release = () => {};
-          const held = one.withSession(() => new Promise<void>((r) => release = r));
-          try {
-            await assert.rejects(one.withSession((s) => s.run("SELECT 1")), (error) => {
-              assert.ok(error instanceof ApiError, String(error));
-              assert.equal(error.status, 503, error.message);
-              assert.equal(error.headers["retry-after"], "1");
-              return true;
-            });
-          } finally {
-            release();
-            await held;
-            await one.close();
-          }
-        },
+    await t.step("transaction() commits what returns and rolls back what throws", async () => {
+      await database.transaction((s) => s.run("INSERT INTO p (id) VALUES (10)"));
+      await assert.rejects(
+        database.transaction(async (s) => {
+          await s.run("INSERT INTO p (id) VALUES (11)");
+          assert.equal(database.openTransactions, 1);
+          throw new Error("changed my mind");
+        }),
+        /changed my mind/,
       );
-    } finally {
-      await database.close();
-      await server.stop();
-    }
-  },
+      assert.equal(database.openTransactions, 0);
+      const rows = await database.withSession((s) =>
+        s.rows("SELECT id FROM p WHERE id >= 10 ORDER BY id")
+      );
+      assert.deepEqual(rows, [{ id: 10 }]);
+    });
+
+    await t.step("a session keeps working after an error in another transaction", async () => {
+      await rejectsWith(
+        database.transaction((s) => s.run("INSERT INTO p (id) VALUES (1)")),
+        409,
+        "conflict",
+      );
+      assert.equal(await database.usable(), true);
+    });
+
+    await t.step(
+      "a wait for a connection that outlasts connectionWaitMs is 503 with Retry-After",
+      async () => {
+        const one = await Database.open({
+          url: await freshDatabase(server),
+          maxConnections: 1,
+          connectionWaitMs: 100,
+        });
+        let release = () => {};
+        const held = one.withSession(() => new Promise<void>((r) => release = r));
+        try {
+          await assert.rejects(one.withSession((s) => s.run("SELECT 1")), (error) => {
+            assert.ok(error instanceof ApiError, String(error));
+            assert.equal(error.status, 503, error.message);
+            assert.equal(error.headers["retry-after"], "1");
+            return true;
+          });
+        } finally {
+          release();
+          await held;
+          await one.close();
+        }
+      },
+    );
+  } finally {
+    await database.close();
+  }
 });
 
 Deno.test("Database.open() is 503 when nothing listens at the address", async () => {

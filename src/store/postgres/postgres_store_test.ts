@@ -4,17 +4,11 @@ import type { TableDefinition } from "../../catalog/model.ts";
 import type { TemplateDefinition } from "../../catalog/templates.ts";
 import { ApiError } from "../../errors.ts";
 import type { KeyedWrite } from "../store.ts";
-import {
-  freshDatabase,
-  startTestPostgres,
-  type TestPostgres,
-} from "../../../tests/helpers/postgres.ts";
+import { rejectsWith } from "../../../tests/helpers/api_error.ts";
+import { freshDatabase, postgresTest, type TestPostgres } from "../../../tests/helpers/postgres.ts";
 import { Database } from "./database.ts";
 import { META, rewriteTable } from "./metadata.ts";
 import { openPostgresStore, type PostgresStore } from "./postgres_store.ts";
-
-const postgres = await startTestPostgres();
-const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
 
 /** Runs `work` on a store over a database of its own, closed however it ends. */
 async function withStore<T>(
@@ -28,16 +22,6 @@ async function withStore<T>(
   } finally {
     await store.close();
   }
-}
-
-/** Asserts that `promise` rejects with an ApiError of `status` whose message matches. */
-async function rejectsWith(promise: Promise<unknown>, status: number, message?: RegExp) {
-  await assert.rejects(promise, (error) => {
-    assert.ok(error instanceof ApiError, String(error));
-    assert.equal(error.status, status, error.message);
-    if (message) assert.match(error.message, message);
-    return true;
-  });
 }
 
 const plan = (schema: string, name: string, definition: TableDefinition) =>
@@ -73,372 +57,363 @@ const CHILD: TableDefinition = {
   },
 };
 
-Deno.test({
-  name: `PostgresStore on PostgreSQL 15${skipped}`,
-  ignore: typeof postgres === "string",
-  async fn(t) {
-    const server = postgres as TestPostgres;
-    try {
-      await t.step(
-        "openPostgresStore() bootstraps one database from several stores at once",
-        async () => {
-          const url = await freshDatabase(server);
-          const stores = await Promise.all([1, 2, 3].map(() => openPostgresStore({ url })));
-          try {
-            for (const store of stores) assert.deepEqual(await store.listSchemas(), ["public"]);
-            const again = await openPostgresStore({ url });
-            await again.close();
-          } finally {
-            await Promise.all(stores.map((s) => s.close()));
-          }
-        },
-      );
+await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
+  await t.step(
+    "openPostgresStore() bootstraps one database from several stores at once",
+    async () => {
+      const url = await freshDatabase(server);
+      const stores = await Promise.all([1, 2, 3].map(() => openPostgresStore({ url })));
+      try {
+        for (const store of stores) assert.deepEqual(await store.listSchemas(), ["public"]);
+        const again = await openPostgresStore({ url });
+        await again.close();
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+      }
+    },
+  );
 
-      await t.step("schemas are created, listed in any case, resolved and dropped", async () => {
-        await withStore(server, async (store) => {
-          assert.equal(await store.createSchema("Sales"), "Sales");
-          await rejectsWith(store.createSchema("sales"), 409, /Schema "Sales" already exists/);
-          assert.deepEqual(await store.listSchemas(), ["public", "Sales"]);
-          assert.deepEqual(await store.listSchemas(["SALES"]), ["Sales"]);
-          assert.equal(await store.resolveSchema("sAlEs"), "Sales");
-          await rejectsWith(store.resolveSchema(META), 404);
-          await rejectsWith(store.resolveSchema("nowhere"), 404, /Schema "nowhere" does not exist/);
-          await rejectsWith(store.dropSchema("public", true), 409);
+  await t.step("schemas are created, listed in any case, resolved and dropped", async () => {
+    await withStore(server, async (store) => {
+      assert.equal(await store.createSchema("Sales"), "Sales");
+      await rejectsWith(store.createSchema("sales"), 409, /Schema "Sales" already exists/);
+      assert.deepEqual(await store.listSchemas(), ["public", "Sales"]);
+      assert.deepEqual(await store.listSchemas(["SALES"]), ["Sales"]);
+      assert.equal(await store.resolveSchema("sAlEs"), "Sales");
+      await rejectsWith(store.resolveSchema(META), 404);
+      await rejectsWith(store.resolveSchema("nowhere"), 404, /Schema "nowhere" does not exist/);
+      await rejectsWith(store.dropSchema("public", true), 409);
 
-          await store.createTable(plan("Sales", "t", { columns: [{ name: "a", type: "int" }] }), {
-            ifNotExists: false,
-          });
-          await rejectsWith(store.dropSchema("sales", false), 409, /holds 1 table\(s\)/);
-          assert.equal(await store.dropSchema("sales", true), "Sales");
-          assert.deepEqual(await store.listSchemas(), ["public"]);
-          const listing = await store.listTables({ offset: 0, limit: 10, verbose: false });
-          assert.equal(listing.total, 0);
-        });
+      await store.createTable(plan("Sales", "t", { columns: [{ name: "a", type: "int" }] }), {
+        ifNotExists: false,
       });
+      await rejectsWith(store.dropSchema("sales", false), 409, /holds 1 table\(s\)/);
+      assert.equal(await store.dropSchema("sales", true), "Sales");
+      assert.deepEqual(await store.listSchemas(), ["public"]);
+      const listing = await store.listTables({ offset: 0, limit: 10, verbose: false });
+      assert.equal(listing.total, 0);
+    });
+  });
 
-      await t.step(
-        "createTable() builds keys, defaults and serials; getTable() describes them with PostgreSQL's type names",
-        async () => {
-          await withStore(server, async (store) => {
-            const created = await store.createTable(plan("public", "Parent", PARENT), {
-              ifNotExists: false,
-            });
-            assert.equal(created.created, true);
-            const expected = {
-              name: "Parent",
-              schema: "public",
-              columns: [
-                {
-                  id: 1,
-                  name: "id",
-                  type: "integer",
-                  default: "nextval('public.Parent_id_seq')",
-                  is_nullable: false,
-                },
-                {
-                  id: 2,
-                  name: "Email",
-                  type: "character varying(200)",
-                  default: null,
-                  is_nullable: false,
-                },
-                { id: 3, name: "score", type: "numeric(10,2)", default: "0", is_nullable: true },
-                { id: 4, name: "active", type: "boolean", default: "true", is_nullable: true },
-                {
-                  id: 5,
-                  name: "born",
-                  type: "timestamp with time zone",
-                  default: "now()",
-                  is_nullable: true,
-                },
-              ],
-              constraints: {
-                primary_key: { name: "Parent_pkey", columns: ["id"] },
-                unique: [{ name: "Parent_Email_key", columns: ["Email"] }],
-                foreign_keys: [],
-              },
-            };
-            assert.deepEqual(created.table, expected);
-            assert.deepEqual(await store.getTable({ schema: "PUBLIC", name: "parent" }), expected);
-
-            const child = await store.createTable(plan("public", "child", CHILD), {
-              ifNotExists: false,
-            });
-            assert.deepEqual(child.table.constraints.foreign_keys, [{
-              name: "child_parent_fkey",
-              column: "parent",
-              reference_table: "Parent",
-              reference_column: "id",
-              reference_schema: "public",
-            }]);
-            await rejectsWith(
-              store.createTable(plan("public", "CHILD", CHILD), { ifNotExists: false }),
-              409,
-              /Table "public.child" already exists/,
-            );
-            const again = await store.createTable(plan("public", "child", CHILD), {
-              ifNotExists: true,
-            });
-            assert.equal(again.created, false);
-            assert.deepEqual(again.table, child.table);
-
-            const listing = await store.listTables({ offset: 1, limit: 5, verbose: true });
-            assert.equal(listing.total, 2);
-            assert.deepEqual(listing.tables, [expected]);
-            await rejectsWith(store.getTable({ schema: "public", name: "nope" }), 404);
-            await rejectsWith(store.getTable({ schema: "nope", name: "t" }), 404, /Schema "nope"/);
-          });
-        },
-      );
-
-      await t.step(
-        "createTable() refuses a foreign key to a missing table or a column that is not a key, and bad defaults, with 422",
-        async () => {
-          await withStore(server, async (store) => {
-            await rejectsWith(
-              store.createTable(plan("public", "child", CHILD), { ifNotExists: false }),
-              422,
-              /references table "public.Parent", which does not exist/,
-            );
-            await rejectsWith(
-              store.createTable(
-                plan("public", "t", { columns: [{ name: "n", type: "int", default: "'x'" }] }),
-                { ifNotExists: false },
-              ),
-              422,
-              /Default of column "n" is not a value of type integer/,
-            );
-            await rejectsWith(
-              store.createTable(
-                plan("public", "t", {
-                  columns: [{ name: "n", type: "int", default: "1); DROP SCHEMA public; --" }],
-                }),
-                { ifNotExists: false },
-              ),
-              422,
-              /is not an expression/,
-            );
-            assert.deepEqual(await store.listSchemas(), ["public"]);
-          });
-        },
-      );
-
-      await t.step(
-        "columnTypes() answers PostgreSQL's names and 422 naming a type PostgreSQL lacks",
-        async () => {
-          await withStore(server, async (store) => {
-            assert.deepEqual(
-              await store.columnTypes(plan("public", "t", {
-                columns: [{ name: "a", type: "VARCHAR(20)[]" }, { name: "b", type: "float" }],
-              })),
-              ["character varying(20)[]", "double precision"],
-            );
-            await rejectsWith(
-              store.columnTypes(plan("public", "t", { columns: [{ name: "n", type: "hugeint" }] })),
-              422,
-              /Column "n": Type "HUGEINT" does not exist on PostgreSQL .*: use numeric\(39,0\)/,
-            );
-          });
-        },
-      );
-
-      await t.step(
-        "dropTable() is 409 while another table references it, then drops it with its sequence",
-        async () => {
-          await withStore(server, async (store, url) => {
-            await store.createTable(plan("public", "Parent", PARENT), { ifNotExists: false });
-            await store.createTable(plan("public", "child", CHILD), { ifNotExists: false });
-            await rejectsWith(
-              store.dropTable({ schema: "public", name: "parent" }),
-              409,
-              /foreign key "child_parent_fkey" of table "public.child" references it/,
-            );
-            await rejectsWith(store.dropSchema("public", true), 409);
-            assert.deepEqual(await store.dropTable({ schema: "public", name: "CHILD" }), {
-              schema: "public",
-              name: "child",
-            });
-            await store.dropTable({ schema: "public", name: "parent" });
-            await rejectsWith(store.getTable({ schema: "public", name: "Parent" }), 404);
-            const database = await Database.open({ url });
-            try {
-              const left = await database.withSession((s) =>
-                s.rows(
-                  `SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace
-                 UNION ALL SELECT table_name FROM ${META}.tables`,
-                )
-              );
-              assert.deepEqual(left, []);
-            } finally {
-              await database.close();
-            }
-          });
-        },
-      );
-
-      await t.step("a column keeps its id when renamed, and ids are never reused", async () => {
-        await withStore(server, async (store, url) => {
-          const { table } = await store.createTable(plan("public", "t", PARENT), {
-            ifNotExists: false,
-          });
-          const database = await Database.open({ url });
-          try {
-            // What an update does: rename the column, then rewrite the metadata with ids kept.
-            await database.transaction(async (session) => {
-              await session.run(`ALTER TABLE public.t RENAME COLUMN "Email" TO mail`);
-              await session.run(`ALTER TABLE public.t DROP COLUMN score`);
-              const columns = table.columns.filter((c) => c.name !== "score")
-                .map((c) => ({ id: c.id, name: c.name === "Email" ? "mail" : c.name }));
-              const [row] = await session.rows(`SELECT table_id FROM ${META}.tables`);
-              await rewriteTable(
-                session,
-                row!.table_id as number,
-                { schema: "public", name: "t" },
-                columns,
-                6,
-              );
-            });
-          } finally {
-            await database.close();
-          }
-          const after = await store.getTable({ schema: "public", name: "t" });
-          assert.deepEqual(after.columns.map((c) => [c.id, c.name]), [
-            [1, "id"],
-            [2, "mail"],
-            [4, "active"],
-            [5, "born"],
-          ]);
-          await store.dropTable({ schema: "public", name: "t" });
-          const { table: next } = await store.createTable(plan("public", "u", PARENT), {
-            ifNotExists: false,
-          });
-          assert.deepEqual(next.columns.map((c) => c.id), [1, 2, 3, 4, 5]);
+  await t.step(
+    "createTable() builds keys, defaults and serials; getTable() describes them with PostgreSQL's type names",
+    async () => {
+      await withStore(server, async (store) => {
+        const created = await store.createTable(plan("public", "Parent", PARENT), {
+          ifNotExists: false,
         });
+        assert.equal(created.created, true);
+        const expected = {
+          name: "Parent",
+          schema: "public",
+          columns: [
+            {
+              id: 1,
+              name: "id",
+              type: "integer",
+              default: "nextval('public.Parent_id_seq')",
+              is_nullable: false,
+            },
+            {
+              id: 2,
+              name: "Email",
+              type: "character varying(200)",
+              default: null,
+              is_nullable: false,
+            },
+            { id: 3, name: "score", type: "numeric(10,2)", default: "0", is_nullable: true },
+            { id: 4, name: "active", type: "boolean", default: "true", is_nullable: true },
+            {
+              id: 5,
+              name: "born",
+              type: "timestamp with time zone",
+              default: "now()",
+              is_nullable: true,
+            },
+          ],
+          constraints: {
+            primary_key: { name: "Parent_pkey", columns: ["id"] },
+            unique: [{ name: "Parent_Email_key", columns: ["Email"] }],
+            foreign_keys: [],
+          },
+        };
+        assert.deepEqual(created.table, expected);
+        assert.deepEqual(await store.getTable({ schema: "PUBLIC", name: "parent" }), expected);
+
+        const child = await store.createTable(plan("public", "child", CHILD), {
+          ifNotExists: false,
+        });
+        assert.deepEqual(child.table.constraints.foreign_keys, [{
+          name: "child_parent_fkey",
+          column: "parent",
+          reference_table: "Parent",
+          reference_column: "id",
+          reference_schema: "public",
+        }]);
+        await rejectsWith(
+          store.createTable(plan("public", "CHILD", CHILD), { ifNotExists: false }),
+          409,
+          /Table "public.child" already exists/,
+        );
+        const again = await store.createTable(plan("public", "child", CHILD), {
+          ifNotExists: true,
+        });
+        assert.equal(again.created, false);
+        assert.deepEqual(again.table, child.table);
+
+        const listing = await store.listTables({ offset: 1, limit: 5, verbose: true });
+        assert.equal(listing.total, 2);
+        assert.deepEqual(listing.tables, [expected]);
+        await rejectsWith(store.getTable({ schema: "public", name: "nope" }), 404);
+        await rejectsWith(store.getTable({ schema: "nope", name: "t" }), 404, /Schema "nope"/);
       });
+    },
+  );
 
-      await t.step(
-        "two stores creating one table at once: one creates it, the other is 409",
-        async () => {
-          await withStore(server, async (first, url) => {
-            const second = await openPostgresStore({ url });
-            try {
-              const results = await Promise.allSettled(
-                [first, second, first, second].map((store) =>
-                  store.createTable(plan("public", "Parent", PARENT), { ifNotExists: false })
-                ),
-              );
-              assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
-              for (const r of results) {
-                if (r.status === "rejected") {
-                  assert.ok(
-                    r.reason instanceof ApiError && r.reason.status === 409,
-                    String(r.reason),
-                  );
-                }
-              }
-            } finally {
-              await second.close();
-            }
-          });
-        },
-      );
-
-      await t.step("templates are added, listed, found in any case and dropped", async () => {
-        await withStore(server, async (store) => {
-          const definition: TemplateDefinition = {
-            columns: [{ name: "id", type: "int", is_nullable: false }],
-            constraints: { primary_key: null, unique: [], foreign_keys: [] },
-          } as unknown as TemplateDefinition;
-          const add = (name: string, minor: number) =>
-            store.addTemplate({
-              name,
-              version: { major: 1, minor },
-              compatibility: "backward",
-              definition,
-              types: ["integer"],
-            }, () => {});
-          const first = await add("Orders", 0);
-          assert.equal(first.version, "1.0");
-          const second = await add("ORDERS", 1);
-          assert.equal(second.name, "Orders", "the first spelling is kept");
-          await add("items", 0);
-          await assert.rejects(
-            store.addTemplate({
-              name: "orders",
-              version: { major: 2, minor: 0 },
-              compatibility: "none",
-              definition,
-              types: ["integer"],
-            }, () => {
-              throw ApiError.conflict("refused");
+  await t.step(
+    "createTable() refuses a foreign key to a missing table or a column that is not a key, and bad defaults, with 422",
+    async () => {
+      await withStore(server, async (store) => {
+        await rejectsWith(
+          store.createTable(plan("public", "child", CHILD), { ifNotExists: false }),
+          422,
+          /references table "public.Parent", which does not exist/,
+        );
+        await rejectsWith(
+          store.createTable(
+            plan("public", "t", { columns: [{ name: "n", type: "int", default: "'x'" }] }),
+            { ifNotExists: false },
+          ),
+          422,
+          /Default of column "n" is not a value of type integer/,
+        );
+        await rejectsWith(
+          store.createTable(
+            plan("public", "t", {
+              columns: [{ name: "n", type: "int", default: "1); DROP SCHEMA public; --" }],
             }),
-            /refused/,
-          );
-          const versions = await store.templateVersions("orders");
-          assert.deepEqual(versions.map((v) => v.template.version), ["1.1", "1.0"]);
-          assert.deepEqual(versions[0]!.types, ["integer"]);
-          assert.deepEqual(versions[0]!.template.table_template, definition);
-          const latest = await store.listTemplates({ orderBy: "name_asc", latest: true });
-          assert.deepEqual(latest.map((t) => `${t.name} ${t.version}`), [
-            "items 1.0",
-            "Orders 1.1",
-          ]);
-          const found = await store.listTemplates({
-            search: "DER",
-            orderBy: "recent",
-            latest: false,
-          });
-          assert.deepEqual(found.map((t) => t.version), ["1.1", "1.0"]);
-          assert.equal(await store.dropTemplate("orders", "latest"), "Orders");
-          assert.deepEqual((await store.templateVersions("Orders")).map((v) => v.version), [
-            { major: 1, minor: 0 },
-          ]);
-          await store.dropTemplate("ORDERS");
-          assert.deepEqual(await store.templateVersions("orders"), []);
-          await rejectsWith(store.dropTemplate("orders"), 404);
-        });
+            { ifNotExists: false },
+          ),
+          422,
+          /is not an expression/,
+        );
+        assert.deepEqual(await store.listSchemas(), ["public"]);
       });
+    },
+  );
 
-      await t.step(
-        "a keyed write's answer is kept in its own transaction, and only when it commits",
-        async () => {
-          await withStore(server, async (store) => {
-            const since = Date.now() - 1000;
-            await store.createSchema("kept", keyedWrite("k1"));
-            const kept = await store.keptAnswer("tester POST /x", "k1", since);
-            assert.deepEqual(kept, {
-              fingerprint: "f".repeat(64),
-              answer: { status: 201, body: "kept" },
-            });
-            await rejectsWith(store.createSchema("KEPT", keyedWrite("k2")), 409);
-            assert.equal(await store.keptAnswer("tester POST /x", "k2", since), undefined);
-            assert.equal(await store.keptAnswer("someone else", "k1", since), undefined);
-            await store.keepAnswer(keyedWrite<string>("k3"), "same");
-            assert.equal(
-              (await store.keptAnswer("tester POST /x", "k3", since))?.answer.body,
-              "same",
-            );
-            await store.forgetAnswers(Date.now() + 1000);
-            assert.equal(await store.keptAnswer("tester POST /x", "k1", since), undefined);
-          });
-        },
-      );
+  await t.step(
+    "columnTypes() answers PostgreSQL's names and 422 naming a type PostgreSQL lacks",
+    async () => {
+      await withStore(server, async (store) => {
+        assert.deepEqual(
+          await store.columnTypes(plan("public", "t", {
+            columns: [{ name: "a", type: "VARCHAR(20)[]" }, { name: "b", type: "float" }],
+          })),
+          ["character varying(20)[]", "double precision"],
+        );
+        await rejectsWith(
+          store.columnTypes(plan("public", "t", { columns: [{ name: "n", type: "hugeint" }] })),
+          422,
+          /Column "n": Type "HUGEINT" does not exist on PostgreSQL .*: use numeric\(39,0\)/,
+        );
+      });
+    },
+  );
 
-      await t.step(
-        "ready(), healthy(), openTransactions() and memoryByUse() report the database",
-        async () => {
-          await withStore(server, async (store) => {
-            assert.equal(await store.ready(), true);
-            assert.equal(await store.healthy(), true);
-            assert.equal(store.openTransactions(), 0);
-            const memory = await store.memoryByUse();
-            assert.deepEqual([...memory.keys()], ["backend_contexts", "shared_buffers"]);
-            assert.equal(memory.get("shared_buffers"), 256 * 1024 * 1024);
-          });
-        },
+  await t.step(
+    "dropTable() is 409 while another table references it, then drops it with its sequence",
+    async () => {
+      await withStore(server, async (store, url) => {
+        await store.createTable(plan("public", "Parent", PARENT), { ifNotExists: false });
+        await store.createTable(plan("public", "child", CHILD), { ifNotExists: false });
+        await rejectsWith(
+          store.dropTable({ schema: "public", name: "parent" }),
+          409,
+          /foreign key "child_parent_fkey" of table "public.child" references it/,
+        );
+        await rejectsWith(store.dropSchema("public", true), 409);
+        assert.deepEqual(await store.dropTable({ schema: "public", name: "CHILD" }), {
+          schema: "public",
+          name: "child",
+        });
+        await store.dropTable({ schema: "public", name: "parent" });
+        await rejectsWith(store.getTable({ schema: "public", name: "Parent" }), 404);
+        const database = await Database.open({ url });
+        try {
+          const left = await database.withSession((s) =>
+            s.rows(
+              `SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace
+                 UNION ALL SELECT table_name FROM ${META}.tables`,
+            )
+          );
+          assert.deepEqual(left, []);
+        } finally {
+          await database.close();
+        }
+      });
+    },
+  );
+
+  await t.step("a column keeps its id when renamed, and ids are never reused", async () => {
+    await withStore(server, async (store, url) => {
+      const { table } = await store.createTable(plan("public", "t", PARENT), {
+        ifNotExists: false,
+      });
+      const database = await Database.open({ url });
+      try {
+        // What an update does: rename the column, then rewrite the metadata with ids kept.
+        await database.transaction(async (session) => {
+          await session.run(`ALTER TABLE public.t RENAME COLUMN "Email" TO mail`);
+          await session.run(`ALTER TABLE public.t DROP COLUMN score`);
+          const columns = table.columns.filter((c) => c.name !== "score")
+            .map((c) => ({ id: c.id, name: c.name === "Email" ? "mail" : c.name }));
+          const [row] = await session.rows(`SELECT table_id FROM ${META}.tables`);
+          await rewriteTable(
+            session,
+            row!.table_id as number,
+            { schema: "public", name: "t" },
+            columns,
+            6,
+          );
+        });
+      } finally {
+        await database.close();
+      }
+      const after = await store.getTable({ schema: "public", name: "t" });
+      assert.deepEqual(after.columns.map((c) => [c.id, c.name]), [
+        [1, "id"],
+        [2, "mail"],
+        [4, "active"],
+        [5, "born"],
+      ]);
+      await store.dropTable({ schema: "public", name: "t" });
+      const { table: next } = await store.createTable(plan("public", "u", PARENT), {
+        ifNotExists: false,
+      });
+      assert.deepEqual(next.columns.map((c) => c.id), [1, 2, 3, 4, 5]);
+    });
+  });
+
+  await t.step(
+    "two stores creating one table at once: one creates it, the other is 409",
+    async () => {
+      await withStore(server, async (first, url) => {
+        const second = await openPostgresStore({ url });
+        try {
+          const results = await Promise.allSettled(
+            [first, second, first, second].map((store) =>
+              store.createTable(plan("public", "Parent", PARENT), { ifNotExists: false })
+            ),
+          );
+          assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+          for (const r of results) {
+            if (r.status === "rejected") {
+              assert.ok(
+                r.reason instanceof ApiError && r.reason.status === 409,
+                String(r.reason),
+              );
+            }
+          }
+        } finally {
+          await second.close();
+        }
+      });
+    },
+  );
+
+  await t.step("templates are added, listed, found in any case and dropped", async () => {
+    await withStore(server, async (store) => {
+      const definition: TemplateDefinition = {
+        columns: [{ name: "id", type: "int", is_nullable: false }],
+        constraints: { primary_key: null, unique: [], foreign_keys: [] },
+      } as unknown as TemplateDefinition;
+      const add = (name: string, minor: number) =>
+        store.addTemplate({
+          name,
+          version: { major: 1, minor },
+          compatibility: "backward",
+          definition,
+          types: ["integer"],
+        }, () => {});
+      const first = await add("Orders", 0);
+      assert.equal(first.version, "1.0");
+      const second = await add("ORDERS", 1);
+      assert.equal(second.name, "Orders", "the first spelling is kept");
+      await add("items", 0);
+      await assert.rejects(
+        store.addTemplate({
+          name: "orders",
+          version: { major: 2, minor: 0 },
+          compatibility: "none",
+          definition,
+          types: ["integer"],
+        }, () => {
+          throw ApiError.conflict("refused");
+        }),
+        /refused/,
       );
-    } finally {
-      await server.stop();
-    }
-  },
+      const versions = await store.templateVersions("orders");
+      assert.deepEqual(versions.map((v) => v.template.version), ["1.1", "1.0"]);
+      assert.deepEqual(versions[0]!.types, ["integer"]);
+      assert.deepEqual(versions[0]!.template.table_template, definition);
+      const latest = await store.listTemplates({ orderBy: "name_asc", latest: true });
+      assert.deepEqual(latest.map((t) => `${t.name} ${t.version}`), [
+        "items 1.0",
+        "Orders 1.1",
+      ]);
+      const found = await store.listTemplates({
+        search: "DER",
+        orderBy: "recent",
+        latest: false,
+      });
+      assert.deepEqual(found.map((t) => t.version), ["1.1", "1.0"]);
+      assert.equal(await store.dropTemplate("orders", "latest"), "Orders");
+      assert.deepEqual((await store.templateVersions("Orders")).map((v) => v.version), [
+        { major: 1, minor: 0 },
+      ]);
+      await store.dropTemplate("ORDERS");
+      assert.deepEqual(await store.templateVersions("orders"), []);
+      await rejectsWith(store.dropTemplate("orders"), 404);
+    });
+  });
+
+  await t.step(
+    "a keyed write's answer is kept in its own transaction, and only when it commits",
+    async () => {
+      await withStore(server, async (store) => {
+        const since = Date.now() - 1000;
+        await store.createSchema("kept", keyedWrite("k1"));
+        const kept = await store.keptAnswer("tester POST /x", "k1", since);
+        assert.deepEqual(kept, {
+          fingerprint: "f".repeat(64),
+          answer: { status: 201, body: "kept" },
+        });
+        await rejectsWith(store.createSchema("KEPT", keyedWrite("k2")), 409);
+        assert.equal(await store.keptAnswer("tester POST /x", "k2", since), undefined);
+        assert.equal(await store.keptAnswer("someone else", "k1", since), undefined);
+        await store.keepAnswer(keyedWrite<string>("k3"), "same");
+        assert.equal(
+          (await store.keptAnswer("tester POST /x", "k3", since))?.answer.body,
+          "same",
+        );
+        await store.forgetAnswers(Date.now() + 1000);
+        assert.equal(await store.keptAnswer("tester POST /x", "k1", since), undefined);
+      });
+    },
+  );
+
+  await t.step(
+    "ready(), healthy(), openTransactions() and memoryByUse() report the database",
+    async () => {
+      await withStore(server, async (store) => {
+        assert.equal(await store.ready(), true);
+        assert.equal(await store.healthy(), true);
+        assert.equal(store.openTransactions(), 0);
+        const memory = await store.memoryByUse();
+        assert.deepEqual([...memory.keys()], ["backend_contexts", "shared_buffers"]);
+        assert.equal(memory.get("shared_buffers"), 256 * 1024 * 1024);
+      });
+    },
+  );
 });

@@ -2,43 +2,9 @@ import assert from "node:assert/strict";
 import { parseReadQuery } from "../../catalog/filters.ts";
 import { planTable } from "../../catalog/definition.ts";
 import type { TableDefinition } from "../../catalog/model.ts";
-import { ApiError } from "../../errors.ts";
-import {
-  freshDatabase,
-  startTestPostgres,
-  type TestPostgres,
-} from "../../../tests/helpers/postgres.ts";
-import { Database } from "./database.ts";
-import { openPostgresStore, type PostgresStore } from "./postgres_store.ts";
-
-const postgres = await startTestPostgres();
-const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
-
-/** Runs `work` on a store and a plain connection pool over a database of their own. */
-async function withStore<T>(
-  server: TestPostgres,
-  work: (store: PostgresStore, database: Database) => Promise<T>,
-): Promise<T> {
-  const url = await freshDatabase(server);
-  const store = await openPostgresStore({ url });
-  const database = await Database.open({ url });
-  try {
-    return await work(store, database);
-  } finally {
-    await database.close();
-    await store.close();
-  }
-}
-
-/** Asserts that `promise` rejects with an ApiError of `status` whose message matches. */
-async function rejectsWith(promise: Promise<unknown>, status: number, message: RegExp) {
-  await assert.rejects(promise, (error) => {
-    assert.ok(error instanceof ApiError, String(error));
-    assert.equal(error.status, status, error.message);
-    assert.match(error.message, message);
-    return true;
-  });
-}
+import { rejectsWith } from "../../../tests/helpers/api_error.ts";
+import { postgresTest } from "../../../tests/helpers/postgres.ts";
+import { withPostgresStore } from "../../../tests/helpers/postgres_store.ts";
 
 const TYPES: TableDefinition = {
   columns: [
@@ -67,162 +33,153 @@ const TYPES: TableDefinition = {
   constraints: { primary_key: { columns: ["id"] } },
 };
 
-Deno.test({
-  name: `readRecords() on PostgreSQL${skipped}`,
-  ignore: typeof postgres === "string",
-  async fn(t) {
-    const server = postgres as TestPostgres;
-    try {
-      await t.step("renders each type as the DuckDB store does", async () => {
-        await withStore(server, async (store, database) => {
-          await store.createTable(planTable({ schema: "public", name: "types" }, TYPES), {
-            ifNotExists: false,
-          });
-          await database.withSession((s) =>
-            s.run(
-              `INSERT INTO types VALUES (1, -3, 9007199254740993, 0.1, 1.5, 12.50, 1.000000000000000000001,
+await postgresTest(`readRecords() on PostgreSQL`, async (t, server) => {
+  await t.step("renders each type as the DuckDB store does", async () => {
+    await withPostgresStore(server, async (store, database) => {
+      await store.createTable(planTable({ schema: "public", name: "types" }, TYPES), {
+        ifNotExists: false,
+      });
+      await database.withSession((s) =>
+        s.run(
+          `INSERT INTO types VALUES (1, -3, 9007199254740993, 0.1, 1.5, 12.50, 1.000000000000000000001,
                 'Zoë "q"', true, '1815-12-10', '2024-01-02 03:04:05.5', '2024-01-02 03:04:05+02',
                 '10:00:00.5', '\\x00ff', '{"a": [1, 2]}', '{"b": 1, "a": 2}',
                 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{1,NULL,3}', '{9007199254740993,1}',
                 '{2024-01-01,0002-01-01 BC}', '1 day 02:00:00'),
                (2, NULL, -5, 'NaN', '-Infinity', NULL, NULL, NULL, false, '0001-01-01 BC',
                 'infinity', NULL, NULL, NULL, NULL, 'null', NULL, '{}', NULL, NULL, NULL)`,
-            )
-          );
-          const page = await store.readRecords({ schema: "public", name: "types" }, 0, 10);
-          assert.equal(page.total, 2);
-          assert.equal(
-            page.json,
-            "[" +
-              '{"id":1,"small":-3,"big":"9007199254740993","real":0.1,"double":1.5,"exact":12.50,' +
-              '"any":1.000000000000000000001,"text":"Zoë \\"q\\"","flag":true,"day":"1815-12-10",' +
-              '"at":"2024-01-02T03:04:05.500000","zoned":"2024-01-02T01:04:05.000000Z",' +
-              '"clock":"10:00:00.5","bytes":"AP8=","doc":{"a": [1, 2]},"docb":{"a": 2, "b": 1},' +
-              '"uid":"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11","ints":[1,null,3],' +
-              '"bigs":["9007199254740993",1],"days":["2024-01-01","-0001-01-01"],' +
-              '"span":"1 day 02:00:00"},' +
-              '{"id":2,"small":null,"big":-5,"real":"nan","double":"-inf","exact":null,"any":null,' +
-              '"text":null,"flag":false,"day":"0000-01-01","at":"infinity","zoned":null,' +
-              '"clock":null,"bytes":null,"doc":null,"docb":null,"uid":null,"ints":[],' +
-              '"bigs":null,"days":null,"span":null}' +
-              "]",
-          );
-          const parsed = JSON.parse(page.json);
-          assert.equal(parsed.length, 2);
-        });
-      });
+        )
+      );
+      const page = await store.readRecords({ schema: "public", name: "types" }, 0, 10);
+      assert.equal(page.total, 2);
+      assert.equal(
+        page.json,
+        "[" +
+          '{"id":1,"small":-3,"big":"9007199254740993","real":0.1,"double":1.5,"exact":12.50,' +
+          '"any":1.000000000000000000001,"text":"Zoë \\"q\\"","flag":true,"day":"1815-12-10",' +
+          '"at":"2024-01-02T03:04:05.500000","zoned":"2024-01-02T01:04:05.000000Z",' +
+          '"clock":"10:00:00.5","bytes":"AP8=","doc":{"a": [1, 2]},"docb":{"a": 2, "b": 1},' +
+          '"uid":"a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11","ints":[1,null,3],' +
+          '"bigs":["9007199254740993",1],"days":["2024-01-01","-0001-01-01"],' +
+          '"span":"1 day 02:00:00"},' +
+          '{"id":2,"small":null,"big":-5,"real":"nan","double":"-inf","exact":null,"any":null,' +
+          '"text":null,"flag":false,"day":"0000-01-01","at":"infinity","zoned":null,' +
+          '"clock":null,"bytes":null,"doc":null,"docb":null,"uid":null,"ints":[],' +
+          '"bigs":null,"days":null,"span":null}' +
+          "]",
+      );
+      const parsed = JSON.parse(page.json);
+      assert.equal(parsed.length, 2);
+    });
+  });
 
-      await t.step("filters, select, order, count and cursors", async () => {
-        await withStore(server, async (store, database) => {
-          const ref = { schema: "public", name: "people" };
-          const definition: TableDefinition = {
-            columns: [
-              { name: "name", type: "varchar" },
-              { name: "age", type: "smallint" },
-              { name: "born", type: "date" },
-            ],
-          };
-          const table = (await store.createTable(planTable(ref, definition), {
-            ifNotExists: false,
-          })).table;
-          // Inserted out of name order: no key, so records come in insertion order.
-          await database.withSession((s) =>
-            s.run(
-              `INSERT INTO people (name, age, born) VALUES ('Grace', 85, '1906-12-09'),
+  await t.step("filters, select, order, count and cursors", async () => {
+    await withPostgresStore(server, async (store, database) => {
+      const ref = { schema: "public", name: "people" };
+      const definition: TableDefinition = {
+        columns: [
+          { name: "name", type: "varchar" },
+          { name: "age", type: "smallint" },
+          { name: "born", type: "date" },
+        ],
+      };
+      const table = (await store.createTable(planTable(ref, definition), {
+        ifNotExists: false,
+      })).table;
+      // Inserted out of name order: no key, so records come in insertion order.
+      await database.withSession((s) =>
+        s.run(
+          `INSERT INTO people (name, age, born) VALUES ('Grace', 85, '1906-12-09'),
                ('Ada', 36, '1815-12-10'), (NULL, NULL, NULL), ('alan', 41, '1912-06-23'),
                ('Edsger', 72, '1930-05-11'), ('x', 36, NULL)`,
-            )
-          );
-          const read = async (query: string, offset = 0, limit = 100, after?: string) => {
-            const parsed = parseReadQuery(new URLSearchParams(query), table.columns);
-            const page = await store.readRecords(ref, offset, limit, {
-              read: parsed,
-              ...(after === undefined ? {} : { after }),
-            });
-            return { ...page, rows: JSON.parse(page.json) as Record<string, unknown>[] };
-          };
-          const names = async (query: string) => (await read(query)).rows.map((r) => r.name);
-          assert.deepEqual(await names(""), ["Grace", "Ada", null, "alan", "Edsger", "x"]);
-          assert.deepEqual(await names("age=eq.36"), ["Ada", "x"]);
-          assert.deepEqual(await names("age=not.eq.36"), ["Grace", "alan", "Edsger"]);
-          assert.deepEqual(await names("age=in.(36,85)"), ["Grace", "Ada", "x"]);
-          assert.deepEqual(await names("age=not.in.(36,85)"), ["alan", "Edsger"]);
-          assert.deepEqual(await names("age=in.()"), []);
-          assert.deepEqual(await names("name=like.A*"), ["Ada"]);
-          assert.deepEqual(await names("name=ilike.a*"), ["Ada", "alan"]);
-          assert.deepEqual(await names("name=is.null"), [null]);
-          assert.deepEqual(await names("born=lt.1910-01-01&age=gt.40"), ["Grace"]);
-          assert.deepEqual(await names("order=age.desc.nullslast&limit=2"), [
-            "Grace",
-            "Edsger",
-            "alan",
-            "Ada",
-            "x",
-            null,
-          ]);
-          assert.deepEqual(await names("order=age.asc.nullsfirst"), [
-            null,
-            "Ada",
-            "x",
-            "alan",
-            "Edsger",
-            "Grace",
-          ]);
-          const selected = await read("select=age,name&age=gte.72&count=none");
-          assert.equal(selected.json, '[{"age":85,"name":"Grace"},{"age":72,"name":"Edsger"}]');
-          assert.equal(selected.total, undefined);
-          assert.equal((await read("age=eq.36", 1, 1)).total, 2);
-          assert.deepEqual((await read("age=eq.36", 1, 1)).rows, [{
-            name: "x",
-            age: 36,
-            born: null,
-          }]);
-
-          // A walk by cursor gives the rows of the whole read, in order, in pages.
-          for (const query of ["", "order=age", "order=age.desc,name", "order=born.nullsfirst"]) {
-            const whole = (await read(query)).rows;
-            const walked: unknown[] = [];
-            let after: string | null = "";
-            while (after !== null) {
-              const page: { rows: unknown[]; next?: string | null } = await read(
-                query,
-                0,
-                2,
-                after,
-              );
-              walked.push(...page.rows);
-              after = page.next ?? null;
-            }
-            assert.deepEqual(walked, whole, query);
-          }
-          const empty = await read("age=eq.1", 0, 5, "");
-          assert.deepEqual([empty.json, empty.total, empty.next], ["[]", 0, null]);
-          const zero = await read("", 0, 0, "");
-          assert.deepEqual([zero.json, zero.next], ["[]", ""]);
-
-          for (
-            const [query, column] of [
-              ["age=eq.old", "age"],
-              ["age=in.(1,x)", "age"],
-              ["age=gt.100000", "age"],
-              ["born=eq.1815-13-45", "born"],
-              ["age=is.true", "age"],
-            ]
-          ) {
-            await rejectsWith(read(query!), 400, new RegExp(`"${column}"`));
-          }
-          const { next } = await read("order=age", 0, 2, "");
-          await rejectsWith(read("order=age.desc", 0, 2, next!), 400, /another order/);
-          await rejectsWith(read("", 0, 2, "not-a-cursor"), 400, /after/);
-          await rejectsWith(
-            store.readRecords({ schema: "public", name: "nobody" }, 0, 1),
-            404,
-            /nobody/,
-          );
+        )
+      );
+      const read = async (query: string, offset = 0, limit = 100, after?: string) => {
+        const parsed = parseReadQuery(new URLSearchParams(query), table.columns);
+        const page = await store.readRecords(ref, offset, limit, {
+          read: parsed,
+          ...(after === undefined ? {} : { after }),
         });
-      });
-    } finally {
-      await server.stop();
-    }
-  },
+        return { ...page, rows: JSON.parse(page.json) as Record<string, unknown>[] };
+      };
+      const names = async (query: string) => (await read(query)).rows.map((r) => r.name);
+      assert.deepEqual(await names(""), ["Grace", "Ada", null, "alan", "Edsger", "x"]);
+      assert.deepEqual(await names("age=eq.36"), ["Ada", "x"]);
+      assert.deepEqual(await names("age=not.eq.36"), ["Grace", "alan", "Edsger"]);
+      assert.deepEqual(await names("age=in.(36,85)"), ["Grace", "Ada", "x"]);
+      assert.deepEqual(await names("age=not.in.(36,85)"), ["alan", "Edsger"]);
+      assert.deepEqual(await names("age=in.()"), []);
+      assert.deepEqual(await names("name=like.A*"), ["Ada"]);
+      assert.deepEqual(await names("name=ilike.a*"), ["Ada", "alan"]);
+      assert.deepEqual(await names("name=is.null"), [null]);
+      assert.deepEqual(await names("born=lt.1910-01-01&age=gt.40"), ["Grace"]);
+      assert.deepEqual(await names("order=age.desc.nullslast&limit=2"), [
+        "Grace",
+        "Edsger",
+        "alan",
+        "Ada",
+        "x",
+        null,
+      ]);
+      assert.deepEqual(await names("order=age.asc.nullsfirst"), [
+        null,
+        "Ada",
+        "x",
+        "alan",
+        "Edsger",
+        "Grace",
+      ]);
+      const selected = await read("select=age,name&age=gte.72&count=none");
+      assert.equal(selected.json, '[{"age":85,"name":"Grace"},{"age":72,"name":"Edsger"}]');
+      assert.equal(selected.total, undefined);
+      assert.equal((await read("age=eq.36", 1, 1)).total, 2);
+      assert.deepEqual((await read("age=eq.36", 1, 1)).rows, [{
+        name: "x",
+        age: 36,
+        born: null,
+      }]);
+
+      // A walk by cursor gives the rows of the whole read, in order, in pages.
+      for (const query of ["", "order=age", "order=age.desc,name", "order=born.nullsfirst"]) {
+        const whole = (await read(query)).rows;
+        const walked: unknown[] = [];
+        let after: string | null = "";
+        while (after !== null) {
+          const page: { rows: unknown[]; next?: string | null } = await read(
+            query,
+            0,
+            2,
+            after,
+          );
+          walked.push(...page.rows);
+          after = page.next ?? null;
+        }
+        assert.deepEqual(walked, whole, query);
+      }
+      const empty = await read("age=eq.1", 0, 5, "");
+      assert.deepEqual([empty.json, empty.total, empty.next], ["[]", 0, null]);
+      const zero = await read("", 0, 0, "");
+      assert.deepEqual([zero.json, zero.next], ["[]", ""]);
+
+      for (
+        const [query, column] of [
+          ["age=eq.old", "age"],
+          ["age=in.(1,x)", "age"],
+          ["age=gt.100000", "age"],
+          ["born=eq.1815-13-45", "born"],
+          ["age=is.true", "age"],
+        ]
+      ) {
+        await rejectsWith(read(query!), 400, new RegExp(`"${column}"`));
+      }
+      const { next } = await read("order=age", 0, 2, "");
+      await rejectsWith(read("order=age.desc", 0, 2, next!), 400, /another order/);
+      await rejectsWith(read("", 0, 2, "not-a-cursor"), 400, /after/);
+      await rejectsWith(
+        store.readRecords({ schema: "public", name: "nobody" }, 0, 1),
+        404,
+        /nobody/,
+      );
+    });
+  });
 });

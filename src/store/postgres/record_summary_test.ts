@@ -1,26 +1,13 @@
 import assert from "node:assert/strict";
 import { planTable } from "../../catalog/definition.ts";
 import { ApiError } from "../../errors.ts";
-import {
-  freshDatabase,
-  startTestPostgres,
-  type TestPostgres,
-} from "../../../tests/helpers/postgres.ts";
-import { Database } from "./database.ts";
-import { openPostgresStore } from "./postgres_store.ts";
+import { postgresTest } from "../../../tests/helpers/postgres.ts";
+import { withPostgresStore } from "../../../tests/helpers/postgres_store.ts";
 
-const postgres = await startTestPostgres();
-const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
-
-Deno.test({
-  name: `summarizeRecords() on PostgreSQL gives per-column figures of the filtered rows${skipped}`,
-  ignore: typeof postgres === "string",
-  async fn() {
-    const server = postgres as TestPostgres;
-    const url = await freshDatabase(server);
-    const store = await openPostgresStore({ url });
-    const database = await Database.open({ url });
-    try {
+await postgresTest(
+  `summarizeRecords() on PostgreSQL gives per-column figures of the filtered rows`,
+  async (_t, server) => {
+    await withPostgresStore(server, async (store, database) => {
       const ref = { schema: "public", name: "sales" };
       await store.createTable(
         planTable(ref, {
@@ -123,10 +110,6 @@ Deno.test({
         (error) =>
           error instanceof ApiError && error.status === 400 && /"price"/.test(error.message),
       );
-    } finally {
-      await database.close();
-      await store.close();
-      await server.stop();
-    }
+    });
   },
-});
+);

@@ -4,17 +4,10 @@ import type { Table, TableDefinition } from "../../catalog/model.ts";
 import { planUpdate, type TableUpdateRequest } from "../../catalog/update.ts";
 import { ApiError } from "../../errors.ts";
 import type { KeyedWrite, UpdateHow } from "../store.ts";
-import {
-  freshDatabase,
-  startTestPostgres,
-  type TestPostgres,
-} from "../../../tests/helpers/postgres.ts";
-import { Database } from "./database.ts";
+import { postgresTest } from "../../../tests/helpers/postgres.ts";
+import { withPostgresStore } from "../../../tests/helpers/postgres_store.ts";
 import { META } from "./metadata.ts";
 import { openPostgresStore } from "./postgres_store.ts";
-
-const postgres = await startTestPostgres();
-const skipped = typeof postgres === "string" ? ` (skipped: ${postgres})` : "";
 
 const PEOPLE: TableDefinition = {
   columns: [
@@ -39,123 +32,111 @@ function keyedWrite(key: string): KeyedWrite<{ table: Table; how: UpdateHow }> {
   };
 }
 
-Deno.test({
-  name: `updateTable() on PostgreSQL${skipped}`,
-  ignore: typeof postgres === "string",
-  async fn(t) {
-    const server = postgres as TestPostgres;
-    const url = await freshDatabase(server);
-    const store = await openPostgresStore({ url });
-    const database = await Database.open({ url });
+await postgresTest(`updateTable() on PostgreSQL`, async (t, server) => {
+  await withPostgresStore(server, async (store, database, url) => {
     const rows = (sql: string) => database.withSession((s) => s.rows(sql));
-    try {
-      await store.createTable(planTable(ref, PEOPLE), { ifNotExists: false });
-      await database.withSession((s) =>
-        s.run(`INSERT INTO people VALUES (1, 'x1', 'y1', NULL), (2, 'x2', 'y2', 1)`)
+    await store.createTable(planTable(ref, PEOPLE), { ifNotExists: false });
+    await database.withSession((s) =>
+      s.run(`INSERT INTO people VALUES (1, 'x1', 'y1', NULL), (2, 'x2', 'y2', 1)`)
+    );
+
+    await t.step("swapping two columns' names keeps each id with its values", async () => {
+      const current = await store.getTable(ref);
+      const columns = current.columns.map((c) =>
+        c.name === "a" ? { ...c, name: "b" } : c.name === "b" ? { ...c, name: "a" } : c
       );
+      const { table, how } = await store.updateTable(ref, wanted({ columns }));
+      assert.equal(how, "altered");
+      assert.deepEqual(table.columns.map((c) => [c.id, c.name]), [
+        [1, "id"],
+        [2, "b"],
+        [3, "a"],
+        [4, "boss"],
+      ]);
+      assert.deepEqual(await rows(`SELECT a, b FROM people ORDER BY id`), [
+        { a: "y1", b: "x1" },
+        { a: "y2", b: "x2" },
+      ]);
+    });
 
-      await t.step("swapping two columns' names keeps each id with its values", async () => {
-        const current = await store.getTable(ref);
-        const columns = current.columns.map((c) =>
-          c.name === "a" ? { ...c, name: "b" } : c.name === "b" ? { ...c, name: "a" } : c
-        );
-        const { table, how } = await store.updateTable(ref, wanted({ columns }));
-        assert.equal(how, "altered");
-        assert.deepEqual(table.columns.map((c) => [c.id, c.name]), [
-          [1, "id"],
-          [2, "b"],
-          [3, "a"],
-          [4, "boss"],
-        ]);
-        assert.deepEqual(await rows(`SELECT a, b FROM people ORDER BY id`), [
-          { a: "y1", b: "x1" },
-          { a: "y2", b: "x2" },
-        ]);
-      });
-
-      await t.step(
-        "a foreign key to the table itself is added, and kept across a rename",
-        async () => {
-          const fk = { column: "boss", reference_table: "people", reference_column: "id" };
-          const added = await store.updateTable(
-            ref,
-            wanted({ constraints: { foreign_keys: [fk], primary_key: { columns: ["id"] } } }),
-          );
-          assert.equal(added.table.constraints.foreign_keys[0]!.reference_table, "people");
-          const { table } = await store.updateTable(ref, wanted({ name: "staff" }));
-          assert.deepEqual(table.constraints.foreign_keys[0], {
-            name: "people_boss_fkey",
-            column: "boss",
-            reference_table: "staff",
-            reference_column: "id",
-            reference_schema: "public",
-          });
-          await store.updateTable({ schema: "public", name: "staff" }, wanted({ name: "people" }));
-        },
-      );
-
-      await t.step("a new serial column numbers the existing rows and is recorded", async () => {
-        const current = await store.getTable(ref);
-        const { table } = await store.updateTable(
+    await t.step(
+      "a foreign key to the table itself is added, and kept across a rename",
+      async () => {
+        const fk = { column: "boss", reference_table: "people", reference_column: "id" };
+        const added = await store.updateTable(
           ref,
-          wanted({ columns: [...current.columns, { name: "n", type: "serial" }] }),
+          wanted({ constraints: { foreign_keys: [fk], primary_key: { columns: ["id"] } } }),
         );
-        assert.equal(table.columns[4]!.id, 5);
-        assert.equal(table.columns[4]!.default, "nextval('public.people_n_seq')");
-        assert.deepEqual((await rows(`SELECT n FROM people ORDER BY n`)).map((r) => r.n), [1, 2]);
-      });
-
-      await t.step("a keyed update keeps its answer; an unchanged one too", async () => {
-        const current = await store.getTable(ref);
-        const columns = current.columns.map((c) => c.name === "a" ? { ...c, type: "text" } : c);
-        const altered = await store.updateTable(ref, wanted({ columns }), keyedWrite("k1"));
-        assert.equal(altered.how, "altered");
-        const same = await store.updateTable(ref, wanted({ columns }), keyedWrite("k2"));
-        assert.equal(same.how, "unchanged");
-        const kept = await rows(`SELECT key FROM ${META}.idempotency_keys ORDER BY key`);
-        assert.deepEqual(kept.map((r) => r.key), ["k1", "k2"]);
-      });
-
-      await t.step("a failing cast rolls back the renames made before it", async () => {
-        const before = await store.getTable(ref);
-        const columns = before.columns.map((c) =>
-          c.name === "a" ? { ...c, type: "integer" } : c.name === "b" ? { ...c, name: "bee" } : c
-        );
-        await assert.rejects(store.updateTable(ref, wanted({ columns })), (error) => {
-          assert.ok(error instanceof ApiError);
-          assert.equal(error.status, 422);
-          assert.match(
-            error.message,
-            /Value "y1" of column "a" in row 0 cannot be cast to integer/,
-          );
-          return true;
+        assert.equal(added.table.constraints.foreign_keys[0]!.reference_table, "people");
+        const { table } = await store.updateTable(ref, wanted({ name: "staff" }));
+        assert.deepEqual(table.constraints.foreign_keys[0], {
+          name: "people_boss_fkey",
+          column: "boss",
+          reference_table: "staff",
+          reference_column: "id",
+          reference_schema: "public",
         });
-        assert.deepEqual(await store.getTable(ref), before);
-      });
+        await store.updateTable({ schema: "public", name: "staff" }, wanted({ name: "people" }));
+      },
+    );
 
-      await t.step("two stores updating one table at once take turns", async () => {
-        const other = await openPostgresStore({ url });
-        try {
-          const current = await store.getTable(ref);
-          const renamed = (to: string) =>
-            wanted({
-              columns: current.columns.map((c) => c.name === "b" ? { ...c, name: to } : c),
-            });
-          const results = await Promise.allSettled([
-            store.updateTable(ref, renamed("one")),
-            other.updateTable(ref, renamed("two")),
-          ]);
-          assert.ok(results.every((r) => r.status === "fulfilled"), JSON.stringify(results));
-          const names = (await store.getTable(ref)).columns.map((c) => c.name);
-          assert.ok(names.includes("one") !== names.includes("two"), names.join());
-        } finally {
-          await other.close();
-        }
+    await t.step("a new serial column numbers the existing rows and is recorded", async () => {
+      const current = await store.getTable(ref);
+      const { table } = await store.updateTable(
+        ref,
+        wanted({ columns: [...current.columns, { name: "n", type: "serial" }] }),
+      );
+      assert.equal(table.columns[4]!.id, 5);
+      assert.equal(table.columns[4]!.default, "nextval('public.people_n_seq')");
+      assert.deepEqual((await rows(`SELECT n FROM people ORDER BY n`)).map((r) => r.n), [1, 2]);
+    });
+
+    await t.step("a keyed update keeps its answer; an unchanged one too", async () => {
+      const current = await store.getTable(ref);
+      const columns = current.columns.map((c) => c.name === "a" ? { ...c, type: "text" } : c);
+      const altered = await store.updateTable(ref, wanted({ columns }), keyedWrite("k1"));
+      assert.equal(altered.how, "altered");
+      const same = await store.updateTable(ref, wanted({ columns }), keyedWrite("k2"));
+      assert.equal(same.how, "unchanged");
+      const kept = await rows(`SELECT key FROM ${META}.idempotency_keys ORDER BY key`);
+      assert.deepEqual(kept.map((r) => r.key), ["k1", "k2"]);
+    });
+
+    await t.step("a failing cast rolls back the renames made before it", async () => {
+      const before = await store.getTable(ref);
+      const columns = before.columns.map((c) =>
+        c.name === "a" ? { ...c, type: "integer" } : c.name === "b" ? { ...c, name: "bee" } : c
+      );
+      await assert.rejects(store.updateTable(ref, wanted({ columns })), (error) => {
+        assert.ok(error instanceof ApiError);
+        assert.equal(error.status, 422);
+        assert.match(
+          error.message,
+          /Value "y1" of column "a" in row 0 cannot be cast to integer/,
+        );
+        return true;
       });
-    } finally {
-      await database.close();
-      await store.close();
-      await server.stop();
-    }
-  },
+      assert.deepEqual(await store.getTable(ref), before);
+    });
+
+    await t.step("two stores updating one table at once take turns", async () => {
+      const other = await openPostgresStore({ url });
+      try {
+        const current = await store.getTable(ref);
+        const renamed = (to: string) =>
+          wanted({
+            columns: current.columns.map((c) => c.name === "b" ? { ...c, name: to } : c),
+          });
+        const results = await Promise.allSettled([
+          store.updateTable(ref, renamed("one")),
+          other.updateTable(ref, renamed("two")),
+        ]);
+        assert.ok(results.every((r) => r.status === "fulfilled"), JSON.stringify(results));
+        const names = (await store.getTable(ref)).columns.map((c) => c.name);
+        assert.ok(names.includes("one") !== names.includes("two"), names.join());
+      } finally {
+        await other.close();
+      }
+    });
+  });
 });
