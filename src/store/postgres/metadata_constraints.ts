@@ -5,20 +5,11 @@
  * @module
  */
 
+import type { ConstraintRecord } from "../shared/constraint_records.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 
-/** Constraint kinds as stored. */
-export type ConstraintKind = "PRIMARY KEY" | "UNIQUE" | "FOREIGN KEY";
-
-/** A constraint to record, columns by id. */
-export interface ConstraintRecord {
-  readonly kind: ConstraintKind;
-  readonly name: string;
-  readonly columnIds: readonly number[];
-  readonly refTableId?: number;
-  readonly refColumnId?: number;
-}
+export type { ConstraintKind, ConstraintRecord } from "../shared/constraint_records.ts";
 
 /** Records a table's constraints, in the given order, in one statement. */
 export async function recordConstraints(

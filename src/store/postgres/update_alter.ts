@@ -16,7 +16,8 @@ import { ApiError, summarise } from "../../errors.ts";
 import type { Session } from "./database.ts";
 import { freeSequenceName } from "./ddl.ts";
 import { META, nextColumnId, rewriteTable } from "./metadata.ts";
-import { type ConstraintRecord, recordConstraints } from "./metadata_constraints.ts";
+import { recordConstraints } from "./metadata_constraints.ts";
+import { constraintRecords } from "../shared/constraint_records.ts";
 import { retypeSql } from "./retype.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
@@ -289,28 +290,11 @@ async function recordUpdate(
   );
   const idOf = (name: string) =>
     ids[columns.findIndex((c) => nameKey(c.planned.name) === nameKey(name))]!;
-  const records: ConstraintRecord[] = [
-    ...(plan.primaryKey
-      ? [{
-        kind: "PRIMARY KEY" as const,
-        name: plan.primaryKey.name,
-        columnIds: plan.primaryKey.columns.map(idOf),
-      }]
-      : []),
-    ...plan.unique.map((k) => ({
-      kind: "UNIQUE" as const,
-      name: k.name,
-      columnIds: k.columns.map(idOf),
-    })),
-    ...analysis.foreignKeys.map((fk) => ({
-      kind: "FOREIGN KEY" as const,
-      name: fk.name,
-      columnIds: [idOf(fk.column)],
-      refTableId: fk.table.id ?? row.id,
-      refColumnId: fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId,
-    })),
-  ];
-  await recordConstraints(session, row.id, records);
+  await recordConstraints(
+    session,
+    row.id,
+    constraintRecords(plan, analysis.foreignKeys, row.id, idOf),
+  );
   // Sequences of dropped columns went with them; a column whose default no longer draws
   // from its sequence is no longer serial.
   const gone = [
