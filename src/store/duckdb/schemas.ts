@@ -12,7 +12,7 @@ import { noted, type StoreContext } from "./context.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { allSchemas, findSchema, forgetTables, tablesInSchema } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
-import { checkSchemaDrop } from "../shared/schema_drop.ts";
+import { checkSchemaDrop } from "../shared/drop_checks.ts";
 import { quoteIdent } from "./sql.ts";
 import { heldBy, schemaLock } from "./store_locks.ts";
 

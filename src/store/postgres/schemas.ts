@@ -15,7 +15,7 @@ import { keepAnswer } from "./idempotency.ts";
 import { schemaLock, takeLocks } from "./locks.ts";
 import { allSchemas, findSchema, forgetTables, tablesInSchema } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
-import { checkSchemaDrop } from "../shared/schema_drop.ts";
+import { checkSchemaDrop } from "../shared/drop_checks.ts";
 import { quoteIdent } from "./sql.ts";
 
 /** The stored name of schema `name`; 404 when there is none. */

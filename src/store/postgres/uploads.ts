@@ -13,6 +13,7 @@ import { parseType } from "../../catalog/types.ts";
 import { ApiError, type ErrorDetail } from "../../errors.ts";
 import type { InferredColumn, StagingRows } from "../duckdb/mod.ts";
 import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
+import { checkTableDrop } from "../shared/drop_checks.ts";
 import type { StoreContext } from "./context.ts";
 import { probing, type Session } from "./database.ts";
 import { buildTable, checkColumns, PG_MAX_COLUMNS } from "./ddl.ts";
@@ -133,14 +134,7 @@ function inferredPlan(ref: TableRef, columns: readonly InferredColumn[]): TableP
 
 /** Drops a table being replaced, with its metadata; 409 when another table references it. */
 async function dropTableIn(session: Session, row: TableRow): Promise<void> {
-  const blockers = await referencingTables(session, [row.id]);
-  if (blockers.length > 0) {
-    const first = blockers[0]!;
-    throw ApiError.conflict(
-      `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
-        `of table "${first.schema}.${first.name}" references it`,
-    );
-  }
+  checkTableDrop(row, await referencingTables(session, [row.id]));
   await forgetTables(session, [row.id]);
   // Its serial columns' sequences are owned by it and go with it.
   await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);

@@ -1,6 +1,6 @@
 /**
- * The checks before a schema is dropped, the same on both engines: a schema that holds
- * tables needs `cascade`, and none of its tables may be referenced from outside it.
+ * The checks before a schema or a table is dropped, the same on both engines: a schema that
+ * holds tables needs `cascade`, and no table may be referenced from outside what is dropped.
  *
  * @module
  */
@@ -22,7 +22,7 @@ export interface OutsideReference {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkSchemaDrop } from "./schema_drop.ts";
+ * import { checkSchemaDrop } from "./drop_checks.ts";
  *
  * await assert.rejects(checkSchemaDrop("s", [{ id: 1 }], false, () => Promise.resolve([])));
  * await checkSchemaDrop("s", [{ id: 1 }], true, () => Promise.resolve([]));
@@ -45,6 +45,34 @@ export async function checkSchemaDrop(
     throw ApiError.conflict(
       `Cannot drop schema "${schema}": foreign key "${first.constraint}" of table ` +
         `"${first.schema}.${first.name}" references one of its tables`,
+    );
+  }
+}
+
+/**
+ * Throws 409 when table `row` may not be dropped because `blockers`, other tables' foreign
+ * keys, reference it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkTableDrop } from "./drop_checks.ts";
+ *
+ * checkTableDrop({ schema: "s", name: "t" }, []);
+ * assert.throws(() =>
+ *   checkTableDrop({ schema: "s", name: "t" }, [{ constraint: "fk", schema: "s", name: "u" }])
+ * );
+ * ```
+ */
+export function checkTableDrop(
+  row: { readonly schema: string; readonly name: string },
+  blockers: readonly OutsideReference[],
+): void {
+  if (blockers.length > 0) {
+    const first = blockers[0]!;
+    throw ApiError.conflict(
+      `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
+        `of table "${first.schema}.${first.name}" references it`,
     );
   }
 }
