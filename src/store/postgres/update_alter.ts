@@ -18,6 +18,7 @@ import { freeSequenceName } from "./ddl.ts";
 import { META, nextColumnId, rewriteTable } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
 import { constraintRecords } from "../shared/constraint_records.ts";
+import { refuseRequiredColumns as refuseRequired } from "../shared/required_columns.ts";
 import { retypeSql } from "./retype.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
@@ -173,26 +174,15 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
 }
 
 /** 422 when a new NOT NULL column without a default would meet existing rows. */
-async function refuseRequiredColumns(
+function refuseRequiredColumns(
   session: Session,
   table: string,
   { current, columns }: UpdateAnalysis,
 ): Promise<void> {
-  const required = columns.filter((c) =>
-    !c.source && c.notNull && c.defaultSql === null && !c.planned.type.serial
-  );
-  if (required.length === 0) return;
-  const [{ n }] = await session.rows(`SELECT count(*) AS n FROM ${table}`) as [{ n: string }];
-  if (Number(n) === 0) return;
-  throw ApiError.invalidData(
-    `Cannot update table "${current.name}": new column "${
-      required[0]!.planned.name
-    }" is NOT NULL without a default, and the table has ${n} rows`,
-    required.map((c) => ({
-      column: c.planned.name,
-      message: `New column "${c.planned.name}" is NOT NULL without a default`,
-    })),
-  );
+  return refuseRequired(current.name, columns, async () => {
+    const [{ n }] = await session.rows(`SELECT count(*) AS n FROM ${table}`) as [{ n: string }];
+    return n;
+  });
 }
 
 /** Renames columns; through temporary names when one takes another kept column's name. */
