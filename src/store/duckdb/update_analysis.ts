@@ -4,11 +4,12 @@
  * @module
  */
 
-import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
+import { invalidDefinition, type TablePlan } from "../../catalog/definition.ts";
 import type { Column, Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
+import type { ColumnChange } from "../shared/column_change.ts";
 import type { Session } from "./database.ts";
 import { canonicalTypes, type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
@@ -22,22 +23,7 @@ import {
 import { type SequenceRow, sequencesOf } from "./metadata_sequences.ts";
 import { plannedConstraints, referenceProblems } from "../shared/update_constraints.ts";
 
-/** A wanted column next to the column it continues. */
-export interface ColumnChange {
-  readonly planned: PlannedColumn;
-  /** The existing column, or undefined for a new one. */
-  readonly source?: Column;
-  /** The canonical type, as DuckDB names it. */
-  readonly type: string;
-  /** The default as DuckDB renders it; a new serial column's is made when it is built. */
-  readonly defaultSql: string | null;
-  /** NOT NULL, or part of the primary key (which implies it). */
-  readonly notNull: boolean;
-  readonly renamed: boolean;
-  readonly retyped: boolean;
-  readonly defaultChanged: boolean;
-  readonly notNullChanged: boolean;
-}
+export type { ColumnChange } from "../shared/column_change.ts";
 
 /** Everything an update changes, worked out before anything is done. */
 export interface UpdateAnalysis {

@@ -9,11 +9,12 @@
  * @module
  */
 
-import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
+import { invalidDefinition, type TablePlan } from "../../catalog/definition.ts";
 import type { Column, Table } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
+import type { ColumnChange } from "../shared/column_change.ts";
 import type { Session } from "./database.ts";
 import { type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
@@ -23,22 +24,7 @@ import { retypeSql } from "./retype.ts";
 import { plannedConstraints, referenceProblems } from "../shared/update_constraints.ts";
 import { postgresType } from "./types.ts";
 
-/** A wanted column next to the column it continues. */
-export interface ColumnChange {
-  readonly planned: PlannedColumn;
-  /** The existing column, or undefined for a new one. */
-  readonly source?: Column;
-  /** PostgreSQL's canonical type (`format_type()`'s spelling). */
-  readonly type: string;
-  /** The default to write in DDL; a new serial column's is made when it is added. */
-  readonly defaultSql: string | null;
-  /** NOT NULL, or part of the primary key (which implies it). */
-  readonly notNull: boolean;
-  readonly renamed: boolean;
-  readonly retyped: boolean;
-  readonly defaultChanged: boolean;
-  readonly notNullChanged: boolean;
-}
+export type { ColumnChange } from "../shared/column_change.ts";
 
 /** Everything an update changes, worked out before anything is done. */
 export interface UpdateAnalysis {

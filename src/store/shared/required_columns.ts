@@ -5,17 +5,8 @@
  * @module
  */
 
-import type { PlannedColumn } from "../../catalog/definition.ts";
+import type { ColumnChange } from "./column_change.ts";
 import { ApiError } from "../../errors.ts";
-
-/** A wanted column as {@link refuseRequiredColumns} reads it. */
-export interface WantedColumn {
-  readonly planned: PlannedColumn;
-  /** The existing column it continues; absent for a new column. */
-  readonly source?: unknown;
-  readonly notNull: boolean;
-  readonly defaultSql: string | null;
-}
 
 /**
  * 422 when a new NOT NULL column without a default (and not serial) would meet existing
@@ -32,7 +23,7 @@ export interface WantedColumn {
  */
 export async function refuseRequiredColumns(
   tableName: string,
-  columns: readonly WantedColumn[],
+  columns: readonly ColumnChange[],
   countRows: () => Promise<number | bigint | string>,
 ): Promise<void> {
   const required = columns.filter((c) =>

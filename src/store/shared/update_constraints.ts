@@ -6,10 +6,11 @@
  * @module
  */
 
-import type { PlannedColumn, TablePlan } from "../../catalog/definition.ts";
-import type { Column, Table } from "../../catalog/model.ts";
+import type { TablePlan } from "../../catalog/definition.ts";
+import type { Table } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { ErrorDetail } from "../../errors.ts";
+import type { ColumnChange } from "./column_change.ts";
 import type { ResolvedForeignKey } from "./foreign_keys.ts";
 
 /** The constraints a plan gives, in their response form, to compare with the current ones. */
@@ -32,16 +33,6 @@ export function plannedConstraints(
   };
 }
 
-/** A wanted column next to the column it continues, as {@link referenceProblems} reads it. */
-export interface ContinuedColumn {
-  readonly planned: PlannedColumn;
-  /** The existing column, or undefined for a new one. */
-  readonly source?: Column;
-  /** The column's type after the update. */
-  readonly type: string;
-  readonly retyped: boolean;
-}
-
 /** Another table's foreign key into the table being updated. */
 export interface ReferenceInto {
   /** The foreign key's name. */
@@ -60,7 +51,7 @@ export interface ReferenceInto {
 export function referenceProblems(
   current: Table,
   plan: TablePlan,
-  columns: readonly ContinuedColumn[],
+  columns: readonly ColumnChange[],
   into: readonly ReferenceInto[],
   moved: boolean,
 ): ErrorDetail[] {
