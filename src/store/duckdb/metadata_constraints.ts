@@ -114,15 +114,7 @@ export async function foreignKeyTargets(
     refColumn: r.column_name as string,
   }));
 }
-/** The ids of the tables a table's foreign keys reference. */
-export async function referencedTableIds(session: Session, tableId: number): Promise<number[]> {
-  const rows = await session.rows(
-    `SELECT DISTINCT ref_table_id FROM ${META}.constraints
-     WHERE table_id = $1 AND kind = 'FOREIGN KEY' AND ref_table_id <> $1`,
-    [tableId],
-  );
-  return rows.map((r) => r.ref_table_id as number);
-}
+export { referencedTableIds } from "../shared/metadata_rows.ts";
 function toForeignKeyRow(row: Record<string, unknown>): ForeignKeyRow {
   return {
     tableId: row.table_id as number,

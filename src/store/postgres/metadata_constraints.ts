@@ -60,12 +60,4 @@ export async function referencingTables(
   }));
 }
 
-/** The ids of the tables a table's foreign keys reference, itself left out. */
-export async function referencedTableIds(session: Session, tableId: number): Promise<number[]> {
-  const rows = await session.rows(
-    `SELECT DISTINCT ref_table_id FROM ${META}.constraints
-     WHERE table_id = $1 AND kind = 'FOREIGN KEY' AND ref_table_id <> $1`,
-    [tableId],
-  );
-  return rows.map((r) => r.ref_table_id as number);
-}
+export { referencedTableIds } from "../shared/metadata_rows.ts";
