@@ -24,21 +24,11 @@ import {
   TEMPLATE_COLUMNS,
   TEMPLATE_ORDER,
   templateFromRow,
-  templateVersionsSql,
+  templateVersions,
 } from "../shared/template_rows.ts";
 import { templateLock } from "./store_locks.ts";
 
-/** Every version of a template, newest first; empty when there is none. */
-export async function templateVersions(
-  session: Session,
-  name: string,
-): Promise<StoredTemplate[]> {
-  const rows = await session.rows(
-    templateVersionsSql(META),
-    [name],
-  );
-  return rows.map(templateFromRow);
-}
+export { templateVersions };
 
 /**
  * Template versions, optionally only those whose name contains `search` (any case) and only

@@ -24,20 +24,10 @@ import {
   TEMPLATE_COLUMNS,
   TEMPLATE_ORDER,
   templateFromRow,
-  templateVersionsSql,
+  templateVersions,
 } from "../shared/template_rows.ts";
 
-/** Every version of a template (name in any case), newest first; empty when there is none. */
-export async function templateVersions(
-  session: Session,
-  name: string,
-): Promise<StoredTemplate[]> {
-  const rows = await session.rows(
-    templateVersionsSql(META),
-    [name],
-  );
-  return rows.map(templateFromRow);
-}
+export { templateVersions };
 
 /**
  * Template versions, optionally only those whose name contains `search` (any case) and only

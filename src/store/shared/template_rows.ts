@@ -1,12 +1,14 @@
 /**
  * Template versions as the metadata stores them, read the same on both engines: the columns
- * of a row, the orders of a listing, and a row turned back into a stored version.
+ * of a row, the orders of a listing, a template's versions, and a row turned back into a
+ * stored version.
  *
  * @module
  */
 
 import type { Compatibility } from "../../catalog/compatibility.ts";
 import { formatVersion, type StoredTemplate, type TemplateOrder } from "../../catalog/templates.ts";
+import { META, type MetadataSession } from "./metadata_rows.ts";
 
 /** The columns a template version is read and written by, in order. */
 export const TEMPLATE_COLUMNS =
@@ -19,20 +21,17 @@ export const TEMPLATE_ORDER: Readonly<Record<TemplateOrder, string>> = {
   name_desc: "lower(name) DESC, major DESC, minor DESC",
 };
 
-/**
- * The query for every version of one template (name in any case, `$1`), newest first.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { templateVersionsSql } from "./template_rows.ts";
- *
- * assert.match(templateVersionsSql("m"), /FROM m\.templates WHERE lower\(name\) = lower\(\$1\)/);
- * ```
- */
-export function templateVersionsSql(meta: string): string {
-  return `SELECT ${TEMPLATE_COLUMNS} FROM ${meta}.templates WHERE lower(name) = lower($1)
-     ORDER BY major DESC, minor DESC`;
+/** Every version of a template (name in any case), newest first; empty when there is none. */
+export async function templateVersions(
+  session: MetadataSession,
+  name: string,
+): Promise<StoredTemplate[]> {
+  const rows = await session.rows(
+    `SELECT ${TEMPLATE_COLUMNS} FROM ${META}.templates WHERE lower(name) = lower($1)
+     ORDER BY major DESC, minor DESC`,
+    [name],
+  );
+  return rows.map(templateFromRow);
 }
 
 /**
