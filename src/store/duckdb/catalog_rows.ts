@@ -6,6 +6,7 @@
 
 import type { TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
+import { checkTableDrop } from "../shared/drop_checks.ts";
 import type { Session } from "./database.ts";
 import { findSchema, findTable, forgetTables, type TableRow } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
@@ -30,14 +31,7 @@ export async function existingTable(session: Session, ref: TableRef): Promise<Ta
 
 /** Drops a table with its sequences and metadata; 409 when another table references it. */
 export async function dropTableIn(session: Session, row: TableRow): Promise<void> {
-  const blockers = await referencingTables(session, [row.id]);
-  if (blockers.length > 0) {
-    const first = blockers[0]!;
-    throw ApiError.conflict(
-      `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
-        `of table "${first.schema}.${first.name}" references it`,
-    );
-  }
+  checkTableDrop(row, await referencingTables(session, [row.id]));
   const sequences = await sequencesOf(session, row.id);
   await forgetTables(session, [row.id]);
   await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);

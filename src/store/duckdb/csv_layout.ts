@@ -6,8 +6,10 @@
 
 import { checkWidth } from "../../catalog/definition.ts";
 import { ApiError, type ErrorDetail } from "../../errors.ts";
+import type { CsvSource } from "../store.ts";
 import type { Session } from "./database.ts";
 import { csvProblem } from "./load_errors.ts";
+import type { RowsFile } from "./sources.ts";
 import { quoteLiteral } from "./sql.ts";
 
 /** How a CSV file is laid out, as DuckDB's sniffer found it. */
@@ -115,4 +117,27 @@ export async function describeCsv(
 function unreadableCsv(error: unknown): unknown {
   if (error instanceof ApiError) return error;
   return ApiError.badRequest(`The CSV file cannot be read: ${csvProblem(String(error))}`);
+}
+
+/**
+ * The spooled CSV file at `path` as rows to load: its layout described, every row an object
+ * of its header's keys, its row count unknown until loaded (it comes from the table).
+ */
+export async function csvRowsFile(
+  session: Session,
+  path: string,
+  source: CsvSource,
+): Promise<RowsFile> {
+  const described = await describeCsv(session, path);
+  const csv = { ...described.csv, separatorLines: source.separatorLines ?? true };
+  return {
+    path,
+    rows: -1,
+    form: "objects",
+    keys: csv.columns,
+    keysComplete: true,
+    firstRowOfLength: new Map(),
+    hasData: true,
+    csv,
+  };
 }

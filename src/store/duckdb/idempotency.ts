@@ -14,7 +14,8 @@ import { createHash } from "node:crypto";
 import { listValue } from "@duckdb/node-api";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
-import type { KeptAnswer, KeyedWrite, StoredAnswer } from "../store.ts";
+import { findAnswerSql, keptAnswer } from "../shared/kept_answers.ts";
+import type { KeptAnswer, KeyedWrite } from "../store.ts";
 
 /** The newest answer kept for `key` in `scope` at or after `since`. */
 export async function findAnswer(
@@ -23,18 +24,7 @@ export async function findAnswer(
   key: string,
   since: number,
 ): Promise<KeptAnswer | undefined> {
-  const rows = await session.rows(
-    `SELECT fingerprint, answer FROM ${META}.idempotency_keys
-     WHERE scope = $1 AND key = $2 AND created_at >= $3
-     ORDER BY created_at DESC LIMIT 1`,
-    [scope, key, since],
-  );
-  const row = rows[0];
-  if (!row) return undefined;
-  return {
-    fingerprint: row.fingerprint as string,
-    answer: JSON.parse(row.answer as string) as StoredAnswer,
-  };
+  return keptAnswer(await session.rows(findAnswerSql(META), [scope, key, since]));
 }
 
 /** Keeps a keyed write's answer for `result`, in the session's transaction. */

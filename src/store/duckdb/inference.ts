@@ -6,8 +6,8 @@
 
 import { checkWidth, planTable, type TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableDefinition, TableRef } from "../../catalog/model.ts";
-import { nameKey } from "../../catalog/names.ts";
-import { ApiError, type ErrorDetail } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
+import { checkSameColumns as checkSame } from "../shared/same_columns.ts";
 import type { Session } from "./database.ts";
 import { describeCsv } from "./csv_layout.ts";
 import { engineMessage } from "./sql.ts";
@@ -77,43 +77,11 @@ export async function inferPlan(
 }
 
 /** 422 unless `plan` has the same columns (names and types) as the existing table. */
-export async function checkSameColumns(
-  session: Session,
-  table: Table,
-  plan: TablePlan,
-): Promise<void> {
-  const problems: ErrorDetail[] = [];
-  const existing = new Map(table.columns.map((c) => [nameKey(c.name), c]));
-  for (const column of plan.columns) {
-    const match = existing.get(nameKey(column.name));
-    if (!match) {
-      problems.push({
-        column: column.name,
-        message: `Column "${column.name}" is not in table "${table.name}"`,
-      });
-      continue;
-    }
-    existing.delete(nameKey(column.name));
+export function checkSameColumns(session: Session, table: Table, plan: TablePlan): Promise<void> {
+  return checkSame(table, plan, async (column) => {
     const [row] = await session.rows(`SELECT typeof(CAST(NULL AS ${column.type.sql})) AS t`);
-    if (row!.t !== match.type) {
-      problems.push({
-        column: column.name,
-        message: `Column "${column.name}" is ${match.type} in table "${table.name}", not ${row!.t}`,
-      });
-    }
-  }
-  for (const missing of existing.values()) {
-    problems.push({
-      column: missing.name,
-      message: `Column "${missing.name}" of table "${table.name}" is not in the definition`,
-    });
-  }
-  if (problems.length > 0) {
-    throw ApiError.unprocessable(
-      `The definition does not match the existing table "${table.name}": ${problems[0]!.message}`,
-      problems,
-    );
-  }
+    return row!.t as string;
+  });
 }
 
 /** Rows used keys the spool pass did not sample; the load is redone knowing all of them. */

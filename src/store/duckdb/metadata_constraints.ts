@@ -7,20 +7,11 @@
 
 import { listValue } from "@duckdb/node-api";
 import type { TableRef } from "../../catalog/model.ts";
+import type { ConstraintRecord } from "../shared/constraint_records.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 
-/** Constraint kinds as stored. */
-export type ConstraintKind = "PRIMARY KEY" | "UNIQUE" | "FOREIGN KEY";
-
-/** A constraint to record, columns by id. */
-export interface ConstraintRecord {
-  readonly kind: ConstraintKind;
-  readonly name: string;
-  readonly columnIds: readonly number[];
-  readonly refTableId?: number;
-  readonly refColumnId?: number;
-}
+export type { ConstraintKind, ConstraintRecord } from "../shared/constraint_records.ts";
 /** Records a table's constraints, in the given order. */
 export async function recordConstraints(
   session: Session,
@@ -123,15 +114,7 @@ export async function foreignKeyTargets(
     refColumn: r.column_name as string,
   }));
 }
-/** The ids of the tables a table's foreign keys reference. */
-export async function referencedTableIds(session: Session, tableId: number): Promise<number[]> {
-  const rows = await session.rows(
-    `SELECT DISTINCT ref_table_id FROM ${META}.constraints
-     WHERE table_id = $1 AND kind = 'FOREIGN KEY' AND ref_table_id <> $1`,
-    [tableId],
-  );
-  return rows.map((r) => r.ref_table_id as number);
-}
+export { referencedTableIds } from "../shared/metadata_rows.ts";
 function toForeignKeyRow(row: Record<string, unknown>): ForeignKeyRow {
   return {
     tableId: row.table_id as number,

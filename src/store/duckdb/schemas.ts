@@ -12,6 +12,7 @@ import { noted, type StoreContext } from "./context.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { allSchemas, findSchema, forgetTables, tablesInSchema } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
+import { checkSchemaDrop } from "../shared/drop_checks.ts";
 import { quoteIdent } from "./sql.ts";
 import { heldBy, schemaLock } from "./store_locks.ts";
 
@@ -72,19 +73,7 @@ export function dropSchema(
         context.database.transaction(async (session) => {
           const schema = await existingSchema(session, name);
           const tables = await tablesInSchema(session, schema);
-          if (tables.length > 0 && !cascade) {
-            throw ApiError.conflict(
-              `Cannot drop schema "${schema}": it holds ${tables.length} table(s); use cascade=true`,
-            );
-          }
-          const outside = await referencingTables(session, tables.map((t) => t.id));
-          if (outside.length > 0) {
-            const first = outside[0]!;
-            throw ApiError.conflict(
-              `Cannot drop schema "${schema}": foreign key "${first.constraint}" of table ` +
-                `"${first.schema}.${first.name}" references one of its tables`,
-            );
-          }
+          await checkSchemaDrop(schema, tables, cascade, (ids) => referencingTables(session, ids));
           await forgetTables(session, tables.map((t) => t.id));
           await session.run(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
           if (keyed) await keepAnswer(session, keyed, schema);

@@ -11,7 +11,7 @@ import { checkWidth, MAX_COLUMNS } from "../../catalog/definition.ts";
 import type { Column, Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import type { CsvSource, OnConflict, RowsSource } from "../store.ts";
-import { describeCsv } from "./csv_layout.ts";
+import { csvRowsFile } from "./csv_layout.ts";
 import { Database, type Session } from "./database.ts";
 import { inferPlan, MoreKeys } from "./inference.ts";
 import { explainLoadFailure } from "./load_errors.ts";
@@ -96,18 +96,7 @@ export async function openStaging(
       ),
     withCsv: (source, work) =>
       withLocalFile(spoolDir, source, async (path) => {
-        const described = await database.withSession((session) => describeCsv(session, path));
-        const csv = { ...described.csv, separatorLines: source.separatorLines ?? true };
-        const file: RowsFile = {
-          path,
-          rows: -1, // Unknown until loaded.
-          form: "objects",
-          keys: csv.columns,
-          keysComplete: true,
-          firstRowOfLength: new Map(),
-          hasData: true,
-          csv,
-        };
+        const file = await database.withSession((session) => csvRowsFile(session, path, source));
         return await work(stagingRows(database, spoolDir, file, options.maxColumns));
       }),
     close: () => database.close(),

@@ -20,28 +20,15 @@ import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { META } from "./metadata.ts";
+import {
+  TEMPLATE_COLUMNS,
+  TEMPLATE_ORDER,
+  templateFromRow,
+  templateVersions,
+} from "../shared/template_rows.ts";
 import { templateLock } from "./store_locks.ts";
 
-const COLUMNS = "name, major, minor, compatibility, definition, column_types, created_at";
-
-const ORDER: Record<TemplateOrder, string> = {
-  recent: "template_id DESC",
-  name_asc: "lower(name), major DESC, minor DESC",
-  name_desc: "lower(name) DESC, major DESC, minor DESC",
-};
-
-/** Every version of a template, newest first; empty when there is none. */
-export async function templateVersions(
-  session: Session,
-  name: string,
-): Promise<StoredTemplate[]> {
-  const rows = await session.rows(
-    `SELECT ${COLUMNS} FROM ${META}.templates WHERE lower(name) = lower($1)
-     ORDER BY major DESC, minor DESC`,
-    [name],
-  );
-  return rows.map(toTemplate);
-}
+export { templateVersions };
 
 /**
  * Template versions, optionally only those whose name contains `search` (any case) and only
@@ -55,12 +42,12 @@ export async function listTemplates(
     ? "QUALIFY row_number() OVER (PARTITION BY lower(name) ORDER BY major DESC, minor DESC) = 1"
     : "";
   const rows = await session.rows(
-    `SELECT ${COLUMNS} FROM ${META}.templates
+    `SELECT ${TEMPLATE_COLUMNS} FROM ${META}.templates
      WHERE contains(lower(name), lower($1)) ${latest}
-     ORDER BY ${ORDER[options.orderBy]}, template_id DESC`,
+     ORDER BY ${TEMPLATE_ORDER[options.orderBy]}, template_id DESC`,
     [options.search ?? ""],
   );
-  return rows.map(toTemplate);
+  return rows.map(templateFromRow);
 }
 
 /** Stores a new version; the caller has checked it may join the others. */
@@ -115,21 +102,6 @@ export async function deleteTemplate(
        AND ($2::INTEGER IS NULL OR (major = $2 AND minor = $3))`,
     [name, version?.major ?? null, version?.minor ?? null],
   );
-}
-
-function toTemplate(row: Record<string, unknown>): StoredTemplate {
-  const version = { major: row.major as number, minor: row.minor as number };
-  return {
-    template: shown({
-      name: row.name as string,
-      definition: JSON.parse(row.definition as string),
-      version,
-      compatibility: row.compatibility as Compatibility,
-      createdAt: row.created_at as string,
-    }),
-    version,
-    types: JSON.parse(row.column_types as string),
-  };
 }
 
 /**

@@ -4,11 +4,12 @@
  * @module
  */
 
-import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
+import { invalidDefinition, type TablePlan } from "../../catalog/definition.ts";
 import type { Column, Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
+import type { ColumnChange } from "../shared/column_change.ts";
 import type { Session } from "./database.ts";
 import { canonicalTypes, type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
@@ -20,23 +21,9 @@ import {
   referencedTableIds,
 } from "./metadata_constraints.ts";
 import { type SequenceRow, sequencesOf } from "./metadata_sequences.ts";
+import { plannedConstraints, referenceProblems } from "../shared/update_constraints.ts";
 
-/** A wanted column next to the column it continues. */
-export interface ColumnChange {
-  readonly planned: PlannedColumn;
-  /** The existing column, or undefined for a new one. */
-  readonly source?: Column;
-  /** The canonical type, as DuckDB names it. */
-  readonly type: string;
-  /** The default as DuckDB renders it; a new serial column's is made when it is built. */
-  readonly defaultSql: string | null;
-  /** NOT NULL, or part of the primary key (which implies it). */
-  readonly notNull: boolean;
-  readonly renamed: boolean;
-  readonly retyped: boolean;
-  readonly defaultChanged: boolean;
-  readonly notNullChanged: boolean;
-}
+export type { ColumnChange } from "../shared/column_change.ts";
 
 /** Everything an update changes, worked out before anything is done. */
 export interface UpdateAnalysis {
@@ -180,7 +167,7 @@ export async function analyseUpdate(
   }
   const into = await foreignKeysInto(session, row.id);
   const moved = plan.ref.schema !== current.schema;
-  const blockers = await referenceProblems(session, current, plan, columns, into, moved);
+  const blockers = await referencesLost(session, current, plan, columns, into, moved);
   if (blockers.length > 0) {
     throw ApiError.conflict(
       `Cannot update table "${current.name}": ${summarise(blockers)}`,
@@ -289,31 +276,8 @@ function keySignature(keys: {
   ].sort().join("|");
 }
 
-/** The constraints a plan gives, in their response form, to compare with the current ones. */
-function plannedConstraints(
-  plan: TablePlan,
-  foreignKeys: readonly ResolvedForeignKey[],
-): Table["constraints"] {
-  return {
-    primary_key: plan.primaryKey
-      ? { name: plan.primaryKey.name, columns: [...plan.primaryKey.columns] }
-      : null,
-    unique: plan.unique.map((k) => ({ name: k.name, columns: [...k.columns] })),
-    foreign_keys: foreignKeys.map((fk) => ({
-      name: fk.name,
-      column: fk.column,
-      reference_table: fk.table.name,
-      reference_column: fk.refColumn,
-      reference_schema: fk.table.schema,
-    })),
-  };
-}
-
-/**
- * What other tables' foreign keys into this table would lose: the column they reference,
- * its key, its type, or the shared schema.
- */
-async function referenceProblems(
+/** What other tables' foreign keys into this table would lose, their tables named. */
+async function referencesLost(
   session: Session,
   current: Table,
   plan: TablePlan,
@@ -323,33 +287,16 @@ async function referenceProblems(
 ): Promise<ErrorDetail[]> {
   if (into.length === 0) return [];
   const tables = await describeRows(session, [...new Set(into.map((fk) => fk.tableId))]);
-  const keys = [...(plan.primaryKey ? [plan.primaryKey] : []), ...plan.unique]
-    .filter((k) => k.columns.length === 1).map((k) => nameKey(k.columns[0]!));
-  const problems: ErrorDetail[] = [];
-  for (const fk of into) {
+  const named = into.map((fk) => {
     const from = tables.get(fk.tableId)!;
-    const by = `foreign key "${fk.name}" of table "${from.schema}.${from.name}"`;
-    const referenced = current.columns.find((c) => c.id === fk.refColumnId);
-    const change = columns.find((c) => c.source?.id === fk.refColumnId);
-    const push = (message: string) =>
-      problems.push({ column: referenced?.name, constraint: fk.name, message });
-    if (moved) {
-      push(`Table "${current.name}" is referenced by ${by}, and foreign keys stay within a schema`);
-    } else if (!change) {
-      push(`Column "${referenced?.name}" is referenced by ${by}; drop that foreign key first`);
-    } else if (!keys.includes(nameKey(change.planned.name))) {
-      push(
-        `Column "${change.planned.name}" is referenced by ${by}, so it must stay by itself ` +
-          `the primary key or unique`,
-      );
-    } else if (change.retyped) {
-      push(
-        `Column "${change.planned.name}" is referenced by ${by}, so its type cannot change ` +
-          `from ${change.source!.type} to ${change.type}`,
-      );
-    }
-  }
-  return problems;
+    return {
+      constraint: fk.name,
+      schema: from.schema,
+      name: from.name,
+      refColumnId: fk.refColumnId,
+    };
+  });
+  return referenceProblems(current, plan, columns, named, moved);
 }
 
 /**

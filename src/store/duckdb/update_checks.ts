@@ -7,6 +7,7 @@
 import type { PlannedKey } from "../../catalog/definition.ts";
 import { nameKey } from "../../catalog/names.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS, summarise } from "../../errors.ts";
+import { refuseRequiredColumns } from "../shared/required_columns.ts";
 import type { Session } from "./database.ts";
 import { recordOrder } from "./record_reads.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
@@ -92,23 +93,10 @@ export async function checkRows(session: Session, analysis: UpdateAnalysis): Pro
     );
   }
 
-  const required = columns.filter((c) =>
-    !c.source && c.notNull && c.defaultSql === null && !c.planned.type.serial
-  );
-  if (required.length > 0) {
+  await refuseRequiredColumns(current.name, columns, async () => {
     const [{ n }] = await session.rows(`SELECT count(*) AS n FROM ${table}`) as [{ n: bigint }];
-    if (n > 0n) {
-      throw ApiError.invalidData(
-        `Cannot update table "${current.name}": new column "${
-          required[0]!.planned.name
-        }" is NOT NULL without a default, and the table has ${n} rows`,
-        required.map((c) => ({
-          column: c.planned.name,
-          message: `New column "${c.planned.name}" is NOT NULL without a default`,
-        })),
-      );
-    }
-  }
+    return n;
+  });
   const invalidRows = await failingRows(session, numbered, invalid);
   if (invalidRows.length > 0) {
     throw ApiError.invalidData(

@@ -8,6 +8,7 @@ import { nameKey } from "../../catalog/names.ts";
 import type { Session } from "./database.ts";
 import { nextColumnId, rewriteTable } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
+import { constraintRecords } from "../shared/constraint_records.ts";
 import { forgetSequences, recordSequence } from "./metadata_sequences.ts";
 import { qualified } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
@@ -30,27 +31,11 @@ export async function recordUpdate(
   );
   const idOf = (name: string) =>
     ids[columns.findIndex((c) => nameKey(c.planned.name) === nameKey(name))]!;
-  await recordConstraints(session, row.id, [
-    ...(plan.primaryKey
-      ? [{
-        kind: "PRIMARY KEY" as const,
-        name: plan.primaryKey.name,
-        columnIds: plan.primaryKey.columns.map(idOf),
-      }]
-      : []),
-    ...plan.unique.map((k) => ({
-      kind: "UNIQUE" as const,
-      name: k.name,
-      columnIds: k.columns.map(idOf),
-    })),
-    ...analysis.foreignKeys.map((fk) => ({
-      kind: "FOREIGN KEY" as const,
-      name: fk.name,
-      columnIds: [idOf(fk.column)],
-      refTableId: fk.table.id ?? row.id,
-      refColumnId: fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId,
-    })),
-  ]);
+  await recordConstraints(
+    session,
+    row.id,
+    constraintRecords(plan, analysis.foreignKeys, row.id, idOf),
+  );
   for (const [change, sequence] of newSequences) {
     const id = ids[columns.indexOf(change)]!;
     await forgetSequences(session, row.id, [id]);

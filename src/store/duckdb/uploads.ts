@@ -12,7 +12,7 @@ import { ApiError } from "../../errors.ts";
 import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
 import { dropTableIn, existingSchema } from "./catalog_rows.ts";
 import { checkpointAfterLoad, noted, type StoreContext } from "./context.ts";
-import { describeCsv } from "./csv_layout.ts";
+import { csvRowsFile } from "./csv_layout.ts";
 import { buildTable, checkColumns } from "./ddl.ts";
 import { described } from "./descriptions.ts";
 import { keepAnswer } from "./idempotency.ts";
@@ -57,18 +57,9 @@ export async function uploadCsv(
   options: UploadOptions,
 ): Promise<{ table: Table; inserted: number }> {
   const loaded = await withLocalFile(context.spoolDir, source, async (path) => {
-    const described = await context.database.withSession((session) => describeCsv(session, path));
-    const csv = { ...described.csv, separatorLines: source.separatorLines ?? true };
-    const file: RowsFile = {
-      path,
-      rows: -1, // Unknown until loaded; the count comes from the table.
-      form: "objects",
-      keys: csv.columns,
-      keysComplete: true,
-      firstRowOfLength: new Map(),
-      hasData: true,
-      csv,
-    };
+    const file = await context.database.withSession((session) =>
+      csvRowsFile(session, path, source)
+    );
     noted(context, options.keyed);
     return await uploadInferring(context, ref, file, options);
   });

@@ -12,7 +12,12 @@ import { ApiError, type ErrorDetail } from "../../errors.ts";
 import type { Session } from "./database.ts";
 import { checkDefault } from "./defaults.ts";
 import { findTable, META, recordOrigin, recordTable } from "./metadata.ts";
-import { type ConstraintRecord, recordConstraints } from "./metadata_constraints.ts";
+import { recordConstraints } from "./metadata_constraints.ts";
+import { constraintRecords } from "../shared/constraint_records.ts";
+import {
+  type ResolvedForeignKey,
+  resolveForeignKeys as resolveKeys,
+} from "../shared/foreign_keys.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { postgresType } from "./types.ts";
@@ -122,27 +127,11 @@ export async function buildTable(
   const columnNames = plan.columns.map((c) => c.name);
   const tableId = await recordTable(session, ref, columnNames);
   const idOf = (name: string) => columnNames.findIndex((n) => nameKey(n) === nameKey(name)) + 1;
-  const records: ConstraintRecord[] = [];
-  if (plan.primaryKey) {
-    records.push({
-      kind: "PRIMARY KEY",
-      name: plan.primaryKey.name,
-      columnIds: plan.primaryKey.columns.map(idOf),
-    });
-  }
-  for (const key of plan.unique) {
-    records.push({ kind: "UNIQUE", name: key.name, columnIds: key.columns.map(idOf) });
-  }
-  for (const fk of references) {
-    records.push({
-      kind: "FOREIGN KEY",
-      name: fk.name,
-      columnIds: [idOf(fk.column)],
-      refTableId: fk.table.id ?? tableId,
-      refColumnId: fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId,
-    });
-  }
-  await recordConstraints(session, tableId, records);
+  await recordConstraints(
+    session,
+    tableId,
+    constraintRecords(plan, references, tableId, idOf),
+  );
   if (sequences.size > 0) {
     await session.run(
       `INSERT INTO ${META}.sequences (table_id, column_id, schema_name, sequence_name)
@@ -159,87 +148,19 @@ export async function buildTable(
   return (await describeTables(session, [{ id: tableId, ...ref }]))[0]!;
 }
 
-/** A foreign key with its target found. */
-export interface ResolvedForeignKey {
-  readonly name: string;
-  readonly column: string;
-  /** The referenced table; `id` is undefined when a table references itself. */
-  readonly table: { readonly id?: number; readonly schema: string; readonly name: string };
-  readonly refColumn: string;
-  readonly refColumnId?: number;
-}
+export type { ResolvedForeignKey };
 
 /** Finds each foreign key's target and checks it is a single-column key there. */
-export async function resolveForeignKeys(
+export function resolveForeignKeys(
   session: Session,
   ref: TableRef,
   plan: TablePlan,
   problems: ErrorDetail[],
 ): Promise<ResolvedForeignKey[]> {
-  const resolved: ResolvedForeignKey[] = [];
-  for (const fk of plan.foreignKeys) {
-    const where = `foreign key "${fk.name}"`;
-    if (nameKey(fk.reference.schema) !== nameKey(ref.schema)) {
-      problems.push({
-        column: fk.column,
-        message: `The ${where} references schema "${fk.reference.schema}", but foreign keys ` +
-          `must stay within the table's own schema "${ref.schema}"`,
-      });
-      continue;
-    }
-    if (nameKey(fk.reference.name) === nameKey(ref.name)) {
-      const keys = [...(plan.primaryKey ? [plan.primaryKey] : []), ...plan.unique];
-      const target = plan.columns.find((c) => nameKey(c.name) === nameKey(fk.referenceColumn));
-      if (
-        !target ||
-        !keys.some((k) => k.columns.length === 1 && nameKey(k.columns[0]!) === nameKey(target.name))
-      ) {
-        problems.push({
-          column: fk.column,
-          message:
-            `The ${where} must reference a column that is by itself the primary key or unique`,
-        });
-        continue;
-      }
-      resolved.push({ name: fk.name, column: fk.column, table: ref, refColumn: target.name });
-      continue;
-    }
-    const target = await findTable(session, fk.reference);
-    if (!target) {
-      problems.push({
-        column: fk.column,
-        message:
-          `The ${where} references table "${fk.reference.schema}.${fk.reference.name}", which does not exist`,
-      });
-      continue;
-    }
-    const [described] = await describeTables(session, [target]);
-    const refColumn = described!.columns.find((c) =>
-      nameKey(c.name) === nameKey(fk.referenceColumn)
-    );
-    const keys = [
-      ...(described!.constraints.primary_key ? [described!.constraints.primary_key] : []),
-      ...described!.constraints.unique,
-    ];
-    if (
-      !refColumn || !keys.some((k) => k.columns.length === 1 && k.columns[0] === refColumn.name)
-    ) {
-      problems.push({
-        column: fk.column,
-        message: `The ${where} must reference a column of "${target.name}" that is by itself its ` +
-          `primary key or unique; "${fk.referenceColumn}" is not`,
-      });
-      continue;
-    }
-    resolved.push({
-      name: fk.name,
-      column: fk.column,
-      table: target,
-      refColumn: refColumn.name,
-      refColumnId: refColumn.id,
-    });
-  }
-  return resolved;
+  return resolveKeys(ref, plan, problems, async (reference) => {
+    const row = await findTable(session, reference);
+    return row && { row, table: (await describeTables(session, [row]))[0]! };
+  });
 }
 
 /** `wanted` made a sequence name free in `schema` (any relation's name counts). */

@@ -8,9 +8,10 @@
  * @module
  */
 
-import type { KeptAnswer, KeyedWrite, StoredAnswer } from "../store.ts";
+import type { KeptAnswer, KeyedWrite } from "../store.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
+import { findAnswerSql, keptAnswer } from "../shared/kept_answers.ts";
 
 /**
  * `text` as PostgreSQL can hold it: text there cannot contain NUL, which a scope (a token's
@@ -37,18 +38,9 @@ export async function findAnswer(
   key: string,
   since: number,
 ): Promise<KeptAnswer | undefined> {
-  const rows = await session.rows(
-    `SELECT fingerprint, answer FROM ${META}.idempotency_keys
-     WHERE scope = $1 AND key = $2 AND created_at >= $3
-     ORDER BY created_at DESC LIMIT 1`,
-    [storable(scope), storable(key), since],
+  return keptAnswer(
+    await session.rows(findAnswerSql(META), [storable(scope), storable(key), since]),
   );
-  const row = rows[0];
-  if (!row) return undefined;
-  return {
-    fingerprint: row.fingerprint as string,
-    answer: JSON.parse(row.answer as string) as StoredAnswer,
-  };
 }
 
 /** Keeps a keyed write's answer for `result`, in the session's transaction. */

@@ -10,13 +10,13 @@
  * @module
  */
 
-import type { TableRef, TemplateRef } from "../../catalog/model.ts";
+import type { TableRef } from "../../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
+import { META } from "../shared/metadata_rows.ts";
 import type { Session } from "./database.ts";
 import { BOOTSTRAP_LOCK, takeLocks } from "./locks.ts";
 
-/** The internal schema; never listed, never addressable through the API. */
-export const META = "_table_service";
+export { META, recordOrigin } from "../shared/metadata_rows.ts";
 
 /** Bumped when the metadata layout changes, so an old database can be migrated or refused. */
 const FORMAT_VERSION = "1";
@@ -206,19 +206,6 @@ export async function recordTable(
     [id, [...columnNames]],
   );
   return id;
-}
-
-/** Records which template version a table was made from. */
-export async function recordOrigin(
-  session: Session,
-  tableId: number,
-  template: TemplateRef,
-): Promise<void> {
-  await session.run(`INSERT INTO ${META}.table_origins VALUES ($1, $2, $3)`, [
-    tableId,
-    template.name,
-    template.version,
-  ]);
 }
 
 /**

@@ -5,20 +5,11 @@
  * @module
  */
 
+import type { ConstraintRecord } from "../shared/constraint_records.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 
-/** Constraint kinds as stored. */
-export type ConstraintKind = "PRIMARY KEY" | "UNIQUE" | "FOREIGN KEY";
-
-/** A constraint to record, columns by id. */
-export interface ConstraintRecord {
-  readonly kind: ConstraintKind;
-  readonly name: string;
-  readonly columnIds: readonly number[];
-  readonly refTableId?: number;
-  readonly refColumnId?: number;
-}
+export type { ConstraintKind, ConstraintRecord } from "../shared/constraint_records.ts";
 
 /** Records a table's constraints, in the given order, in one statement. */
 export async function recordConstraints(
@@ -69,12 +60,4 @@ export async function referencingTables(
   }));
 }
 
-/** The ids of the tables a table's foreign keys reference, itself left out. */
-export async function referencedTableIds(session: Session, tableId: number): Promise<number[]> {
-  const rows = await session.rows(
-    `SELECT DISTINCT ref_table_id FROM ${META}.constraints
-     WHERE table_id = $1 AND kind = 'FOREIGN KEY' AND ref_table_id <> $1`,
-    [tableId],
-  );
-  return rows.map((r) => r.ref_table_id as number);
-}
+export { referencedTableIds } from "../shared/metadata_rows.ts";

@@ -6,7 +6,8 @@
  * @module
  */
 
-import type { Column, ForeignKey, KeyConstraint, Table } from "../../catalog/model.ts";
+import type { Table } from "../../catalog/model.ts";
+import { assembleTables } from "../shared/table_descriptions.ts";
 import type { Session } from "./database.ts";
 import { META, type TableRow } from "./metadata.ts";
 import { sequenceDefault } from "./sql.ts";
@@ -52,65 +53,15 @@ export async function describeTables(
      WHERE table_id = ANY($1::integer[])`,
     [ids],
   );
-  const origins = new Map(originRows.map((r) => [r.table_id as number, {
-    name: r.template_name as string,
-    version: r.template_version as string,
-  }]));
-
-  const columns = new Map<number, Column[]>();
-  for (const r of columnRows) {
-    const list = columns.get(r.table_id as number) ?? [];
-    list.push({
-      id: r.column_id as number,
-      name: r.column_name as string,
-      type: r.data_type as string,
+  return assembleTables(
+    tables,
+    { columns: columnRows, constraints: constraintRows, origins: originRows },
+    (r) =>
       // A serial column's default is shown as the service writes it on every engine.
-      default: r.sequence_name !== null
+      r.sequence_name !== null
         ? sequenceDefault({ schema: r.sequence_schema as string, name: r.sequence_name as string })
         : shownDefault(r.column_default as string | null, r.data_type as string),
-      is_nullable: r.is_nullable as boolean,
-    });
-    columns.set(r.table_id as number, list);
-  }
-
-  const constraints = new Map<
-    number,
-    { pk: KeyConstraint | null; unique: KeyConstraint[]; fks: ForeignKey[] }
-  >();
-  for (const r of constraintRows) {
-    const tableId = r.table_id as number;
-    const entry = constraints.get(tableId) ?? { pk: null, unique: [], fks: [] };
-    const names = new Map((columns.get(tableId) ?? []).map((c) => [c.id, c.name]));
-    const columnNames = (r.column_ids as number[]).map((id) => names.get(id) ?? `#${id}`);
-    const name = r.constraint_name as string;
-    if (r.kind === "PRIMARY KEY") entry.pk = { name, columns: columnNames };
-    else if (r.kind === "UNIQUE") entry.unique.push({ name, columns: columnNames });
-    else {
-      entry.fks.push({
-        name,
-        column: columnNames[0]!,
-        reference_table: r.ref_table as string,
-        reference_column: r.ref_column as string,
-        reference_schema: r.ref_schema as string,
-      });
-    }
-    constraints.set(tableId, entry);
-  }
-
-  return tables.map((t) => {
-    const c = constraints.get(t.id);
-    return {
-      name: t.name,
-      schema: t.schema,
-      columns: columns.get(t.id) ?? [],
-      constraints: {
-        primary_key: c?.pk ?? null,
-        unique: c?.unique ?? [],
-        foreign_keys: c?.fks ?? [],
-      },
-      ...(origins.has(t.id) ? { template: origins.get(t.id) } : {}),
-    };
-  });
+  );
 }
 
 const CAST_LITERAL = /^('(?:[^']|'')*')::(.+)$/s;

@@ -10,6 +10,7 @@ import type { TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import type { KeyedWrite, ListTablesOptions, TableListing } from "../store.ts";
+import { checkTableDrop } from "../shared/drop_checks.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { buildTable, checkColumns } from "./ddl.ts";
@@ -108,14 +109,7 @@ export function dropTable(
   return database.transaction(async (session) => {
     await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
     const row = await existingTable(session, ref);
-    const blockers = await referencingTables(session, [row.id]);
-    if (blockers.length > 0) {
-      const first = blockers[0]!;
-      throw ApiError.conflict(
-        `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
-          `of table "${first.schema}.${first.name}" references it`,
-      );
-    }
+    checkTableDrop(row, await referencingTables(session, [row.id]));
     await forgetTables(session, [row.id]);
     // Its serial columns' sequences are owned by it and go with it.
     await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);

@@ -7,13 +7,11 @@
  * @module
  */
 
-import type { Compatibility } from "../../catalog/compatibility.ts";
 import {
   formatVersion,
   pickVersions,
   type StoredTemplate,
   type Template,
-  type TemplateOrder,
   type Version,
 } from "../../catalog/templates.ts";
 import type { KeyedWrite, ListTemplatesOptions, NewTemplate } from "../store.ts";
@@ -22,27 +20,14 @@ import type { Session } from "./database.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { takeLocks, templateLock } from "./locks.ts";
 import { META } from "./metadata.ts";
+import {
+  TEMPLATE_COLUMNS,
+  TEMPLATE_ORDER,
+  templateFromRow,
+  templateVersions,
+} from "../shared/template_rows.ts";
 
-const COLUMNS = "name, major, minor, compatibility, definition, column_types, created_at";
-
-const ORDER: Record<TemplateOrder, string> = {
-  recent: "template_id DESC",
-  name_asc: "lower(name), major DESC, minor DESC",
-  name_desc: "lower(name) DESC, major DESC, minor DESC",
-};
-
-/** Every version of a template (name in any case), newest first; empty when there is none. */
-export async function templateVersions(
-  session: Session,
-  name: string,
-): Promise<StoredTemplate[]> {
-  const rows = await session.rows(
-    `SELECT ${COLUMNS} FROM ${META}.templates WHERE lower(name) = lower($1)
-     ORDER BY major DESC, minor DESC`,
-    [name],
-  );
-  return rows.map(toTemplate);
-}
+export { templateVersions };
 
 /**
  * Template versions, optionally only those whose name contains `search` (any case) and only
@@ -53,15 +38,15 @@ export async function listTemplates(
   options: ListTemplatesOptions,
 ): Promise<Template[]> {
   const rows = await session.rows(
-    `SELECT ${COLUMNS} FROM (
+    `SELECT ${TEMPLATE_COLUMNS} FROM (
        SELECT *, row_number() OVER (PARTITION BY lower(name) ORDER BY major DESC, minor DESC)
          AS rank
        FROM ${META}.templates WHERE strpos(lower(name), lower($1)) > 0) t
      WHERE NOT $2 OR rank = 1
-     ORDER BY ${ORDER[options.orderBy]}, template_id DESC`,
+     ORDER BY ${TEMPLATE_ORDER[options.orderBy]}, template_id DESC`,
     [options.search ?? "", options.latest],
   );
-  return rows.map((row) => toTemplate(row).template);
+  return rows.map((row) => templateFromRow(row).template);
 }
 
 /**
@@ -86,7 +71,7 @@ export function addTemplate(
       created_at: new Date().toISOString(),
     };
     await session.run(
-      `INSERT INTO ${META}.templates (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      `INSERT INTO ${META}.templates (${TEMPLATE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
       [
         added.name,
         template.version.major,
@@ -123,19 +108,4 @@ export function dropTemplate(
     if (keyed) await keepAnswer(session, keyed, stored);
     return stored;
   });
-}
-
-function toTemplate(row: Record<string, unknown>): StoredTemplate {
-  const version = { major: row.major as number, minor: row.minor as number };
-  return {
-    template: {
-      name: row.name as string,
-      table_template: JSON.parse(row.definition as string),
-      version: formatVersion(version),
-      compatibility: row.compatibility as Compatibility,
-      created_at: row.created_at as string,
-    },
-    version,
-    types: JSON.parse(row.column_types as string),
-  };
 }

@@ -16,7 +16,9 @@ import { ApiError, summarise } from "../../errors.ts";
 import type { Session } from "./database.ts";
 import { freeSequenceName } from "./ddl.ts";
 import { META, nextColumnId, rewriteTable } from "./metadata.ts";
-import { type ConstraintRecord, recordConstraints } from "./metadata_constraints.ts";
+import { recordConstraints } from "./metadata_constraints.ts";
+import { constraintRecords } from "../shared/constraint_records.ts";
+import { refuseRequiredColumns as refuseRequired } from "../shared/required_columns.ts";
 import { retypeSql } from "./retype.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
@@ -172,26 +174,15 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
 }
 
 /** 422 when a new NOT NULL column without a default would meet existing rows. */
-async function refuseRequiredColumns(
+function refuseRequiredColumns(
   session: Session,
   table: string,
   { current, columns }: UpdateAnalysis,
 ): Promise<void> {
-  const required = columns.filter((c) =>
-    !c.source && c.notNull && c.defaultSql === null && !c.planned.type.serial
-  );
-  if (required.length === 0) return;
-  const [{ n }] = await session.rows(`SELECT count(*) AS n FROM ${table}`) as [{ n: string }];
-  if (Number(n) === 0) return;
-  throw ApiError.invalidData(
-    `Cannot update table "${current.name}": new column "${
-      required[0]!.planned.name
-    }" is NOT NULL without a default, and the table has ${n} rows`,
-    required.map((c) => ({
-      column: c.planned.name,
-      message: `New column "${c.planned.name}" is NOT NULL without a default`,
-    })),
-  );
+  return refuseRequired(current.name, columns, async () => {
+    const [{ n }] = await session.rows(`SELECT count(*) AS n FROM ${table}`) as [{ n: string }];
+    return n;
+  });
 }
 
 /** Renames columns; through temporary names when one takes another kept column's name. */
@@ -289,28 +280,11 @@ async function recordUpdate(
   );
   const idOf = (name: string) =>
     ids[columns.findIndex((c) => nameKey(c.planned.name) === nameKey(name))]!;
-  const records: ConstraintRecord[] = [
-    ...(plan.primaryKey
-      ? [{
-        kind: "PRIMARY KEY" as const,
-        name: plan.primaryKey.name,
-        columnIds: plan.primaryKey.columns.map(idOf),
-      }]
-      : []),
-    ...plan.unique.map((k) => ({
-      kind: "UNIQUE" as const,
-      name: k.name,
-      columnIds: k.columns.map(idOf),
-    })),
-    ...analysis.foreignKeys.map((fk) => ({
-      kind: "FOREIGN KEY" as const,
-      name: fk.name,
-      columnIds: [idOf(fk.column)],
-      refTableId: fk.table.id ?? row.id,
-      refColumnId: fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId,
-    })),
-  ];
-  await recordConstraints(session, row.id, records);
+  await recordConstraints(
+    session,
+    row.id,
+    constraintRecords(plan, analysis.foreignKeys, row.id, idOf),
+  );
   // Sequences of dropped columns went with them; a column whose default no longer draws
   // from its sequence is no longer serial.
   const gone = [

@@ -9,35 +9,22 @@
  * @module
  */
 
-import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
+import { invalidDefinition, type TablePlan } from "../../catalog/definition.ts";
 import type { Column, Table } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
+import type { ColumnChange } from "../shared/column_change.ts";
 import type { Session } from "./database.ts";
 import { type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { META, type TableRow } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { retypeSql } from "./retype.ts";
+import { plannedConstraints, referenceProblems } from "../shared/update_constraints.ts";
 import { postgresType } from "./types.ts";
 
-/** A wanted column next to the column it continues. */
-export interface ColumnChange {
-  readonly planned: PlannedColumn;
-  /** The existing column, or undefined for a new one. */
-  readonly source?: Column;
-  /** PostgreSQL's canonical type (`format_type()`'s spelling). */
-  readonly type: string;
-  /** The default to write in DDL; a new serial column's is made when it is added. */
-  readonly defaultSql: string | null;
-  /** NOT NULL, or part of the primary key (which implies it). */
-  readonly notNull: boolean;
-  readonly renamed: boolean;
-  readonly retyped: boolean;
-  readonly defaultChanged: boolean;
-  readonly notNullChanged: boolean;
-}
+export type { ColumnChange } from "../shared/column_change.ts";
 
 /** Everything an update changes, worked out before anything is done. */
 export interface UpdateAnalysis {
@@ -296,63 +283,4 @@ async function foreignKeysInto(session: Session, tableId: number): Promise<Forei
     constraint: r.constraint_name as string,
     refColumnId: r.ref_column_id as number,
   }));
-}
-
-/** The constraints a plan gives, in their response form, to compare with the current ones. */
-function plannedConstraints(
-  plan: TablePlan,
-  foreignKeys: readonly ResolvedForeignKey[],
-): Table["constraints"] {
-  return {
-    primary_key: plan.primaryKey
-      ? { name: plan.primaryKey.name, columns: [...plan.primaryKey.columns] }
-      : null,
-    unique: plan.unique.map((k) => ({ name: k.name, columns: [...k.columns] })),
-    foreign_keys: foreignKeys.map((fk) => ({
-      name: fk.name,
-      column: fk.column,
-      reference_table: fk.table.name,
-      reference_column: fk.refColumn,
-      reference_schema: fk.table.schema,
-    })),
-  };
-}
-
-/**
- * What other tables' foreign keys into this table would lose: the column they reference,
- * its key, its type, or the shared schema.
- */
-function referenceProblems(
-  current: Table,
-  plan: TablePlan,
-  columns: readonly ColumnChange[],
-  into: readonly ForeignKeyInto[],
-  moved: boolean,
-): ErrorDetail[] {
-  const keys = [...(plan.primaryKey ? [plan.primaryKey] : []), ...plan.unique]
-    .filter((k) => k.columns.length === 1).map((k) => nameKey(k.columns[0]!));
-  const problems: ErrorDetail[] = [];
-  for (const fk of into) {
-    const by = `foreign key "${fk.constraint}" of table "${fk.schema}.${fk.name}"`;
-    const referenced = current.columns.find((c) => c.id === fk.refColumnId);
-    const change = columns.find((c) => c.source?.id === fk.refColumnId);
-    const push = (message: string) =>
-      problems.push({ column: referenced?.name, constraint: fk.constraint, message });
-    if (moved) {
-      push(`Table "${current.name}" is referenced by ${by}, and foreign keys stay within a schema`);
-    } else if (!change) {
-      push(`Column "${referenced?.name}" is referenced by ${by}; drop that foreign key first`);
-    } else if (!keys.includes(nameKey(change.planned.name))) {
-      push(
-        `Column "${change.planned.name}" is referenced by ${by}, so it must stay by itself ` +
-          `the primary key or unique`,
-      );
-    } else if (change.retyped) {
-      push(
-        `Column "${change.planned.name}" is referenced by ${by}, so its type cannot change ` +
-          `from ${change.source!.type} to ${change.type}`,
-      );
-    }
-  }
-  return problems;
 }

@@ -8,11 +8,12 @@
 
 import { checkWidth, planTable, type TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
-import { nameKey } from "../../catalog/names.ts";
 import { parseType } from "../../catalog/types.ts";
-import { ApiError, type ErrorDetail } from "../../errors.ts";
+import { ApiError } from "../../errors.ts";
 import type { InferredColumn, StagingRows } from "../duckdb/mod.ts";
 import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
+import { checkTableDrop } from "../shared/drop_checks.ts";
+import { checkSameColumns as checkSame } from "../shared/same_columns.ts";
 import type { StoreContext } from "./context.ts";
 import { probing, type Session } from "./database.ts";
 import { buildTable, checkColumns, PG_MAX_COLUMNS } from "./ddl.ts";
@@ -93,7 +94,7 @@ function upload(
     let table: Table;
     if (existing && options.ifExists === "append") {
       table = (await describeTables(session, [existing]))[0]!;
-      if (options.plan) checkSameColumns(table, options.plan);
+      if (options.plan) await checkSameColumns(table, options.plan);
     } else {
       const plan = options.plan ?? inferredPlan(at, await held.infer(at, inferFromAll));
       // Its probes may fail, which would abort this transaction: each in a savepoint.
@@ -133,52 +134,16 @@ function inferredPlan(ref: TableRef, columns: readonly InferredColumn[]): TableP
 
 /** Drops a table being replaced, with its metadata; 409 when another table references it. */
 async function dropTableIn(session: Session, row: TableRow): Promise<void> {
-  const blockers = await referencingTables(session, [row.id]);
-  if (blockers.length > 0) {
-    const first = blockers[0]!;
-    throw ApiError.conflict(
-      `Cannot drop table "${row.schema}.${row.name}": foreign key "${first.constraint}" ` +
-        `of table "${first.schema}.${first.name}" references it`,
-    );
-  }
+  checkTableDrop(row, await referencingTables(session, [row.id]));
   await forgetTables(session, [row.id]);
   // Its serial columns' sequences are owned by it and go with it.
   await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
 }
 
 /** 422 unless `plan` has the same columns (names and PostgreSQL types) as the table. */
-function checkSameColumns(table: Table, plan: TablePlan): void {
-  const problems: ErrorDetail[] = [];
-  const existing = new Map(table.columns.map((c) => [nameKey(c.name), c]));
-  for (const column of plan.columns) {
-    const match = existing.get(nameKey(column.name));
-    if (!match) {
-      problems.push({
-        column: column.name,
-        message: `Column "${column.name}" is not in table "${table.name}"`,
-      });
-      continue;
-    }
-    existing.delete(nameKey(column.name));
+function checkSameColumns(table: Table, plan: TablePlan): Promise<void> {
+  return checkSame(table, plan, (column) => {
     const type = postgresType(column.type);
-    const name = typeof type === "string" ? type : column.type.sql;
-    if (name !== match.type) {
-      problems.push({
-        column: column.name,
-        message: `Column "${column.name}" is ${match.type} in table "${table.name}", not ${name}`,
-      });
-    }
-  }
-  for (const missing of existing.values()) {
-    problems.push({
-      column: missing.name,
-      message: `Column "${missing.name}" of table "${table.name}" is not in the definition`,
-    });
-  }
-  if (problems.length > 0) {
-    throw ApiError.unprocessable(
-      `The definition does not match the existing table "${table.name}": ${problems[0]!.message}`,
-      problems,
-    );
-  }
+    return typeof type === "string" ? type : column.type.sql;
+  });
 }
