@@ -10,10 +10,10 @@
  */
 
 import pg from "pg";
-import { startTestPostgres, type TestPostgres } from "./postgres.ts";
+import { postgresEnv, startTestPostgres, type TestPostgres } from "./postgres.ts";
 
 /** The engines a test run can choose. */
-export type Engine = "duckdb" | "postgres";
+type Engine = "duckdb" | "postgres";
 
 function engineOf(value: string | undefined): Engine {
   if (value === undefined || value === "" || value === "duckdb") return "duckdb";
@@ -60,28 +60,15 @@ if (ENGINE === "postgres" && !Deno.env.get("TEST_POSTGRES_URL")) {
   });
 }
 
-/** The URL of the shared server's `postgres` database, starting one if this file has none. */
-async function sharedUrl(): Promise<string> {
-  const given = Deno.env.get("TEST_POSTGRES_URL");
-  if (given) return given;
+/** The server of this file's databases: the run's (`TEST_POSTGRES_URL`), or one of its own. */
+function testPostgres(): Promise<TestPostgres> {
   ownServer ??= startTestPostgres().then((server) => {
     if (typeof server === "string") {
       throw new Error(`TEST_ENGINE=postgres, but no PostgreSQL can start: ${server}`);
     }
     return server;
   });
-  return (await ownServer).url;
-}
-
-/** Runs one statement on the shared server's `postgres` database. */
-async function administer(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: await sharedUrl() });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
+  return ownServer;
 }
 
 /**
@@ -90,11 +77,7 @@ async function administer(sql: string): Promise<void> {
  */
 export async function engineEnv(): Promise<Record<string, string>> {
   if (ENGINE === "duckdb") return {};
-  const name = `t_${crypto.randomUUID().replaceAll("-", "")}`;
-  await administer(`CREATE DATABASE "${name}"`);
-  const url = new URL(await sharedUrl());
-  url.pathname = `/${name}`;
-  return { DATABASE_URL: url.toString() };
+  return await postgresEnv(await testPostgres());
 }
 
 /**
@@ -104,5 +87,11 @@ export async function engineEnv(): Promise<Record<string, string>> {
 export async function dropDatabase(databaseUrl: string): Promise<void> {
   const name = decodeURIComponent(new URL(databaseUrl).pathname.slice(1));
   if (!/^t_[0-9a-f]{32}$/.test(name)) throw new Error(`Not a test database: "${name}"`);
-  await administer(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  const client = new pg.Client({ connectionString: (await testPostgres()).url });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
 }
