@@ -6,6 +6,7 @@ import type { ArrivingRows } from "../store.ts";
 import type { DuckDBStore } from "./duckdb_store.ts";
 import { withTempStore } from "../../../tests/helpers/store.ts";
 import { rowsInParts } from "../../../tests/helpers/rows.ts";
+import { rejectsWith } from "../../../tests/helpers/api_error.ts";
 
 const ref = { schema: "public", name: "things" };
 
@@ -33,16 +34,6 @@ async function things(store: DuckDBStore): Promise<void> {
 async function row(store: DuckDBStore, id: number) {
   const { json } = await store.readRecords(ref, 0, 100);
   return JSON.parse(json).find((r: { id: number }) => r.id === id);
-}
-
-async function refused(work: Promise<unknown>): Promise<ApiError> {
-  try {
-    await work;
-  } catch (error) {
-    if (error instanceof ApiError) return error;
-    throw error;
-  }
-  throw new Error("Not refused");
 }
 
 Deno.test("DuckDBStore.updateRecords() casts JSON values as an insert reads them", async () => {
@@ -74,14 +65,16 @@ Deno.test("DuckDBStore.updateRecords() casts JSON values as an insert reads them
 Deno.test("DuckDBStore.updateRecords() refuses what an insert refuses, naming each column", async () => {
   await withTempStore(async (store) => {
     await things(store);
-    const error = await refused(store.updateRecords(ref, [
-      { key: "data", json: '"not base64!"' },
-      { key: "tags", json: '["maybe"]' },
-      { key: "at", json: '"2024-01-02T03:04:05+16:00"' },
-      { key: "point", json: '{"x": "a"}' },
-      { key: "label", json: '"fine"' },
-    ], () => []));
-    assert.equal(error.status, 422);
+    const error = await rejectsWith(
+      store.updateRecords(ref, [
+        { key: "data", json: '"not base64!"' },
+        { key: "tags", json: '["maybe"]' },
+        { key: "at", json: '"2024-01-02T03:04:05+16:00"' },
+        { key: "point", json: '{"x": "a"}' },
+        { key: "label", json: '"fine"' },
+      ], () => []),
+      422,
+    );
     assert.deepEqual(
       error.details?.map((d) => d.column),
       ["data", "tags", "at", "point"],
