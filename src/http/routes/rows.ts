@@ -1,6 +1,6 @@
 /**
- * Routes that move rows: JSON upload, record insert, record reads and summaries, and CSV
- * export.
+ * Routes that move rows: JSON upload, record insert, record reads and summaries (exports are
+ * in exports.ts, changes by filter in record_changes.ts).
  *
  * Their bodies are streamed to the spool directory, never validated as one JSON value,
  * so the routes are documented with their body schema but registered without its validator.
