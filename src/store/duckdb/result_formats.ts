@@ -10,6 +10,7 @@ import type { DuckDBValue } from "@duckdb/node-api";
 import type { ResultColumn, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Lines, Session } from "./database.ts";
+import { bound } from "./session.ts";
 import { interruptAfter } from "./interrupts.ts";
 import { quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, type RenderedColumn } from "./values.ts";
@@ -52,10 +53,9 @@ export async function describeResult(
   session: Session,
   query: ResultQuery,
 ): Promise<ResultColumn[]> {
-  const values = query.values?.length ? query.values : undefined;
   const reader = await session.connection.runAndReadAll(
     `SELECT * FROM (${query.sql}) AS "described" LIMIT 0`,
-    values,
+    bound(query.values),
   );
   const types = reader.columnTypes();
   return reader.columnNames().map((name, i) => {
