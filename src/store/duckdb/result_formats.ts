@@ -1,7 +1,8 @@
 /**
  * The result of one SELECT streamed as a file: CSV (RFC 4180, header first), NDJSON, a JSON
  * array, or Parquet, each from one consistent snapshot. Values are rendered by the rules of
- * values.ts, as record pages and the CSV export render them; Parquet keeps DuckDB's own types.
+ * values.ts, as record pages render them; Parquet keeps DuckDB's own types. Table exports and
+ * clients' queries both stream through here.
  *
  * @module
  */
