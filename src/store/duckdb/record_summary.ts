@@ -109,7 +109,7 @@ function summaryQuery(columns: readonly Column[], source: string): string {
   } FROM ${source}) AS figures`;
 }
 
-/** The figures of column `i` of a row of the statement `summarySql` builds. */
+/** The figures of column `i` of a row of the statement {@link summaryQuery} builds. */
 function figuresOf(i: number, row: Record<string, unknown>): RawFigures {
   const at = (figure: string) => row[` ${figure} ${i}`];
   const quartiles = (at("q") ?? []) as (number | null)[];
