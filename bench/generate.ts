@@ -18,6 +18,11 @@ export const COLUMNS = [
   { name: "note", type: "VARCHAR", pg: "varchar" },
 ] as const;
 
+/** {@link COLUMNS} as the column list of a CREATE TABLE, in DuckDB's types or PostgreSQL's. */
+export function columnList(types: "type" | "pg"): string {
+  return COLUMNS.map((c) => `"${c.name}" ${c[types]}`).join(", ");
+}
+
 /** Creates `name` in `server` with {@link COLUMNS}, keyed by `id`. */
 export async function createKeyedTable(
   server: TestServer,
@@ -88,4 +93,22 @@ export async function writeJsonRows(path: string, count: number): Promise<number
   }
   file.close();
   return size;
+}
+
+/** Writes a CSV of `count` rows, {@link CSV_HEADER} first, to `path`. */
+export async function writeCsvRows(path: string, count: number): Promise<void> {
+  const file = await Deno.open(path, { write: true, create: true, truncate: true });
+  const encoder = new TextEncoder();
+  let buffer = `${CSV_HEADER}\n`;
+  for (let i = 0; i < count; i++) {
+    buffer += `${csvLine(i)}\n`;
+    if (buffer.length > 1 << 20 || i === count - 1) {
+      const bytes = encoder.encode(buffer);
+      for (let written = 0; written < bytes.length;) {
+        written += await file.write(bytes.subarray(written));
+      }
+      buffer = "";
+    }
+  }
+  file.close();
 }

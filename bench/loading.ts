@@ -10,7 +10,7 @@ import { DuckDBInstance } from "@duckdb/node-api";
 // deno-lint-ignore no-import-prefix -- a tool of benchmarks, kept out of the import map (deno.dev.lock)
 import pg from "npm:pg@^8.23.1";
 import { TestServer } from "../tests/helpers/server.ts";
-import { COLUMNS, writeJsonRows } from "./generate.ts";
+import { columnList, COLUMNS, writeJsonRows } from "./generate.ts";
 import { startPostgres } from "../tests/helpers/postgres.ts";
 import { memory } from "./measure.ts";
 
@@ -20,10 +20,6 @@ export interface Measured {
   readonly rows: number;
 }
 
-function quote(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
 /** DuckDB's read_json of the file into the same table, in process: the limit. */
 export async function duckdbLimit(dir: string, file: string, rows: number): Promise<Measured> {
   const path = `${dir}/limit-${crypto.randomUUID()}.duckdb`;
@@ -31,7 +27,7 @@ export async function duckdbLimit(dir: string, file: string, rows: number): Prom
   const connection = await instance.connect();
   try {
     await connection.run(
-      `CREATE TABLE t (${COLUMNS.map((c) => `${quote(c.name)} ${c.type}`).join(", ")})`,
+      `CREATE TABLE t (${columnList("type")})`,
     );
     const columns = COLUMNS.map((c) => `'${c.name}': '${c.type}'`).join(", ");
     const started = performance.now();
@@ -110,7 +106,7 @@ export async function postgresPeer(
   if (typeof postgres === "string") return postgres;
   try {
     await postgres.sql(
-      `CREATE TABLE t (${COLUMNS.map((c) => `${quote(c.name)} ${c.pg}`).join(", ")})`,
+      `CREATE TABLE t (${columnList("pg")})`,
     );
     // The body travels from a client as the bind parameter $1 of one INSERT, as PostgREST
     // sends it; the clock runs from reading the file to the server's answer, like the

@@ -107,11 +107,12 @@ if (import.meta.main) {
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   // Compares block sizes, minutes of loads: run only when asked for.
   if (only === "blocks") await blocks(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 3));
-  // Generates and loads 10 million rows three times over, minutes before the first figure: run
-  // only when asked for.
+  // Needs a PostgreSQL of its own and minutes of loads: run only when asked for.
   if (only === "scale-out") {
     await scaleOut(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 10));
   }
+  // Generates and loads 10 million rows three times over, minutes before the first figure: run
+  // only when asked for.
   if (only === "analytics") {
     await analytics(Number(Deno.args[1] ?? 10_000_000), Number(Deno.args[2] ?? 7));
   }

@@ -13,31 +13,10 @@
 import pg from "npm:pg@^8.23.1";
 import { TestServer } from "../tests/helpers/server.ts";
 import { type Postgres, startPostgres } from "../tests/helpers/postgres.ts";
-import { COLUMNS, CSV_HEADER, csvLine, row, writeJsonRows } from "./generate.ts";
+import { columnList, COLUMNS, row, writeCsvRows, writeJsonRows } from "./generate.ts";
 import { type Measured, serviceLoad } from "./loading.ts";
 
-function quote(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
-}
-
-const TABLE = COLUMNS.map((c) => `${quote(c.name)} ${c.pg}`).join(", ");
-
-async function writeCsvRows(path: string, count: number): Promise<void> {
-  const file = await Deno.open(path, { write: true, create: true, truncate: true });
-  const encoder = new TextEncoder();
-  let buffer = `${CSV_HEADER}\n`;
-  for (let i = 0; i < count; i++) {
-    buffer += `${csvLine(i)}\n`;
-    if (buffer.length > 1 << 20 || i === count - 1) {
-      const bytes = encoder.encode(buffer);
-      for (let written = 0; written < bytes.length;) {
-        written += await file.write(bytes.subarray(written));
-      }
-      buffer = "";
-    }
-  }
-  file.close();
-}
+const TABLE = columnList("pg");
 
 /** A new empty database on `postgres`, and its URL. */
 async function database(postgres: Postgres): Promise<string> {

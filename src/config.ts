@@ -113,8 +113,13 @@ function problem(ctx: z.RefinementCtx, message: string): never {
 const given = z.string().optional().transform((raw) => raw?.trim() || undefined);
 
 /** A whole number from `min` to `max`, `fallback` when unset. */
-function wholeNumber(min: number, max: number, what: string, fallback: number) {
-  return given.transform((raw, ctx) => {
+function wholeNumber<F extends number | undefined>(
+  min: number,
+  max: number,
+  what: string,
+  fallback: F,
+) {
+  return given.transform((raw, ctx): number | F => {
     if (raw === undefined) return fallback;
     const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
     return n >= min && n <= max ? n : problem(ctx, `"${raw}" is not ${what} (${min}-${max})`);
@@ -194,11 +199,7 @@ const variables = z.object({
         ? undefined
         : "is not one of DuckDB's block sizes (16KiB, 32KiB, 64KiB, 128KiB or 256KiB)",
   ),
-  DUCKDB_THREADS: given.transform((raw, ctx) => {
-    if (raw === undefined) return undefined;
-    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-    return n >= 1 && n <= 1024 ? n : problem(ctx, `"${raw}" is not a number of threads (1-1024)`);
-  }),
+  DUCKDB_THREADS: wholeNumber(1, 1024, "a number of threads", undefined),
   MAX_SHEET_ROWS: size(1_048_576),
   MAX_SHEET_BYTES: size(2 * 1024 ** 3),
   METRICS_ACCESS: choice(METRICS_ACCESS, "token"),

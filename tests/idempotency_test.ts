@@ -38,6 +38,7 @@ async function withApp(
       spoolDir: dir,
       metricsAccess: "token",
       bodyIdleMs: 30_000,
+      queryTimeoutMs: 30_000,
       corsOrigins: [],
       now: () => now,
     });

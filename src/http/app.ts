@@ -32,9 +32,6 @@ import { templateRoutes } from "./routes/templates.ts";
 import { queryRoutes } from "./routes/query.ts";
 import type { Store } from "../store/store.ts";
 
-/** QUERY_TIMEOUT_SECONDS's default, in milliseconds. */
-const QUERY_TIMEOUT_MS = 30_000;
-
 /** Every API path starts with this. */
 export const API_PREFIX = "/api/v1";
 /** The OpenAPI document: served, linked from /docs, and described in itself. */
@@ -57,8 +54,8 @@ export interface AppDeps {
   readonly metricsAccess: MetricsAccess;
   /** Origins whose pages may call the service (CORS); none turns CORS off. */
   readonly corsOrigins: readonly string[];
-  /** A client's query is interrupted this long after it began (408); 30 s when absent. */
-  readonly queryTimeoutMs?: number;
+  /** A client's query is interrupted this long after it began (408). */
+  readonly queryTimeoutMs: number;
   /** The clock idempotency keys expire by, in ms since the epoch; tests move it. */
   readonly now?: () => number;
 }
@@ -151,10 +148,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.route(API_PREFIX, recordChangeRoutes(deps));
   app.route(API_PREFIX, schemaRoutes(deps.store));
   app.route(API_PREFIX, templateRoutes(deps.store));
-  app.route(
-    API_PREFIX,
-    queryRoutes({ store: deps.store, queryTimeoutMs: deps.queryTimeoutMs ?? QUERY_TIMEOUT_MS }),
-  );
+  app.route(API_PREFIX, queryRoutes(deps));
 
   // Answered, not thrown: where no route matches but the `*` middleware, Hono calls this
   // from that middleware's `next()`, and a throw would skip the request's log line.

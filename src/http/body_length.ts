@@ -15,8 +15,9 @@ const BODILESS = new Set([101, 204, 205, 304]);
  * bytes): the compression in front of it weighs an answer by that header, so a small answer
  * goes out as it is, with its length, rather than compressed and chunked. A HEAD is measured
  * too (Hono runs the GET handler for it and drops the body later): its length is the GET's,
- * where Deno would declare 0 for the empty body it sends. A streamed answer
- * (a CSV export, marked by `streamedResponse()` of observe.ts) is left alone: it is sent as it is read.
+ * where Deno would declare 0 for the empty body it sends. A streamed answer (an export or a
+ * query's file, marked by `streamedResponse()` of observe.ts) is left alone: it is sent as it
+ * is read.
  *
  * @example
  * ```ts

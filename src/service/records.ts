@@ -113,14 +113,6 @@ export async function summarizeRecords(
   return await deps.store.summarizeRecords(ref, filters, select);
 }
 
-/** The extension of an exported file in each format. */
-export const EXTENSIONS: Readonly<Record<ResultFormat, string>> = {
-  csv: "csv",
-  ndjson: "ndjson",
-  json: "json",
-  parquet: "parquet",
-};
-
 /** Parameters of a read that say nothing to an export, which has no pages. */
 const NOT_FOR_EXPORT = ["offset", "limit", "after", "count"];
 
@@ -153,7 +145,8 @@ export async function exportRecords(
     ? parseReadQuery(params, (await deps.store.getTable(ref)).columns, ["timezone_offset"])
     : undefined;
   const { table, stream } = await deps.store.exportRecords(ref, format, read);
-  const fileName = exportFileName(table.name, Date.now(), offsetHours, EXTENSIONS[format]);
+  // Each format's name is its file extension.
+  const fileName = exportFileName(table.name, Date.now(), offsetHours, format);
   return { table, stream, fileName };
 }
 

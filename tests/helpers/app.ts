@@ -28,5 +28,6 @@ export async function appOver(
     metricsAccess: "token",
     corsOrigins: [],
     bodyIdleMs: 30_000,
+    queryTimeoutMs: 30_000,
   });
 }

@@ -17,7 +17,13 @@ import {
   respond,
 } from "./idempotency.ts";
 import { scoped } from "./scoped.ts";
-import { BooleanQuery, errorResponses, SchemaQuery, TableParams } from "./shapes.ts";
+import {
+  BooleanQuery,
+  errorResponses,
+  filtersParameter,
+  SchemaQuery,
+  TableParams,
+} from "./shapes.ts";
 import { validationHook } from "./validation.ts";
 import { address } from "./rows.ts";
 
@@ -33,23 +39,14 @@ const ChangeQuery = z.object({
   }),
 });
 
-/**
- * The filters, for the document only: any other query parameter names a column. OpenAPI
- * describes such free-form parameters as one exploded object.
- */
-const FILTERS_PARAMETER = {
-  name: "filters",
-  in: "query" as const,
-  required: false,
-  style: "form" as const,
-  explode: true,
-  description: "Filters choosing the rows, all ANDed, as in the records read: " +
+/** The filters choosing the rows, for the document only (see {@link filtersParameter}). */
+const FILTERS_PARAMETER = filtersParameter(
+  "Filters choosing the rows, all ANDed, as in the records read: " +
     "`<column>=[not.]<op>.<value>` with `eq`, `neq`, `gt`, `gte`, `lt`, `lte`, `like`, " +
     "`ilike` (`*` for `%`), `in.(a,b)`, `is.null`, `is.true`, `is.false`. At least one is " +
     "needed unless `all=true`; `select`, `order`, `after`, `count`, `offset` and `limit` are 400.",
-  schema: { type: "object" as const, additionalProperties: { type: "string" as const } },
-  example: { id: "eq.3" },
-};
+  { id: "eq.3" },
+);
 
 const updateRecords = createRoute(scoped("tables:write", {
   method: "patch",

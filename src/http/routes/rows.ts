@@ -1,6 +1,6 @@
 /**
- * Routes that move rows: JSON upload, record insert, record reads and summaries, and CSV
- * export.
+ * Routes that move rows: JSON upload, record insert, record reads and summaries (exports are
+ * in exports.ts, changes by filter in record_changes.ts).
  *
  * Their bodies are streamed to the spool directory, never validated as one JSON value,
  * so the routes are documented with their body schema but registered without its validator.
@@ -23,6 +23,7 @@ import { ON_CONFLICT } from "../../store/store.ts";
 import {
   CountQuery,
   errorResponses,
+  filtersParameter,
   parseChoice,
   parseCount,
   ReadQueryShape,
@@ -199,6 +200,12 @@ const uploadCsv = createRoute(scoped("tables:write", {
   responses: fileUploadResponses,
 }));
 
+/** The filters of a read, for the document only (see {@link filtersParameter}). */
+const READ_FILTERS = filtersParameter(
+  "Filters, each a parameter named by its column: `<column>=[not.]<op>.<value>`",
+  { age: "gte.18", name: "ilike.a*" },
+);
+
 const readRecords = createRoute(scoped("tables:read", {
   method: "get",
   operationId: "readRecords",
@@ -211,6 +218,7 @@ const readRecords = createRoute(scoped("tables:read", {
     "With `after` (empty to start) the answer carries `next`, the cursor of the next page, null " +
     "after the last.",
   tags: ["rows"],
+  parameters: [READ_FILTERS],
   request: {
     params: TableParams,
     query: z.object({
@@ -256,6 +264,7 @@ const summarizeRecords = createRoute(scoped("tables:read", {
     "limits the columns. Per column: non-null count, nulls, approximate distinct count, min, " +
     "max, and for numbers the mean, sample standard deviation and approximate quartiles.",
   tags: ["rows"],
+  parameters: [READ_FILTERS],
   request: {
     params: TableParams,
     query: z.object({ schema: SchemaQuery, select: ReadQueryShape.select }),
@@ -323,8 +332,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     return respond(c, uploaded(result));
   });
 
-  withFilters(app, readRecords);
-  app.openapi({ ...readRecords, hide: true }, async (c) => {
+  app.openapi(readRecords, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
     const query = c.req.valid("query");
     const schema = schemaOf(query.schema);
@@ -348,8 +356,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     }) as never;
   });
 
-  withFilters(app, summarizeRecords);
-  app.openapi({ ...summarizeRecords, hide: true }, async (c) => {
+  app.openapi(summarizeRecords, async (c) => {
     const name = checkTableName(c.req.valid("param").table_name);
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
@@ -358,26 +365,6 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   });
 
   return app;
-}
-
-/** The free-form filter parameters, for the document only (see {@link withFilters}). */
-const FilterParameters = z.record(z.string(), z.string()).optional().openapi({
-  param: { name: "filters", in: "query", style: "form", explode: true },
-  description: "Filters, each a parameter named by its column: `<column>=[not.]<op>.<value>`",
-  example: { age: "gte.18", name: "ilike.a*" },
-});
-
-/**
- * Documents `route` with its filters, which the router must not validate: a column may be
- * named like anything, `filters` included. The handler is registered without them.
- */
-function withFilters(app: OpenAPIHono<Env>, route: RouteConfig): void {
-  const { middleware: _, ...documented } = route;
-  const query = route.request?.query as z.ZodObject | undefined;
-  app.openAPIRegistry.registerPath({
-    ...documented,
-    request: { ...documented.request, query: query?.extend({ filters: FilterParameters }) },
-  });
 }
 
 /**

@@ -332,3 +332,22 @@ export const SummaryShape = z.object({
     }],
   },
 });
+
+/**
+ * The free-form filter parameters (`<column>=[not.]<op>.<value>`) of a route, for the document
+ * only: any query parameter not otherwise named filters on the column it names, which no fixed
+ * shape can list and the router must not validate (a column may be named like anything).
+ * OpenAPI describes such parameters as one exploded object.
+ */
+export function filtersParameter(description: string, example: Record<string, string>) {
+  return {
+    name: "filters",
+    in: "query" as const,
+    required: false,
+    style: "form" as const,
+    explode: true,
+    description,
+    schema: { type: "object" as const, additionalProperties: { type: "string" as const } },
+    example,
+  };
+}

@@ -16,7 +16,7 @@ import { engineMessage } from "./sql.ts";
 import { DUCKDB_READER_BYTES } from "../../limits.ts";
 import { type DatabaseOptions, openInstance } from "./database_open.ts";
 import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
-import { type Failures, type Lines, Session, Slots } from "./session.ts";
+import { bound, type Failures, type Lines, Session, Slots } from "./session.ts";
 import { interruptAfter } from "./interrupts.ts";
 
 export { type Lines, Session } from "./session.ts";
@@ -353,8 +353,7 @@ export class Database {
       inTransaction = true;
       this.#transactions++;
       lines = await prepare(new Session(connection, this.#readers, this.#failures));
-      const values = lines.values?.length ? lines.values : undefined;
-      result = await connection.stream(lines.sql, values);
+      result = await connection.stream(lines.sql, bound(lines.values));
       // The statement runs here, up to its first rows: all of a sort's work, say.
       next = await result.fetchChunk();
       deadline.check();

@@ -11,7 +11,6 @@ import type { ConstraintRecord } from "../shared/constraint_records.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 
-export type { ConstraintKind, ConstraintRecord } from "../shared/constraint_records.ts";
 /** Records a table's constraints, in the given order. */
 export async function recordConstraints(
   session: Session,

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { DuckDBInstance } from "@duckdb/node-api";
+import { openInstance } from "./database_open.ts";
 import { quoteIdent, quoteLiteral } from "./sql.ts";
 
 /** A column of the Parquet file: its name and its DuckDB type. */
@@ -47,19 +47,14 @@ export async function writeParquet(
   outFile: string,
   dir: string,
 ): Promise<void> {
-  const instance = await DuckDBInstance.create(":memory:", {
-    autoinstall_known_extensions: "false",
-    autoload_known_extensions: "false",
-    allow_community_extensions: "false",
-    threads: "1",
+  const instance = await openInstance({
+    path: ":memory:",
+    spoolDir: dir,
+    tempDir: dir,
+    threads: 1,
   });
   const connection = await instance.connect();
   try {
-    // Order matters: each SET below would be refused after the next one.
-    await connection.run(`SET allowed_directories=[${quoteLiteral(`${dir}/`)}]`);
-    await connection.run("SET TimeZone='UTC'");
-    await connection.run("SET enable_external_access=false");
-    await connection.run("SET lock_configuration=true");
     const read = columns.length === 0
       ? 'SELECT 1 AS "empty" WHERE false'
       : `SELECT ${

@@ -26,6 +26,7 @@ import { streamResult } from "./result_formats.ts";
 import { afterCondition, cursorValues, keyText } from "./record_cursor.ts";
 import {
   BoundValues,
+  checkFilterValues,
   checkValues,
   filterCondition,
   filterValueChecks,
@@ -236,7 +237,7 @@ export async function exportRecords(
     const where = read.filters.length > 0
       ? ` WHERE ${filterCondition(described, read.filters, bound)}`
       : "";
-    await checkValues(session, filterValueChecks(described, read.filters));
+    await checkFilterValues(session, described, read.filters);
     const list = read.select ? columns.map((c) => quoteIdent(c.name)).join(", ") : "*";
     // Parquet without `order` is written in the table's storage order: a columnar file is
     // read as a set (readers sort or filter it themselves), and sorting the whole table by

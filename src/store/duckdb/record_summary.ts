@@ -91,8 +91,8 @@ function summaryQuery(columns: readonly Column[], source: string): string {
     if (!unordered(column.type)) {
       aggregates.push(`min(${c}) AS ${alias("min", i)}`, `max(${c}) AS ${alias("max", i)}`);
       rendered.push(
-        `${jsonValue(` min ${i}`, column.type)} AS ${alias("min", i)}`,
-        `${jsonValue(` max ${i}`, column.type)} AS ${alias("max", i)}`,
+        `${jsonValue(alias("min", i), column.type)} AS ${alias("min", i)}`,
+        `${jsonValue(alias("max", i), column.type)} AS ${alias("max", i)}`,
       );
     }
     if (NUMBER.test(column.type)) {
@@ -109,7 +109,7 @@ function summaryQuery(columns: readonly Column[], source: string): string {
   } FROM ${source}) AS figures`;
 }
 
-/** The figures of column `i` of a row of the statement `summarySql` builds. */
+/** The figures of column `i` of a row of the statement {@link summaryQuery} builds. */
 function figuresOf(i: number, row: Record<string, unknown>): RawFigures {
   const at = (figure: string) => row[` ${figure} ${i}`];
   const quartiles = (at("q") ?? []) as (number | null)[];

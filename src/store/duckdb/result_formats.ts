@@ -1,7 +1,8 @@
 /**
  * The result of one SELECT streamed as a file: CSV (RFC 4180, header first), NDJSON, a JSON
  * array, or Parquet, each from one consistent snapshot. Values are rendered by the rules of
- * values.ts, as record pages and the CSV export render them; Parquet keeps DuckDB's own types.
+ * values.ts, as record pages render them; Parquet keeps DuckDB's own types. Table exports and
+ * clients' queries both stream through here.
  *
  * @module
  */
@@ -10,6 +11,7 @@ import type { DuckDBValue } from "@duckdb/node-api";
 import type { ResultColumn, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Lines, Session } from "./database.ts";
+import { bound } from "./session.ts";
 import { interruptAfter } from "./interrupts.ts";
 import { quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, type RenderedColumn } from "./values.ts";
@@ -52,10 +54,9 @@ export async function describeResult(
   session: Session,
   query: ResultQuery,
 ): Promise<ResultColumn[]> {
-  const values = query.values?.length ? query.values : undefined;
   const reader = await session.connection.runAndReadAll(
     `SELECT * FROM (${query.sql}) AS "described" LIMIT 0`,
-    values,
+    bound(query.values),
   );
   const types = reader.columnTypes();
   return reader.columnNames().map((name, i) => {

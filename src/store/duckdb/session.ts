@@ -27,8 +27,8 @@ const TRANSACTION_CONTROL = /^\s*(BEGIN|START|COMMIT|END|ROLLBACK|ABORT)\b/i;
  * statements, prepare the last and run it: three hand-offs to DuckDB's threads, each waiting
  * for the event loop, where a statement without values takes one.
  */
-function bound(values: DuckDBValue[]): DuckDBValue[] | undefined {
-  return values.length > 0 ? values : undefined;
+export function bound(values: DuckDBValue[] | undefined): DuckDBValue[] | undefined {
+  return values?.length ? values : undefined;
 }
 
 /**

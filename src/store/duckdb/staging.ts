@@ -253,15 +253,19 @@ function conflictKeyCovered(table: Table, mapped: ReadonlySet<string>): boolean 
   return covered(key, mapped) !== null;
 }
 
-/** The target table with each column's type as DuckDB reads it. */
+/**
+ * The target table with each column's type as DuckDB reads it: one statement for all of them,
+ * as ddl.ts's canonicalTypes asks, rather than one per column on every load.
+ */
 async function shadowTable(session: Session, target: Table): Promise<Table> {
-  const columns: Column[] = [];
-  for (const column of target.columns) {
-    const [row] = await session.rows(
-      `SELECT typeof(CAST(NULL AS ${stagingType(column.type)})) AS t`,
-    );
-    columns.push({ ...column, type: String(row!.t) });
-  }
+  if (target.columns.length === 0) return { ...target, columns: [] };
+  const [row] = await session.rows(
+    `SELECT ${
+      target.columns.map((c, i) => `typeof(CAST(NULL AS ${stagingType(c.type)})) AS t${i}`)
+        .join(", ")
+    }`,
+  );
+  const columns: Column[] = target.columns.map((c, i) => ({ ...c, type: String(row![`t${i}`]) }));
   return { ...target, columns };
 }
 

@@ -201,12 +201,12 @@ function converted(
 }
 
 /**
- * A SQL expression giving the JSON value of `column` (of DuckDB type `type`) as text. Values
- * inside LISTs, STRUCTs and MAPs travel as they would at the top: wide integers as strings,
- * times in ISO 8601, BLOBs in base64.
+ * A SQL expression giving the JSON value of `value` (a SQL expression of DuckDB type `type`,
+ * a quoted column say) as text. Values inside LISTs, STRUCTs and MAPs travel as they would at
+ * the top: wide integers as strings, times in ISO 8601, BLOBs in base64.
  */
-export function jsonValue(column: string, type: string, ref = quoteIdent(column)): string {
-  return jsonText(ref, parseType(type), 0);
+export function jsonValue(value: string, type: string): string {
+  return jsonText(value, parseType(type), 0);
 }
 
 /** Scalars whose JSON is not DuckDB's plain `to_json` (see scalarJson). */
@@ -276,12 +276,8 @@ function isoText(value: string, rest: string): string {
     `ELSE printf('%05d', CAST(strftime(${value}, '%Y') AS INTEGER)) || strftime(${value}, '${rest}') END`;
 }
 
-/**
- * A SQL expression giving `column` as CSV cell text (before quoting); `ref` is how the
- * statement names it, when not by its name.
- */
-export function csvValue(column: string, type: string, ref = quoteIdent(column)): string {
-  const c = ref;
+/** A SQL expression giving `c` (a SQL expression of DuckDB type `type`) as CSV cell text. */
+function csvValue(c: string, type: string): string {
   const nested = parseType(type);
   if (nested.kind !== "scalar") return jsonText(c, nested, 0);
   const text = textValue(c, type);
@@ -366,7 +362,7 @@ function memberList(columns: readonly RenderedColumn[], opening: boolean): strin
   // operand and refuses past 1,000 levels (500 columns).
   return columns.map((c, i) =>
     `${quoteLiteral(`${i === 0 && opening ? "" : ","}${JSON.stringify(c.name)}:`)}, coalesce(${
-      jsonValue(c.name, c.type, c.ref)
+      jsonValue(c.ref ?? quoteIdent(c.name), c.type)
     }, 'null')`
   ).join(", ");
 }
@@ -378,7 +374,7 @@ export function csvLine(columns: readonly RenderedColumn[]): string {
   return `concat_ws(',', ${
     columns.map((c) => {
       const ref = c.ref ?? quoteIdent(c.name);
-      const v = csvValue(c.name, c.type, ref);
+      const v = csvValue(ref, c.type);
       // Quote only when needed, as PostgreSQL's COPY does; NULL is an empty unquoted cell.
       return `CASE WHEN ${ref} IS NULL THEN '' ` +
         `WHEN regexp_matches(${v}, '[",\\r\\n]|^\\s|\\s$|^$') THEN '"' || replace(${v}, '"', '""') || '"' ` +
