@@ -19,6 +19,7 @@ import type { Session } from "./database.ts";
 import { type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { META, type TableRow } from "./metadata.ts";
+import { referencingTables } from "./metadata_constraints.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { retypeSql } from "./retype.ts";
 import { plannedConstraints, referenceProblems } from "../shared/update_constraints.ts";
@@ -41,15 +42,6 @@ export interface UpdateAnalysis {
   readonly orderChanged: boolean;
   /** The ids of the columns that draw from a sequence the metadata records. */
   readonly serialIds: ReadonlySet<number>;
-}
-
-/** A foreign key of another table into this one, as the metadata records it. */
-interface ForeignKeyInto {
-  readonly tableId: number;
-  readonly schema: string;
-  readonly name: string;
-  readonly constraint: string;
-  readonly refColumnId: number;
 }
 
 /**
@@ -151,7 +143,7 @@ export async function analyseUpdate(
     );
   }
   const moved = plan.ref.schema !== current.schema;
-  const into = await foreignKeysInto(session, row.id);
+  const into = await referencingTables(session, [row.id]);
   const blockers = referenceProblems(current, plan, columns, into, moved);
   if (blockers.length > 0) {
     throw ApiError.conflict(
@@ -265,22 +257,4 @@ async function tablesLeadingTo(session: Session, tableId: number): Promise<Set<n
     [tableId],
   );
   return new Set(rows.map((r) => r.table_id as number));
-}
-
-/** Other tables' foreign keys into `tableId`. */
-async function foreignKeysInto(session: Session, tableId: number): Promise<ForeignKeyInto[]> {
-  const rows = await session.rows(
-    `SELECT k.table_id, t.schema_name, t.table_name, k.constraint_name, k.ref_column_id
-     FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id
-     WHERE k.kind = 'FOREIGN KEY' AND k.ref_table_id = $1 AND k.table_id <> $1
-     ORDER BY lower(t.schema_name), lower(t.table_name), k.position`,
-    [tableId],
-  );
-  return rows.map((r) => ({
-    tableId: r.table_id as number,
-    schema: r.schema_name as string,
-    name: r.table_name as string,
-    constraint: r.constraint_name as string,
-    refColumnId: r.ref_column_id as number,
-  }));
 }
