@@ -50,7 +50,8 @@ export interface CheckedColumns {
 /**
  * Maps every column's type (types.ts) and checks every default with PostgreSQL, or throws
  * 422 naming every problem: a type PostgreSQL lacks is named with the one to use instead.
- * Probes that fail abort a transaction, so this runs on a session of its own.
+ * Probes that fail abort a transaction, so this runs on a session of its own, or inside a
+ * transaction on a `probing` one.
  */
 export async function checkColumns(session: Session, plan: TablePlan): Promise<CheckedColumns> {
   const problems: ErrorDetail[] = [];

@@ -235,7 +235,7 @@ function nodeProblem(kind: string, body: Node): string | undefined {
  * Checks a default for a column of type `typeSql` (a PostgreSQL type from types.ts): its
  * tree ({@link defaultProblem}), then that PostgreSQL turns its value into the type. Returns
  * the expression to write in DDL inside parentheses, or the problem. A failed probe aborts
- * a transaction, so this runs outside the one that builds the table.
+ * a transaction, so inside one this runs on a `probing` session (database.ts).
  */
 export async function checkDefault(
   session: Session,

@@ -3,8 +3,8 @@
  * DDL runs: each wanted column next to the column it continues, PostgreSQL's type and
  * rendered default of each, and what other tables' foreign keys would lose.
  *
- * Probes that may fail (a default, a cast between two types) run inside savepoints, so the
- * update's one transaction survives them.
+ * Probes that may fail (a default, a cast between two types) run each in a savepoint
+ * (`probing`), so the update's one transaction survives them.
  *
  * @module
  */
@@ -15,7 +15,7 @@ import { nameKey } from "../../catalog/names.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
 import type { ColumnChange } from "../shared/column_change.ts";
-import type { Session } from "./database.ts";
+import { probing, type Session } from "./database.ts";
 import { type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { META, type TableRow } from "./metadata.ts";
@@ -84,13 +84,9 @@ export async function analyseUpdate(
     // of an expression once checked: on a retype only its cast to the new type is.
     const asRead = source !== undefined && planned.default === source.default;
     if (planned.default !== null && !keepDefault) {
-      const checked = await probe(
-        session,
-        () =>
-          asRead
-            ? castDefault(session, planned.default!, type)
-            : checkDefault(session, planned.default!, type),
-      );
+      const checked = asRead
+        ? await castDefault(probing(session), planned.default!, type)
+        : await checkDefault(probing(session), planned.default!, type);
       if (typeof checked === "string") defaultSql = checked;
       else {
         problems.push({
@@ -175,20 +171,6 @@ export function changesAnything(analysis: UpdateAnalysis): boolean {
     );
 }
 
-/**
- * Runs `work` inside a savepoint that is always rolled back: a probe that fails leaves the
- * transaction usable, and one that succeeds leaves nothing behind.
- */
-export async function probe<T>(session: Session, work: () => Promise<T>): Promise<T> {
-  await session.run("SAVEPOINT probe");
-  try {
-    return await work();
-  } finally {
-    await session.run("ROLLBACK TO SAVEPOINT probe");
-    await session.run("RELEASE SAVEPOINT probe");
-  }
-}
-
 /** A default from the catalog cast to `type`: the expression, or the problem. */
 async function castDefault(
   session: Session,
@@ -206,10 +188,7 @@ async function castDefault(
 /** Whether values of one type convert to another at all (each value may still fail). */
 async function castable(session: Session, from: string, to: string): Promise<boolean> {
   try {
-    await probe(
-      session,
-      () => session.rows(`SELECT ${retypeSql(`CAST(NULL AS ${from})`, from, to)} AS p`),
-    );
+    await probing(session).rows(`SELECT ${retypeSql(`CAST(NULL AS ${from})`, from, to)} AS p`);
     return true;
   } catch {
     return false;
