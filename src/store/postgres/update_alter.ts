@@ -13,7 +13,7 @@
 
 import { nameKey } from "../../catalog/names.ts";
 import { ApiError, summarise } from "../../errors.ts";
-import type { Session } from "./database.ts";
+import { probing, type Session } from "./database.ts";
 import { createSequence, ownSequence } from "./ddl.ts";
 import { META, nextColumnId, rewriteTable } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
@@ -67,14 +67,15 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
     if (c.source!.default !== null && !drawsFromSequence) {
       await alter(`ALTER COLUMN ${name} DROP DEFAULT`);
     }
-    await session.run("SAVEPOINT retype");
     try {
-      await alter(
-        `ALTER COLUMN ${name} TYPE ${c.type} USING ${retypeSql(name, c.source!.type, c.type)}`,
+      // In a savepoint: a value that does not convert leaves the transaction usable, to
+      // find every such row.
+      await probing(session).run(
+        `ALTER TABLE ${table} ALTER COLUMN ${name} TYPE ${c.type} USING ${
+          retypeSql(name, c.source!.type, c.type)
+        }`,
       );
-      await session.run("RELEASE SAVEPOINT retype");
     } catch (error) {
-      await session.run("ROLLBACK TO SAVEPOINT retype");
       if (!/^22/.test(String((error as { code?: string }).code))) throw error;
       failures.push(
         ...await castFailures(session, table, order, c.planned.name, c.source!.type, c.type),
