@@ -20,7 +20,6 @@ import { type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { META, type TableRow } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
-import { describeTables } from "./metadata_describe.ts";
 import { retypeSql } from "./retype.ts";
 import { plannedConstraints, referenceProblems } from "../shared/update_constraints.ts";
 import { postgresType } from "./types.ts";
@@ -116,7 +115,7 @@ export async function analyseUpdate(
   }
   const foreignKeys = await resolveForeignKeys(session, plan.ref, plan, problems);
   if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
-  await checkForeignKeyTypes(session, plan, columns, foreignKeys);
+  checkForeignKeyTypes(plan, columns, foreignKeys);
 
   const kept = new Set(columns.flatMap((c) => c.source ? [c.source.id] : []));
   const dropped = current.columns.filter((c) => !kept.has(c.id));
@@ -196,22 +195,18 @@ async function castable(session: Session, from: string, to: string): Promise<boo
 }
 
 /** 422 unless each foreign key joins columns of one type, as PostgreSQL's equality needs. */
-async function checkForeignKeyTypes(
-  session: Session,
+function checkForeignKeyTypes(
   plan: TablePlan,
   columns: readonly ColumnChange[],
   foreignKeys: readonly ResolvedForeignKey[],
-): Promise<void> {
+): void {
   const typeOf = (name: string) =>
     columns.find((c) => nameKey(c.planned.name) === nameKey(name))?.type;
   const problems: ErrorDetail[] = [];
   for (const fk of foreignKeys) {
     const own = typeOf(fk.column);
-    let referenced = typeOf(fk.refColumn);
-    if (fk.table.id !== undefined) {
-      const [target] = await describeTables(session, [{ ...fk.table, id: fk.table.id }]);
-      referenced = target?.columns.find((c) => c.name === fk.refColumn)?.type;
-    }
+    // Another table's column was described when the foreign key was resolved.
+    const referenced = fk.refType ?? typeOf(fk.refColumn);
     if (own !== referenced) {
       problems.push({
         column: fk.column,
