@@ -87,7 +87,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const spoolDir = options.spoolDir ?? ownDir!;
   let staging;
   try {
-    await database.withSession(bootstrap);
+    await database.transaction(bootstrap);
     staging = await openStaging({ spoolDir, tempDir: spoolDir, maxColumns: PG_MAX_COLUMNS });
   } catch (error) {
     await database.close().catch(() => {});
