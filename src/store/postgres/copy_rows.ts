@@ -10,17 +10,11 @@
 import type { Table } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import type { StagedRows } from "../duckdb/mod.ts";
+import { conflictKey } from "../shared/conflict_key.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
 import type { Session } from "./database.ts";
 import { type EngineError, VALUE_MISFITS } from "./engine_errors.ts";
 import { qualified, quoteIdent } from "./sql.ts";
-
-/** The key `update` and `skip` resolve conflicts on: the primary key, else the only unique one. */
-export function conflictKey(table: Table): readonly string[] | undefined {
-  if (table.constraints.primary_key) return table.constraints.primary_key.columns;
-  if (table.constraints.unique.length === 1) return table.constraints.unique[0]!.columns;
-  return undefined;
-}
 
 /**
  * Copies staged rows into `table` in the session's transaction, resolving key conflicts as

@@ -50,7 +50,8 @@ export interface CheckedColumns {
 /**
  * Maps every column's type (types.ts) and checks every default with PostgreSQL, or throws
  * 422 naming every problem: a type PostgreSQL lacks is named with the one to use instead.
- * Probes that fail abort a transaction, so this runs on a session of its own.
+ * Probes that fail abort a transaction, so this runs on a session of its own, or inside a
+ * transaction on a `probing` one.
  */
 export async function checkColumns(session: Session, plan: TablePlan): Promise<CheckedColumns> {
   const problems: ErrorDetail[] = [];
@@ -93,10 +94,9 @@ export async function buildTable(
   const sequences = new Map<PlannedColumn, string>();
   for (const [i, column] of plan.columns.entries()) {
     if (!column.type.serial) continue;
-    const sequence = await freeSequenceName(session, ref.schema, `${ref.name}_${column.name}_seq`);
-    await session.run(`CREATE SEQUENCE ${qualified(ref.schema, sequence)} AS ${checked.types[i]}`);
-    sequences.set(column, sequence);
-    defaults.set(column, `nextval(${quoteLiteral(qualified(ref.schema, sequence))}::regclass)`);
+    const sequence = await createSequence(session, ref, column.name, checked.types[i]!);
+    sequences.set(column, sequence.name);
+    defaults.set(column, sequence.defaultSql);
   }
 
   const sql = createTableSql(ref, {
@@ -117,11 +117,7 @@ export async function buildTable(
     throw ApiError.unprocessable(`Cannot create table "${ref.name}": ${said}`);
   }
   for (const [column, sequence] of sequences) {
-    await session.run(
-      `ALTER SEQUENCE ${qualified(ref.schema, sequence)} OWNED BY ${
-        qualified(ref.schema, ref.name)
-      }.${quoteIdent(column.name)}`,
-    );
+    await ownSequence(session, ref, sequence, column.name);
   }
 
   const columnNames = plan.columns.map((c) => c.name);
@@ -161,6 +157,37 @@ export function resolveForeignKeys(
     const row = await findTable(session, reference);
     return row && { row, table: (await describeTables(session, [row]))[0]! };
   });
+}
+
+/**
+ * Creates the sequence new serial column `column` of table `ref` is to draw from, of `type`,
+ * under a free name; gives that name and the column's default. Once the column exists,
+ * {@link ownSequence} ties the sequence to it.
+ */
+export async function createSequence(
+  session: Session,
+  ref: TableRef,
+  column: string,
+  type: string,
+): Promise<{ name: string; defaultSql: string }> {
+  const name = await freeSequenceName(session, ref.schema, `${ref.name}_${column}_seq`);
+  const sequence = qualified(ref.schema, name);
+  await session.run(`CREATE SEQUENCE ${sequence} AS ${type}`);
+  return { name, defaultSql: `nextval(${quoteLiteral(sequence)}::regclass)` };
+}
+
+/** Makes column `column` of table `ref` own sequence `name`, which then goes with it. */
+export async function ownSequence(
+  session: Session,
+  ref: TableRef,
+  name: string,
+  column: string,
+): Promise<void> {
+  await session.run(
+    `ALTER SEQUENCE ${qualified(ref.schema, name)} OWNED BY ${qualified(ref.schema, ref.name)}.${
+      quoteIdent(column)
+    }`,
+  );
 }
 
 /** `wanted` made a sequence name free in `schema` (any relation's name counts). */

@@ -17,6 +17,7 @@
 import { printable } from "../../catalog/names.ts";
 import type { Session } from "./database.ts";
 import { ALLOWED_VALUE_FUNCTIONS, REFUSED_TYPES, SYNTAX_FUNCTIONS } from "./query_functions.ts";
+import { isNode, loadPostgresParser, type Node } from "./query_guard.ts";
 
 /** A default that failed, with the reason in words. */
 export interface DefaultProblem {
@@ -105,23 +106,6 @@ const AGGREGATE_FIELDS = [
   "func_variadic",
 ];
 
-type Parser = typeof import("libpg-query");
-let parser: Promise<Parser> | undefined;
-
-function loadParser(): Promise<Parser> {
-  parser ??= import("libpg-query").then(async (module) => {
-    await module.loadModule();
-    return module;
-  });
-  return parser;
-}
-
-type Node = Record<string, unknown>;
-
-function isNode(value: unknown): value is Node {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 /** The text of a list of `String` nodes: a qualified name. */
 function names(list: unknown): string[] {
   if (!Array.isArray(list)) return [];
@@ -153,7 +137,7 @@ export async function defaultProblem(text: string): Promise<string | undefined> 
   if (text.trim() === "") return "is empty";
   let tree: unknown;
   try {
-    tree = (await loadParser()).parseSync(`SELECT ${text}`);
+    tree = (await loadPostgresParser()).parseSync(`SELECT ${text}`);
   } catch (error) {
     const said = error instanceof Error ? error.message : String(error);
     return `"${printable(text)}" is not an expression: ${printable(said)}`;
@@ -251,7 +235,7 @@ function nodeProblem(kind: string, body: Node): string | undefined {
  * Checks a default for a column of type `typeSql` (a PostgreSQL type from types.ts): its
  * tree ({@link defaultProblem}), then that PostgreSQL turns its value into the type. Returns
  * the expression to write in DDL inside parentheses, or the problem. A failed probe aborts
- * a transaction, so this runs outside the one that builds the table.
+ * a transaction, so inside one this runs on a `probing` session (database.ts).
  */
 export async function checkDefault(
   session: Session,

@@ -82,28 +82,19 @@ const BOOTSTRAP = [
 
 /**
  * Creates the metadata schema and `public` in a new database and checks the format of an
- * old one, in one transaction under an advisory lock: `CREATE … IF NOT EXISTS` is not safe
- * against itself, so two instances starting at once take turns.
+ * old one, in the session's transaction under an advisory lock: `CREATE … IF NOT EXISTS` is
+ * not safe against itself, so two instances starting at once take turns.
  */
 export async function bootstrap(session: Session): Promise<void> {
-  await session.run("BEGIN");
-  try {
-    await takeLocks(session, [BOOTSTRAP_LOCK]);
-    for (const statement of BOOTSTRAP) await session.run(statement);
-    await session.run(
-      `INSERT INTO ${META}.info VALUES ('format', $1) ON CONFLICT (key) DO NOTHING`,
-      [FORMAT_VERSION],
-    );
-    const rows = await session.rows(`SELECT value FROM ${META}.info WHERE key = 'format'`);
-    if (rows[0]?.value !== FORMAT_VERSION) {
-      throw new Error(
-        `The database has metadata format ${rows[0]?.value}, not ${FORMAT_VERSION}`,
-      );
-    }
-    await session.run("COMMIT");
-  } catch (error) {
-    await session.run("ROLLBACK").catch(() => {});
-    throw error;
+  await takeLocks(session, [BOOTSTRAP_LOCK]);
+  for (const statement of BOOTSTRAP) await session.run(statement);
+  await session.run(
+    `INSERT INTO ${META}.info VALUES ('format', $1) ON CONFLICT (key) DO NOTHING`,
+    [FORMAT_VERSION],
+  );
+  const rows = await session.rows(`SELECT value FROM ${META}.info WHERE key = 'format'`);
+  if (rows[0]?.value !== FORMAT_VERSION) {
+    throw new Error(`The database has metadata format ${rows[0]?.value}, not ${FORMAT_VERSION}`);
   }
 }
 

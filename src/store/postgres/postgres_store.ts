@@ -61,7 +61,7 @@ import * as templates from "./templates.ts";
 import * as update from "./update.ts";
 import * as uploads from "./uploads.ts";
 
-/** How to reach the database, and where to report what fails after a commit. */
+/** How to reach the database, and where to report an idle connection that fails. */
 export interface PostgresStoreOptions {
   /** A `postgres://` or `postgresql://` URL (`DATABASE_URL`). */
   readonly url: string;
@@ -87,7 +87,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const spoolDir = options.spoolDir ?? ownDir!;
   let staging;
   try {
-    await database.withSession(bootstrap);
+    await database.transaction(bootstrap);
     staging = await openStaging({ spoolDir, tempDir: spoolDir, maxColumns: PG_MAX_COLUMNS });
   } catch (error) {
     await database.close().catch(() => {});
@@ -98,7 +98,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await staging.close();
     if (ownDir) await Deno.remove(ownDir, { recursive: true }).catch(() => {});
   };
-  return new PostgresStore({ database, logger: options.logger, staging, spoolDir }, close);
+  return new PostgresStore({ database, staging, spoolDir }, close);
 }
 
 /** Tables, schemas and their metadata in one PostgreSQL database. */
@@ -108,7 +108,7 @@ export class PostgresStore implements Store {
 
   readonly #closeStaging: () => Promise<void>;
 
-  constructor(context: StoreContext, closeStaging = () => context.staging.close()) {
+  constructor(context: StoreContext, closeStaging: () => Promise<void>) {
     this.#context = context;
     this.#closeStaging = closeStaging;
   }

@@ -74,14 +74,17 @@ type Parser = typeof import("libpg-query");
 let parser: Parser | undefined;
 
 /**
- * Loads PostgreSQL's parser (WebAssembly, read from `node_modules`). Importing this module
- * opens nothing; call this once before {@link checkPostgresQuery}.
+ * Loads PostgreSQL's parser (WebAssembly, read from `node_modules`) and gives it: the one
+ * parser of queries and of column defaults (defaults.ts). Importing this module opens
+ * nothing; call this once before {@link checkPostgresQuery}.
  */
-export async function loadPostgresParser(): Promise<void> {
-  if (parser !== undefined) return;
-  const module = await import("libpg-query");
-  await module.loadModule();
-  parser = module;
+export async function loadPostgresParser(): Promise<Parser> {
+  if (parser === undefined) {
+    const module = await import("libpg-query");
+    await module.loadModule();
+    parser = module;
+  }
+  return parser;
 }
 
 /**
@@ -128,9 +131,10 @@ export function checkPostgresQuery(
 }
 
 /** A parsed tree: plain JSON. */
-type Node = Record<string, unknown>;
+export type Node = Record<string, unknown>;
 
-function isNode(value: unknown): value is Node {
+/** Whether a value of a parsed tree is a node (an object), not a list or a scalar. */
+export function isNode(value: unknown): value is Node {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 

@@ -39,6 +39,7 @@ import {
   filterCondition,
   filterValueChecks,
   textType,
+  typedValue,
 } from "./record_filters.ts";
 import { onDescribedTable } from "./record_reads.ts";
 import { qualified, quoteIdent } from "./sql.ts";
@@ -146,17 +147,10 @@ export function fromJson(placeholder: string, type: string): string {
   if (type === "json" || type === "jsonb") return `${placeholder}::${type}`;
   if (type.endsWith("[]")) {
     return `ARRAY(SELECT ${
-      fromText(`" e"`, type.slice(0, -2))
+      typedValue(type.slice(0, -2), `" e"`)
     } FROM json_array_elements_text(${placeholder}::json) WITH ORDINALITY AS " a"(" e", " o") ORDER BY " o")`;
   }
-  return fromText(`(${placeholder}::json #>> '{}')`, type);
-}
-
-/** `text` as a value of `type`. */
-function fromText(text: string, type: string): string {
-  if (textType(type)) return text;
-  if (type === "bytea") return `decode(${text}, 'base64')`;
-  return `${text}::${type}`;
+  return typedValue(type, `(${placeholder}::json #>> '{}')`);
 }
 
 /** 422 naming each column whose value does not convert to its type. */

@@ -23,7 +23,7 @@ import {
   selectedColumns,
   type ValueCheck,
 } from "../shared/record_terms.ts";
-import type { Param, Session } from "./database.ts";
+import { type Param, probing, type Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 
@@ -229,24 +229,21 @@ function converts(session: Session, checks: readonly ValueCheck[]): Promise<bool
 
 /**
  * Whether `sql` runs without PostgreSQL refusing a value (SQLSTATE class 22: a text its type
- * cannot take, a number out of range, a bad date), under a savepoint so that a refusal leaves
- * the caller's transaction usable. Any other error is thrown.
+ * cannot take, a number out of range, a bad date), in a savepoint (`probing`) so that a
+ * refusal leaves the caller's transaction usable. Any other error is thrown.
  */
 export async function evaluates(
   session: Session,
   sql: string,
   params: readonly unknown[],
 ): Promise<boolean> {
-  await session.run("SAVEPOINT value_check");
   try {
-    await session.rows(sql, params as Param[]);
+    await probing(session).rows(sql, params as Param[]);
+    return true;
   } catch (error) {
     if (!conversionFailure(error)) throw error;
-    await session.run("ROLLBACK TO SAVEPOINT value_check");
     return false;
   }
-  await session.run("RELEASE SAVEPOINT value_check");
-  return true;
 }
 
 /** Whether `error` is PostgreSQL's refusal of a value its type cannot take (class 22). */

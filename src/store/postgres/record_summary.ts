@@ -22,8 +22,7 @@ import {
 import { onDescribedTable } from "./record_reads.ts";
 import { jsonValue } from "./record_values.ts";
 import { qualified, quoteIdent } from "./sql.ts";
-
-const NUMBER = /^(smallint|integer|bigint|real|double precision|numeric(\(\d+,\d+\))?)$/;
+import { numberType } from "./types.ts";
 
 /** Types without a min and max aggregate: their figures are null. */
 const UNORDERED = /^(bytea|json|jsonb|bit.*)$/;
@@ -94,7 +93,7 @@ function summaryQuery(columns: readonly Column[]): string {
     const greatest = extreme(c, column.type, false);
     figures.mins.push(least ? jsonValue(least, column.type) : "NULL");
     figures.maxs.push(greatest ? jsonValue(greatest, column.type) : "NULL");
-    const number = NUMBER.test(column.type);
+    const number = numberType(column.type);
     figures.avgs.push(number ? `avg(${c})::float8` : "NULL");
     figures.stds.push(number ? `stddev_samp(${c})::float8` : "NULL");
     const quartiles =

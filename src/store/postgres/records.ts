@@ -7,11 +7,11 @@
  */
 
 import type { Table, TableRef } from "../../catalog/model.ts";
-import { ApiError } from "../../errors.ts";
 import type { StagingRows } from "../duckdb/mod.ts";
+import { checkConflictKey } from "../shared/conflict_key.ts";
 import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import { conflictKey, copyStaged } from "./copy_rows.ts";
+import { copyStaged } from "./copy_rows.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
@@ -49,12 +49,7 @@ export async function insertRecords(
     return database.transaction(async (session) => {
       await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")]);
       const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
-      if (onConflict !== "fail" && !conflictKey(table)) {
-        throw ApiError.invalidData(
-          `on_conflict=${onConflict} needs a primary key or exactly one unique constraint; ` +
-            `table "${table.name}" has neither`,
-        );
-      }
+      checkConflictKey(table, onConflict);
       const staged = await held.stage(table, onConflict);
       try {
         const result = { table, ...await copyStaged(session, table, staged, onConflict) };

@@ -10,6 +10,7 @@
  */
 
 import { ApiError } from "../../errors.ts";
+import { writeAll } from "../../ingest/spool.ts";
 import { type ParquetColumn, writeParquet } from "../duckdb/mod.ts";
 import type { ResultColumn, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
@@ -447,8 +448,4 @@ async function parquet(context: StoreContext, cursor: Cursor, batch: number) {
     columns: cursor.columns.map(({ name, type }) => ({ name, type })),
     stream: file.readable,
   };
-}
-
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
-  for (let at = 0; at < bytes.length;) at += await file.write(bytes.subarray(at));
 }

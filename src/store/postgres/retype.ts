@@ -9,7 +9,8 @@
  * @module
  */
 
-const NUMBERS = /^(smallint|integer|bigint|real|double precision|numeric(\(\d+,\d+\))?)$/;
+import { numberType } from "./types.ts";
+
 const INTEGER_ARRAYS = new Set(["smallint[]", "integer[]", "bigint[]"]);
 const FROM_JSON_TEXT = new Set(["boolean", "timestamp with time zone", "time with time zone"]);
 
@@ -31,7 +32,7 @@ const FROM_JSON_TEXT = new Set(["boolean", "timestamp with time zone", "time wit
  * ```
  */
 export function retypeSql(value: string, from: string, to: string): string {
-  if (to === "boolean" && NUMBERS.test(from)) {
+  if (to === "boolean" && numberType(from)) {
     return `CASE WHEN ${value} IN (0, 1) THEN ${value} <> 0 ` +
       `ELSE ('not 0 or 1: ' || ${value}::text)::boolean END`;
   }

@@ -109,14 +109,22 @@ export function dropTable(
   return database.transaction(async (session) => {
     await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
     const row = await existingTable(session, ref);
-    checkTableDrop(row, await referencingTables(session, [row.id]));
-    await forgetTables(session, [row.id]);
-    // Its serial columns' sequences are owned by it and go with it.
-    await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
+    await dropTableIn(session, row);
     const dropped = { schema: row.schema, name: row.name };
     if (keyed) await keepAnswer(session, keyed, dropped);
     return dropped;
   });
+}
+
+/**
+ * Drops a table with its metadata in `session`'s transaction; 409 when another table's
+ * foreign key references it.
+ */
+export async function dropTableIn(session: Session, row: TableRow): Promise<void> {
+  checkTableDrop(row, await referencingTables(session, [row.id]));
+  await forgetTables(session, [row.id]);
+  // Its serial columns' sequences are owned by it and go with it.
+  await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
 }
 
 /**

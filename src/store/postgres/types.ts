@@ -270,3 +270,22 @@ export function postgresTypes(
   if (problems.length > 0) throw ApiError.unprocessable(summarise(problems), problems);
   return types;
 }
+
+const NUMBERS = /^(smallint|integer|bigint|real|double precision|numeric(\(\d+,\d+\))?)$/;
+
+/**
+ * Whether `type`, a canonical type as `format_type()` prints it, is a number: an integer,
+ * a floating-point type or a numeric.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { numberType } from "./types.ts";
+ *
+ * assert.ok(numberType("numeric(18,3)"));
+ * assert.ok(!numberType("integer[]"));
+ * ```
+ */
+export function numberType(type: string): boolean {
+  return NUMBERS.test(type);
+}

@@ -13,14 +13,14 @@
 
 import { nameKey } from "../../catalog/names.ts";
 import { ApiError, summarise } from "../../errors.ts";
-import type { Session } from "./database.ts";
-import { freeSequenceName } from "./ddl.ts";
+import { probing, type Session } from "./database.ts";
+import { createSequence, ownSequence } from "./ddl.ts";
 import { META, nextColumnId, rewriteTable } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
 import { constraintRecords } from "../shared/constraint_records.ts";
 import { refuseRequiredColumns as refuseRequired } from "../shared/required_columns.ts";
 import { retypeSql } from "./retype.ts";
-import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { qualified, quoteIdent } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
 import {
   castFailures,
@@ -67,14 +67,15 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
     if (c.source!.default !== null && !drawsFromSequence) {
       await alter(`ALTER COLUMN ${name} DROP DEFAULT`);
     }
-    await session.run("SAVEPOINT retype");
     try {
-      await alter(
-        `ALTER COLUMN ${name} TYPE ${c.type} USING ${retypeSql(name, c.source!.type, c.type)}`,
+      // In a savepoint: a value that does not convert leaves the transaction usable, to
+      // find every such row.
+      await probing(session).run(
+        `ALTER TABLE ${table} ALTER COLUMN ${name} TYPE ${c.type} USING ${
+          retypeSql(name, c.source!.type, c.type)
+        }`,
       );
-      await session.run("RELEASE SAVEPOINT retype");
     } catch (error) {
-      await session.run("ROLLBACK TO SAVEPOINT retype");
       if (!/^22/.test(String((error as { code?: string }).code))) throw error;
       failures.push(
         ...await castFailures(session, table, order, c.planned.name, c.source!.type, c.type),
@@ -214,26 +215,16 @@ async function addColumns(
     const name = quoteIdent(c.planned.name);
     let defaultSql = c.defaultSql;
     if (c.planned.type.serial) {
-      const sequence = await freeSequenceName(
-        session,
-        current.schema,
-        `${current.name}_${c.planned.name}_seq`,
-      );
-      const sequenceSql = qualified(current.schema, sequence);
-      await session.run(`CREATE SEQUENCE ${sequenceSql} AS ${c.type}`);
-      sequences.set(c, sequence);
-      defaultSql = `nextval(${quoteLiteral(sequenceSql)}::regclass)`;
+      const sequence = await createSequence(session, current, c.planned.name, c.type);
+      sequences.set(c, sequence.name);
+      defaultSql = sequence.defaultSql;
     }
     await session.run(
       `ALTER TABLE ${table} ADD COLUMN ${name} ${c.type}` +
         (defaultSql === null ? "" : ` DEFAULT (${defaultSql})`) + (c.notNull ? " NOT NULL" : ""),
     );
     const sequence = sequences.get(c);
-    if (sequence) {
-      await session.run(
-        `ALTER SEQUENCE ${qualified(current.schema, sequence)} OWNED BY ${table}.${name}`,
-      );
-    }
+    if (sequence) await ownSequence(session, current, sequence, c.planned.name);
   }
   return sequences;
 }

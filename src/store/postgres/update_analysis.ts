@@ -3,8 +3,8 @@
  * DDL runs: each wanted column next to the column it continues, PostgreSQL's type and
  * rendered default of each, and what other tables' foreign keys would lose.
  *
- * Probes that may fail (a default, a cast between two types) run inside savepoints, so the
- * update's one transaction survives them.
+ * Probes that may fail (a default, a cast between two types) run each in a savepoint
+ * (`probing`), so the update's one transaction survives them.
  *
  * @module
  */
@@ -15,11 +15,11 @@ import { nameKey } from "../../catalog/names.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
 import type { ColumnChange } from "../shared/column_change.ts";
-import type { Session } from "./database.ts";
+import { probing, type Session } from "./database.ts";
 import { type ResolvedForeignKey, resolveForeignKeys } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { META, type TableRow } from "./metadata.ts";
-import { describeTables } from "./metadata_describe.ts";
+import { referencingTables } from "./metadata_constraints.ts";
 import { retypeSql } from "./retype.ts";
 import { plannedConstraints, referenceProblems } from "../shared/update_constraints.ts";
 import { postgresType } from "./types.ts";
@@ -41,15 +41,6 @@ export interface UpdateAnalysis {
   readonly orderChanged: boolean;
   /** The ids of the columns that draw from a sequence the metadata records. */
   readonly serialIds: ReadonlySet<number>;
-}
-
-/** A foreign key of another table into this one, as the metadata records it. */
-interface ForeignKeyInto {
-  readonly tableId: number;
-  readonly schema: string;
-  readonly name: string;
-  readonly constraint: string;
-  readonly refColumnId: number;
 }
 
 /**
@@ -92,13 +83,9 @@ export async function analyseUpdate(
     // of an expression once checked: on a retype only its cast to the new type is.
     const asRead = source !== undefined && planned.default === source.default;
     if (planned.default !== null && !keepDefault) {
-      const checked = await probe(
-        session,
-        () =>
-          asRead
-            ? castDefault(session, planned.default!, type)
-            : checkDefault(session, planned.default!, type),
-      );
+      const checked = asRead
+        ? await castDefault(probing(session), planned.default!, type)
+        : await checkDefault(probing(session), planned.default!, type);
       if (typeof checked === "string") defaultSql = checked;
       else {
         problems.push({
@@ -128,7 +115,7 @@ export async function analyseUpdate(
   }
   const foreignKeys = await resolveForeignKeys(session, plan.ref, plan, problems);
   if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
-  await checkForeignKeyTypes(session, plan, columns, foreignKeys);
+  checkForeignKeyTypes(plan, columns, foreignKeys);
 
   const kept = new Set(columns.flatMap((c) => c.source ? [c.source.id] : []));
   const dropped = current.columns.filter((c) => !kept.has(c.id));
@@ -151,7 +138,7 @@ export async function analyseUpdate(
     );
   }
   const moved = plan.ref.schema !== current.schema;
-  const into = await foreignKeysInto(session, row.id);
+  const into = await referencingTables(session, [row.id]);
   const blockers = referenceProblems(current, plan, columns, into, moved);
   if (blockers.length > 0) {
     throw ApiError.conflict(
@@ -183,20 +170,6 @@ export function changesAnything(analysis: UpdateAnalysis): boolean {
     );
 }
 
-/**
- * Runs `work` inside a savepoint that is always rolled back: a probe that fails leaves the
- * transaction usable, and one that succeeds leaves nothing behind.
- */
-export async function probe<T>(session: Session, work: () => Promise<T>): Promise<T> {
-  await session.run("SAVEPOINT probe");
-  try {
-    return await work();
-  } finally {
-    await session.run("ROLLBACK TO SAVEPOINT probe");
-    await session.run("RELEASE SAVEPOINT probe");
-  }
-}
-
 /** A default from the catalog cast to `type`: the expression, or the problem. */
 async function castDefault(
   session: Session,
@@ -214,10 +187,7 @@ async function castDefault(
 /** Whether values of one type convert to another at all (each value may still fail). */
 async function castable(session: Session, from: string, to: string): Promise<boolean> {
   try {
-    await probe(
-      session,
-      () => session.rows(`SELECT ${retypeSql(`CAST(NULL AS ${from})`, from, to)} AS p`),
-    );
+    await probing(session).rows(`SELECT ${retypeSql(`CAST(NULL AS ${from})`, from, to)} AS p`);
     return true;
   } catch {
     return false;
@@ -225,22 +195,18 @@ async function castable(session: Session, from: string, to: string): Promise<boo
 }
 
 /** 422 unless each foreign key joins columns of one type, as PostgreSQL's equality needs. */
-async function checkForeignKeyTypes(
-  session: Session,
+function checkForeignKeyTypes(
   plan: TablePlan,
   columns: readonly ColumnChange[],
   foreignKeys: readonly ResolvedForeignKey[],
-): Promise<void> {
+): void {
   const typeOf = (name: string) =>
     columns.find((c) => nameKey(c.planned.name) === nameKey(name))?.type;
   const problems: ErrorDetail[] = [];
   for (const fk of foreignKeys) {
     const own = typeOf(fk.column);
-    let referenced = typeOf(fk.refColumn);
-    if (fk.table.id !== undefined) {
-      const [target] = await describeTables(session, [{ ...fk.table, id: fk.table.id }]);
-      referenced = target?.columns.find((c) => c.name === fk.refColumn)?.type;
-    }
+    // Another table's column was described when the foreign key was resolved.
+    const referenced = fk.refType ?? typeOf(fk.refColumn);
     if (own !== referenced) {
       problems.push({
         column: fk.column,
@@ -265,22 +231,4 @@ async function tablesLeadingTo(session: Session, tableId: number): Promise<Set<n
     [tableId],
   );
   return new Set(rows.map((r) => r.table_id as number));
-}
-
-/** Other tables' foreign keys into `tableId`. */
-async function foreignKeysInto(session: Session, tableId: number): Promise<ForeignKeyInto[]> {
-  const rows = await session.rows(
-    `SELECT k.table_id, t.schema_name, t.table_name, k.constraint_name, k.ref_column_id
-     FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id
-     WHERE k.kind = 'FOREIGN KEY' AND k.ref_table_id = $1 AND k.table_id <> $1
-     ORDER BY lower(t.schema_name), lower(t.table_name), k.position`,
-    [tableId],
-  );
-  return rows.map((r) => ({
-    tableId: r.table_id as number,
-    schema: r.schema_name as string,
-    name: r.table_name as string,
-    constraint: r.constraint_name as string,
-    refColumnId: r.ref_column_id as number,
-  }));
 }

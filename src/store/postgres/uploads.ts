@@ -12,20 +12,18 @@ import { parseType } from "../../catalog/types.ts";
 import { ApiError } from "../../errors.ts";
 import type { InferredColumn, StagingRows } from "../duckdb/mod.ts";
 import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
-import { checkTableDrop } from "../shared/drop_checks.ts";
 import { checkSameColumns as checkSame } from "../shared/same_columns.ts";
 import type { StoreContext } from "./context.ts";
-import { probing, type Session } from "./database.ts";
+import { probing } from "./database.ts";
 import { buildTable, checkColumns, PG_MAX_COLUMNS } from "./ddl.ts";
 import { copyStaged } from "./copy_rows.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
-import { findTable, forgetTables, type TableRow } from "./metadata.ts";
-import { referencingTables } from "./metadata_constraints.ts";
+import { findTable } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { existingSchema } from "./schemas.ts";
-import { qualified } from "./sql.ts";
+import { dropTableIn } from "./tables.ts";
 import { postgresType } from "./types.ts";
 
 /** What an upload answers. */
@@ -130,14 +128,6 @@ function inferredPlan(ref: TableRef, columns: readonly InferredColumn[]): TableP
       return { name, type: "json" };
     }),
   });
-}
-
-/** Drops a table being replaced, with its metadata; 409 when another table references it. */
-async function dropTableIn(session: Session, row: TableRow): Promise<void> {
-  checkTableDrop(row, await referencingTables(session, [row.id]));
-  await forgetTables(session, [row.id]);
-  // Its serial columns' sequences are owned by it and go with it.
-  await session.run(`DROP TABLE ${qualified(row.schema, row.name)}`);
 }
 
 /** 422 unless `plan` has the same columns (names and PostgreSQL types) as the table. */

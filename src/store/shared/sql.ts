@@ -1,8 +1,8 @@
 /**
  * SQL text helpers both engines share: the one way identifiers and the few unbound literals
- * reach SQL. DuckDB and PostgreSQL follow the SQL standard here alike — an identifier in
- * double quotes keeps its spelling and case, a literal in single quotes, the quote inside
- * doubled — so one function serves both.
+ * reach SQL, and the default a serial column shows. DuckDB and PostgreSQL follow the SQL
+ * standard here alike — an identifier in double quotes keeps its spelling and case, a
+ * literal in single quotes, the quote inside doubled — so one function serves both.
  *
  * @module
  */
@@ -54,4 +54,21 @@ export function qualified(schema: string, name: string): string {
 export function quoteLiteral(text: string): string {
   if (text.includes("\u0000")) throw new Error("A literal cannot contain NUL");
   return `'${text.replaceAll("'", "''")}'`;
+}
+
+/**
+ * The default of a column drawing from a sequence, as the service shows it on every engine.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sequenceDefault } from "./sql.ts";
+ *
+ * assert.equal(sequenceDefault({ schema: "public", name: "t_id_seq" }), "nextval('public.t_id_seq')");
+ * ```
+ */
+export function sequenceDefault(
+  sequence: { readonly schema: string; readonly name: string },
+): string {
+  return `nextval(${quoteLiteral(`${sequence.schema}.${sequence.name}`)})`;
 }
