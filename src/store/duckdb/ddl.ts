@@ -5,6 +5,7 @@
  * @module
  */
 
+import { sequenceDefault } from "../shared/sql.ts";
 import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
@@ -20,7 +21,7 @@ import {
 } from "../shared/foreign_keys.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { recordSequence, sequenceExists } from "./metadata_sequences.ts";
-import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 
 /**
  * Checks every column's type and default with DuckDB and gives the defaults as DuckDB
@@ -226,21 +227,4 @@ export function createTableSql(ref: TableRef, shape: TableShapeSql): string {
     );
   }
   return `CREATE TABLE ${qualified(ref.schema, ref.name)} (${parts.join(", ")})`;
-}
-
-/**
- * The default of a column drawing from a sequence, as the service writes it.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { sequenceDefault } from "./ddl.ts";
- *
- * assert.equal(sequenceDefault({ schema: "public", name: "t_id_seq" }), "nextval('public.t_id_seq')");
- * ```
- */
-export function sequenceDefault(
-  sequence: { readonly schema: string; readonly name: string },
-): string {
-  return `nextval(${quoteLiteral(`${sequence.schema}.${sequence.name}`)})`;
 }

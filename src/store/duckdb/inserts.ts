@@ -15,7 +15,8 @@ import { keepAnswer } from "./idempotency.ts";
 import { MoreKeys } from "./inference.ts";
 import { explainLoadFailure } from "./load_errors.ts";
 import { keysOutside, mapRowKeys } from "./row_keys.ts";
-import { conflictKey, loadRows } from "./rows.ts";
+import { loadRows } from "./rows.ts";
+import { checkConflictKey } from "../shared/conflict_key.ts";
 import type { Inserted, SmallInserts } from "./small_inserts.ts";
 import { type RowsFile, withLocalFile } from "./sources.ts";
 import { appendLocks } from "./store_locks.ts";
@@ -96,12 +97,7 @@ function insertWholeOnce(
     appendLocks(ref),
     async () => {
       const table = await getTable(context, ref);
-      if (onConflict !== "fail" && !conflictKey(table)) {
-        throw ApiError.invalidData(
-          `on_conflict=${onConflict} needs a primary key or exactly one unique constraint; ` +
-            `table "${table.name}" has neither`,
-        );
-      }
+      checkConflictKey(table, onConflict);
       const mapping = await mapRowKeys(database, table, file);
       try {
         return await database.transaction(async (session) => {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { conflictKey } from "../shared/conflict_key.ts";
 import type { Column, Table } from "../../catalog/model.ts";
 import type { KeyColumn } from "../../catalog/rows.ts";
 import { ApiError } from "../../errors.ts";
@@ -86,13 +87,6 @@ export function numbered(
   return file.csv
     ? `${source(file, mapping, typeOf, true)} AS src(${names}, row_number_)`
     : `${source(file, mapping, typeOf)} WITH ORDINALITY AS src(${names}, row_number_)`;
-}
-
-/** The key `update` and `skip` resolve conflicts on: the primary key, else the only unique one. */
-export function conflictKey(table: Table): readonly string[] | undefined {
-  if (table.constraints.primary_key) return table.constraints.primary_key.columns;
-  if (table.constraints.unique.length === 1) return table.constraints.unique[0]!.columns;
-  return undefined;
 }
 
 /**
