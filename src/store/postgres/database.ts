@@ -30,12 +30,25 @@ export interface DatabaseOptions {
 /** A value bound to a `$n` parameter. */
 export type Param = string | number | bigint | boolean | null | readonly unknown[];
 
+/**
+ * A statement each connection prepares once under its name, which PostgreSQL plans once for
+ * any parameters after a few runs: for the metadata reads of every request, whose planning
+ * (a join over the catalog) costs several times their run. Its text must never vary.
+ */
+export interface Prepared {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** A statement's text, or a {@link Prepared} one. */
+export type Statement = string | Prepared;
+
 /** One connection, held for one unit of work. */
 export interface Session {
   /** The rows of one statement, its `$n` parameters bound to `params`. */
-  rows(sql: string, params?: readonly Param[]): Promise<Record<string, unknown>[]>;
+  rows(sql: Statement, params?: readonly Param[]): Promise<Record<string, unknown>[]>;
   /** Runs one statement; answers the number of rows it touched. */
-  run(sql: string, params?: readonly Param[]): Promise<number>;
+  run(sql: Statement, params?: readonly Param[]): Promise<number>;
   /**
    * The rows of one statement as arrays of PostgreSQL's own text of each value (null for
    * NULL), unparsed, and its result's fields with their type oids: for rendering values
@@ -171,12 +184,18 @@ export class Database {
 }
 
 function sessionOf(client: pg.PoolClient): Session {
+  const query = (sql: Statement, params: readonly Param[]) =>
+    client.query(
+      typeof sql === "string"
+        ? { text: sql, values: params as unknown[] }
+        : { name: sql.name, text: sql.text, values: params as unknown[] },
+    );
   return {
     async rows(sql, params = []) {
-      return (await client.query(sql, params as unknown[])).rows;
+      return (await query(sql, params)).rows;
     },
     async run(sql, params = []) {
-      return (await client.query(sql, params as unknown[])).rowCount ?? 0;
+      return (await query(sql, params)).rowCount ?? 0;
     },
     async texts(sql, params = []) {
       const result = await client.query<(string | null)[]>({

@@ -39,7 +39,10 @@ export async function findAnswer(
   since: number,
 ): Promise<KeptAnswer | undefined> {
   return keptAnswer(
-    await session.rows(findAnswerSql(META), [storable(scope), storable(key), since]),
+    await session.rows(
+      { name: "find_answer", text: findAnswerSql(META) },
+      [storable(scope), storable(key), since],
+    ),
   );
 }
 

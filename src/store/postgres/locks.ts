@@ -65,10 +65,19 @@ export async function takeLocks(
   for (const { key, mode } of requests) {
     if (wanted.get(key) !== "exclusive") wanted.set(key, mode);
   }
-  for (const key of [...wanted.keys()].sort()) {
-    const take = wanted.get(key) === "exclusive"
-      ? "pg_advisory_xact_lock"
-      : "pg_advisory_xact_lock_shared";
-    await session.run(`SELECT ${take}(hashtextextended($1, 0))`, [NAMESPACE + key]);
-  }
+  const keys = [...wanted.keys()].sort();
+  if (keys.length === 0) return;
+  // One statement, its calls made in the order written; prepared per pattern of modes.
+  const modes = keys.map((key) => wanted.get(key)!);
+  const calls = modes.map((mode, i) =>
+    `${mode === "exclusive" ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"}` +
+    `(hashtextextended($${i + 1}, 0))`
+  );
+  await session.run(
+    {
+      name: `locks_${modes.map((mode) => mode[0]).join("")}`,
+      text: `SELECT ${calls.join(", ")}`,
+    },
+    keys.map((key) => NAMESPACE + key),
+  );
 }

@@ -13,7 +13,7 @@
 import type { TableRef } from "../../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
 import { META } from "../shared/metadata_rows.ts";
-import type { Session } from "./database.ts";
+import type { Prepared, Session } from "./database.ts";
 import { BOOTSTRAP_LOCK, takeLocks } from "./locks.ts";
 
 export { META, recordOrigin } from "../shared/metadata_rows.ts";
@@ -131,13 +131,16 @@ const TABLE_COLUMNS = "table_id, schema_name, table_name";
 
 /** A table's metadata row, looked up case-insensitively. */
 export async function findTable(session: Session, ref: TableRef): Promise<TableRow | undefined> {
-  const rows = await session.rows(
-    `SELECT ${TABLE_COLUMNS} FROM ${META}.tables
-     WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2)`,
-    [ref.schema, ref.name],
-  );
+  const rows = await session.rows(FIND_TABLE, [ref.schema, ref.name]);
   return rows[0] && toTableRow(rows[0]);
 }
+
+// Looked up by every request that names a table: prepared, planned once per connection.
+const FIND_TABLE: Prepared = {
+  name: "find_table",
+  text: `SELECT ${TABLE_COLUMNS} FROM ${META}.tables
+     WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2)`,
+};
 
 /** The tables of one schema. */
 export async function tablesInSchema(session: Session, schema: string): Promise<TableRow[]> {

@@ -8,7 +8,7 @@
 
 import type { Table } from "../../catalog/model.ts";
 import { assembleTables } from "../shared/table_descriptions.ts";
-import type { Session } from "./database.ts";
+import type { Prepared, Session } from "./database.ts";
 import { META, type TableRow } from "./metadata.ts";
 import { sequenceDefault } from "./sql.ts";
 
@@ -24,7 +24,26 @@ export async function describeTables(
   if (tables.length === 0) return [];
   const ids = tables.map((t) => t.id);
   const columnRows = await session.rows(
-    `SELECT m.table_id, m.column_id, a.attname AS column_name,
+    DESCRIBE_COLUMNS,
+    [ids, tables.map((t) => t.schema), tables.map((t) => t.name)],
+  );
+  const constraintRows = await session.rows(DESCRIBE_CONSTRAINTS, [ids]);
+  const originRows = await session.rows(DESCRIBE_ORIGINS, [ids]);
+  return assembleTables(
+    tables,
+    { columns: columnRows, constraints: constraintRows, origins: originRows },
+    (r) =>
+      // A serial column's default is shown as the service writes it on every engine.
+      r.sequence_name !== null
+        ? sequenceDefault({ schema: r.sequence_schema as string, name: r.sequence_name as string })
+        : shownDefault(r.column_default as string | null, r.data_type as string),
+  );
+}
+
+// Every request describes the tables it touches: prepared, planned once per connection.
+const DESCRIBE_COLUMNS: Prepared = {
+  name: "describe_columns",
+  text: `SELECT m.table_id, m.column_id, a.attname AS column_name,
        format_type(a.atttypid, a.atttypmod) AS data_type,
        pg_get_expr(d.adbin, d.adrelid) AS column_default, NOT a.attnotnull AS is_nullable,
        s.schema_name AS sequence_schema, s.sequence_name
@@ -36,33 +55,24 @@ export async function describeTables(
      LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
      LEFT JOIN ${META}.sequences s ON s.table_id = m.table_id AND s.column_id = m.column_id
      ORDER BY t.table_id, a.attnum`,
-    [ids, tables.map((t) => t.schema), tables.map((t) => t.name)],
-  );
-  const constraintRows = await session.rows(
-    `SELECT k.table_id, k.kind, k.constraint_name, k.column_ids,
+};
+
+const DESCRIBE_CONSTRAINTS: Prepared = {
+  name: "describe_constraints",
+  text: `SELECT k.table_id, k.kind, k.constraint_name, k.column_ids,
        r.schema_name AS ref_schema, r.table_name AS ref_table, rc.column_name AS ref_column
      FROM ${META}.constraints k
      LEFT JOIN ${META}.tables r ON r.table_id = k.ref_table_id
      LEFT JOIN ${META}.columns rc ON rc.table_id = k.ref_table_id AND rc.column_id = k.ref_column_id
      WHERE k.table_id = ANY($1::integer[])
      ORDER BY k.table_id, k.position`,
-    [ids],
-  );
-  const originRows = await session.rows(
-    `SELECT table_id, template_name, template_version FROM ${META}.table_origins
+};
+
+const DESCRIBE_ORIGINS: Prepared = {
+  name: "describe_origins",
+  text: `SELECT table_id, template_name, template_version FROM ${META}.table_origins
      WHERE table_id = ANY($1::integer[])`,
-    [ids],
-  );
-  return assembleTables(
-    tables,
-    { columns: columnRows, constraints: constraintRows, origins: originRows },
-    (r) =>
-      // A serial column's default is shown as the service writes it on every engine.
-      r.sequence_name !== null
-        ? sequenceDefault({ schema: r.sequence_schema as string, name: r.sequence_name as string })
-        : shownDefault(r.column_default as string | null, r.data_type as string),
-  );
-}
+};
 
 const CAST_LITERAL = /^('(?:[^']|'')*')::(.+)$/s;
 
