@@ -154,7 +154,9 @@ Deno.test("plainRows() and appendRows() store what read_json stores, or leave th
         await store.database.transaction((s) => appendRows(s, appended, rows));
         const path = `${dir}/${type}-${id}.json`;
         await Deno.writeTextFile(path, line);
-        await store.database.transaction((s) => insertRows(s, read, path, mapping(read)));
+        await store.database.transaction((s) =>
+          insertRows(s, read, { path, rows: 1 }, mapping(read))
+        );
         taken.push(id);
       }
       const dump = (table: Table) =>

@@ -209,17 +209,17 @@ function drawsFromSequence(column: Column): boolean {
 }
 
 /**
- * Inserts the rows of a spooled JSON file (`path`) into `table` inside the caller's
- * transaction, failing on any key conflict; `mapping` must not be empty. Returns how many
- * rows it inserted.
+ * Inserts the rows of a spooled file (JSON, or CSV as `file.csv` lays it out) into `table`
+ * inside the caller's transaction, failing on any key conflict; `mapping` must not be empty.
+ * Returns how many rows it inserted.
  */
 export function insertRows(
   session: Session,
   table: Table,
-  path: string,
+  file: LoadedFile,
   mapping: readonly KeyColumn[],
 ): Promise<number> {
-  return session.changes(insertStatement(table, { path, rows: 0 }, mapping, "fail"), [path]);
+  return session.changes(insertStatement(table, file, mapping, "fail"), [file.path]);
 }
 
 /**
@@ -233,7 +233,9 @@ export async function appendParts(
   mapping: readonly KeyColumn[],
 ): Promise<number> {
   let inserted = 0;
-  for await (const path of paths) inserted += await insertRows(session, table, path, mapping);
+  for await (const path of paths) {
+    inserted += await insertRows(session, table, { path, rows: -1 }, mapping);
+  }
   return inserted;
 }
 

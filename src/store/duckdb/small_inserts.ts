@@ -153,7 +153,7 @@ function insertJoined(
     try {
       await writeLines(path, members.map((m) => m.small.bytes));
       await context.database.transaction(async (session) => {
-        const inserted = await insertRows(session, table, path, mapping);
+        const inserted = await insertRows(session, table, { path, rows }, mapping);
         if (inserted !== rows) throw new Error(`${inserted} of ${rows} rows inserted`);
         await keepGroupAnswers(session, table, members);
       });

@@ -16,7 +16,7 @@ import { Database, type Session } from "./database.ts";
 import { inferPlan, MoreKeys } from "./inference.ts";
 import { explainLoadFailure } from "./load_errors.ts";
 import { keysOutside, mapRowKeys } from "./row_keys.ts";
-import { aliases, loadRows, numbered } from "./rows.ts";
+import { aliases, insertRows, loadRows, numbered } from "./rows.ts";
 import { type RowsFile, withLocalFile } from "./sources.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { type NestedType, parseType } from "./types.ts";
@@ -189,7 +189,9 @@ async function stageOnce(
       const otherKeys = file.keysComplete ? Promise.resolve([]) : keysOutside(database, file);
       otherKeys.catch(() => {});
       try {
-        await loadRows(session, staged, file, mapping, "fail");
+        // The staged table starts empty: what a count would tell, the copy out tells.
+        if (mapping.length === 0) await loadRows(session, staged, file, mapping, "fail");
+        else await insertRows(session, staged, file, mapping);
       } catch (error) {
         if (error instanceof ApiError) throw error;
         const explained = await explainLoadFailure(session, staged, file, mapping, error, false);
@@ -254,20 +256,26 @@ function conflictKeyCovered(table: Table, mapped: ReadonlySet<string>): boolean 
 }
 
 /**
- * The target table with each column's type as DuckDB reads it: one statement for all of them,
- * as ddl.ts's canonicalTypes asks, rather than one per column on every load.
+ * The target table with each column's type as DuckDB reads it. The types not yet known are
+ * asked in one statement, as ddl.ts's canonicalTypes asks, and kept: a load then asks none.
  */
 async function shadowTable(session: Session, target: Table): Promise<Table> {
-  if (target.columns.length === 0) return { ...target, columns: [] };
-  const [row] = await session.rows(
-    `SELECT ${
-      target.columns.map((c, i) => `typeof(CAST(NULL AS ${stagingType(c.type)})) AS t${i}`)
-        .join(", ")
-    }`,
-  );
-  const columns: Column[] = target.columns.map((c, i) => ({ ...c, type: String(row![`t${i}`]) }));
+  const unknown = [...new Set(target.columns.map((c) => c.type))].filter((t) => !READ_AS.has(t));
+  if (unknown.length > 0) {
+    const [row] = await session.rows(
+      `SELECT ${unknown.map((t, i) => `typeof(CAST(NULL AS ${stagingType(t)})) AS t${i}`)}`,
+    );
+    if (READ_AS.size + unknown.length > READ_AS_MOST) READ_AS.clear();
+    unknown.forEach((t, i) => READ_AS.set(t, String(row![`t${i}`])));
+  }
+  const columns: Column[] = target.columns.map((c) => ({ ...c, type: READ_AS.get(c.type)! }));
   return { ...target, columns };
 }
+
+/** Target types (as the target names them) and DuckDB's name of each as staged. */
+const READ_AS = new Map<string, string>();
+/** Types kept at most: more than tables use, however many `varchar(n)` there are. */
+const READ_AS_MOST = 1_000;
 
 /**
  * The DuckDB type a target column's values are read and checked as. Where DuckDB holds less
