@@ -7,7 +7,7 @@
  */
 
 import type { DuckDBValue } from "@duckdb/node-api";
-import type { QueryPage, QueryParam, QueryRequest, ResultFormat } from "../store.ts";
+import type { QueryPage, QueryParam, QueryRequest, ResultColumn, ResultFormat } from "../store.ts";
 import { ApiError } from "../../errors.ts";
 import type { StoreContext } from "./context.ts";
 import { madeByQuery, outOfMemory } from "./engine_errors.ts";
@@ -17,7 +17,9 @@ import type { Descriptions } from "./descriptions.ts";
 import { type CheckedQuery, checkQuery } from "./query_guard.ts";
 import { type QueryCatalog, readQueryCatalog } from "./query_catalog.ts";
 import {
+  describeResult,
   type PreparedResult,
+  readKnownResult,
   readResult,
   type StreamedResult,
   streamResult,
@@ -59,31 +61,80 @@ const CHECK_KEPT_LENGTH = 8_000;
  */
 const checks = new WeakMap<QueryCatalog, Map<string, CheckedQuery>>();
 
+/** The kept check of `request` under `catalog`, if any (most recently used last). */
+function keptCheck(request: QueryRequest, catalog: QueryCatalog): CheckedQuery | undefined {
+  const key = checkKey(request);
+  const kept = key === undefined ? undefined : checks.get(catalog);
+  const hit = kept?.get(key!);
+  if (kept && hit) {
+    kept.delete(key!);
+    kept.set(key!, hit);
+  }
+  return hit;
+}
+
+/** The key of `request`'s check among the kept, or undefined when its text is too long. */
+function checkKey(request: QueryRequest): string | undefined {
+  if (request.sql.length > CHECK_KEPT_LENGTH) return undefined;
+  return JSON.stringify([request.sql, request.defaultSchema, request.visibleSchemas ?? null]);
+}
+
 async function check(
   session: Session,
   request: QueryRequest,
   catalog: QueryCatalog,
 ): Promise<CheckedQuery> {
+  const hit = keptCheck(request, catalog);
+  if (hit) return hit;
   const scope = {
     defaultSchema: request.defaultSchema,
     visibleSchemas: request.visibleSchemas,
     catalog,
   };
-  if (request.sql.length > CHECK_KEPT_LENGTH) return await checkQuery(session, request.sql, scope);
-  const key = JSON.stringify([request.sql, request.defaultSchema, request.visibleSchemas ?? null]);
-  let kept = checks.get(catalog);
-  const hit = kept?.get(key);
-  if (kept && hit) {
-    // Most recently used last.
-    kept.delete(key);
-    kept.set(key, hit);
-    return hit;
-  }
   const checked = await checkQuery(session, request.sql, scope);
+  const key = checkKey(request);
+  if (key === undefined) return checked;
+  let kept = checks.get(catalog);
   if (!kept) checks.set(catalog, kept = new Map());
   kept.set(key, checked);
   if (kept.size > CHECKS_KEPT) kept.delete(kept.keys().next().value!);
   return checked;
+}
+
+/**
+ * The columns of checked queries, per catalogue, keyed by their check's key and the types
+ * their parameters bind as: a query's columns are a function of these alone. Kept only from
+ * a read during which no change began or ended, so they are the columns of any snapshot of
+ * that catalogue; with them a page of the query's rows is one statement (see
+ * {@link readQuery}).
+ */
+const described = new WeakMap<QueryCatalog, Map<string, readonly ResultColumn[]>>();
+
+/** The key of `request`'s columns among the {@link described}, or undefined. */
+function describedKey(request: QueryRequest): string | undefined {
+  const key = checkKey(request);
+  return key === undefined ? undefined : JSON.stringify([key, request.params.map(bindsAs)]);
+}
+
+/** The type a parameter binds as (see {@link bound}), as `@duckdb/node-api` chooses it. */
+function bindsAs(param: QueryParam): string {
+  const value = bound(param);
+  if (value === null) return "NULL";
+  if (typeof value !== "number") return typeof value;
+  if (!Number.isInteger(value)) return "DOUBLE";
+  return Math.abs(value) < 2 ** 31 ? "INTEGER" : "BIGINT";
+}
+
+function keepColumns(
+  catalog: QueryCatalog,
+  key: string,
+  columns: readonly ResultColumn[],
+): void {
+  let kept = described.get(catalog);
+  if (!kept) described.set(catalog, kept = new Map());
+  kept.delete(key);
+  kept.set(key, columns);
+  if (kept.size > CHECKS_KEPT) kept.delete(kept.keys().next().value!);
 }
 
 /**
@@ -95,12 +146,22 @@ function bound(param: QueryParam): DuckDBValue {
   return typeof param === "number" && Number.isSafeInteger(param) ? BigInt(param) : param;
 }
 
-/** `prepare` of a result: the check, in the result's snapshot, and the checked text. */
-function checked(context: StoreContext, request: QueryRequest) {
+/**
+ * `prepare` of a result: the check and the description of its columns, in the result's
+ * snapshot; `described` hears the catalogue checked against and the columns.
+ */
+function checked(
+  context: StoreContext,
+  request: QueryRequest,
+  described?: (catalog: QueryCatalog, columns: readonly ResultColumn[]) => void,
+) {
   return async (session: Session): Promise<PreparedResult> => {
     const catalog = await queryCatalog(context);
     const { sql } = await check(session, request, catalog);
-    return { query: { sql, values: request.params.map(bound) } };
+    const query = { sql, values: request.params.map(bound) };
+    const columns = await describeResult(session, query);
+    described?.(catalog, columns);
+    return { query, columns };
   };
 }
 
@@ -111,16 +172,38 @@ function queryFailure(error: unknown): unknown {
   return ApiError.badRequest(`The query failed: ${engineMessage(error)}`);
 }
 
-/** At most `limit` rows of a checked query as JSON array text, and whether more followed. */
+/**
+ * At most `limit` rows of a checked query as JSON array text, and whether more followed.
+ * A query whose check and columns are kept for the current catalogue is read in one
+ * statement, with no transaction around a description (about 1.3 ms less); it counts only
+ * when no change of a definition began or ended from before the catalogue was looked up to
+ * after the rows were read, and is otherwise read again as any other.
+ */
 export async function readQuery(
   context: StoreContext,
   request: QueryRequest,
   limit: number,
 ): Promise<QueryPage> {
+  const options = { timeoutMs: request.timeoutMs };
   try {
-    return await readResult(context, checked(context, request), limit, {
-      timeoutMs: request.timeoutMs,
-    });
+    const { descriptions } = context;
+    const stamp = descriptions.stamp();
+    const catalog = await queryCatalog(context);
+    const key = describedKey(request);
+    const columns = key === undefined ? undefined : described.get(catalog)?.get(key);
+    const kept = columns && keptCheck(request, catalog);
+    if (columns && kept) {
+      const query = { sql: kept.sql, values: request.params.map(bound) };
+      const page = await readKnownResult(context, query, columns, limit, options);
+      if (descriptions.unchangedSince(stamp)) return page;
+    }
+    let seen: { catalog: QueryCatalog; columns: readonly ResultColumn[] } | undefined;
+    const prepare = checked(context, request, (catalog, columns) => seen = { catalog, columns });
+    const page = await readResult(context, prepare, limit, options);
+    if (key !== undefined && seen && descriptions.unchangedSince(stamp)) {
+      keepColumns(seen.catalog, key, seen.columns);
+    }
+    return page;
   } catch (error) {
     throw queryFailure(error);
   }

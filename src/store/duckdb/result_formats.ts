@@ -151,22 +151,60 @@ export async function readResult(
   limit: number,
   options: ResultOptions = {},
 ): Promise<{ columns: readonly ResultColumn[]; json: string; truncated: boolean }> {
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`Not a row count: ${limit}`);
+  checkLimit(limit);
   const { columns, stream } = await streamResult(context, "ndjson", async (session) => {
     const prepared = await prepare(session);
     const columns = prepared.columns ?? await describeResult(session, prepared.query);
-    // One row past the limit says whether the result was cut short. A LIMIT over the
-    // query as a subquery keeps its order (DuckDB preserves insertion order).
-    const sql = `SELECT * FROM (${prepared.query.sql}) AS "limited" LIMIT ${limit + 1}`;
-    return { query: { sql, values: prepared.query.values }, columns };
+    return { query: limited(prepared.query, limit), columns };
   }, options);
   const text = await new Response(stream).text();
-  const lines = text === "" ? [] : text.slice(0, -1).split("\n");
+  return { columns, ...page(text === "" ? [] : text.slice(0, -1).split("\n"), limit) };
+}
+
+/**
+ * {@link readResult} of a query whose `columns` are known, in one statement on a connection
+ * of its own: no transaction is needed to make a description and the rows one snapshot.
+ */
+export async function readKnownResult(
+  context: StoreContext,
+  query: ResultQuery,
+  columns: readonly ResultColumn[],
+  limit: number,
+  options: ResultOptions = {},
+): Promise<{ columns: readonly ResultColumn[]; json: string; truncated: boolean }> {
+  checkLimit(limit);
+  const { sql, values } = resultLines("ndjson", limited(query, limit), columns);
+  const rows = await context.database.withSession(async (session) => {
+    const deadline = interruptAfter(session.connection, options.timeoutMs);
+    try {
+      return await session.rows(sql, values ?? []);
+    } catch (error) {
+      throw deadline.error() ?? error;
+    } finally {
+      deadline.clear();
+    }
+  });
+  return { columns, ...page(rows.map((row) => row.line as string), limit) };
+}
+
+function checkLimit(limit: number): void {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`Not a row count: ${limit}`);
+}
+
+/**
+ * `query` cut to one row past `limit`, which says whether the result was cut short. A LIMIT
+ * over the query as a subquery keeps its order (DuckDB preserves insertion order).
+ */
+function limited(query: ResultQuery, limit: number): ResultQuery {
   return {
-    columns,
-    json: `[${lines.slice(0, limit).join(",")}]`,
-    truncated: lines.length > limit,
+    sql: `SELECT * FROM (${query.sql}) AS "limited" LIMIT ${limit + 1}`,
+    values: query.values,
   };
+}
+
+/** The JSON array of the first `limit` of `lines`, and whether there were more. */
+function page(lines: readonly string[], limit: number): { json: string; truncated: boolean } {
+  return { json: `[${lines.slice(0, limit).join(",")}]`, truncated: lines.length > limit };
 }
 
 async function parquet(
