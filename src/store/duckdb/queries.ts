@@ -61,16 +61,39 @@ const CHECK_KEPT_LENGTH = 8_000;
  */
 const checks = new WeakMap<QueryCatalog, Map<string, CheckedQuery>>();
 
-/** The kept check of `request` under `catalog`, if any (most recently used last). */
+/** The kept check of `request` under `catalog`, if any. */
 function keptCheck(request: QueryRequest, catalog: QueryCatalog): CheckedQuery | undefined {
   const key = checkKey(request);
-  const kept = key === undefined ? undefined : checks.get(catalog);
-  const hit = kept?.get(key!);
-  if (kept && hit) {
-    kept.delete(key!);
-    kept.set(key!, hit);
+  return key === undefined ? undefined : recall(checks, catalog, key);
+}
+
+/** What `maps` keeps under `key` for `catalog`, now the most recently used. */
+function recall<V>(
+  maps: WeakMap<QueryCatalog, Map<string, V>>,
+  catalog: QueryCatalog,
+  key: string,
+): V | undefined {
+  const kept = maps.get(catalog);
+  const hit = kept?.get(key);
+  if (kept && hit !== undefined) {
+    kept.delete(key);
+    kept.set(key, hit);
   }
   return hit;
+}
+
+/** Keeps `value` under `key` for `catalog`, the least recently used beyond CHECKS_KEPT dropped. */
+function remember<V>(
+  maps: WeakMap<QueryCatalog, Map<string, V>>,
+  catalog: QueryCatalog,
+  key: string,
+  value: V,
+): void {
+  let kept = maps.get(catalog);
+  if (!kept) maps.set(catalog, kept = new Map());
+  kept.delete(key);
+  kept.set(key, value);
+  if (kept.size > CHECKS_KEPT) kept.delete(kept.keys().next().value!);
 }
 
 /** The key of `request`'s check among the kept, or undefined when its text is too long. */
@@ -93,11 +116,7 @@ async function check(
   };
   const checked = await checkQuery(session, request.sql, scope);
   const key = checkKey(request);
-  if (key === undefined) return checked;
-  let kept = checks.get(catalog);
-  if (!kept) checks.set(catalog, kept = new Map());
-  kept.set(key, checked);
-  if (kept.size > CHECKS_KEPT) kept.delete(kept.keys().next().value!);
+  if (key !== undefined) remember(checks, catalog, key, checked);
   return checked;
 }
 
@@ -123,18 +142,6 @@ function bindsAs(param: QueryParam): string {
   if (typeof value !== "number") return typeof value;
   if (!Number.isInteger(value)) return "DOUBLE";
   return Math.abs(value) < 2 ** 31 ? "INTEGER" : "BIGINT";
-}
-
-function keepColumns(
-  catalog: QueryCatalog,
-  key: string,
-  columns: readonly ResultColumn[],
-): void {
-  let kept = described.get(catalog);
-  if (!kept) described.set(catalog, kept = new Map());
-  kept.delete(key);
-  kept.set(key, columns);
-  if (kept.size > CHECKS_KEPT) kept.delete(kept.keys().next().value!);
 }
 
 /**
@@ -190,7 +197,7 @@ export async function readQuery(
     const stamp = descriptions.stamp();
     const catalog = await queryCatalog(context);
     const key = describedKey(request);
-    const columns = key === undefined ? undefined : described.get(catalog)?.get(key);
+    const columns = key === undefined ? undefined : recall(described, catalog, key);
     const kept = columns && keptCheck(request, catalog);
     if (columns && kept) {
       const query = { sql: kept.sql, values: request.params.map(bound) };
@@ -201,7 +208,7 @@ export async function readQuery(
     const prepare = checked(context, request, (catalog, columns) => seen = { catalog, columns });
     const page = await readResult(context, prepare, limit, options);
     if (key !== undefined && seen && descriptions.unchangedSince(stamp)) {
-      keepColumns(seen.catalog, key, seen.columns);
+      remember(described, seen.catalog, key, seen.columns);
     }
     return page;
   } catch (error) {
