@@ -1,7 +1,7 @@
 /**
  * Clients' read-only queries (`POST /api/v1/query`): checked by query_guard.ts, then the
- * rewritten text run with the bound parameters in a read transaction on a pooled connection,
- * interrupted at its deadline.
+ * rewritten text run with the bound parameters in a read transaction on a pooled connection
+ * (or, sent again, in one statement: see {@link readQuery}), interrupted at its deadline.
  *
  * @module
  */
@@ -121,18 +121,24 @@ async function check(
 }
 
 /**
- * The columns of checked queries, per catalogue, keyed by their check's key and the types
- * their parameters bind as: a query's columns are a function of these alone. Kept only from
- * a read during which no change began or ended, so they are the columns of any snapshot of
- * that catalogue; with them a page of the query's rows is one statement (see
- * {@link readQuery}).
+ * The columns of checked queries, per catalogue, keyed by their check's key and their
+ * parameters, each with the type it binds as: DuckDB binds a statement again with its
+ * parameters' values, and a value can change a column's type (a `strptime` format with `%z`
+ * or without) as well as a type can. Kept only from a read during which no change began or
+ * ended, so they are the columns of any snapshot of that catalogue; with them a page of the
+ * query's rows is one statement (see {@link readQuery}).
  */
 const described = new WeakMap<QueryCatalog, Map<string, readonly ResultColumn[]>>();
 
-/** The key of `request`'s columns among the {@link described}, or undefined. */
+/**
+ * The key of `request`'s columns among the {@link described}, or undefined when its text or
+ * its parameters are too long to keep.
+ */
 function describedKey(request: QueryRequest): string | undefined {
   const key = checkKey(request);
-  return key === undefined ? undefined : JSON.stringify([key, request.params.map(bindsAs)]);
+  if (key === undefined) return undefined;
+  const params = JSON.stringify(request.params.map((p) => [bindsAs(p), p]));
+  return params.length > CHECK_KEPT_LENGTH ? undefined : JSON.stringify([key, params]);
 }
 
 /** The type a parameter binds as (see {@link bound}), as `@duckdb/node-api` chooses it. */
@@ -182,16 +188,17 @@ function queryFailure(error: unknown): unknown {
 /**
  * At most `limit` rows of a checked query as JSON array text, and whether more followed.
  * A query whose check and columns are kept for the current catalogue is read in one
- * statement, with no transaction around a description (about 1.3 ms less); it counts only
- * when no change of a definition began or ended from before the catalogue was looked up to
- * after the rows were read, and is otherwise read again as any other.
+ * statement, with no transaction around a description (about 1.3 ms less). Its answer, or
+ * its failure, counts only when no change of a definition began or ended from before the
+ * catalogue was looked up to after the rows were read (the columns may no longer be the
+ * query's); otherwise the query is read again as any other, in the time it has left.
  */
 export async function readQuery(
   context: StoreContext,
   request: QueryRequest,
   limit: number,
 ): Promise<QueryPage> {
-  const options = { timeoutMs: request.timeoutMs };
+  const began = performance.now();
   try {
     const { descriptions } = context;
     const stamp = descriptions.stamp();
@@ -199,14 +206,28 @@ export async function readQuery(
     const key = describedKey(request);
     const columns = key === undefined ? undefined : recall(described, catalog, key);
     const kept = columns && keptCheck(request, catalog);
-    if (columns && kept) {
+    // While a change is under way (stamp -1) no answer could count: none is tried.
+    if (columns && kept && descriptions.unchangedSince(stamp)) {
       const query = { sql: kept.sql, values: request.params.map(bound) };
-      const page = await readKnownResult(context, query, columns, limit, options);
-      if (descriptions.unchangedSince(stamp)) return page;
+      const read = await readKnownResult(context, query, columns, limit, {
+        timeoutMs: request.timeoutMs,
+      }).then((page) => ({ page }), (error) => ({ error }));
+      if (descriptions.unchangedSince(stamp)) {
+        if ("error" in read) throw read.error;
+        return read.page;
+      }
     }
+    const timeoutMs = request.timeoutMs - (performance.now() - began);
+    if (timeoutMs <= 0) throw ApiError.queryTimeout(request.timeoutMs / 1000);
     let seen: { catalog: QueryCatalog; columns: readonly ResultColumn[] } | undefined;
     const prepare = checked(context, request, (catalog, columns) => seen = { catalog, columns });
-    const page = await readResult(context, prepare, limit, options);
+    const page = await readResult(context, prepare, limit, { timeoutMs }).catch((error) => {
+      // Past the deadline the query was given, not the time it had left.
+      if (error instanceof ApiError && error.status === 408) {
+        throw ApiError.queryTimeout(request.timeoutMs / 1000);
+      }
+      throw error;
+    });
     if (key !== undefined && seen && descriptions.unchangedSince(stamp)) {
       remember(described, seen.catalog, key, seen.columns);
     }
