@@ -190,8 +190,9 @@ async function stageOnce(
       otherKeys.catch(() => {});
       try {
         // The staged table starts empty: what a count would tell, the copy out tells.
-        if (mapping.length === 0) await loadRows(session, staged, file, mapping, "fail");
-        else await insertRows(session, staged, file, mapping);
+        if (mapping.length === 0 || file.rows === 0) {
+          await loadRows(session, staged, file, mapping, "fail");
+        } else await insertRows(session, staged, file, mapping);
       } catch (error) {
         if (error instanceof ApiError) throw error;
         const explained = await explainLoadFailure(session, staged, file, mapping, error, false);
@@ -260,22 +261,32 @@ function conflictKeyCovered(table: Table, mapped: ReadonlySet<string>): boolean 
  * asked in one statement, as ddl.ts's canonicalTypes asks, and kept: a load then asks none.
  */
 async function shadowTable(session: Session, target: Table): Promise<Table> {
-  const unknown = [...new Set(target.columns.map((c) => c.type))].filter((t) => !READ_AS.has(t));
+  // This table's types, taken now: the kept ones may be dropped while the others are asked.
+  const readAs = new Map<string, string | undefined>(
+    target.columns.map((c) => [c.type, READ_AS.get(c.type)]),
+  );
+  const unknown = [...readAs].filter(([, known]) => known === undefined).map(([type]) => type);
   if (unknown.length > 0) {
     const [row] = await session.rows(
       `SELECT ${unknown.map((t, i) => `typeof(CAST(NULL AS ${stagingType(t)})) AS t${i}`)}`,
     );
     if (READ_AS.size + unknown.length > READ_AS_MOST) READ_AS.clear();
-    unknown.forEach((t, i) => READ_AS.set(t, String(row![`t${i}`])));
+    unknown.forEach((type, i) => {
+      readAs.set(type, String(row![`t${i}`]));
+      READ_AS.set(type, String(row![`t${i}`]));
+    });
   }
-  const columns: Column[] = target.columns.map((c) => ({ ...c, type: READ_AS.get(c.type)! }));
+  const columns: Column[] = target.columns.map((c) => ({ ...c, type: readAs.get(c.type)! }));
   return { ...target, columns };
 }
 
 /** Target types (as the target names them) and DuckDB's name of each as staged. */
 const READ_AS = new Map<string, string>();
-/** Types kept at most: more than tables use, however many `varchar(n)` there are. */
-const READ_AS_MOST = 1_000;
+/**
+ * Types kept at most, all dropped when more are asked: more than tables use, however many
+ * `varchar(n)` there are (exported for a test).
+ */
+export const READ_AS_MOST = 1_000;
 
 /**
  * The DuckDB type a target column's values are read and checked as. Where DuckDB holds less

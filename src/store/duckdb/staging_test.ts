@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Table } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
-import { openStaging, stagingType } from "./staging.ts";
+import { openStaging, READ_AS_MOST, stagingType } from "./staging.ts";
 
 const table: Table = {
   name: "t",
@@ -60,6 +60,50 @@ Deno.test("openStaging() writes PostgreSQL's CSV and row errors with the target'
         error instanceof ApiError && error.status === 422 &&
         error.details?.[0]?.message === 'Value "x" is not a valid integer',
     );
+  } finally {
+    await staging.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openStaging() stages a table whose types overfill the kept type names", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir());
+  const staging = await openStaging({ spoolDir: dir, tempDir: dir });
+  const column = (name: string, type: string) => ({
+    id: 1,
+    name,
+    type,
+    default: null,
+    is_nullable: true,
+  });
+  const keyless = { primary_key: null, unique: [], foreign_keys: [] };
+  // Almost as many types as are kept, then a table of one kept type and ten new ones: the
+  // kept names are dropped while the new are asked, and the kept one must still be known.
+  const wide: Table = {
+    name: "w",
+    schema: "public",
+    columns: Array.from(
+      { length: READ_AS_MOST - 5 },
+      (_, i) => column(`c${i}`, `character varying(${i + 1})`),
+    ),
+    constraints: keyless,
+  };
+  const mixed: Table = {
+    name: "m",
+    schema: "public",
+    columns: [
+      column("c0", "character varying(1)"),
+      ...Array.from({ length: 10 }, (_, i) => column(`n${i}`, `numeric(${i + 5},2)`)),
+    ],
+    constraints: keyless,
+  };
+  try {
+    for (const target of [wide, mixed]) {
+      const body = { ...rows('{"c0":"a"}\n'), keys: ["c0"] };
+      const staged = await staging.withRows(body, (held) => held.stage(target, "fail"));
+      assert.equal(await Deno.readTextFile(staged.path), '"a"\n', target.name);
+      await Deno.remove(staged.path);
+    }
   } finally {
     await staging.close();
     await Deno.remove(dir, { recursive: true });
