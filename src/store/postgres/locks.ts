@@ -67,17 +67,22 @@ export async function takeLocks(
   }
   const keys = [...wanted.keys()].sort();
   if (keys.length === 0) return;
-  // One statement, its calls made in the order written; prepared per pattern of modes.
+  // One statement: PostgreSQL evaluates a select list in the order written, so the keys are
+  // taken in sorted order. Prepared per pattern of modes up to PREPARED_KEYS keys (at most 30
+  // patterns); more keys, which few changes take, go as plain text.
   const modes = keys.map((key) => wanted.get(key)!);
   const calls = modes.map((mode, i) =>
     `${mode === "exclusive" ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"}` +
     `(hashtextextended($${i + 1}, 0))`
   );
+  const text = `SELECT ${calls.join(", ")}`;
   await session.run(
-    {
-      name: `locks_${modes.map((mode) => mode[0]).join("")}`,
-      text: `SELECT ${calls.join(", ")}`,
-    },
+    keys.length > PREPARED_KEYS
+      ? text
+      : { name: `locks_${modes.map((mode) => mode[0]).join("")}`, text },
     keys.map((key) => NAMESPACE + key),
   );
 }
+
+/** Most keys whose statement is prepared. */
+const PREPARED_KEYS = 4;
