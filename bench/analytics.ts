@@ -209,6 +209,9 @@ async function groupByTarget(
       if (answer.records?.length !== expected || answer.truncated !== false) {
         throw new Error(`POST /query answered ${JSON.stringify(answer).slice(0, 300)}`);
       }
+      if ((await duckdbGroupBy(own)).rows !== expected) {
+        throw new Error("DuckDB on the service's file answered another number of groups");
+      }
       if (postgres && (await postgresGroupBy(postgres)).rows !== expected) {
         throw new Error("PostgreSQL answered another number of groups");
       }
