@@ -22,9 +22,23 @@ import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 // deno-lint-ignore no-import-prefix -- a tool of benchmarks, kept out of the import map (deno.dev.lock)
 import pg from "npm:pg@^8.23.1";
 import { ALL_SCOPES, mint, spawn, TestServer } from "../tests/helpers/server.ts";
-import { allocators } from "./allocators.ts";
+import {
+  alternate,
+  type Api,
+  duckdbParquet,
+  elapsed,
+  get,
+  loadAverage,
+  median,
+  memoryNow,
+  report,
+  type Row,
+  serviceParquet,
+  serviceQuery,
+  show,
+  withPeakRss,
+} from "./analytics_measure.ts";
 import { generateTable, loadPostgres, loadService, writeCsvFiles } from "./analytics_tables.ts";
-import { samples as metricSamples, value } from "../tests/helpers/metrics.ts";
 import { memory, percentile } from "./measure.ts";
 import { type Postgres, startPostgres } from "../tests/helpers/postgres.ts";
 
@@ -39,123 +53,6 @@ const PASSED_THROUGH = ["MEMORY_TRIM_SECONDS", "DUCKDB_MEMORY_LIMIT"];
 
 const ROOT = new URL("../", import.meta.url).pathname;
 
-/** The running service as the measurements reach it. */
-interface Api {
-  readonly server: TestServer;
-  readonly token: string;
-  /** Where the preloaded bench/allocators.ts writes the service's allocator figures. */
-  readonly statsFile: string;
-}
-
-/** One target's figures: service and baseline medians in ms, and the server's memory. */
-interface Row {
-  readonly what: string;
-  readonly service: number;
-  readonly baseline?: number;
-  /** What the ratio means, e.g. "baseline ÷ service"; absent for an absolute target. */
-  readonly ratio?: number;
-  readonly target: string;
-  readonly pass: boolean;
-  readonly rss?: RssFigures;
-}
-
-/** The server's resident memory at the start of some work and its peak during it, in MB. */
-interface RssFigures {
-  readonly startMb: number;
-  readonly peakMb: number;
-}
-
-/**
- * Runs `work` and reads the server's peak RSS meanwhile: VmHWM reset at the start (clear_refs
- * 5) and VmRSS polled every 20 ms, in case the reset is not allowed.
- */
-async function withPeakRss<T>(pid: number, work: () => Promise<T>): Promise<[T, RssFigures]> {
-  let reset = true;
-  try {
-    Deno.writeTextFileSync(`/proc/${pid}/clear_refs`, "5");
-  } catch {
-    reset = false;
-  }
-  const startMb = memory(pid, "VmRSS");
-  let polled = startMb;
-  const timer = setInterval(() => {
-    try {
-      polled = Math.max(polled, memory(pid, "VmRSS"));
-    } catch {
-      // The server has gone; work's own failure says why.
-    }
-  }, 20);
-  try {
-    const result = await work();
-    const hwm = reset ? memory(pid, "VmHWM") : 0;
-    return [result, { startMb, peakMb: Math.max(polled, hwm) }];
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-/**
- * What holds the server's memory now, from /metrics: DuckDB's own count, its cache of table
- * data, and the JavaScript heap, beside RSS.
- */
-async function memoryNow(api: Api): Promise<string> {
-  const response = await fetch(`${api.server.base}/metrics`, {
-    headers: { authorization: `Bearer ${api.token}` },
-  });
-  const all = metricSamples(await response.text());
-  const mb = (name: string, labels?: Record<string, string>) =>
-    (value(all, name, labels) / 1024 ** 2).toFixed(0);
-  const native = await allocators(api.server.pid, api.statsFile);
-  const split = "error" in native
-    ? `allocators not read (${native.error})`
-    : `DuckDB's jemalloc allocated ${native.jemalloc.allocated.toFixed(0)} MB, resident ${
-      native.jemalloc.resident.toFixed(0)
-    } MB; glibc's malloc heap ${native.glibc.heap.toFixed(0)} MB (in use ${
-      native.glibc.inUse.toFixed(0)
-    }, free ${native.glibc.free.toFixed(0)}); V8 resident ${native.v8.physical.toFixed(0)} MB`;
-  return `after it: RSS ${memory(api.server.pid, "VmRSS").toFixed(0)} MB; DuckDB counts ${
-    mb("table_service_storage_memory_bytes")
-  } MB (table data ${
-    mb("table_service_storage_memory_by_use_bytes", { use: "base_table" })
-  } MB); ${split}`;
-}
-
-function median(samples: readonly number[]): number {
-  return percentile([...samples].sort((a, b) => a - b), 0.5);
-}
-
-function loadAverage(): string {
-  return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
-}
-
-function elapsed(started: number): number {
-  return performance.now() - started;
-}
-
-async function get(api: Api, path: string): Promise<{ ms: number; text: string }> {
-  const started = performance.now();
-  const response = await fetch(`${api.server.base}${path}`, {
-    headers: { authorization: `Bearer ${api.token}` },
-  });
-  const text = await response.text();
-  const ms = elapsed(started);
-  if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${text}`);
-  return { ms, text };
-}
-
-async function serviceQuery(api: Api, sql: string): Promise<{ ms: number; text: string }> {
-  const started = performance.now();
-  const response = await fetch(`${api.server.base}/api/v1/query?format=json`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${api.token}`, "content-type": "application/json" },
-    body: JSON.stringify({ sql, params: [] }),
-  });
-  const text = await response.text();
-  const ms = elapsed(started);
-  if (response.status !== 200) throw new Error(`POST /query: ${response.status} ${text}`);
-  return { ms, text };
-}
-
 /** The group-by in this process: the query and its rows in JavaScript. */
 async function duckdbGroupBy(connection: DuckDBConnection): Promise<{ ms: number; rows: number }> {
   const started = performance.now();
@@ -168,29 +65,6 @@ async function postgresGroupBy(client: pg.Client): Promise<{ ms: number; rows: n
   const started = performance.now();
   const result = await client.query(GROUP_BY);
   return { ms: elapsed(started), rows: result.rows.length };
-}
-
-/** Runs each of `runs` once per round, in an order rotated every round; returns each's ms. */
-async function alternate(
-  rounds: number,
-  runs: (() => Promise<number>)[],
-): Promise<number[][]> {
-  const samples = runs.map(() => [] as number[]);
-  for (let round = 0; round < rounds; round++) {
-    for (let k = 0; k < runs.length; k++) {
-      const index = (k + round) % runs.length;
-      samples[index]!.push(await runs[index]!());
-    }
-  }
-  return samples;
-}
-
-function show(label: string, samples: readonly number[]): void {
-  console.log(
-    `  ${label.padEnd(44)} median ${median(samples).toFixed(1).padStart(8)} ms   runs ${
-      samples.map((s) => s.toFixed(1)).join(", ")
-    }`,
-  );
 }
 
 async function groupByTarget(
@@ -381,38 +255,6 @@ async function pageTarget(api: Api, rows: number, rounds: number): Promise<Row> 
   };
 }
 
-/** The service's Parquet export into `path` by curl: ms and bytes. */
-async function serviceParquet(api: Api, path: string): Promise<{ ms: number; bytes: number }> {
-  const started = performance.now();
-  const output = await new Deno.Command("curl", {
-    args: [
-      "-s",
-      "-o",
-      path,
-      "-H",
-      `Authorization: Bearer ${api.token}`,
-      "-w",
-      "%{http_code} %{size_download}",
-      `${api.server.base}/api/v1/table/t/records/parquet`,
-    ],
-    stdout: "piped",
-  }).output();
-  const ms = elapsed(started);
-  const [status, bytes] = new TextDecoder().decode(output.stdout).split(" ");
-  if (status !== "200") throw new Error(`GET records/parquet answered ${status}`);
-  return { ms, bytes: Number(bytes) };
-}
-
-async function duckdbParquet(
-  connection: DuckDBConnection,
-  path: string,
-  source = "t",
-): Promise<number> {
-  const started = performance.now();
-  await connection.run(`COPY ${source} TO '${path}' (FORMAT parquet)`);
-  return elapsed(started);
-}
-
 async function parquetTarget(
   api: Api,
   duckdb: DuckDBConnection,
@@ -481,31 +323,6 @@ async function parquetTarget(
     pass: median(inProcess!) / median(service!) >= 0.8,
     rss: memoryUsed,
   };
-}
-
-function report(rows: readonly Row[], rssLimitMb: number): void {
-  console.log(
-    "\ntarget                          service ms  baseline ms     ratio  target  result" +
-      "   RSS start → peak",
-  );
-  for (const row of rows) {
-    const rss = row.rss
-      ? `${row.rss.startMb.toFixed(0).padStart(5)} → ${row.rss.peakMb.toFixed(0)} MB ${
-        row.rss.peakMb <= rssLimitMb ? "pass" : "FAIL"
-      }`
-      : "";
-    console.log(
-      `${row.what.padEnd(30)} ${row.service.toFixed(2).padStart(11)} ${
-        row.baseline === undefined ? "—".padStart(12) : row.baseline.toFixed(2).padStart(12)
-      } ${row.ratio === undefined ? "—".padStart(9) : row.ratio.toFixed(2).padStart(9)}  ${
-        row.target.padEnd(6)
-      }  ${row.pass ? "pass" : "FAIL"}   ${rss}`,
-    );
-  }
-  console.log(
-    "ratios: DuckDB and PostgreSQL ÷ service time (speed), deep ÷ first page time; " +
-      `RSS target ≤ ${rssLimitMb} MB`,
-  );
 }
 
 /** Runs the analytics benchmark on `rows` rows and prints its table. */
