@@ -39,6 +39,8 @@ export interface Config {
    * tables in instead of the DuckDB file; absent for DuckDB.
    */
   readonly databaseUrl?: string;
+  /** Most connections to {@link Config.databaseUrl} one instance holds at once. */
+  readonly databasePoolSize: number;
   /** The only directory DuckDB may read files from: request bodies are spooled here. */
   readonly spoolDir: string;
   readonly auth: AuthConfig;
@@ -171,6 +173,7 @@ const variables = z.object({
       ? url
       : problem(ctx, "is not a postgres:// or postgresql:// URL")
   ),
+  DATABASE_POOL_SIZE: wholeNumber(1, 1000, "a number of connections", 10),
   AUTH_JWT_SECRET: given.transform((secret, ctx) =>
     secret !== undefined && secret.length < MIN_SECRET_LENGTH
       ? problem(ctx, `is shorter than ${MIN_SECRET_LENGTH} characters`)
@@ -237,6 +240,7 @@ const configSchema = variables
       dataDir: vars.DATA_DIR,
       databasePath: `${vars.DATA_DIR}/tables.duckdb`,
       ...(vars.DATABASE_URL === undefined ? {} : { databaseUrl: vars.DATABASE_URL }),
+      databasePoolSize: vars.DATABASE_POOL_SIZE,
       spoolDir: `${vars.DATA_DIR}/spool`,
       auth: Object.freeze({ key, issuer: vars.AUTH_ISSUER, audience: vars.AUTH_AUDIENCE }),
       logLevel: vars.LOG_LEVEL,

@@ -16,6 +16,7 @@ Deno.test("parseConfig() applies the documented defaults", () => {
   assert.equal(config.duckdbBlockBytes, 256 * 1024);
   assert.deepEqual(config.auth.key, { kind: "generated", secretPath: "./data/jwt-secret" });
   assert.equal(config.databaseUrl, undefined);
+  assert.equal(config.databasePoolSize, 10);
 });
 
 Deno.test("parseConfig() takes a postgres:// or postgresql:// DATABASE_URL", () => {
@@ -39,6 +40,7 @@ Deno.test("parseConfig() reads every variable", () => {
     DUCKDB_MEMORY_LIMIT: "96MiB",
     DUCKDB_BLOCK_SIZE: "16KiB",
     DUCKDB_THREADS: "3",
+    DATABASE_POOL_SIZE: "25",
     MEMORY_TRIM_SECONDS: "0",
     QUERY_TIMEOUT_SECONDS: "5",
   });
@@ -56,6 +58,7 @@ Deno.test("parseConfig() reads every variable", () => {
   assert.equal(config.duckdbMemoryBytes, 96 * 1024 ** 2);
   assert.equal(config.duckdbBlockBytes, 16 * 1024);
   assert.equal(config.duckdbThreads, 3);
+  assert.equal(config.databasePoolSize, 25);
   assert.equal(config.memoryTrimMs, 0);
   assert.equal(config.queryTimeoutMs, 5_000);
 });
@@ -86,6 +89,8 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ DUCKDB_BLOCK_SIZE: "100000" }, /DUCKDB_BLOCK_SIZE "100000"/],
     [{ DUCKDB_THREADS: "0" }, /DUCKDB_THREADS "0" is not a number of threads/],
     [{ DUCKDB_THREADS: "two" }, /DUCKDB_THREADS "two"/],
+    [{ DATABASE_POOL_SIZE: "0" }, /DATABASE_POOL_SIZE "0" is not a number of connections/],
+    [{ DATABASE_POOL_SIZE: "1001" }, /DATABASE_POOL_SIZE "1001"/],
     [{ MEMORY_TRIM_SECONDS: "-1" }, /MEMORY_TRIM_SECONDS "-1"/],
     [{ MEMORY_TRIM_SECONDS: "soon" }, /MEMORY_TRIM_SECONDS "soon"/],
     [{ MEMORY_TRIM_SECONDS: "3601" }, /MEMORY_TRIM_SECONDS "3601"/],

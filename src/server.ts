@@ -128,7 +128,12 @@ export async function startService(
         threads: config.duckdbThreads,
         logger,
       })
-      : await openPostgresStore({ url: config.databaseUrl, logger, spoolDir });
+      : await openPostgresStore({
+        url: config.databaseUrl,
+        maxConnections: config.databasePoolSize,
+        logger,
+        spoolDir,
+      });
   } catch (error) {
     // A process exits now, which releases the port; a caller that goes on (a test) must not be
     // left with it open, nor with requests waiting for an app that will never come.

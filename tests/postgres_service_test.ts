@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
 import { errorOf, ok, TestServer } from "./helpers/server.ts";
+import pg from "pg";
 
 await postgresTest(
   `The service with DATABASE_URL keeps its tables in PostgreSQL`,
@@ -70,6 +71,41 @@ await postgresTest(
     } finally {
       await second.dispose();
       await first.dispose();
+    }
+  },
+);
+
+await postgresTest(
+  "DATABASE_POOL_SIZE bounds the connections one instance holds",
+  async (_t, database) => {
+    const env = await postgresEnv(database);
+    const server = await TestServer.start({ ...env, DATABASE_POOL_SIZE: "2" });
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      const table = { columns: [{ name: "id", type: "integer" }] };
+      ok(await server.request("POST", "table/t", { body: { table } }));
+      // Many writes and reads at once: each waits for one of the two connections.
+      const answers = await Promise.all(
+        Array.from(
+          { length: 16 },
+          (_, i) =>
+            i % 2
+              ? server.request("POST", "table/t/records", { body: [{ id: i }] })
+              : server.request("GET", "table/t/records?count=exact"),
+        ),
+      );
+      for (const answer of answers) assert.equal(answer.status, 200, answer.text);
+      // The pool keeps its connections open a while after use: they are counted now.
+      const { rows } = await client.query(
+        `SELECT count(*)::integer AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name = 'table-service'`,
+      );
+      assert.ok(rows[0].n >= 1 && rows[0].n <= 2, `${rows[0].n} connections`);
+      assert.equal(ok(await server.request("GET", "table/t/records")).total, 8);
+    } finally {
+      await client.end();
+      await server.dispose();
     }
   },
 );
