@@ -70,6 +70,7 @@ Deno.test("HTTP: answers are compressed for clients that accept it, and decompre
         "/api/v1/table/wide",
         "/api/v1/table/people/records?limit=1000",
         "/api/v1/table/people/records/csv",
+        "/api/v1/table/people/records/ndjson",
         "/docs/assets/swagger-ui.css",
         "/docs/assets/swagger-ui-bundle.js",
       ]

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { compress } from "hono/compress";
+import { COMPRESSIBLE_CONTENT_TYPE_REGEX } from "hono/utils/compress";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import { HTTPException } from "hono/http-exception";
 import type { TokenVerifier } from "../auth/jwt.ts";
@@ -74,10 +75,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const notModified = etag({ retainedHeaders: [...RETAINED_304_HEADERS, ...CORS_ANSWER_HEADERS] });
   app.use(`${API_PREFIX}/table/:table_name`, notModified);
   app.use(OPENAPI_PATH, notModified);
-  // It compresses text and JSON of 1 KiB or more (by the length declareLength() sets; a
-  // streamed export always) and makes a compressed answer's ETag weak, which conditional
+  // It compresses text, JSON and NDJSON of 1 KiB or more (by the length declareLength()
+  // sets; a streamed export always) and makes a compressed answer's ETag weak, which conditional
   // requests accept.
-  app.use("*", compress());
+  app.use("*", compress({ contentTypeFilter: compressible }));
   app.use("*", declareLength());
   // Before every token check: a preflight carries no token.
   if (deps.corsOrigins.length > 0) app.use("*", corsFor(deps.corsOrigins));
@@ -201,4 +202,10 @@ function allowedMethods(
   }
   if (methods.has("GET")) methods.add("HEAD");
   return [...methods].sort();
+}
+
+/** The content types compressed: Hono's list, and NDJSON, which it lacks. */
+function compressible(type: string): boolean {
+  return COMPRESSIBLE_CONTENT_TYPE_REGEX.test(type) ||
+    /^\s*application\/x-ndjson\s*(;|$)/i.test(type);
 }
