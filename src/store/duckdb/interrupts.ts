@@ -37,3 +37,22 @@ export function interruptAfter(connection: DuckDBConnection, ms: number | undefi
     clear: () => clearTimeout(timer),
   };
 }
+
+/**
+ * Runs `work` under {@link interruptAfter}'s deadline on `connection`: a failure caused by
+ * the deadline is {@link ApiError.queryTimeout}, any other as it is; the timer goes after.
+ */
+export async function underDeadline<T>(
+  connection: DuckDBConnection,
+  ms: number | undefined,
+  work: () => Promise<T>,
+): Promise<T> {
+  const deadline = interruptAfter(connection, ms);
+  try {
+    return await work();
+  } catch (error) {
+    throw deadline.error() ?? error;
+  } finally {
+    deadline.clear();
+  }
+}

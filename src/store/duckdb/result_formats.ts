@@ -12,7 +12,7 @@ import type { ResultColumn, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Lines, Session } from "./database.ts";
 import { bound } from "./session.ts";
-import { interruptAfter } from "./interrupts.ts";
+import { underDeadline } from "./interrupts.ts";
 import { quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, type RenderedColumn } from "./values.ts";
 
@@ -174,16 +174,9 @@ export async function readKnownResult(
 ): Promise<{ columns: readonly ResultColumn[]; json: string; truncated: boolean }> {
   checkLimit(limit);
   const { sql, values } = resultLines("ndjson", limited(query, limit), columns);
-  const rows = await context.database.withSession(async (session) => {
-    const deadline = interruptAfter(session.connection, options.timeoutMs);
-    try {
-      return await session.rows(sql, values ?? []);
-    } catch (error) {
-      throw deadline.error() ?? error;
-    } finally {
-      deadline.clear();
-    }
-  });
+  const rows = await context.database.withSession((session) =>
+    underDeadline(session.connection, options.timeoutMs, () => session.rows(sql, values ?? []))
+  );
   return { columns, ...page(rows.map((row) => row.line as string), limit) };
 }
 
@@ -217,9 +210,8 @@ async function parquet(
   let file: Deno.FsFile;
   try {
     // A transaction makes `prepare`'s reads and the COPY one snapshot.
-    await context.database.transaction(async (session) => {
-      const deadline = interruptAfter(session.connection, options.timeoutMs);
-      try {
+    await context.database.transaction((session) =>
+      underDeadline(session.connection, options.timeoutMs, async () => {
         const { query, columns: known } = await prepare(session);
         columns = known ?? await describeResult(session, query);
         await session.run(
@@ -229,12 +221,8 @@ async function parquet(
           } (FORMAT parquet)`,
           query.values ?? [],
         );
-      } catch (error) {
-        throw deadline.error() ?? error;
-      } finally {
-        deadline.clear();
-      }
-    });
+      })
+    );
     file = await Deno.open(path);
   } finally {
     // Open or not, the name goes now: the open file is read to its end, then it is gone.
