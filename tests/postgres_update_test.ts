@@ -317,3 +317,132 @@ await postgresTest(
     }
   },
 );
+
+await postgresTest(
+  "PUT adds columns on PostgreSQL after dropped ones have spent its 1,600 places, keeping rows, ids, keys, serials and foreign keys",
+  async (_t, postgres) => {
+    const env = await postgresEnv(postgres);
+    const server = await TestServer.start(env);
+    const database = await Database.open({ url: env.DATABASE_URL });
+    const rows = (sql: string) => database.withSession((s) => s.rows(sql));
+    const numbered = (prefix: string, count: number) =>
+      Array.from({ length: count }, (_, i) => ({ name: `${prefix}${i}`, type: "integer" }));
+    const records = (table: string, body: Json) =>
+      server.request("POST", `table/${table}/records`, { body });
+    try {
+      ok(
+        await server.request("POST", "table/parents", {
+          body: {
+            table: {
+              columns: [{ name: "id", type: "integer" }],
+              constraints: { primary_key: { columns: ["id"] } },
+            },
+          },
+        }),
+      );
+      ok(await records("parents", [{ id: 1 }, { id: 2 }]));
+      const reference = (column: string, table: string) => ({
+        column,
+        reference_table: table,
+        reference_column: "id",
+      });
+      ok(
+        await server.request("POST", "table/wide", {
+          body: {
+            table: {
+              columns: [
+                { name: "id", type: "serial" },
+                { name: "code", type: "varchar", is_nullable: false },
+                { name: "parent", type: "integer" },
+                { name: "up", type: "integer" },
+                { name: "ticket", type: "serial" },
+              ],
+              constraints: {
+                primary_key: { columns: ["id"] },
+                unique: [{ columns: ["code"] }],
+                foreign_keys: [reference("parent", "parents"), reference("up", "wide")],
+              },
+            },
+          },
+        }),
+      );
+      ok(
+        await server.request("POST", "table/children", {
+          body: {
+            table: {
+              columns: [{ name: "wide_id", type: "integer" }],
+              constraints: { foreign_keys: [reference("wide_id", "wide")] },
+            },
+          },
+        }),
+      );
+      ok(
+        await records("wide", [
+          { code: "a", parent: 1 },
+          { code: "b", parent: 2, up: 1 },
+          { code: "c", up: 2 },
+        ]),
+      );
+      ok(await records("children", [{ wide_id: 1 }]));
+      const first = await columnsOf(server, "wide");
+      ok(await put(server, "wide", { columns: [...first, ...numbered("c", 1_500)] }));
+
+      // 1 + 5 + 1,500 places are taken; 200 more pass PostgreSQL's 1,600 unless the places
+      // of the 1,500 dropped here are given back first. A serial column is renamed on the way.
+      const renamed: Record<string, string> = { code: "label", ticket: "ticket_no" };
+      const kept = first.map((c: Json) => ({ ...c, name: renamed[c.name] ?? c.name }));
+      const { table } = ok(
+        await put(server, "wide", { columns: [...kept, ...numbered("e", 200)] }),
+      );
+      assert.deepEqual(
+        table.columns.slice(0, 5).map((c: Json) => [c.id, c.name]),
+        [[1, "id"], [2, "label"], [3, "parent"], [4, "up"], [5, "ticket_no"]],
+      );
+      assert.equal(table.columns.length, 205);
+      assert.deepEqual(table.constraints.foreign_keys.map((fk: Json) => fk.column).sort(), [
+        "parent",
+        "up",
+      ]);
+      const [places] = await rows(
+        `SELECT max(attnum)::int AS n FROM pg_attribute WHERE attrelid = 'public.wide'::regclass`,
+      );
+      assert.equal(places!.n, 206);
+
+      const page = ok(await server.request("GET", "table/wide/records?select=id,label,up"));
+      assert.deepEqual(page.records, [
+        { id: 1, label: "a", up: null },
+        { id: 2, label: "b", up: 1 },
+        { id: 3, label: "c", up: 2 },
+      ]);
+      // The serial goes on where it was; the keys and every foreign key still hold.
+      ok(await records("wide", [{ label: "d", e0: 7 }]));
+      const [next] = await rows(`SELECT id, ticket_no FROM public.wide WHERE label = 'd'`);
+      assert.deepEqual({ ...next }, { id: 4, ticket_no: 4 });
+      errorOf(await records("wide", [{ label: "a" }]), 409);
+      errorOf(await records("wide", [{ label: "x", parent: 99 }]), 422);
+      errorOf(await records("wide", [{ label: "y", up: 99 }]), 422);
+      errorOf(await records("children", [{ wide_id: 99 }]), 422);
+      errorOf(await server.request("DELETE", "table/wide"), 409);
+      const passing = await rows(
+        `SELECT conname FROM pg_constraint WHERE strpos(conname, chr(1)) > 0`,
+      );
+      assert.deepEqual(passing, []);
+      // The serial's sequence is the table's again: it goes with it.
+      const serials = await rows(
+        `SELECT pg_get_serial_sequence('public.wide', 'id') AS id,
+           pg_get_serial_sequence('public.wide', 'ticket_no') AS ticket`,
+      );
+      const sequences = Object.values(serials[0]!).map(String);
+      for (const name of sequences) assert.match(name, /^public\./);
+      ok(await server.request("DELETE", "table/children"));
+      ok(await server.request("DELETE", "table/wide"));
+      for (const name of sequences) {
+        const [gone] = await rows(`SELECT to_regclass('${name}') AS still`);
+        assert.equal(gone!.still, null, name);
+      }
+    } finally {
+      await database.close();
+      await server.dispose();
+    }
+  },
+);

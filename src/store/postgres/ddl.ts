@@ -35,10 +35,16 @@ import { postgresType } from "./types.ts";
 export const INSERTION_COLUMN = "\u0001order";
 
 /**
- * Most columns a table may have on PostgreSQL: its limit of 1,600 per table, less the one
+ * PostgreSQL's limit of columns a table: the places of dropped columns count toward it
+ * until the table is rewritten.
+ */
+export const PG_COLUMN_PLACES = 1600;
+
+/**
+ * Most columns a table may have on PostgreSQL: {@link PG_COLUMN_PLACES}, less the one
  * {@link INSERTION_COLUMN} takes.
  */
-export const PG_MAX_COLUMNS = 1599;
+export const PG_MAX_COLUMNS = PG_COLUMN_PLACES - 1;
 
 /** A plan's columns as PostgreSQL takes them: each one's type, and its checked default. */
 export interface CheckedColumns {

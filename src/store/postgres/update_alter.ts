@@ -1,10 +1,11 @@
 /**
- * Carrying out an analysed table update on PostgreSQL with ALTER TABLE alone, in the
+ * Carrying out an analysed table update on PostgreSQL with ALTER TABLE, in the
  * caller's transaction: PostgreSQL's DDL is transactional, so a failure anywhere rolls back
  * every statement and the metadata with them.
  *
  * The order matters: constraints no longer wanted go first (so dropping and retyping their
- * columns is free), then dropped columns, renames, retypes, defaults and new columns; the
+ * columns is free), then dropped columns, renames, retypes, defaults and new columns (in a
+ * table rewritten first when the places dropped columns keep leave no room for them); the
  * rows are checked against the NOT NULLs, keys and foreign keys to come, which are then
  * added; the table moves and is renamed last; the metadata follows.
  *
@@ -20,6 +21,7 @@ import { recordConstraints } from "./metadata_constraints.ts";
 import { constraintRecords } from "../shared/constraint_records.ts";
 import { refuseRequiredColumns as refuseRequired } from "../shared/required_columns.ts";
 import { retypeSql } from "./retype.ts";
+import { columnPlacesLeft, compactTable } from "./update_rebuild.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
 import {
@@ -99,6 +101,10 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
         ? `ALTER COLUMN ${name} DROP DEFAULT`
         : `ALTER COLUMN ${name} SET DEFAULT (${c.defaultSql})`,
     );
+  }
+  const added = columns.filter((c) => !c.source).length;
+  if (added > 0 && await columnPlacesLeft(session, current) < added) {
+    await compactTable(session, analysis.row.id, current);
   }
   const sequences = await addColumns(session, table, analysis);
 

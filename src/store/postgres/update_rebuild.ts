@@ -13,10 +13,10 @@
  * @module
  */
 
+import type { TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { Session } from "./database.ts";
-import { createTableSql, freeSequenceName, INSERTION_COLUMN } from "./ddl.ts";
-import { META } from "./metadata.ts";
+import { createTableSql, freeSequenceName, INSERTION_COLUMN, PG_COLUMN_PLACES } from "./ddl.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 import type { UpdateAnalysis } from "./update_analysis.ts";
@@ -62,9 +62,72 @@ export async function rebuildInOrder(session: Session, analysis: UpdateAnalysis)
       })),
     }),
   );
+  await copyRows(
+    session,
+    table,
+    rebuilt,
+    [...columns.map((c) => quoteIdent(c.name)), quoteIdent(INSERTION_COLUMN)],
+  );
+  await takeOver(session, { schema, name }, passing);
+}
+
+/**
+ * Rebuilds the table as it stands (columns, defaults, keys, foreign keys, rows and their
+ * insertion order) so that the columns it has dropped no longer count toward PostgreSQL's
+ * 1,600 a table: PostgreSQL keeps a dropped column's place until the table is rewritten, and
+ * ALTER TABLE never rewrites it that way.
+ */
+export async function compactTable(session: Session, id: number, ref: TableRef): Promise<void> {
+  const table = qualified(ref.schema, ref.name);
+  const passing = `\u0001compacting_${id}`;
+  const rebuilt = qualified(ref.schema, passing);
+  // Foreign keys are the one part LIKE leaves out; the table's own go with it, and come back.
+  const own = await session.rows(
+    `SELECT conname, pg_get_constraintdef(oid) AS definition FROM pg_constraint
+     WHERE contype = 'f' AND conrelid = $1::regclass`,
+    [table],
+  );
+  const live = await session.rows(
+    `SELECT attname FROM pg_attribute
+     WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`,
+    [table],
+  );
+  await session.run(`CREATE TABLE ${rebuilt} (LIKE ${table} INCLUDING ALL)`);
+  await copyRows(session, table, rebuilt, live.map((r) => quoteIdent(r.attname as string)));
+  await takeOver(session, ref, passing);
+  for (const fk of own) {
+    await session.run(
+      `ALTER TABLE ${table} ADD CONSTRAINT ${quoteIdent(fk.conname as string)} ${fk
+        .definition as string}`,
+    );
+  }
+}
+
+/**
+ * How many more columns the table can be given before PostgreSQL's limit of 1,600, which
+ * counts the places of dropped columns too.
+ */
+export async function columnPlacesLeft(session: Session, ref: TableRef): Promise<number> {
+  const [row] = await session.rows(
+    `SELECT $2::int - max(attnum) AS places FROM pg_attribute
+     WHERE attrelid = $1::regclass AND attnum > 0`,
+    [qualified(ref.schema, ref.name), PG_COLUMN_PLACES],
+  );
+  return Number(row!.places);
+}
+
+/**
+ * Copies every row of `table` into `rebuilt` with its insertion order, and sets the
+ * insertion order's sequence past it.
+ */
+async function copyRows(
+  session: Session,
+  table: string,
+  rebuilt: string,
+  columns: readonly string[],
+): Promise<void> {
   // One statement: PostgreSQL checks a self-reference's rows at its end, in any order.
-  const names = [...columns.map((c) => quoteIdent(c.name)), quoteIdent(INSERTION_COLUMN)]
-    .join(", ");
+  const names = columns.join(", ");
   await session.run(
     `INSERT INTO ${rebuilt} (${names}) OVERRIDING SYSTEM VALUE SELECT ${names} FROM ${table}`,
   );
@@ -73,19 +136,26 @@ export async function rebuildInOrder(session: Session, analysis: UpdateAnalysis)
        coalesce((SELECT max(${quoteIdent(INSERTION_COLUMN)}) FROM ${rebuilt}), 0) + 1, false)`,
     [rebuilt, INSERTION_COLUMN],
   );
+}
 
+/**
+ * The table at `ref` replaced by the one built beside it under `passing`: the sequences
+ * its columns own and the foreign keys of other tables into it move to the new one, which
+ * takes its name and gives its constraints the names PostgreSQL would have given them.
+ */
+async function takeOver(session: Session, ref: TableRef, passing: string): Promise<void> {
+  const table = qualified(ref.schema, ref.name);
   // Dropping the old table would drop the sequences it owns and the foreign keys into it.
   const sequences = await session.rows(
-    `SELECT s.schema_name, s.sequence_name, m.column_name FROM ${META}.sequences s
-     JOIN ${META}.columns m ON m.table_id = s.table_id AND m.column_id = s.column_id
-     WHERE s.table_id = $1`,
-    [row.id],
+    `SELECT d.objid::regclass::text AS sequence, a.attname FROM pg_depend d
+     JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+     JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+     WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+       AND d.refobjid = $1::regclass AND d.deptype = 'a'`,
+    [table],
   );
   for (const s of sequences) {
-    await session.run(
-      `ALTER SEQUENCE ${qualified(s.schema_name as string, s.sequence_name as string)} ` +
-        `OWNED BY NONE`,
-    );
+    await session.run(`ALTER SEQUENCE ${s.sequence as string} OWNED BY NONE`);
   }
   const into = await session.rows(
     `SELECT conrelid::regclass::text AS owner, conname, pg_get_constraintdef(oid) AS definition
@@ -99,12 +169,13 @@ export async function rebuildInOrder(session: Session, analysis: UpdateAnalysis)
     );
   }
   await session.run(`DROP TABLE ${table}`);
-  await session.run(`ALTER TABLE ${rebuilt} RENAME TO ${quoteIdent(name)}`);
-  await renameConstraints(session, schema, name, passing);
+  await session.run(
+    `ALTER TABLE ${qualified(ref.schema, passing)} RENAME TO ${quoteIdent(ref.name)}`,
+  );
+  await renameConstraints(session, ref.schema, ref.name, passing);
   for (const s of sequences) {
     await session.run(
-      `ALTER SEQUENCE ${qualified(s.schema_name as string, s.sequence_name as string)} ` +
-        `OWNED BY ${table}.${quoteIdent(s.column_name as string)}`,
+      `ALTER SEQUENCE ${s.sequence as string} OWNED BY ${table}.${quoteIdent(s.attname as string)}`,
     );
   }
   // The definitions name the table by its name, which is now the rebuilt one's.
