@@ -207,3 +207,51 @@ await postgresTest(
     }
   },
 );
+
+await postgresTest(
+  "a key too long for PostgreSQL's B-tree index is 422 saying so on every route, and changes nothing",
+  async (_t, database) => {
+    const env = await postgresEnv(database);
+    const server = await TestServer.start(env);
+    try {
+      const table = {
+        columns: [{ name: "k", type: "varchar" }, { name: "v", type: "varchar" }],
+        constraints: { unique: [{ columns: ["k"] }] },
+      };
+      ok(await server.request("POST", "table/u", { body: { table } }));
+      // Letters from a pseudo-random sequence: PostgreSQL compresses an index entry before it
+      // measures it, and a repeating pattern would fit.
+      let seed = 42;
+      const long = Array.from({ length: 6_000 }, () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+        return "abcdefghijklmnopqrstuvwxyz0123456789"[seed % 36];
+      }).join("");
+      ok(await server.request("POST", "table/u/records", { body: [{ k: "x", v: long }] }));
+      const state = async () =>
+        JSON.stringify([
+          ok(await server.request("GET", "table/u")),
+          ok(await server.request("GET", "table/u/records")),
+        ]);
+      const before = await state();
+      const { columns } = ok(await server.request("GET", "table/u")).table;
+      const attempts: [string, string, unknown][] = [
+        ["POST", "table/u/records", [{ k: long, v: "y" }]],
+        ["PATCH", "table/u/records?k=eq.x", { k: long }],
+        ["PUT", "table/u", {
+          table: { columns, constraints: { primary_key: { columns: ["v"] } } },
+        }],
+        ["PUT", "table/u", {
+          table: { columns, constraints: { unique: [{ columns: ["k"] }, { columns: ["v"] }] } },
+        }],
+      ];
+      for (const [method, path, body] of attempts) {
+        const error = errorOf(await server.request(method, path, { body }), 422);
+        assert.match(error.message, /index row size \d+ exceeds btree/, `${method} ${path}`);
+        assert.match(error.message, /must fit in one entry of PostgreSQL's B-tree index/);
+        assert.equal(await state(), before, `${method} ${path}`);
+      }
+    } finally {
+      await server.dispose();
+    }
+  },
+);

@@ -13,7 +13,7 @@ import type { StagedRows } from "../duckdb/mod.ts";
 import { conflictKey } from "../shared/conflict_key.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
 import type { Session } from "./database.ts";
-import { type EngineError, VALUE_MISFITS } from "./engine_errors.ts";
+import { type EngineError, programLimit, VALUE_MISFITS } from "./engine_errors.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 
 /**
@@ -148,10 +148,8 @@ export function loadFailure(table: Table, error: unknown): unknown {
           : undefined,
       );
     case "54000":
-      // A row is stored in one page; values too wide for TOAST (numbers, dates) must fit it.
       return ApiError.invalidData(
-        `Rows do not fit table "${table.name}": ${said}; a row must fit in one 8 KB page of ` +
-          "PostgreSQL, and fixed-width values such as numbers and dates cannot be moved out of it",
+        `Rows do not fit table "${table.name}": ${said}; ${programLimit(message)}`,
       );
   }
   // A load takes two more for rows that do not fit: 22023 invalid_parameter_value and

@@ -64,6 +64,7 @@ const LOST =
  *   DuckDB), 409 for a change to a row others reference.
  * - 23502 not_null_violation, 23514 check_violation, 22P02 invalid_text_representation,
  *   22003 numeric_value_out_of_range, 22007/22008 datetime: 422.
+ * - 54000 program_limit_exceeded (a key too long for its index, a row too wide): 422.
  * - 42P01 undefined_table, 3F000 invalid_schema_name: 404.
  * - class 08 (connection), 57P01–57P03 (shutdown, cannot connect now), 53300
  *   (too many connections), socket failures and a wait for a free connection of the pool
@@ -103,6 +104,10 @@ export function engineError(error: unknown): ApiError | undefined {
       return ApiError.conflict(
         "Another change to the same tables or rows was under way; nothing was changed, try again",
       );
+    case "54000":
+      return ApiError.invalidData(
+        `A row does not fit PostgreSQL's limits: ${said}; ${programLimit(message)}`,
+      );
     case "42P01":
       return ApiError.notFound(`The table does not exist: ${message}`);
     case "3F000":
@@ -118,6 +123,18 @@ export function engineError(error: unknown): ApiError | undefined {
     );
   }
   return undefined;
+}
+
+/**
+ * What a 54000 program_limit_exceeded of a row means: a key's values too long for an entry
+ * of its B-tree index, or a row too wide for a page.
+ */
+export function programLimit(message: string): string {
+  return /^index row/.test(message)
+    ? "the values of a primary or unique key must fit in one entry of PostgreSQL's B-tree " +
+      "index, about 2,700 bytes after compression"
+    : "a row must fit in one 8 KB page of PostgreSQL, and fixed-width values such as numbers " +
+      "and dates cannot be moved out of it";
 }
 
 /** {@link engineError}'s answer, or `error` itself when it has none. */
