@@ -603,3 +603,46 @@ Deno.test("tables: wrong JSON shapes and invalid names are 400 and change nothin
     await server.dispose();
   }
 });
+
+Deno.test(
+  `tables: a column name of 40 characters and 80 bytes ${
+    ENGINE === "postgres"
+      ? "is 422 naming PostgreSQL's 63 bytes on every route that makes columns, and changes nothing"
+      : "is kept whole"
+  }`,
+  async () => {
+    const server = await TestServer.start();
+    try {
+      const long = "é".repeat(40);
+      const column = { name: long, type: "integer" };
+      ok(await server.request("POST", "table/short", { body: { table: { columns: [] } } }));
+      const before = await snapshot(server);
+      const attempts: [string, string, unknown][] = [
+        ["POST", "table/wide", { table: { columns: [column] } }],
+        ["PUT", "table/short", { table: { columns: [column] } }],
+        ["POST", "table/inferred/upload/json", { data: [{ [long]: 1 }] }],
+      ];
+      for (const [method, path, body] of attempts) {
+        const answer = await server.request(method, path, { body });
+        if (ENGINE === "postgres") {
+          const error = errorOf(answer, 422);
+          assert.match(
+            error.message,
+            /Column name "é+" is 80 bytes of UTF-8; at most 63 are allowed on this storage engine/,
+          );
+          assert.equal((error.details?.[0] as { column: string }).column, long);
+          assert.equal(await snapshot(server), before);
+        } else {
+          assert.ok(answer.status < 300, `${method} ${path}: ${answer.text}`);
+          const table = path.split("/")[1];
+          const { records } = ok(await server.request("GET", `table/${table}/records`));
+          const got = ok(await server.request("GET", `table/${table}`));
+          assert.deepEqual(got.table.columns.map((c: { name: string }) => c.name), [long]);
+          assert.equal(records.length, method === "POST" && path.includes("upload") ? 1 : 0);
+        }
+      }
+    } finally {
+      await server.dispose();
+    }
+  },
+);

@@ -85,20 +85,47 @@ export function checkWidth(
   }
 }
 
+/** What an engine takes of a table, where it takes less than the contract allows. */
+export interface EngineLimits {
+  /** Most columns a table may have: at most the contract's {@link MAX_COLUMNS}. */
+  readonly maxColumns: number;
+  /**
+   * Longest column name the engine keeps whole, in bytes of UTF-8: the contract's 63
+   * characters may be longer.
+   */
+  readonly maxColumnNameBytes: number;
+}
+
 /**
- * Throws 422 when `plan` has more columns than `limit`, the engine's: as {@link checkWidth}.
+ * Throws 422 when `plan` is more than the engine takes: more columns than its limit (as
+ * {@link checkWidth}), or column names longer than it keeps.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkPlanWidth, planTable } from "./definition.ts";
+ * import { checkPlanLimits, planTable } from "./definition.ts";
  *
- * const plan = planTable({ schema: "public", name: "t" }, { columns: [{ name: "a", type: "int" }, { name: "b", type: "int" }] });
- * assert.throws(() => checkPlanWidth(plan, 1), /Table "t" has 2 columns; at most 1 columns/);
+ * const plan = planTable({ schema: "public", name: "t" }, { columns: [{ name: "a", type: "int" }, { name: "é".repeat(40), type: "int" }] });
+ * assert.throws(() => checkPlanLimits(plan, { maxColumns: 1, maxColumnNameBytes: 63 }), /Table "t" has 2 columns; at most 1 columns/);
+ * assert.throws(() => checkPlanLimits(plan, { maxColumns: 2, maxColumnNameBytes: 63 }), /80 bytes of UTF-8; at most 63/);
  * ```
  */
-export function checkPlanWidth(plan: TablePlan | undefined, limit: number): void {
-  if (plan) checkWidth(`Table "${plan.ref.name}" has`, plan.columns.length, "columns", limit);
+export function checkPlanLimits(plan: TablePlan | undefined, limits: EngineLimits): void {
+  if (!plan) return;
+  checkWidth(`Table "${plan.ref.name}" has`, plan.columns.length, "columns", limits.maxColumns);
+  const encoder = new TextEncoder();
+  const problems: ErrorDetail[] = [];
+  plan.columns.forEach((column, index) => {
+    const bytes = encoder.encode(column.name).length;
+    if (bytes <= limits.maxColumnNameBytes) return;
+    problems.push({
+      field: `columns[${index}].name`,
+      column: column.name,
+      message: `Column name "${column.name}" is ${bytes} bytes of UTF-8; at most ` +
+        `${limits.maxColumnNameBytes} are allowed on this storage engine`,
+    });
+  });
+  if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
 }
 
 /**

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { checkPlanWidth, planTable } from "../catalog/definition.ts";
+import { checkPlanLimits, planTable } from "../catalog/definition.ts";
 import type { Table, TableDefinition, TableRef } from "../catalog/model.ts";
 import { planUpdate, type TableUpdateRequest } from "../catalog/update.ts";
 import type {
@@ -35,7 +35,7 @@ export async function createTable(
 ): Promise<{ readonly table: Table; readonly created: boolean }> {
   const fromTemplate = await planFromTemplate(store, ref, options.template);
   const plan = oneDefinition(fromTemplate, definition) ?? planTable(ref, definition ?? {});
-  checkPlanWidth(plan, store.maxColumns);
+  checkPlanLimits(plan, store);
   return await store.createTable(plan, { ifNotExists: options.ifNotExists, keyed: options.keyed });
 }
 
@@ -73,7 +73,7 @@ export async function updateTable(
     // Judged under the table's lock, against the definition the update starts from.
     options.expect?.(current);
     const update = planUpdate(current, wanted);
-    checkPlanWidth(update.plan, store.maxColumns);
+    checkPlanLimits(update.plan, store);
     return update;
   }, options.keyed);
 }

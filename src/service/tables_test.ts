@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { TablePlan } from "../catalog/definition.ts";
+import { MAX_COLUMNS, type TablePlan } from "../catalog/definition.ts";
 import type { Table } from "../catalog/model.ts";
 import type { StoredTemplate } from "../catalog/templates.ts";
 import { ApiError } from "../errors.ts";
@@ -29,9 +29,10 @@ function stored(version: string): StoredTemplate {
   };
 }
 
-/** A store with only what a test gives; any other call fails the test. */
+/** A store with the contract's limits and only what a test gives; any other call fails the test. */
 function fakeStore(parts: Partial<Store>): Store {
-  return new Proxy(parts, {
+  const limits = { maxColumns: MAX_COLUMNS, maxColumnNameBytes: Number.POSITIVE_INFINITY };
+  return new Proxy({ ...limits, ...parts }, {
     get: (target, key: string) =>
       target[key as keyof Store] ?? (() => assert.fail(`unexpected store.${key}()`)),
   }) as Store;
@@ -80,6 +81,16 @@ Deno.test("createTable() plans the body's definition at the table's address", as
   });
   assert.deepEqual(planned?.ref, ref);
   assert.equal(planned?.columns[0]?.name, "id");
+});
+
+Deno.test("createTable() refuses a column name longer than the store keeps, before creating", async () => {
+  const store = fakeStore({ maxColumnNameBytes: 63 });
+  await assert.rejects(
+    createTable(store, ref, { columns: [{ name: "日".repeat(22), type: "BIGINT" }] }, {
+      ifNotExists: false,
+    }),
+    /Column name "日+" is 66 bytes of UTF-8; at most 63 are allowed/,
+  );
 });
 
 Deno.test("updateTable() judges the table as the store finds it before planning the update", async () => {

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { checkPlanWidth, planTable, type TablePlan } from "../catalog/definition.ts";
+import { checkPlanLimits, planTable, type TablePlan } from "../catalog/definition.ts";
 import type { Table, TableDefinition, TableRef } from "../catalog/model.ts";
 import type { IfExists } from "../catalog/uploads.ts";
 import { ApiError } from "../errors.ts";
@@ -52,7 +52,7 @@ export async function uploadJson(
   try {
     const plan = oneDefinition(fromTemplate, file.table) ??
       (file.table === undefined ? undefined : planTable(ref, options.readDefinition(file.table)));
-    checkPlanWidth(plan, deps.store.maxColumns);
+    checkPlanLimits(plan, deps.store);
     return await deps.store.uploadTable(ref, file, {
       plan,
       ifExists: options.ifExists,
@@ -148,7 +148,7 @@ async function withUpload(
   try {
     const given = definitionPart(upload.body, ref, options.readDefinition);
     const plan = oneDefinition(fromTemplate, given) ?? given;
-    checkPlanWidth(plan, deps.store.maxColumns);
+    checkPlanLimits(plan, deps.store);
     const result = await work(upload, plan, (path) => (paths.push(path), path));
     return { table: result.table, inserted: result.inserted };
   } finally {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { TablePlan } from "../catalog/definition.ts";
+import type { EngineLimits, TablePlan } from "../catalog/definition.ts";
 import type { Filter, ReadQuery } from "../catalog/filters.ts";
 import type { Table, TableRef } from "../catalog/model.ts";
 import type { TableUpdate } from "../catalog/update.ts";
@@ -254,9 +254,7 @@ export interface RecordsSummary {
 }
 
 /** The storage operations the routes use; the only place data lives. */
-export interface Store {
-  /** Most columns a table may have on this engine: at most the contract's 2,000. */
-  readonly maxColumns: number;
+export interface Store extends EngineLimits {
   /** Schema names in order, without internal ones, filtered to `visible` when given. */
   listSchemas(visible?: readonly string[]): Promise<string[]>;
   /** Creates a schema; 409 when it exists. Returns the stored name. */

@@ -95,6 +95,8 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
 /** Tables, schemas and their metadata in one DuckDB file. */
 export class DuckDBStore implements Store {
   readonly maxColumns: number = MAX_COLUMNS;
+  /** DuckDB keeps names of any length. */
+  readonly maxColumnNameBytes: number = Number.POSITIVE_INFINITY;
   readonly #context: StoreContext;
   readonly #smallInserts: SmallInserts;
 

@@ -46,6 +46,12 @@ export const PG_COLUMN_PLACES = 1600;
  */
 export const PG_MAX_COLUMNS = PG_COLUMN_PLACES - 1;
 
+/**
+ * Longest name PostgreSQL keeps, in bytes (NAMEDATALEN less one): it cuts a longer one
+ * without a word, so two names could become one, or a column lose the name it was given.
+ */
+export const PG_MAX_NAME_BYTES = 63;
+
 /** A plan's columns as PostgreSQL takes them: each one's type, and its checked default. */
 export interface CheckedColumns {
   /** PostgreSQL's canonical type of each column, in order. */

@@ -12,7 +12,7 @@
  */
 
 import type { TablePlan } from "../../catalog/definition.ts";
-import { PG_MAX_COLUMNS } from "./ddl.ts";
+import { PG_MAX_COLUMNS, PG_MAX_NAME_BYTES } from "./ddl.ts";
 import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
@@ -104,6 +104,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 /** Tables, schemas and their metadata in one PostgreSQL database. */
 export class PostgresStore implements Store {
   readonly maxColumns: number = PG_MAX_COLUMNS;
+  readonly maxColumnNameBytes: number = PG_MAX_NAME_BYTES;
   readonly #context: StoreContext;
 
   readonly #closeStaging: () => Promise<void>;

@@ -6,7 +6,12 @@
  * @module
  */
 
-import { checkWidth, planTable, type TablePlan } from "../../catalog/definition.ts";
+import {
+  checkPlanLimits,
+  checkWidth,
+  planTable,
+  type TablePlan,
+} from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { parseType } from "../../catalog/types.ts";
 import { ApiError } from "../../errors.ts";
@@ -15,7 +20,7 @@ import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
 import { checkSameColumns as checkSame } from "../shared/same_columns.ts";
 import type { StoreContext } from "./context.ts";
 import { probing } from "./database.ts";
-import { buildTable, checkColumns, PG_MAX_COLUMNS } from "./ddl.ts";
+import { buildTable, checkColumns, PG_MAX_COLUMNS, PG_MAX_NAME_BYTES } from "./ddl.ts";
 import { copyStaged } from "./copy_rows.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
@@ -120,7 +125,7 @@ function upload(
  */
 function inferredPlan(ref: TableRef, columns: readonly InferredColumn[]): TablePlan {
   checkWidth(`Table "${ref.name}" has`, columns.length, "columns", PG_MAX_COLUMNS);
-  return planTable(ref, {
+  const plan = planTable(ref, {
     columns: columns.map(({ name, type }) => {
       if (typeof postgresType(parseType(type)) === "string") return { name, type };
       if (/^U?(HUGEINT|BIGINT)$/.test(type)) return { name, type: "numeric" };
@@ -128,6 +133,8 @@ function inferredPlan(ref: TableRef, columns: readonly InferredColumn[]): TableP
       return { name, type: "json" };
     }),
   });
+  checkPlanLimits(plan, { maxColumns: PG_MAX_COLUMNS, maxColumnNameBytes: PG_MAX_NAME_BYTES });
+  return plan;
 }
 
 /** 422 unless `plan` has the same columns (names and PostgreSQL types) as the table. */
