@@ -3,7 +3,8 @@ import { Database } from "../src/store/postgres/database.ts";
 import { PG_HOSTILE } from "./fixtures/postgres_query_catalogue.ts";
 import { PG_LEGITIMATE } from "./fixtures/postgres_query_legitimate.ts";
 import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
-import { mint, ok, TestServer } from "./helpers/server.ts";
+import { errorOf, mint, ok, TestServer } from "./helpers/server.ts";
+import { MAX_JSON_VALUE_CHARS } from "../src/store/postgres/result_formats.ts";
 import { query } from "./helpers/query.ts";
 
 /** The catalogue's schemas and tables (see query_catalogue.ts), made directly in PostgreSQL. */
@@ -139,6 +140,31 @@ await postgresTest(`POST /query on PostgreSQL`, async (t, database) => {
       const bytes = new Uint8Array(await response.arrayBuffer());
       assert.equal(new TextDecoder().decode(bytes.subarray(0, 4)), "PAR1");
     });
+
+    await t.step(
+      "a value too long to render as JSON is 503, and the service stays up",
+      async () => {
+        // One character more than MAX_JSON_VALUE_CHARS; near 300 million V8 aborts the process.
+        const sql = `SELECT repeat('x', ${MAX_JSON_VALUE_CHARS + 1}) AS x`;
+        // Making 134 MB can take PostgreSQL longer than this file's 1 s on a busy machine.
+        const patient = await TestServer.start(env);
+        try {
+          const answer = await query(patient, sql, { search: "?format=json" });
+          const error = errorOf(answer, 503);
+          assert.match(error.message, /column "x" holds a value of 134217729 characters/);
+          assert.equal(answer.headers.get("retry-after"), null);
+          // A stream that has begun is cut short instead.
+          const cut = await query(patient, sql, { search: "?format=ndjson" }).then(
+            (a) => a.status,
+            (e: Error) => e.message,
+          );
+          assert.equal(cut, "error reading a body from connection");
+          ok(await patient.request("GET", "/healthz"));
+        } finally {
+          await patient.dispose();
+        }
+      },
+    );
   } finally {
     await direct.close();
     await server.dispose();

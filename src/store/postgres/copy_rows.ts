@@ -13,7 +13,7 @@ import type { StagedRows } from "../duckdb/mod.ts";
 import { conflictKey } from "../shared/conflict_key.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
 import type { Session } from "./database.ts";
-import { type EngineError, programLimit, VALUE_MISFITS } from "./engine_errors.ts";
+import { type EngineError, engineSaid, programLimit, VALUE_MISFITS } from "./engine_errors.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 
 /**
@@ -123,7 +123,7 @@ async function fileStream(path: string): Promise<ReadableStream<Uint8Array>> {
 export function loadFailure(table: Table, error: unknown): unknown {
   if (error instanceof ApiError || !(error instanceof Error)) return error;
   const { code, message, detail, constraint, column } = error as EngineError;
-  const said = detail ? `${message} (${detail})` : message;
+  const said = engineSaid(error as EngineError);
   switch (code) {
     case "23505": {
       const keys = [

@@ -22,7 +22,9 @@ export interface EngineError {
 /**
  * The SQLSTATEs of a value its column cannot take, a 422 wherever they arise:
  * 23514 check_violation, 22P02 invalid_text_representation, 22003 numeric_value_out_of_range,
- * 22007 invalid_datetime_format, 22008 datetime_field_overflow, 22001 string_data_right_truncation.
+ * 22007 invalid_datetime_format, 22008 datetime_field_overflow, 22001 string_data_right_truncation,
+ * 22026 string_data_length_mismatch (a bit string of another length than its `bit(n)`), and
+ * 22021 character_not_in_repertoire (a NUL character, which no PostgreSQL text holds).
  */
 export const VALUE_MISFITS: ReadonlySet<string> = new Set([
   "23514",
@@ -31,6 +33,8 @@ export const VALUE_MISFITS: ReadonlySet<string> = new Set([
   "22007",
   "22008",
   "22001",
+  "22026",
+  "22021",
 ]);
 
 /** Node.js socket failures: the database cannot be reached. */
@@ -86,8 +90,8 @@ const LOST =
 export function engineError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (!(error instanceof Error)) return undefined;
-  const { code, message, detail } = error as EngineError;
-  const said = detail ? `${message} (${detail})` : message;
+  const { code, message } = error as EngineError;
+  const said = engineSaid(error as EngineError);
   if (code !== undefined && (code === "23502" || VALUE_MISFITS.has(code))) {
     return ApiError.invalidData(`A value does not fit its column: ${said}`);
   }
@@ -123,6 +127,27 @@ export function engineError(error: unknown): ApiError | undefined {
     );
   }
   return undefined;
+}
+
+/**
+ * PostgreSQL's message with its detail, and what its words for a NUL character mean.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { engineSaid } from "./engine_errors.ts";
+ *
+ * assert.match(
+ *   engineSaid({ message: 'invalid byte sequence for encoding "UTF8": 0x00', code: "22021" }),
+ *   /0x00; PostgreSQL text cannot hold the NUL character/,
+ * );
+ * ```
+ */
+export function engineSaid({ message, detail, code }: EngineError): string {
+  const said = detail ? `${message} (${detail})` : message;
+  return code === "22021" && /0x00/.test(message)
+    ? `${said}; PostgreSQL text cannot hold the NUL character (\\u0000)`
+    : said;
 }
 
 /**

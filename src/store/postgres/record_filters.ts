@@ -67,9 +67,17 @@ export function typedValue(type: string, placeholder: string): string {
   return `${placeholder}::${type}`;
 }
 
+/**
+ * Whether PostgreSQL has no equality or order for `type`: json and arrays of it, which
+ * filters, sort keys and summaries compare by their text.
+ */
+export function unordered(type: string): boolean {
+  return /^json(\[\])*$/.test(type);
+}
+
 /** `column` as its filters and sort keys compare it: json (which has no order) as text. */
 function compared(column: Column, ref: string): { sql: string; type: string } {
-  return column.type === "json"
+  return unordered(column.type)
     ? { sql: `${ref}::text`, type: "text" }
     : { sql: ref, type: column.type };
 }
@@ -133,6 +141,13 @@ function oneFilter(table: Table, filter: Filter, params: unknown[], alias?: stri
     return `${ref} IS ${negated ? "NOT " : ""}${word}`;
   }
   const { sql: left, type } = compared(column, ref);
+  const texts = typeof value === "string" ? [value] : value as readonly string[];
+  if (texts.some((text) => text.includes("\u0000"))) {
+    throw ApiError.badRequest(
+      `Filter on column "${printable(column.name)}" has a NUL character (\\u0000), which no ` +
+        "PostgreSQL text holds",
+    );
+  }
   let sql: string;
   if (op === "in") {
     const items = value as readonly string[];
@@ -142,12 +157,18 @@ function oneFilter(table: Table, filter: Filter, params: unknown[], alias?: stri
       sql = `${left} IN (SELECT decode(" v", 'base64') FROM unnest(${
         bind(params, items)
       }::text[]) AS " l"(" v"))`;
+    } else if (type.endsWith("[]")) {
+      // An array of arrays is one array of more dimensions to PostgreSQL: each item is cast.
+      sql = `${left} IN (SELECT " v"::${type} FROM unnest(${
+        bind(params, items)
+      }::text[]) AS " l"(" v"))`;
     } else {
       sql = `${left} = ANY (${bind(params, items)}::${textType(type) ? "text" : type}[])`;
     }
   } else if (op === "like" || op === "ilike") {
     const pattern = bind(params, (value as string).replaceAll("*", "%"));
-    sql = `${ref}::text ${op === "like" ? "LIKE" : "ILIKE"} ${pattern}`;
+    // No escape character, as on DuckDB: a backslash is itself, also as the last character.
+    sql = `${ref}::text ${op === "like" ? "LIKE" : "ILIKE"} ${pattern} ESCAPE ''`;
   } else {
     sql = `${left} ${COMPARISONS[op]} ${typedValue(type, bind(params, value as string))}`;
   }

@@ -18,6 +18,7 @@ import {
   filterCondition,
   filterValueChecks,
   selectedColumns,
+  unordered,
 } from "./record_filters.ts";
 import { onDescribedTable } from "./record_reads.ts";
 import { jsonValue } from "./record_values.ts";
@@ -29,7 +30,7 @@ const UNORDERED = /^(bytea|json|jsonb|bit.*)$/;
 
 /** The least (or greatest) value of `c`, of `type`, as an aggregate; undefined for none. */
 function extreme(c: string, type: string, least: boolean): string | undefined {
-  if (UNORDERED.test(type)) return undefined;
+  if (UNORDERED.test(type) || unordered(type)) return undefined;
   if (type === "boolean") return least ? `bool_and(${c})` : `bool_or(${c})`;
   // uuid has an order but no min(); its text sorts the same.
   if (type === "uuid") return `${least ? "min" : "max"}(${c}::text)::uuid`;
@@ -88,7 +89,7 @@ function summaryQuery(columns: readonly Column[]): string {
   for (const column of columns) {
     const c = quoteIdent(column.name);
     figures.counts.push(`count(${c})`);
-    figures.distincts.push(`count(DISTINCT ${column.type === "json" ? `${c}::text` : c})`);
+    figures.distincts.push(`count(DISTINCT ${unordered(column.type) ? `${c}::text` : c})`);
     const least = extreme(c, column.type, true);
     const greatest = extreme(c, column.type, false);
     figures.mins.push(least ? jsonValue(least, column.type) : "NULL");

@@ -158,9 +158,18 @@ export async function readSelect(
   const cursor = await openCursor(context.database, source, limit + 1, options);
   await cursor.close();
   const row = jsonRow(cursor.columns);
+  let length = 0;
+  const rows = cursor.first.slice(0, limit).map((r) => {
+    const text = row(r);
+    length += text.length + 1;
+    if (length > MAX_JSON_ANSWER_CHARS) {
+      throw tooLargeForJson(`its rows pass ${MAX_JSON_ANSWER_CHARS} characters`);
+    }
+    return text;
+  });
   return {
     columns: cursor.columns.map(({ name, type }) => ({ name, type })),
-    json: `[${cursor.first.slice(0, limit).map(row).join(",")}]`,
+    json: `[${rows.join(",")}]`,
     truncated: cursor.first.length > limit,
   };
 }
@@ -193,12 +202,38 @@ function renderer(format: Exclude<ResultFormat, "parquet">, columns: readonly Co
   }
 }
 
+/**
+ * Longest value, in characters of its text, a JSON answer renders: V8 aborts the whole
+ * process (not the request) when JSON.stringify meets a string near 300 million characters,
+ * and PostgreSQL, unlike DuckDB, has no memory limit that stops a query making one first.
+ */
+export const MAX_JSON_VALUE_CHARS = 2 ** 27;
+
+/** Longest `json` answer, in characters: what a JavaScript string can hold, with room left. */
+const MAX_JSON_ANSWER_CHARS = 2 ** 28;
+
+/** 503 for an answer too large to hold as JSON; not to be retried, so no `Retry-After`. */
+function tooLargeForJson(what: string): ApiError {
+  return ApiError.unavailable(
+    `The answer is too large to hold in memory as JSON: ${what}; format=csv streams it`,
+  );
+}
+
 /** A row as a JSON object keyed by column name. */
 function jsonRow(columns: readonly Column[]): (row: readonly (string | null)[]) => string {
   const keys = columns.map((c) => `${JSON.stringify(c.name)}:`);
   const values: Render[] = columns.map((c) => jsonRender(c));
-  return (row) =>
-    `{${row.map((v, i) => keys[i]! + (v === null ? "null" : values[i]!(v))).join(",")}}`;
+  const value = (v: string | null, i: number) => {
+    if (v === null) return "null";
+    if (v.length > MAX_JSON_VALUE_CHARS) {
+      throw tooLargeForJson(
+        `column "${columns[i]!.name}" holds a value of ${v.length} characters, more than ` +
+          `${MAX_JSON_VALUE_CHARS}`,
+      );
+    }
+    return values[i]!(v);
+  };
+  return (row) => `{${row.map((v, i) => keys[i]! + value(v, i)).join(",")}}`;
 }
 
 /**
@@ -386,6 +421,7 @@ const PARQUET_TYPES: Readonly<Record<string, string>> = {
  * import { parquetType } from "./result_formats.ts";
  *
  * assert.equal(parquetType("numeric(10,2)"), "DECIMAL(10,2)");
+ * assert.equal(parquetType("numeric(2,5)"), "DECIMAL(5,5)");
  * assert.equal(parquetType("timestamp(3) with time zone"), "TIMESTAMP WITH TIME ZONE");
  * assert.equal(parquetType("integer[]"), "INTEGER[]");
  * assert.equal(parquetType("numeric"), "VARCHAR");
@@ -397,7 +433,10 @@ export function parquetType(postgres: string): string {
     return element === "VARCHAR" || element === "BLOB" ? "VARCHAR" : `${element}[]`;
   }
   const decimal = /^numeric\((\d+),(\d+)\)$/.exec(postgres);
-  if (decimal && Number(decimal[1]) <= 38) return `DECIMAL(${decimal[1]},${decimal[2]})`;
+  // PostgreSQL takes a scale above the precision (numeric(2,5) holds ±0.00099); DuckDB's
+  // DECIMAL wants the width to cover the scale.
+  const width = decimal ? Math.max(Number(decimal[1]), Number(decimal[2])) : Infinity;
+  if (width <= 38) return `DECIMAL(${width},${decimal![2]})`;
   if (/^timestamp(\(\d\))? without time zone$/.test(postgres)) return "TIMESTAMP";
   if (/^timestamp(\(\d\))? with time zone$/.test(postgres)) return "TIMESTAMP WITH TIME ZONE";
   if (/^time(\(\d\))? without time zone$/.test(postgres)) return "TIME";

@@ -66,9 +66,17 @@ export function updateTable(
         await alterTable(session, analysis);
         if (analysis.orderChanged) await rebuildInOrder(session, analysis);
       } catch (error) {
+        const code = (error as { code?: string }).code;
         // A name PostgreSQL's other relations (a sequence, an index) already hold.
-        if ((error as { code?: string }).code === "42P07") {
+        if (code === "42P07") {
           throw ApiError.conflict(
+            `Cannot update table "${current.name}": ${(error as Error).message}`,
+          );
+        }
+        // A key over a type without equality (json): 42883 from the check for duplicates,
+        // 42704 from the index, as POST /table answers it.
+        if (code === "42883" || code === "42704") {
+          throw ApiError.unprocessable(
             `Cannot update table "${current.name}": ${(error as Error).message}`,
           );
         }
