@@ -435,6 +435,33 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
       assert.deepEqual(await records(server, "csv_struct"), [{ id: 1, s: { a: 1 } }]);
     });
 
+    await t.step(
+      "lines with more or fewer values than the header are 422, not skipped",
+      async () => {
+        // DuckDB's sniffer made these fit by taking a later line as the header (losing the
+        // lines above it) or by reading each line as one value.
+        for (
+          const text of ["a,b\n1,2,3\n", "a,b\n1,2\n4,5,6\n", "a,b,c\n1,2\n", "title\na,b\n1,2\n"]
+        ) {
+          const error = errorOf(
+            await server.request("POST", "table/csv_ragged/upload/csv", {
+              body: form(new TextEncoder().encode(text), "r.csv"),
+            }),
+            422,
+          );
+          assert.match(error.message, /do not all have as many values as its header \(line 1\)/);
+        }
+        errorOf(await server.request("GET", "table/csv_ragged"), 404);
+        // Blank lines before the header are still passed over.
+        const loaded = ok(
+          await server.request("POST", "table/csv_ragged/upload/csv", {
+            body: form(new TextEncoder().encode("\n\na;b\n1;2\n"), "r.csv"),
+          }),
+        );
+        assert.equal(loaded.inserted, 1);
+        ok(await server.request("DELETE", "table/csv_ragged"));
+      },
+    );
     await t.step("a malformed CSV or a spreadsheet sent to upload/csv is refused", async () => {
       // Valid UTF-8 where the format is told apart, broken after it.
       const rows = new TextEncoder().encode("a,b\n" + "1,2\n".repeat(20_000));

@@ -66,6 +66,7 @@ export async function describeCsv(
     skip: Number(sniffed.s),
   };
   const types = (JSON.parse(sniffed.c as string) as { type: string }[]).map((c) => c.type);
+  if (skip === undefined) await refuseRaggedLines(path, layout);
   checkWidth("The CSV file has", types.length);
   // The header as written (the sniffer renames empty and repeated names): the first line
   // with any text, as the first non-empty row of a sheet. Read a slice of columns at a time:
@@ -111,6 +112,54 @@ export async function describeCsv(
     throw ApiError.invalidData(`The CSV header is not usable: ${problems[0]!.message}`, problems);
   }
   return { csv: { ...layout, columns }, types };
+}
+
+/** Candidate delimiters whose presence in the header line makes a sniffed other one suspect. */
+const DELIMITERS = [",", ";", "\t"];
+
+/** Bytes of a CSV file's head read to check its first lines. */
+const HEAD_BYTES = 1 << 20;
+
+/**
+ * 422 when DuckDB's sniffer made the file fit by leaving lines with values out (the lines it
+ * skips before the header it chose), or by taking a delimiter the header line lacks while it
+ * holds a usual one: both happen when lines have different numbers of values, and the
+ * contract takes the first line with a value as the header, with a value under no header an
+ * error. Read as DuckDB guessed, the rows above the chosen header would be lost.
+ */
+async function refuseRaggedLines(path: string, layout: Omit<CsvLayout, "columns">) {
+  const lines = await firstLines(path, layout.skip + 1);
+  const blank = (line: string) =>
+    (layout.delimiter ? line.replaceAll(layout.delimiter, "") : line)
+      .replaceAll(layout.quote || '"', "").trim() === "";
+  const first = lines.findIndex((line) => !blank(line));
+  const header = lines[first];
+  if (header === undefined) return;
+  const ragged = first < layout.skip ||
+    (!header.includes(layout.delimiter) && DELIMITERS.some((d) => header.includes(d)));
+  if (!ragged) return;
+  throw ApiError.invalidData(
+    `The CSV file's lines do not all have as many values as its header (line ${first + 1}): ` +
+      "a value under no header cannot be loaded, and a line's missing values must still be " +
+      "separated",
+  );
+}
+
+/** The first `count` lines of the file at `path`, from its first {@link HEAD_BYTES} at most. */
+async function firstLines(path: string, count: number): Promise<string[]> {
+  const file = await Deno.open(path);
+  try {
+    const head = new Uint8Array(HEAD_BYTES);
+    let length = 0;
+    while (length < head.length) {
+      const read = await file.read(head.subarray(length));
+      if (read === null) break;
+      length += read;
+    }
+    return new TextDecoder().decode(head.subarray(0, length)).split(/\r\n|\n|\r/, count);
+  } finally {
+    file.close();
+  }
 }
 
 /** 400 for a file DuckDB cannot read as CSV; its other failures (out of memory) as they are. */
