@@ -206,6 +206,19 @@ Deno.test("checkQuery() keeps a constant beyond 2^53 exact in the rewrite", asyn
   assert.equal(equal, false);
 });
 
+Deno.test("checkQuery() passes a constant beyond DOUBLE's range, and it means the same", async () => {
+  // json_serialize_sql writes 1e400 as a bare Infinity, which is not JSON.
+  const sql = `SELECT 1e400 AS x, -1e400 AS y, 'a":Infinity,NaN \\" -Infinity' AS z`;
+  const checked = await checkQuery(checker, sql, ALL);
+  const rows = (await checker.runAndReadAll(checked.sql)).getRowsJS();
+  assert.deepEqual(rows, [[Infinity, -Infinity, 'a":Infinity,NaN \\" -Infinity']]);
+});
+
+Deno.test("checkQuery() passes a non-finite constant cast to another type", async () => {
+  const checked = await checkQuery(checker, "SELECT 1e400::numeric AS x", ALL);
+  await assert.rejects(checker.runAndReadAll(checked.sql), /Could not cast value inf to DECIMAL/);
+});
+
 Deno.test("readQueryCatalog() lists the database's tables and views, no temporary ones", () => {
   assert.equal(CATALOG.database, "memory");
   assert.deepEqual([...CATALOG.tables.get("public")!.keys()].sort(), [
