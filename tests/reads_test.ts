@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ENGINE } from "./helpers/engine.ts";
+import { ENGINE, onDuckDB } from "./helpers/engine.ts";
 import { errorOf, mint, ok, TestServer, uploadForm } from "./helpers/server.ts";
 import { PEOPLE_TABLE } from "./fixtures/tables.ts";
 
@@ -645,3 +645,41 @@ Deno.test("reads: a page read after an insert was answered counts it, while othe
     await server.dispose();
   }
 });
+
+onDuckDB.test(
+  "reads: the summary of a DOUBLE column holding NaN, an infinity or ±1e308 is 200",
+  async (t) => {
+    const server = await TestServer.start();
+    try {
+      const columns = [{ name: "id", type: "integer" }, { name: "x", type: "double" }];
+      const figures = async (values: unknown[]) => {
+        const name = `f${values.length}_${crypto.randomUUID().slice(0, 8)}`;
+        ok(await server.request("POST", `table/${name}`, { body: { table: { columns } } }));
+        const body = values.map((x, id) => ({ id, x }));
+        ok(await server.request("POST", `table/${name}/records`, { body }));
+        const summary = ok(await server.request("GET", `table/${name}/summary?select=x`));
+        return summary.columns[0];
+      };
+      await t.step("NaN or an infinity: no standard deviation", async () => {
+        for (const odd of ["NaN", "Infinity", "-Infinity"]) {
+          const x = await figures([1, odd, 3]);
+          assert.equal(x.count, 3, odd);
+          assert.equal(x.std, null, odd);
+        }
+      });
+      await t.step("values near DOUBLE's limit: their standard deviation", async () => {
+        const x = await figures([1e308, -1e308, 1]);
+        assert.ok(Math.abs(x.std / 1e308 - 1) < 1e-12, `${x.std}`);
+        assert.equal(x.min, -1e308);
+        assert.equal(x.max, 1e308);
+        // Beyond DOUBLE's range, as JSON numbers cannot be: null.
+        assert.equal((await figures([1.7e308, -1.7e308])).std, null);
+        // Either side of the scaled computation's threshold, the exact figure.
+        assert.ok(Math.abs((await figures([1, 2, 3])).std - 1) < 1e-12);
+        assert.ok(Math.abs((await figures([1e300, 3e300])).std / (Math.SQRT2 * 1e300) - 1) < 1e-12);
+      });
+    } finally {
+      await server.dispose();
+    }
+  },
+);

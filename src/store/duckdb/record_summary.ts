@@ -98,7 +98,7 @@ function summaryQuery(columns: readonly Column[], source: string): string {
     if (NUMBER.test(column.type)) {
       aggregates.push(
         `avg(${c})::DOUBLE AS ${alias("avg", i)}`,
-        `stddev_samp(${c})::DOUBLE AS ${alias("std", i)}`,
+        `${standardDeviation(c, column.type)}::DOUBLE AS ${alias("std", i)}`,
         `approx_quantile(${c}, [0.25, 0.5, 0.75])::DOUBLE[] AS ${alias("q", i)}`,
       );
       rendered.push(alias("avg", i), alias("std", i), alias("q", i));
@@ -107,6 +107,29 @@ function summaryQuery(columns: readonly Column[], source: string): string {
   return `SELECT ${rendered.join(", ")} FROM (SELECT ${
     aggregates.join(", ")
   } FROM ${source}) AS figures`;
+}
+
+/**
+ * Below this magnitude a DOUBLE's squares, summed over any number of rows, stay finite.
+ * DuckDB's `stddev_samp` raises "out of range" when its sum of squares or its result is not
+ * finite, which NaN, an infinity or a value near DOUBLE's limit (1e308) all cause.
+ */
+const SQUARABLE = "1e100";
+
+/**
+ * The sample standard deviation of column `c` of `type`, null when a value is NaN or
+ * infinite. Integers and decimals stay far below {@link SQUARABLE}. A FLOAT or DOUBLE column
+ * holding a larger finite value is computed scaled by 2^-600 (exact: a power of two) and
+ * scaled back; its smallest values may then round to 0, which they would not change anyway
+ * beside such a value. A deviation beyond DOUBLE's range comes out infinite, shown as null.
+ * Every aggregate runs whichever branch is taken, so each is filtered to rows it can take.
+ */
+function standardDeviation(c: string, type: string): string {
+  if (type !== "FLOAT" && type !== "DOUBLE") return `stddev_samp(${c})`;
+  return `CASE WHEN count(${c}) FILTER (WHERE NOT abs(${c}) < ${SQUARABLE}) = 0 ` +
+    `THEN stddev_samp(${c}) FILTER (WHERE abs(${c}) < ${SQUARABLE}) ` +
+    `WHEN count(${c}) FILTER (WHERE NOT isfinite(${c})) > 0 THEN NULL ` +
+    `ELSE stddev_samp(${c} * pow(2, -600)) FILTER (WHERE isfinite(${c})) * pow(2, 600) END`;
 }
 
 /** The figures of column `i` of a row of the statement {@link summaryQuery} builds. */
