@@ -67,10 +67,12 @@ const FROM_TEXT: ReadonlyMap<string, (text: string) => string> = new Map([
  * whichever path: the readers' own conversions are laxer than the cast from text (JSON's
  * reader takes any number as a BOOLEAN, `2` as true). BLOB travels as base64. `read_csv`
  * stores a bad value of a type with a zone as NULL where it fails for every other type
- * (DuckDB 1.5.5), so those are cast after the reader too.
+ * (DuckDB 1.5.5), so those are cast after the reader too. `read_json` cannot read a BIT at
+ * all ("Cannot read a value of type BIT from a json file"): it comes as text and is cast.
  */
 const READ_AS_TEXT: ReadonlyMap<string, (text: string) => string> = new Map([
   ["BLOB", (v: string) => `from_base64(${v})`],
+  ["BIT", (v: string) => `CAST(${v} AS BIT)`],
   ...FROM_TEXT,
 ]);
 
