@@ -683,3 +683,64 @@ onDuckDB.test(
     }
   },
 );
+
+onDuckDB.test(
+  "reads: like and ilike match NUL and backslash literally, on every route that filters",
+  async (t) => {
+    const server = await TestServer.start();
+    try {
+      const columns = [{ name: "id", type: "integer" }, { name: "c", type: "varchar" }];
+      ok(await server.request("POST", "table/t", { body: { table: { columns } } }));
+      const body = [
+        { id: 1, c: "a" },
+        { id: 2, c: "abc\\" },
+        { id: 3, c: "\\" },
+        { id: 4, c: "x\0" },
+        { id: 5, c: "\0" },
+        { id: 10, c: "A" },
+      ];
+      ok(await server.request("POST", "table/t/records", { body }));
+      const ids = async (filter: string) =>
+        ok(await server.request("GET", `table/t/records?${filter}&select=id&order=id`)).records
+          .map((r: { id: number }) => r.id);
+      await t.step("records, on a text column and on the text of another", async () => {
+        for (const op of ["like", "ilike"]) {
+          for (
+            const [pattern, c, id] of [
+              ["%00", [5], []],
+              ["*%00", [4, 5], []],
+              ["%00a", [], []],
+              ["%5C", [3], []],
+              ["abc%5C", [2], []],
+              ["*%5C", [2, 3], []],
+              ["%5C%5C", [], []],
+              ["1*", [], [1, 10]],
+            ]
+          ) {
+            assert.deepEqual(await ids(`c=${op}.${pattern}`), c, `c=${op}.${pattern}`);
+            assert.deepEqual(await ids(`id=${op}.${pattern}`), id, `id=${op}.${pattern}`);
+          }
+        }
+        assert.deepEqual(await ids("id=not.ilike.%00"), [1, 2, 3, 4, 5, 10]);
+      });
+      await t.step("summary, export, PATCH and DELETE take the same filters", async () => {
+        const summary = ok(await server.request("GET", "table/t/summary?id=ilike.%00"));
+        assert.equal(summary.rows, 0);
+        const csv = await server.request("GET", "table/t/records/csv?id=ilike.%00&select=id");
+        assert.equal(csv.status, 200, csv.text);
+        assert.equal(csv.text, "id\n");
+        const patched = ok(
+          await server.request("PATCH", "table/t/records?c=ilike.*%00", { body: { c: "nul" } }),
+        );
+        assert.equal(patched.updated, 2);
+        ok(await server.request("PATCH", "table/t/records?id=like.%00", { body: { c: "z" } }));
+        const deleted = ok(await server.request("DELETE", "table/t/records?c=like.abc%5C"));
+        assert.equal(deleted.deleted, 1);
+        assert.equal(ok(await server.request("DELETE", "table/t/records?id=ilike.%00")).deleted, 0);
+        assert.deepEqual(await ids("c=eq.nul"), [4, 5]);
+      });
+    } finally {
+      await server.dispose();
+    }
+  },
+);

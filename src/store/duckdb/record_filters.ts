@@ -140,8 +140,11 @@ function oneFilter(table: Table, filter: Filter, bound: BoundValues): string {
       : `${name} IN (${items.map((v) => filterValue(column, v, bound)).join(", ")})`;
   } else if (op === "like" || op === "ilike") {
     const text = TEXT.has(column.type) ? name : `CAST(${name} AS VARCHAR)`;
-    const pattern = bound.add((value as string).replaceAll("*", "%"));
-    sql = `${text} ${op === "like" ? "LIKE" : "ILIKE"} ${pattern}`;
+    // Without ESCAPE, DuckDB takes NUL for the escape character on some plans and not others:
+    // `n=ilike.%00` on a cast column failed ("must not end with escape character") and
+    // "\0a" matched "a". A backslash, escaped itself, stays literal as it always was here.
+    const pattern = bound.add((value as string).replaceAll("*", "%").replaceAll("\\", "\\\\"));
+    sql = `${text} ${op === "like" ? "LIKE" : "ILIKE"} ${pattern} ESCAPE '\\'`;
   } else {
     sql = `${name} ${COMPARISONS[op]} ${filterValue(column, value as string, bound)}`;
   }
