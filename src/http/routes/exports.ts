@@ -13,7 +13,13 @@ import { ApiError } from "../../errors.ts";
 import type { RowsDeps } from "../../service/bodies.ts";
 import * as records from "../../service/records.ts";
 import { RESULT_FORMATS, type ResultFormat } from "../../store/store.ts";
-import { errorResponses, ReadQueryShape, SchemaQuery, TableParams } from "./shapes.ts";
+import {
+  errorResponses,
+  failureResponse,
+  ReadQueryShape,
+  SchemaQuery,
+  TableParams,
+} from "./shapes.ts";
 import { schemaOf } from "./tables.ts";
 import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
@@ -96,6 +102,9 @@ function exportRoute(format: ResultFormat) {
         content: { [CONTENT_TYPES[format].split(";")[0]!]: { schema: body } },
       },
       ...errorResponses(404),
+      ...(format === "parquet"
+        ? { 422: failureResponse(422, "A value Parquet cannot hold (a negative interval)") }
+        : {}),
     },
   }));
 }

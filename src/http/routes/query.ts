@@ -89,6 +89,10 @@ const runQuery = createRoute(scoped("tables:read", {
     },
     ...errorResponses(),
     408: failureResponse(408, "The query ran past `QUERY_TIMEOUT_SECONDS` and was interrupted"),
+    422: failureResponse(
+      422,
+      "With `format=parquet`, a value Parquet cannot hold (a negative interval)",
+    ),
   },
 }));
 

@@ -87,3 +87,30 @@ const QUERY_ERROR_KINDS: readonly string[] = [
 export function madeByQuery(error: Error): boolean {
   return QUERY_ERROR_KINDS.some((kind) => error.message.startsWith(`${kind} Error`));
 }
+
+/** DuckDB refusing a value the Parquet format has no way to hold (a negative INTERVAL). */
+const PARQUET_CANNOT_HOLD = /Parquet files do not support ([^\n]+?)\.?$/m;
+
+/**
+ * A value of the client's data that Parquet cannot hold as a 422 naming it and the formats
+ * that can, not an internal error: DuckDB reports it as an "IO Error" while writing the file,
+ * though nothing about the disk failed. Undefined for any other error.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parquetRefusal } from "./engine_errors.ts";
+ *
+ * const refusal = parquetRefusal(new Error("IO Error: Parquet files do not support negative intervals"));
+ * assert.equal(refusal?.status, 422);
+ * assert.equal(parquetRefusal(new Error("IO Error: No space left on device")), undefined);
+ * ```
+ */
+export function parquetRefusal(error: unknown): ApiError | undefined {
+  const found = error instanceof Error ? PARQUET_CANNOT_HOLD.exec(error.message) : null;
+  if (!found) return;
+  return ApiError.invalidData(
+    `The result cannot be written as Parquet: Parquet files do not support ${found[1]}; ` +
+      "ask for csv, ndjson or json, or cast the values to text",
+  );
+}

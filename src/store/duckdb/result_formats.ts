@@ -13,6 +13,7 @@ import type { StoreContext } from "./context.ts";
 import type { Lines, Session } from "./database.ts";
 import { bound } from "./session.ts";
 import { underDeadline } from "./interrupts.ts";
+import { parquetRefusal } from "./engine_errors.ts";
 import { quoteIdent, quoteLiteral } from "./sql.ts";
 import { csvLine, jsonObject, type RenderedColumn } from "./values.ts";
 
@@ -222,7 +223,10 @@ async function parquet(
           query.values ?? [],
         );
       })
-    );
+    ).catch((error) => {
+      // Raised while the file is written, before any byte of the answer: a status can say so.
+      throw parquetRefusal(error) ?? error;
+    });
     file = await Deno.open(path);
   } finally {
     // Open or not, the name goes now: the open file is read to its end, then it is gone.
