@@ -353,7 +353,7 @@ export class Database {
       inTransaction = true;
       this.#transactions++;
       lines = await prepare(new Session(connection, this.#readers, this.#failures));
-      result = await connection.stream(lines.sql, bound(lines.values));
+      result = await connection.stream(lines.sql, bound(lines.values), lines.types);
       // The statement runs here, up to its first rows: all of a sort's work, say.
       next = await result.fetchChunk();
       deadline.check();

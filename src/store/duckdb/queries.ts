@@ -6,7 +6,15 @@
  * @module
  */
 
-import type { DuckDBValue } from "@duckdb/node-api";
+import {
+  BOOLEAN,
+  DOUBLE,
+  type DuckDBType,
+  type DuckDBValue,
+  HUGEINT,
+  SQLNULL,
+  VARCHAR,
+} from "@duckdb/node-api";
 import type { QueryPage, QueryParam, QueryRequest, ResultColumn, ResultFormat } from "../store.ts";
 import { ApiError } from "../../errors.ts";
 import type { StoreContext } from "./context.ts";
@@ -137,26 +145,40 @@ const described = new WeakMap<QueryCatalog, Map<string, readonly ResultColumn[]>
 function describedKey(request: QueryRequest): string | undefined {
   const key = checkKey(request);
   if (key === undefined) return undefined;
-  const params = JSON.stringify(request.params.map((p) => [bindsAs(p), p]));
+  const params = JSON.stringify(request.params.map((p) => [String(boundType(p)), p]));
   return params.length > CHECK_KEPT_LENGTH ? undefined : JSON.stringify([key, params]);
 }
 
-/** The type a parameter binds as (see {@link bound}), as `@duckdb/node-api` chooses it. */
-function bindsAs(param: QueryParam): string {
-  const value = bound(param);
-  if (value === null) return "NULL";
-  if (typeof value !== "number") return typeof value;
-  if (!Number.isInteger(value)) return "DOUBLE";
-  return Math.abs(value) < 2 ** 31 ? "INTEGER" : "BIGINT";
+/** 2^127: HUGEINT holds the integers below it in magnitude. */
+const HUGEINT_LIMIT = 2 ** 127;
+
+/** Whether `param` binds as HUGEINT: an integer HUGEINT holds (1e20 does; 1e308 does not). */
+function integral(param: QueryParam): param is number {
+  return typeof param === "number" && Number.isInteger(param) &&
+    Math.abs(param) < HUGEINT_LIMIT;
 }
 
 /**
- * A parameter as DuckDB binds it: an integer as HUGEINT (exact, as a JavaScript `bigint`
- * binds; a `number` would bind as DOUBLE), any other number as DOUBLE, text as VARCHAR, a
- * boolean as BOOLEAN, null as NULL.
+ * The type a parameter binds as, given to the bindings rather than left to them: they bind
+ * an integral `number` as INTEGER or BIGINT, and one beyond BIGINT (1e20, 1e308) failed with
+ * "bigint out of int64 range". An integer HUGEINT holds binds as HUGEINT (exact), any other
+ * number as DOUBLE, text as VARCHAR, a boolean as BOOLEAN, null as NULL.
  */
+function boundType(param: QueryParam): DuckDBType {
+  if (param === null) return SQLNULL;
+  if (typeof param === "string") return VARCHAR;
+  if (typeof param === "boolean") return BOOLEAN;
+  return integral(param) ? HUGEINT : DOUBLE;
+}
+
+/** A parameter's value as bound as its {@link boundType}: an integer as a `bigint`. */
 function bound(param: QueryParam): DuckDBValue {
-  return typeof param === "number" && Number.isSafeInteger(param) ? BigInt(param) : param;
+  return integral(param) ? BigInt(param) : param;
+}
+
+/** The query's bound values and their types. */
+function boundParams(params: readonly QueryParam[]) {
+  return { values: params.map(bound), types: params.map(boundType) };
 }
 
 /**
@@ -171,7 +193,7 @@ function checked(
   return async (session: Session): Promise<PreparedResult> => {
     const catalog = await queryCatalog(context);
     const { sql } = await check(session, request, catalog);
-    const query = { sql, values: request.params.map(bound) };
+    const query = { sql, ...boundParams(request.params) };
     const columns = await describeResult(session, query);
     described?.(catalog, columns);
     return { query, columns };
@@ -208,7 +230,7 @@ export async function readQuery(
     const kept = columns && keptCheck(request, catalog);
     // While a change is under way (stamp -1) no answer could count: none is tried.
     if (columns && kept && descriptions.unchangedSince(stamp)) {
-      const query = { sql: kept.sql, values: request.params.map(bound) };
+      const query = { sql: kept.sql, ...boundParams(request.params) };
       const read = await readKnownResult(context, query, columns, limit, {
         timeoutMs: request.timeoutMs,
       }).then((page) => ({ page }), (error) => ({ error }));

@@ -11,7 +11,7 @@ import type { DuckDBValue } from "@duckdb/node-api";
 import type { ResultColumn, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Lines, Session } from "./database.ts";
-import { bound } from "./session.ts";
+import { bound, type BoundTypes } from "./session.ts";
 import { underDeadline } from "./interrupts.ts";
 import { parquetRefusal } from "./engine_errors.ts";
 import { quoteIdent, quoteLiteral } from "./sql.ts";
@@ -21,6 +21,8 @@ import { csvLine, jsonObject, type RenderedColumn } from "./values.ts";
 export interface ResultQuery {
   readonly sql: string;
   readonly values?: DuckDBValue[];
+  /** The types of `values`, where they are not to be inferred (see {@link BoundTypes}). */
+  readonly types?: BoundTypes;
 }
 
 /**
@@ -58,6 +60,7 @@ export async function describeResult(
   const reader = await session.connection.runAndReadAll(
     `SELECT * FROM (${query.sql}) AS "described" LIMIT 0`,
     bound(query.values),
+    query.types,
   );
   const types = reader.columnTypes();
   return reader.columnNames().map((name, i) => {
@@ -108,14 +111,14 @@ export function resultLines(
   // A table may have no columns, and an empty list of names is not SQL.
   const refs = rendered.length ? `(${rendered.map((c) => c.ref).join(", ")})` : "";
   const sql = `SELECT ${line} AS line FROM (${query.sql}) AS "result"${refs}`;
-  const values = query.values;
+  const { values, types } = query;
   switch (format) {
     case "csv":
-      return { first: `${csvHeader(columns)}\n`, sql, values };
+      return { first: `${csvHeader(columns)}\n`, sql, values, types };
     case "ndjson":
-      return { first: "", sql, values };
+      return { first: "", sql, values, types };
     case "json":
-      return { first: "[", sql, values, separator: ",", terminator: "", last: "]\n" };
+      return { first: "[", sql, values, types, separator: ",", terminator: "", last: "]\n" };
   }
 }
 
@@ -174,9 +177,13 @@ export async function readKnownResult(
   options: ResultOptions = {},
 ): Promise<{ columns: readonly ResultColumn[]; json: string; truncated: boolean }> {
   checkLimit(limit);
-  const { sql, values } = resultLines("ndjson", limited(query, limit), columns);
+  const { sql, values, types } = resultLines("ndjson", limited(query, limit), columns);
   const rows = await context.database.withSession((session) =>
-    underDeadline(session.connection, options.timeoutMs, () => session.rows(sql, values ?? []))
+    underDeadline(
+      session.connection,
+      options.timeoutMs,
+      () => session.rows(sql, values ?? [], types),
+    )
   );
   return { columns, ...page(rows.map((row) => row.line as string), limit) };
 }
@@ -193,6 +200,7 @@ function limited(query: ResultQuery, limit: number): ResultQuery {
   return {
     sql: `SELECT * FROM (${query.sql}) AS "limited" LIMIT ${limit + 1}`,
     values: query.values,
+    types: query.types,
   };
 }
 
@@ -221,6 +229,7 @@ async function parquet(
             quoteLiteral(path)
           } (FORMAT parquet)`,
           query.values ?? [],
+          query.types,
         );
       })
     ).catch((error) => {

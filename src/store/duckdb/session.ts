@@ -4,7 +4,12 @@
  * @module
  */
 
-import { type DuckDBAppender, type DuckDBConnection, type DuckDBValue } from "@duckdb/node-api";
+import {
+  type DuckDBAppender,
+  type DuckDBConnection,
+  type DuckDBType,
+  type DuckDBValue,
+} from "@duckdb/node-api";
 import { ApiError } from "../../errors.ts";
 import type { Row } from "./database.ts";
 
@@ -32,6 +37,12 @@ export function bound(values: DuckDBValue[] | undefined): DuckDBValue[] | undefi
 }
 
 /**
+ * The types `values` bind as, when given: without them the bindings infer each from the
+ * JavaScript value, and bind an integral `number` as INTEGER or BIGINT even beyond BIGINT.
+ */
+export type BoundTypes = DuckDBType[] | undefined;
+
+/**
  * What {@link Database.streamLines} streams: `first`, then the text of each row of `sql`
  * followed by `terminator` ("\n" unless told), `separator` between rows, then `last`.
  */
@@ -41,6 +52,8 @@ export interface Lines {
   readonly sql: string;
   /** The statement's bound values. */
   readonly values?: DuckDBValue[];
+  /** The types of `values`, where they are not to be inferred (see {@link BoundTypes}). */
+  readonly types?: BoundTypes;
   readonly separator?: string;
   readonly terminator?: string;
   readonly last?: string;
@@ -72,19 +85,19 @@ export class Session {
     return this.#inTransaction;
   }
 
-  /** Runs one statement with bound values and returns its rows. */
-  async rows(sql: string, values: DuckDBValue[] = []): Promise<Row[]> {
+  /** Runs one statement with bound values (of `types`, when given) and returns its rows. */
+  async rows(sql: string, values: DuckDBValue[] = [], types?: BoundTypes): Promise<Row[]> {
     const reader = await this.#statement(
       sql,
-      () => this.connection.runAndReadAll(sql, bound(values)),
+      () => this.connection.runAndReadAll(sql, bound(values), types),
       true,
     );
     return reader?.getRowObjectsJS() ?? [];
   }
 
-  /** Runs one statement with bound values, ignoring any result. */
-  async run(sql: string, values: DuckDBValue[] = []): Promise<void> {
-    await this.#statement(sql, () => this.connection.run(sql, bound(values)), false);
+  /** Runs one statement with bound values (of `types`, when given), ignoring any result. */
+  async run(sql: string, values: DuckDBValue[] = [], types?: BoundTypes): Promise<void> {
+    await this.#statement(sql, () => this.connection.run(sql, bound(values), types), false);
   }
 
   /** Runs one statement with bound values and returns how many rows it changed. */

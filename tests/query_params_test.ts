@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { errorOf, ok, TestServer } from "./helpers/server.ts";
+import { query } from "./helpers/query.ts";
+import { onDuckDB } from "./helpers/engine.ts";
+
+onDuckDB.test("query: a number binds as a type that holds it, however large", async () => {
+  const server = await TestServer.start();
+  try {
+    const bound = async (param: number) => {
+      const answer = ok(await query(server, "SELECT $1 AS x", { params: [param] }));
+      return [answer.columns[0].type, answer.records[0].x];
+    };
+    assert.deepEqual(await bound(7), ["HUGEINT", 7]);
+    assert.deepEqual(await bound(1.5), ["DOUBLE", 1.5]);
+    // Beyond BIGINT: HUGEINT, exact (shown as text beyond 2^53, as records show such values).
+    assert.deepEqual(await bound(1e20), ["HUGEINT", "100000000000000000000"]);
+    assert.deepEqual(await bound(-(2 ** 100)), ["HUGEINT", String(-(2n ** 100n))]);
+    // Beyond HUGEINT: DOUBLE.
+    assert.deepEqual(await bound(2 ** 127), ["DOUBLE", 2 ** 127]);
+    assert.deepEqual(await bound(1e308), ["DOUBLE", 1e308]);
+    assert.deepEqual(await bound(-1e308), ["DOUBLE", -1e308]);
+    // Streamed formats bind the same way.
+    const csv = await query(server, "SELECT $1 AS x, $2 AS y", {
+      params: [1e20, 1e308],
+      search: "?format=csv",
+    });
+    assert.equal(csv.status, 200, csv.text);
+    assert.equal(csv.text, "x,y\n100000000000000000000,1e+308\n");
+    const parquet = await query(server, "SELECT $1 AS x", {
+      params: [1e308],
+      search: "?format=parquet",
+    });
+    assert.equal(parquet.status, 200, parquet.text);
+    // A value the asked type cannot hold is an error of the query: 400 quoting DuckDB.
+    const error = errorOf(
+      await query(server, "SELECT $1::int AS x", { params: [100000000000000000000] }),
+      400,
+    );
+    assert.match(error.message, /^The query failed: .*INT/);
+  } finally {
+    await server.dispose();
+  }
+});
