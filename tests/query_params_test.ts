@@ -3,6 +3,30 @@ import { errorOf, ok, TestServer } from "./helpers/server.ts";
 import { query } from "./helpers/query.ts";
 import { onDuckDB } from "./helpers/engine.ts";
 
+Deno.test("query: more params than the query takes is 400 saying how many of each", async () => {
+  const server = await TestServer.start();
+  try {
+    for (
+      const [sql, params, message] of [
+        ["SELECT $1 AS x", [1, 2], "The query takes 1 parameter, but 2 were given"],
+        ["SELECT 1 AS x", [1], "The query takes 0 parameters, but 1 was given"],
+        [
+          "SELECT $1::int + $2::int AS x",
+          [1, 2, 3],
+          "The query takes 2 parameters, but 3 were given",
+        ],
+      ] as const
+    ) {
+      for (const search of ["", "?format=csv"]) {
+        const error = errorOf(await query(server, sql, { params, search }), 400);
+        assert.equal(error.message, message, `${sql}${search}`);
+      }
+    }
+  } finally {
+    await server.dispose();
+  }
+});
+
 onDuckDB.test("query: a number binds as a type that holds it, however large", async () => {
   const server = await TestServer.start();
   try {

@@ -32,7 +32,7 @@ const QueryBody = z.object({
   }),
   params: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])).max(MAX_PARAMS)
     .optional().openapi({
-      description: "Values bound to the parameters in order: an integer below " +
+      description: "Values bound to the parameters in order, one for each: an integer below " +
         "2^127 in magnitude binds as HUGEINT, another number as DOUBLE, text as VARCHAR, a " +
         "boolean as BOOLEAN, null as NULL",
       example: [100],

@@ -200,9 +200,28 @@ function checked(
   };
 }
 
-/** A 400 quoting DuckDB for an error of the query's own; any other error as it is. */
-function queryFailure(error: unknown): unknown {
+/**
+ * The bindings' refusal of a value past the statement's last parameter, which names how many
+ * the statement has: "Failed to bind value: Invalid Input Error: Can not bind to parameter
+ * number 2, statement only has 1 parameter(s)".
+ */
+const TOO_MANY_PARAMS = /Can not bind to parameter number \d+, statement only has (\d+) parameter/;
+
+/**
+ * A 400 quoting DuckDB for an error of the query's own, or saying how many parameters it
+ * takes when it was sent more; any other error as it is.
+ */
+function queryFailure(error: unknown, request: QueryRequest): unknown {
   if (error instanceof ApiError || !(error instanceof Error)) return error;
+  const takes = TOO_MANY_PARAMS.exec(error.message);
+  if (takes) {
+    const given = request.params.length;
+    return ApiError.badRequest(
+      `The query takes ${takes[1]} parameter${takes[1] === "1" ? "" : "s"}, but ${given} ${
+        given === 1 ? "was" : "were"
+      } given`,
+    );
+  }
   if (!madeByQuery(error)) return outOfMemory(error) ?? error;
   return ApiError.badRequest(`The query failed: ${engineMessage(error)}`);
 }
@@ -255,7 +274,7 @@ export async function readQuery(
     }
     return page;
   } catch (error) {
-    throw queryFailure(error);
+    throw queryFailure(error, request);
   }
 }
 
@@ -270,6 +289,6 @@ export async function streamQuery(
       timeoutMs: request.timeoutMs,
     });
   } catch (error) {
-    throw queryFailure(error);
+    throw queryFailure(error, request);
   }
 }
