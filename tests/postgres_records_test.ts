@@ -305,6 +305,12 @@ await postgresTest(
           422,
         );
         assert.match(error.message, /bit string length 4 does not match type bit\(3\)/);
+        // PATCH too: an explicit cast would have padded "1" to "100".
+        const patched = errorOf(
+          await request("PATCH", "table/odd/records?id=eq.1", { bt: "1" }),
+          422,
+        );
+        assert.match(patched.message, /bit string length 1 does not match type bit\(3\)/);
       });
 
       await t.step("like has no escape character: a backslash is itself", async () => {

@@ -141,6 +141,7 @@ export function deleteRecords(
  *
  * assert.equal(fromJson("$1", "integer"), "($1::json #>> '{}')::integer");
  * assert.equal(fromJson("$1", "text"), "($1::json #>> '{}')");
+ * assert.equal(fromJson("$1", "bit(3)"), "($1::json #>> '{}')::bit varying");
  * ```
  */
 export function fromJson(placeholder: string, type: string): string {
@@ -150,7 +151,10 @@ export function fromJson(placeholder: string, type: string): string {
       typedValue(type.slice(0, -2), `" e"`)
     } FROM json_array_elements_text(${placeholder}::json) WITH ORDINALITY AS " a"(" e", " o") ORDER BY " o")`;
   }
-  return typedValue(type, `(${placeholder}::json #>> '{}')`);
+  // An explicit cast to bit(n) or bit varying(n) pads or cuts the value; the column's own
+  // assignment cast refuses a wrong length instead (22026), as a load does.
+  const assigned = /^bit( varying)?\(\d+\)$/.test(type) ? "bit varying" : type;
+  return typedValue(assigned, `(${placeholder}::json #>> '{}')`);
 }
 
 /** 422 naming each column whose value does not convert to its type. */
