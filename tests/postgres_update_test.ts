@@ -446,3 +446,55 @@ await postgresTest(
     }
   },
 );
+
+await postgresTest(
+  "PUT retypes on PostgreSQL refuse a value a length or a time of day would change, where PostgreSQL's cast cuts it",
+  async (_t, postgres) => {
+    const env = await postgresEnv(postgres);
+    const server = await TestServer.start(env);
+    try {
+      // [from, value, to, whether it fits]: PostgreSQL's own cast gives 200 to every one, with
+      // "abc", "ab", "123", ["ab"], "10", "0" and "02:00:00" for those that do not fit.
+      const cases: [string, Json, string, boolean][] = [
+        ["varchar(10)", "abcdefghij", "varchar(3)", false],
+        ["varchar(10)", "abc", "varchar(3)", true],
+        ["char(5)", "abcde", "char(2)", false],
+        ["char(5)", "ab", "char(2)", true],
+        ["bigint", 123456789, "varchar(3)", false],
+        ["varchar[]", ["abcdef"], "varchar(2)[]", false],
+        ["varchar[]", ["ab", null], "varchar(2)[]", true],
+        ["bit(4)", "1010", "bit(2)", false],
+        ["bit varying", "10101", "bit varying(2)", false],
+        ["integer", 2, "bit(1)", false],
+        ["integer", 5, "bit(32)", true],
+        ["interval", "1 day 02:00:00", "time", false],
+        ["interval", "02:00:00", "time", true],
+      ];
+      for (const [i, [from, value, to, fits]] of cases.entries()) {
+        const name = `retyped_${i}`;
+        ok(
+          await server.request("POST", `table/${name}`, {
+            body: { table: { columns: [{ name: "v", type: from }] } },
+          }),
+        );
+        ok(await server.request("POST", `table/${name}/records`, { body: [{ v: value }] }));
+        const before = ok(await server.request("GET", `table/${name}/records`)).records;
+        const answer = await put(server, name, { columns: [{ id: 1, name: "v", type: to }] });
+        const what = `${from} ${JSON.stringify(value)} to ${to}`;
+        if (fits) {
+          ok(answer);
+          continue;
+        }
+        const error = errorOf(answer, 422);
+        assert.match(error.message, /in row 0 cannot be cast to/, what);
+        assert.deepEqual(
+          ok(await server.request("GET", `table/${name}/records`)).records,
+          before,
+          what,
+        );
+      }
+    } finally {
+      await server.dispose();
+    }
+  },
+);
