@@ -646,7 +646,7 @@ Deno.test("reads: a page read after an insert was answered counts it, while othe
   }
 });
 
-onDuckDB.test(
+Deno.test(
   "reads: the summary of a DOUBLE column holding NaN, an infinity or ±1e308 is 200",
   async (t) => {
     const server = await TestServer.start();

@@ -95,10 +95,13 @@ function summaryQuery(columns: readonly Column[]): string {
     figures.mins.push(least ? jsonValue(least, column.type) : "NULL");
     figures.maxs.push(greatest ? jsonValue(greatest, column.type) : "NULL");
     const number = numberType(column.type);
-    figures.avgs.push(number ? `avg(${c})::float8` : "NULL");
-    figures.stds.push(number ? `stddev_samp(${c})::float8` : "NULL");
-    const quartiles =
-      `percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY ${c}::float8)`;
+    const { avg, std, quartiles } = FLOATS.has(column.type) ? floatFigures(c) : {
+      avg: `avg(${c})::float8`,
+      std: `stddev_samp(${c})::float8`,
+      quartiles: `percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY ${c}::float8)`,
+    };
+    figures.avgs.push(number ? avg : "NULL");
+    figures.stds.push(number ? std : "NULL");
     figures.q25s.push(number ? `(${quartiles})[1]` : "NULL");
     figures.q50s.push(number ? `(${quartiles})[2]` : "NULL");
     figures.q75s.push(number ? `(${quartiles})[3]` : "NULL");
@@ -118,6 +121,49 @@ function summaryQuery(columns: readonly Column[]): string {
     `ARRAY[${values.join(", ")}]::${types[name as keyof typeof types]}[] AS ${name}`
   );
   return `SELECT count(*) AS "rows", ${list.join(", ")}`;
+}
+
+/** PostgreSQL's floating-point types. */
+const FLOATS = new Set(["real", "double precision"]);
+
+/** Below this magnitude a float's squares, summed over any number of rows, stay finite. */
+const SQUARABLE = "1e100";
+
+/** 2^-600, exact: values near float8's limit are figured scaled by it, then scaled back. */
+const SCALE = "2::float8 ^ -600";
+
+/** Past this a figure scaled back would pass float8's limit (1.797…e308 × 2^-600). */
+const SCALED_LIMIT = "4.3e127";
+
+/**
+ * The mean, deviation and quartiles of float column `c` as the DuckDB store figures them:
+ * PostgreSQL's float aggregates raise "value out of range: overflow" when a sum or a
+ * difference of finite values passes float8's limit (1e308 and -1e308), so a column holding
+ * a value beyond {@link SQUARABLE} is figured scaled by {@link SCALE}; the deviation of a
+ * column holding NaN or an infinity is null, and a figure beyond float8's range too. Every
+ * aggregate runs whichever branch is taken, so each is filtered to the rows it can take.
+ */
+function floatFigures(c: string): { avg: string; std: string; quartiles: string } {
+  const finite = (x: string) => `abs(${x}) < 'Infinity'::float8`;
+  const large = `count(${c}) FILTER (WHERE NOT abs(${c}) < ${SQUARABLE}) = 0`;
+  const small = `FILTER (WHERE abs(${c}) < ${SQUARABLE})`;
+  const back = (scaled: string) =>
+    `CASE WHEN abs(${scaled}) < ${SCALED_LIMIT} OR NOT ${finite(scaled)} ` +
+    `THEN ${scaled} / (${SCALE}) END`;
+  const percentiles = (value: string) =>
+    `percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY ${value})`;
+  const scaledQuartiles = `(SELECT array_agg(${back(`" q"`)} ORDER BY " o") FROM unnest(${
+    percentiles(`${c}::float8 * (${SCALE})`)
+  } FILTER (WHERE ${finite(c)})) WITH ORDINALITY AS " u"(" q", " o"))`;
+  return {
+    avg: `CASE WHEN ${large} THEN avg(${c}::float8) ${small} ` +
+      `ELSE ${back(`avg(${c}::float8 * (${SCALE}))`)} END`,
+    std: `CASE WHEN ${large} THEN stddev_samp(${c}::float8) ${small} ` +
+      `WHEN count(${c}) FILTER (WHERE NOT ${finite(c)}) > 0 THEN NULL ` +
+      `ELSE ${back(`stddev_samp(${c}::float8 * (${SCALE})) FILTER (WHERE ${finite(c)})`)} END`,
+    quartiles: `CASE WHEN ${large} THEN ${percentiles(`${c}::float8`)} ${small} ` +
+      `ELSE ${scaledQuartiles} END`,
+  };
 }
 
 /** The figures of column `i` of the row of the statement, each figure an array by column. */
