@@ -744,3 +744,35 @@ onDuckDB.test(
     }
   },
 );
+
+Deno.test("reads: a DECIMAL whose scale is its width reads back as a number in every format", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [{ name: "v", type: "decimal(4,4)" }, { name: "l", type: "decimal(9,9)[]" }];
+    ok(await server.request("POST", "table/fractions", { body: { table: { columns } } }));
+    const rows = [{ v: "0.5", l: ["-0.25", null] }, { v: "-0.0001", l: [] }, { v: 0, l: null }];
+    ok(await server.request("POST", "table/fractions/records", { body: rows }));
+    // DuckDB writes such a decimal as ".5000", which no JSON reader takes.
+    const { records } = ok(await server.request("GET", "table/fractions/records"));
+    assert.deepEqual(records, [{ v: 0.5, l: [-0.25, null] }, { v: -0.0001, l: [] }, {
+      v: 0,
+      l: null,
+    }]);
+    const ndjson = await server.request("GET", "table/fractions/records/ndjson");
+    assert.equal(ndjson.status, 200, ndjson.text);
+    assert.deepEqual(
+      ndjson.text.trimEnd().split("\n").map((line: string) => JSON.parse(line)),
+      records,
+    );
+    const csv = await server.request("GET", "table/fractions/records/csv");
+    assert.equal(csv.status, 200, csv.text);
+    assert.deepEqual(
+      csv.text.trimEnd().split("\n").slice(1).map((line: string) => line.split(",")[0]),
+      ["0.5000", "-0.0001", "0.0000"],
+    );
+    const summary = ok(await server.request("GET", "table/fractions/summary?select=v"));
+    assert.equal(summary.columns[0].max, 0.5);
+  } finally {
+    await server.dispose();
+  }
+});

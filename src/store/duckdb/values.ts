@@ -259,12 +259,24 @@ function scalarJson(value: string, type: string): string {
   }
   if (type.startsWith("DECIMAL")) {
     // to_json goes through DOUBLE for narrow decimals; the decimal's own text is exact.
-    return `CAST(${value}::VARCHAR AS JSON)`;
+    return `CAST(${decimalText(value, type)} AS JSON)`;
   }
   const text = textValue(value, type);
   if (text !== undefined) return `to_json(${text})`;
   if (type === "JSON") return `${value}::JSON`;
   return `to_json(${value})`;
+}
+
+/**
+ * The text of `value`, a DECIMAL of `type`: DuckDB writes one whose scale is its width
+ * (DECIMAL(4,4)) without the 0 before the point (`.5000`, `-.5000`), which is no JSON number.
+ */
+function decimalText(value: string, type: string): string {
+  const [, width, scale] = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(type) ?? [];
+  const text = `${value}::VARCHAR`;
+  if (width === undefined || width !== scale) return text;
+  return `CASE WHEN starts_with(${text}, '.') THEN '0' || ${text} ` +
+    `WHEN starts_with(${text}, '-.') THEN '-0' || substr(${text}, 2) ELSE ${text} END`;
 }
 
 /**
@@ -285,6 +297,7 @@ function csvValue(c: string, type: string): string {
   const text = textValue(c, type);
   if (text !== undefined) return text;
   if (type.startsWith("UNION")) return `to_json(${c})::VARCHAR`;
+  if (type.startsWith("DECIMAL")) return decimalText(c, type);
   return `${c}::VARCHAR`;
 }
 
