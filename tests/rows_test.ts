@@ -1508,3 +1508,64 @@ Deno.test("records, PATCH and upload/json: a bit string column takes its text", 
     await server.dispose();
   }
 });
+
+Deno.test("records: skip and update keep every row whose unique key holds a null, since a null matches nothing", async () => {
+  const server = await TestServer.start();
+  try {
+    const sorted = async (table: string) =>
+      (ok(await server.request("GET", `table/${table}/records`)).records as { v: number }[])
+        .map((r) => JSON.stringify(r)).sort();
+    const table = (columns: string[]) => ({
+      table: {
+        columns: [...columns.map((name) => ({ name, type: "varchar" })), {
+          name: "v",
+          type: "integer",
+        }],
+        constraints: { unique: [{ columns }] },
+      },
+    });
+    ok(await server.request("POST", "table/nullkeys", { body: table(["e"]) }));
+    const rows = [{ e: null, v: 1 }, { e: "a", v: 2 }, { e: null, v: 3 }, { e: "a", v: 4 }];
+    const skipped = ok(
+      await server.request("POST", "table/nullkeys/records?on_conflict=skip", { body: rows }),
+    );
+    assert.deepEqual([skipped.inserted, skipped.skipped], [3, 1]);
+    const updated = ok(
+      await server.request("POST", "table/nullkeys/records?on_conflict=update", { body: rows }),
+    );
+    assert.deepEqual([updated.inserted, updated.updated], [2, 2]);
+    assert.deepEqual(await sorted("nullkeys"), [
+      '{"e":"a","v":4}',
+      '{"e":null,"v":1}',
+      '{"e":null,"v":1}',
+      '{"e":null,"v":3}',
+      '{"e":null,"v":3}',
+    ]);
+    // A key column the rows leave out is null in each of them.
+    const absent = ok(
+      await server.request("POST", "table/nullkeys/records?on_conflict=skip", {
+        body: [{ v: 5 }, { v: 6 }],
+      }),
+    );
+    assert.deepEqual([absent.inserted, absent.skipped], [2, 0]);
+    // Part of a composite key null: the rows stay apart.
+    ok(await server.request("POST", "table/pairs", { body: table(["a", "b"]) }));
+    const pairs = ok(
+      await server.request("POST", "table/pairs/records?on_conflict=update", {
+        body: [{ a: "1", b: null, v: 1 }, { a: "1", b: null, v: 2 }, { a: "1", b: "2", v: 3 }, {
+          a: "1",
+          b: "2",
+          v: 4,
+        }],
+      }),
+    );
+    assert.deepEqual([pairs.inserted, pairs.updated], [3, 1]);
+    assert.deepEqual(await sorted("pairs"), [
+      '{"a":"1","b":"2","v":4}',
+      '{"a":"1","b":null,"v":1}',
+      '{"a":"1","b":null,"v":2}',
+    ]);
+  } finally {
+    await server.dispose();
+  }
+});

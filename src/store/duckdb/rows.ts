@@ -118,6 +118,14 @@ export async function loadRows(
       }`,
       [file.rows],
     );
+  } else if (onConflict !== "fail" && nullableKey(table, mapping)) {
+    // DuckDB's ON CONFLICT takes rows whose key holds a null for one another within one
+    // statement (of two such rows it keeps one), where a null matches nothing: those rows
+    // go in by themselves, as no key of theirs can conflict.
+    await session.run(insertStatement(table, file, mapping, onConflict, "null"), [file.path]);
+    if (keyGiven(table, mapping)) {
+      await session.run(insertStatement(table, file, mapping, onConflict, "given"), [file.path]);
+    }
   } else {
     await session.run(insertStatement(table, file, mapping, onConflict), [file.path]);
   }
@@ -127,15 +135,37 @@ export async function loadRows(
   return { inserted };
 }
 
+/** Whether the rows give every column of the key conflicts are resolved on. */
+function keyGiven(table: Table, mapping: readonly KeyColumn[]): boolean {
+  return conflictKey(table)?.every((k) => mapping.some((m) => m.column.name === k)) ?? false;
+}
+
+/**
+ * Whether the key conflicts are resolved on (the table's only unique constraint: a primary
+ * key holds no null) may be null in some rows: the rows give every column of it and one is
+ * nullable, or they leave out one whose default is null, which makes every row's key null.
+ */
+function nullableKey(table: Table, mapping: readonly KeyColumn[]): boolean {
+  const key = conflictKey(table);
+  if (!key || table.constraints.primary_key) return false;
+  const columns = key.map((name) => table.columns.find((c) => c.name === name)!);
+  const given = (c: Column) => mapping.some((m) => m.column.name === c.name);
+  return keyGiven(table, mapping)
+    ? columns.some((c) => c.is_nullable)
+    : columns.some((c) => !given(c) && c.is_nullable && c.default === null);
+}
+
 /**
  * The INSERT of the rows of one spooled file (`$1`) into `table`, keys mapped to columns,
- * resolving key conflicts as `onConflict` says.
+ * resolving key conflicts as `onConflict` says; with `part`, only the rows whose conflict
+ * key holds a null (inserted as they are, as they conflict with nothing), or only the others.
  */
 function insertStatement(
   table: Table,
   file: LoadedFile,
   mapping: readonly KeyColumn[],
   onConflict: OnConflict,
+  part?: "null" | "given",
 ): string {
   const names = aliases(mapping);
   const typeOf = (m: KeyColumn) => readAs(m.column.type).type;
@@ -147,19 +177,29 @@ function insertStatement(
   const key = conflictKey(table);
   const keyAliases = key?.map((k) => names[mapping.findIndex((m) => m.column.name === k)]) ?? [];
   const keyed = keyAliases.length > 0 && keyAliases.every((a) => a !== undefined);
-  if (onConflict === "skip") {
+  // With `part`, rows are sorted by whether their key holds a null (keyAliases are the rows'
+  // own columns when keyed; a key column they leave out is null in every row).
+  const nulls = (keyAliases as string[]).map((a) => `${a} IS NULL`).join(" OR ");
+  const only = part === "null"
+    ? `WHERE ${keyed ? nulls : "TRUE"}`
+    : part
+    ? `WHERE NOT (${nulls})`
+    : "";
+  if (part === "null") {
+    deduped = `${numbered(file, mapping, typeOf)} ${only}`;
+  } else if (onConflict === "skip") {
     conflict = "ON CONFLICT DO NOTHING";
     if (keyed) {
       // Within one batch the first row of a key wins, the later ones are skipped.
-      deduped = dedupe(file, mapping, keyAliases as string[], "ASC");
+      deduped = dedupe(file, mapping, keyAliases as string[], "ASC", only);
     }
   }
-  if (onConflict === "update") {
+  if (onConflict === "update" && part !== "null") {
     if (!key) throw noConflictKey(table);
     const rest = mapping.filter((m) => !key.includes(m.column.name));
     if (keyed) {
       // Within one batch the last row of a key wins, as if the rows were sent one by one.
-      deduped = dedupe(file, mapping, keyAliases as string[], "DESC");
+      deduped = dedupe(file, mapping, keyAliases as string[], "DESC", only);
     }
     conflict = rest.length === 0
       ? "ON CONFLICT DO NOTHING"
@@ -239,14 +279,18 @@ export async function appendParts(
   return inserted;
 }
 
-/** The source keeping one row per key: the first (ASC) or the last (DESC) in the batch. */
+/**
+ * The source keeping one row per key: the first (ASC) or the last (DESC) in the batch, of
+ * the rows `where` (a WHERE clause, or "") lets through.
+ */
 function dedupe(
   file: LoadedFile,
   mapping: readonly KeyColumn[],
   keyAliases: readonly string[],
   order: "ASC" | "DESC",
+  where = "",
 ): string {
-  return `${numbered(file, mapping, (m) => readAs(m.column.type).type)} ` +
+  return `${numbered(file, mapping, (m) => readAs(m.column.type).type)} ${where} ` +
     `QUALIFY ${keyAliases.map((a) => `${a} IS NULL`).join(" OR ")} OR ` +
     `row_number() OVER (PARTITION BY ${keyAliases.join(", ")} ORDER BY row_number_ ${order}) = 1`;
 }
