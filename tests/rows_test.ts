@@ -1569,3 +1569,35 @@ Deno.test("records: skip and update keep every row whose unique key holds a null
     await server.dispose();
   }
 });
+
+Deno.test("records: under update a row that leaves out its serial key takes the next value, and updates the row that holds it", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/drawn", {
+        body: {
+          table: {
+            columns: [{ name: "id", type: "serial" }, { name: "v", type: "varchar" }],
+            constraints: { primary_key: { columns: ["id"] } },
+          },
+        },
+      }),
+    );
+    ok(await server.request("POST", "table/drawn/records", { body: [{ v: "a" }] }));
+    ok(await server.request("POST", "table/drawn/records", { body: [{ id: 2, v: "b" }] }));
+    // The sequence draws 2, which row "b" holds, then 3.
+    const answer = ok(
+      await server.request("POST", "table/drawn/records?on_conflict=update", {
+        body: [{ v: "c" }, { v: "d" }],
+      }),
+    );
+    assert.deepEqual([answer.inserted, answer.updated], [1, 1]);
+    assert.deepEqual(ok(await server.request("GET", "table/drawn/records")).records, [
+      { id: 1, v: "a" },
+      { id: 2, v: "c" },
+      { id: 3, v: "d" },
+    ]);
+  } finally {
+    await server.dispose();
+  }
+});

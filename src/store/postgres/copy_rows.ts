@@ -104,7 +104,9 @@ function onConflictClause(table: Table, staged: StagedRows, onConflict: OnConfli
   if (onConflict === "skip") return "ON CONFLICT DO NOTHING";
   const key = conflictKey(table)!;
   const rest = staged.columns.filter((c) => !key.includes(c));
-  return rest.length === 0 || !key.every((k) => staged.columns.includes(k))
+  // A key the rows leave out takes its default (a serial's next value), and a row whose
+  // default meets an existing key updates that row, as on DuckDB.
+  return rest.length === 0
     ? "ON CONFLICT DO NOTHING"
     : `ON CONFLICT (${key.map(quoteIdent).join(", ")}) DO UPDATE SET ${
       rest.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(", ")
