@@ -776,3 +776,40 @@ Deno.test("reads: a DECIMAL whose scale is its width reads back as a number in e
     await server.dispose();
   }
 });
+
+Deno.test("reads: intervals read back in one text in records, arrays, CSV and /query, on either engine", async () => {
+  const server = await TestServer.start();
+  try {
+    // [sent, read]: DuckDB's text, which PostgreSQL's ("2 mons", "-1 days", "+04:00:00") was not.
+    const intervals = [
+      ["1 year 2 months -3 days 04:00:00", "1 year 2 months -3 days 04:00:00"],
+      ["-1 mon", "-1 month"],
+      ["-1 day", "-1 day"],
+      ["13 months", "1 year 1 month"],
+      ["00:00:00", "00:00:00"],
+      ["1 day -04:00:00", "1 day -04:00:00"],
+      ["-00:00:00.000001", "-00:00:00.000001"],
+      ["100 hours", "100:00:00"],
+    ];
+    const columns = [{ name: "n", type: "integer" }, { name: "v", type: "interval" }, {
+      name: "a",
+      type: "interval[]",
+    }];
+    ok(await server.request("POST", "table/spans", { body: { table: { columns } } }));
+    const body = intervals.map(([v], n) => ({ n, v, a: [v, null] }));
+    ok(await server.request("POST", "table/spans/records", { body }));
+    const read = intervals.map(([, v], n) => ({ n, v, a: [v, null] }));
+    assert.deepEqual(ok(await server.request("GET", "table/spans/records?order=n")).records, read);
+    const csv = await server.request("GET", "table/spans/records/csv?order=n&select=v");
+    assert.equal(csv.status, 200, csv.text);
+    assert.deepEqual(csv.text.trimEnd().split("\n").slice(1), intervals.map(([, v]) => v));
+    const query = ok(
+      await server.request("POST", "query", {
+        body: { sql: "SELECT n, v, a FROM spans ORDER BY n" },
+      }),
+    );
+    assert.deepEqual(query.records, read);
+  } finally {
+    await server.dispose();
+  }
+});

@@ -14,7 +14,7 @@ const MAX_SAFE = "9007199254740991";
 
 /** Array element types whose `to_json` is already the contract's rendering. */
 const NATIVE =
-  /^(smallint|integer|boolean|text|character varying(\(\d+\))?|character(\(\d+\))?|bpchar|numeric(\(\d+,\d+\))?|uuid|json|jsonb|time(\(\d\))? with(out)? time zone|interval.*|bit.*)$/;
+  /^(smallint|integer|boolean|text|character varying(\(\d+\))?|character(\(\d+\))?|bpchar|numeric(\(\d+,\d+\))?|uuid|json|jsonb|time(\(\d\))? with(out)? time zone|bit.*)$/;
 
 /**
  * A SQL expression giving the JSON text of `value` (an SQL expression of PostgreSQL type
@@ -56,6 +56,7 @@ export function jsonValue(value: string, type: string): string {
     case "date":
       return `to_json(${isoText(value, "-MM-DD")})::text`;
   }
+  if (/^interval/.test(type)) return `to_json(${intervalSql(value)})::text`;
   if (/^timestamp(\(\d\))? without time zone$/.test(type)) {
     return `to_json(${isoText(value, '-MM-DD"T"HH24:MI:SS.US')})::text`;
   }
@@ -65,6 +66,27 @@ export function jsonValue(value: string, type: string): string {
     })::text`;
   }
   return `to_json(${value})::text`;
+}
+
+/**
+ * `value` (an interval) as DuckDB writes it (see result_values.ts `intervalText`): its years,
+ * months and days, each singular when it counts one either way, then its time, written when
+ * it is not zero or is all there is. The time alone prints without the sign PostgreSQL puts
+ * before it after days.
+ */
+function intervalSql(value: string): string {
+  const unit = (field: string, name: string) => {
+    const count = `extract(${field} FROM ${value})::bigint`;
+    return `CASE WHEN ${count} <> 0 THEN ${count}::text || CASE WHEN abs(${count}) = 1 ` +
+      `THEN ' ${name}' ELSE ' ${name}s' END END`;
+  };
+  const time = `(${value} - date_trunc('day', ${value}))`;
+  const whole = `date_trunc('day', ${value}) = interval '0'`;
+  return `CASE WHEN ${value} IS NULL THEN NULL ELSE concat_ws(' ', ${unit("year", "year")}, ${
+    unit("month", "month")
+  }, ${
+    unit("day", "day")
+  }, CASE WHEN ${time} <> interval '0' OR ${whole} THEN ${time}::text END) END`;
 }
 
 /**

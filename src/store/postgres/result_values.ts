@@ -38,6 +38,7 @@ const DATE = 1082;
 const TIMESTAMP = 1114;
 const TIMESTAMPTZ = 1184;
 const NUMERIC = 1700;
+const INTERVAL = 1186;
 const JSONB = 3802;
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -108,6 +109,8 @@ function scalarJson(oid: number): Render {
       return (t) => JSON.stringify(isoTime(t, true));
     case BYTEA:
       return (t) => JSON.stringify(base64(t));
+    case INTERVAL:
+      return (t) => JSON.stringify(intervalText(t));
     case JSON_OID:
     case JSONB:
       return (t) => t;
@@ -175,10 +178,51 @@ export function textRender(type: ValueType): Render {
       return (t) => isoTime(t, true);
     case BYTEA:
       return base64;
+    case INTERVAL:
+      return intervalText;
     default:
       return (t) => t;
   }
 }
+
+/**
+ * An interval as DuckDB writes it, from PostgreSQL's text of it (IntervalStyle `postgres`,
+ * its default): `1 year 2 months -3 days 04:00:00` for `1 year 2 mons -3 days +04:00:00`,
+ * each unit singular when it counts one either way, and the time only when it is not zero
+ * or is all there is.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { intervalText } from "./result_values.ts";
+ *
+ * assert.equal(intervalText("1 year 2 mons -3 days +04:00:00"), "1 year 2 months -3 days 04:00:00");
+ * assert.equal(intervalText("-1 mons"), "-1 month");
+ * assert.equal(intervalText("00:00:00"), "00:00:00");
+ * assert.equal(intervalText("-1 years -2 mons"), "-1 year -2 months");
+ * ```
+ */
+export function intervalText(text: string): string {
+  const parts: string[] = [];
+  for (const [unit, pattern] of INTERVAL_UNITS) {
+    const count = pattern.exec(text)?.[1];
+    if (count !== undefined && Number(count) !== 0) {
+      parts.push(`${count} ${unit}${Math.abs(Number(count)) === 1 ? "" : "s"}`);
+    }
+  }
+  const time = /([+-]?)(\d+:\d\d:\d\d(?:\.\d+)?)/.exec(text);
+  if (time && (parts.length === 0 || !/^0+:00:00(\.0*)?$/.test(time[2]!))) {
+    parts.push(`${time[1] === "-" ? "-" : ""}${time[2]}`);
+  }
+  return parts.length === 0 ? "00:00:00" : parts.join(" ");
+}
+
+/** The units of an interval's text before its time, as PostgreSQL writes them. */
+const INTERVAL_UNITS: readonly [string, RegExp][] = [
+  ["year", /(-?\d+) years?\b/],
+  ["month", /(-?\d+) mons?\b/],
+  ["day", /(-?\d+) days?\b/],
+];
 
 /**
  * `text` as a CSV cell: quoted, its quotes doubled, when it needs to be.
