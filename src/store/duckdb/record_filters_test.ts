@@ -240,3 +240,21 @@ Deno.test("sortKeys() ends in the primary key's remaining columns, else the inse
     "k0 ASC NULLS LAST",
   );
 });
+
+Deno.test("filterCondition() leaves like without ESCAPE unless the pattern holds a NUL", () => {
+  // With ESCAPE, DuckDB no longer turns a pattern into a prefix or contains test: over 5
+  // million rows like.row12* took 126 ms with it, 13 ms without.
+  const like = (value: string) => {
+    const bound = new BoundValues();
+    const sql = filterCondition(table(null), [
+      { column: "name", op: "like", negated: false, value },
+    ], bound);
+    return { sql, values: bound.values };
+  };
+  assert.deepEqual(like("row12*"), { sql: '("name" LIKE $1)', values: ["row12%"] });
+  assert.deepEqual(like("a\\b"), { sql: '("name" LIKE $1)', values: ["a\\b"] });
+  assert.deepEqual(like("a\u0000\\"), {
+    sql: `("name" LIKE $1 ESCAPE '\\')`,
+    values: ["a\u0000\\\\"],
+  });
+});
