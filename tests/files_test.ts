@@ -460,6 +460,14 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
         );
         assert.equal(loaded.inserted, 1);
         ok(await server.request("DELETE", "table/csv_ragged"));
+        // One column whose header holds a ";" the lines below do not: one column, as sniffed.
+        const single = ok(
+          await server.request("POST", "table/csv_ragged/upload/csv", {
+            body: form(new TextEncoder().encode("note; remark\nhello\nworld\n"), "r.csv"),
+          }),
+        );
+        assert.deepEqual([single.inserted, single.table.columns.length], [2, 1]);
+        ok(await server.request("DELETE", "table/csv_ragged"));
       },
     );
     await t.step("a malformed CSV or a spreadsheet sent to upload/csv is refused", async () => {

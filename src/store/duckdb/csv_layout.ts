@@ -128,15 +128,19 @@ const HEAD_BYTES = 1 << 20;
  * error. Read as DuckDB guessed, the rows above the chosen header would be lost.
  */
 async function refuseRaggedLines(path: string, layout: Omit<CsvLayout, "columns">) {
-  const lines = await firstLines(path, layout.skip + 1);
+  const lines = await firstLines(path, layout.skip + 2);
   const blank = (line: string) =>
     (layout.delimiter ? line.replaceAll(layout.delimiter, "") : line)
       .replaceAll(layout.quote || '"', "").trim() === "";
   const first = lines.findIndex((line) => !blank(line));
   const header = lines[first];
   if (header === undefined) return;
+  // A usual delimiter in the header and in the line below it, where the sniffer took none:
+  // a header "note; remark" over lines without ";" is one column, as sniffed.
+  const below = lines.slice(first + 1).find((line) => !blank(line)) ?? "";
   const ragged = first < layout.skip ||
-    (!header.includes(layout.delimiter) && DELIMITERS.some((d) => header.includes(d)));
+    (!header.includes(layout.delimiter) &&
+      DELIMITERS.some((d) => header.includes(d) && below.includes(d)));
   if (!ragged) return;
   throw ApiError.invalidData(
     `The CSV file's lines do not all have as many values as its header (line ${first + 1}): ` +
