@@ -325,6 +325,45 @@ await postgresTest(
         assert.deepEqual(await ids("tx=like.a%5C%25b"), [1]);
       });
 
+      await t.step(
+        "an interval reads in DuckDB's text whatever IntervalStyle the database has",
+        async () => {
+          const direct = await Database.open({ url: env.DATABASE_URL });
+          try {
+            await direct.withSession(async (s) => {
+              const [{ name }] = await s.rows("SELECT current_database() AS name") as [
+                { name: string },
+              ];
+              await s.run(`ALTER DATABASE "${name}" SET IntervalStyle = 'iso_8601'`);
+            });
+          } finally {
+            await direct.close();
+          }
+          // A new instance: its connections start with the database's setting.
+          const iso = await TestServer.start(env);
+          try {
+            ok(
+              await iso.request("POST", "table/spans", {
+                body: { table: { columns: [{ name: "v", type: "interval" }] } },
+              }),
+            );
+            ok(
+              await iso.request("POST", "table/spans/records", {
+                body: [{ v: "1 day -04:00:00" }],
+              }),
+            );
+            const { records } = ok(await iso.request("GET", "table/spans/records"));
+            assert.deepEqual(records, [{ v: "1 day -04:00:00" }]);
+            const query = ok(
+              await iso.request("POST", "query", { body: { sql: "SELECT v FROM spans" } }),
+            );
+            assert.deepEqual(query.records, [{ v: "1 day -04:00:00" }]);
+          } finally {
+            await iso.dispose();
+          }
+        },
+      );
+
       await t.step("in on an array column compares whole arrays", async () => {
         const ids = async (query: string) =>
           ok(await request("GET", `table/odd/records?select=id&${query}`)).records.map(
@@ -332,6 +371,17 @@ await postgresTest(
           );
         assert.deepEqual(await ids(`ia=in.(${encodeURIComponent('"{1,2}","{9}"')})`), [1]);
         assert.deepEqual(await ids(`ia=not.in.(${encodeURIComponent('"{3}"')})`), [1]);
+        // An item longer than a varchar(n)[]'s length is not cut to match.
+        ok(
+          await request("POST", "table/short", {
+            table: { columns: [{ name: "a", type: "varchar(3)[]" }] },
+          }),
+        );
+        ok(await request("POST", "table/short/records", [{ a: ["abc"] }]));
+        const short = (items: string) =>
+          request("GET", `table/short/records?a=in.(${encodeURIComponent(items)})`);
+        assert.equal(ok(await short('"{abcd}"')).records.length, 0);
+        assert.equal(ok(await short('"{abc}"')).records.length, 1);
       });
 
       await t.step("json[] sorts and summarises by its text", async () => {

@@ -1597,6 +1597,27 @@ Deno.test("records: under update a row that leaves out its serial key takes the 
       { id: 2, v: "c" },
       { id: 3, v: "d" },
     ]);
+    // A constant default gives every such row one key: no 500 from PostgreSQL, which cannot
+    // update one row twice in a statement.
+    ok(
+      await server.request("POST", "table/fixed", {
+        body: {
+          table: {
+            columns: [{ name: "k", type: "varchar", default: "'x'" }, {
+              name: "v",
+              type: "integer",
+            }],
+            constraints: { unique: [{ columns: ["k"] }] },
+          },
+        },
+      }),
+    );
+    const fixed = ok(
+      await server.request("POST", "table/fixed/records?on_conflict=update", {
+        body: [{ v: 1 }, { v: 2 }],
+      }),
+    );
+    assert.deepEqual([fixed.inserted, fixed.updated], [1, 1]);
   } finally {
     await server.dispose();
   }

@@ -104,9 +104,14 @@ function onConflictClause(table: Table, staged: StagedRows, onConflict: OnConfli
   if (onConflict === "skip") return "ON CONFLICT DO NOTHING";
   const key = conflictKey(table)!;
   const rest = staged.columns.filter((c) => !key.includes(c));
-  // A key the rows leave out takes its default (a serial's next value), and a row whose
-  // default meets an existing key updates that row, as on DuckDB.
-  return rest.length === 0
+  // A key the rows leave out takes its default: a serial's next value, which meets an
+  // existing key at most once, and updates that row, as on DuckDB. A constant default would
+  // give the rows one key, which PostgreSQL cannot update twice in one statement.
+  const drawn = key.every((k) =>
+    staged.columns.includes(k) ||
+    /^nextval\(/.test(table.columns.find((c) => c.name === k)?.default ?? "")
+  );
+  return rest.length === 0 || !drawn
     ? "ON CONFLICT DO NOTHING"
     : `ON CONFLICT (${key.map(quoteIdent).join(", ")}) DO UPDATE SET ${
       rest.map((c) => `${quoteIdent(c)} = excluded.${quoteIdent(c)}`).join(", ")

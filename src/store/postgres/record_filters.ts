@@ -158,8 +158,11 @@ function oneFilter(table: Table, filter: Filter, params: unknown[], alias?: stri
         bind(params, items)
       }::text[]) AS " l"(" v"))`;
     } else if (type.endsWith("[]")) {
-      // An array of arrays is one array of more dimensions to PostgreSQL: each item is cast.
-      sql = `${left} IN (SELECT " v"::${type} FROM unnest(${
+      // An array of arrays is one array of more dimensions to PostgreSQL: each item is cast,
+      // without a length, which would cut it ({abcd} would match a varchar(3)[]'s {abc}).
+      const unlimited = type.replace(/^character varying\(\d+\)/, "character varying")
+        .replace(/^character\(\d+\)/, "bpchar");
+      sql = `${left} IN (SELECT " v"::${unlimited} FROM unnest(${
         bind(params, items)
       }::text[]) AS " l"(" v"))`;
     } else {

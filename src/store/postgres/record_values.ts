@@ -80,13 +80,18 @@ function intervalSql(value: string): string {
     return `CASE WHEN ${count} <> 0 THEN ${count}::text || CASE WHEN abs(${count}) = 1 ` +
       `THEN ' ${name}' ELSE ' ${name}s' END END`;
   };
-  const time = `(${value} - date_trunc('day', ${value}))`;
+  // The time's seconds, signed, from its fields rather than its text, which IntervalStyle
+  // shapes.
+  const seconds = `extract(epoch FROM (${value} - date_trunc('day', ${value})))`;
+  const a = `abs(${seconds})`;
+  const time = `CASE WHEN ${seconds} < 0 THEN '-' ELSE '' END || ` +
+    `CASE WHEN ${a} < 36000 THEN '0' ELSE '' END || floor(${a} / 3600)::text || ':' || ` +
+    `lpad(floor(mod(${a}, 3600) / 60)::text, 2, '0') || ':' || ` +
+    `rtrim(rtrim(to_char(mod(${a}, 60), 'FM00.000000'), '0'), '.')`;
   const whole = `date_trunc('day', ${value}) = interval '0'`;
   return `CASE WHEN ${value} IS NULL THEN NULL ELSE concat_ws(' ', ${unit("year", "year")}, ${
     unit("month", "month")
-  }, ${
-    unit("day", "day")
-  }, CASE WHEN ${time} <> interval '0' OR ${whole} THEN ${time}::text END) END`;
+  }, ${unit("day", "day")}, CASE WHEN ${seconds} <> 0 OR ${whole} THEN ${time} END) END`;
 }
 
 /**

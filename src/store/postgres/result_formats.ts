@@ -288,6 +288,8 @@ const SETTINGS = [
   "SET LOCAL DateStyle = 'ISO, YMD'",
   "SET LOCAL bytea_output = 'hex'",
   "SET LOCAL extra_float_digits = 1",
+  // result_values.ts reads intervals in this style, PostgreSQL's default.
+  "SET LOCAL IntervalStyle = 'postgres'",
 ];
 
 async function openCursor(
