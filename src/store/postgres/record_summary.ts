@@ -12,7 +12,7 @@ import type { Column, TableRef } from "../../catalog/model.ts";
 import { columnSummary, type RawFigures } from "../shared/summary.ts";
 import type { RecordsSummary } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import type { Param } from "./database.ts";
+import { type Param, probing } from "./database.ts";
 import {
   checkValues,
   filterCondition,
@@ -55,10 +55,18 @@ export function summarizeRecords(
       await checkValues(session, filterValueChecks(table, filters));
       const params: unknown[] = [];
       const where = filters.length > 0 ? ` WHERE ${filterCondition(table, filters, params)}` : "";
-      const [row] = await session.rows(
-        `${summaryQuery(columns)} FROM ${qualified(table.schema, table.name)}${where}`,
-        params as Param[],
-      );
+      const read = (scaled: boolean) =>
+        probing(session).rows(
+          `${summaryQuery(columns, scaled)} FROM ${qualified(table.schema, table.name)}${where}`,
+          params as Param[],
+        );
+      // Float aggregates overflow near float8's limit (22003); only then are the figures
+      // read again the slower way, which every aggregate of such a column then pays.
+      const [row] = await read(false).catch((error) => {
+        const overflow = (error as { code?: string }).code === "22003";
+        if (!overflow || !columns.some((c) => FLOATS.has(c.type))) throw error;
+        return read(true);
+      });
       const rows = Number(row!.rows);
       return {
         table: table.name,
@@ -72,9 +80,10 @@ export function summarizeRecords(
 /**
  * The SELECT list (with the word SELECT) of the figures of `columns`: each figure one array
  * over the columns, because a statement returns at most 1,664 columns and a table may have
- * 2,000. Identical aggregates are computed once, so the quartiles cost one sort.
+ * 2,000. Identical aggregates are computed once, so the quartiles cost one sort. `scaled`
+ * figures float columns as {@link floatFigures} does.
  */
-function summaryQuery(columns: readonly Column[]): string {
+function summaryQuery(columns: readonly Column[], scaled: boolean): string {
   const figures = {
     counts: [] as string[],
     distincts: [] as string[],
@@ -95,7 +104,7 @@ function summaryQuery(columns: readonly Column[]): string {
     figures.mins.push(least ? jsonValue(least, column.type) : "NULL");
     figures.maxs.push(greatest ? jsonValue(greatest, column.type) : "NULL");
     const number = numberType(column.type);
-    const { avg, std, quartiles } = FLOATS.has(column.type) ? floatFigures(c) : {
+    const { avg, std, quartiles } = scaled && FLOATS.has(column.type) ? floatFigures(c) : {
       avg: `avg(${c})::float8`,
       std: `stddev_samp(${c})::float8`,
       quartiles: `percentile_cont(ARRAY[0.25, 0.5, 0.75]) WITHIN GROUP (ORDER BY ${c}::float8)`,
