@@ -65,3 +65,28 @@ onDuckDB.test("query: a number binds as a type that holds it, however large", as
     await server.dispose();
   }
 });
+
+onDuckDB.test("query: a parameter where DuckDB takes none (ORDER BY $1) is 400, not 500", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/t", {
+        body: { table: { columns: [{ name: "id", type: "integer" }] } },
+      }),
+    );
+    for (
+      const [sql, clause] of [
+        ["SELECT id FROM t ORDER BY $1", "ORDER BY"],
+        ["SELECT count(*) AS c FROM t GROUP BY $1", "GROUP BY"],
+        ["SELECT DISTINCT ON ($1) id FROM t", "DISTINCT ON"],
+      ] as const
+    ) {
+      for (const search of ["", "?format=ndjson"]) {
+        const error = errorOf(await query(server, sql, { params: [1], search }), 400);
+        assert.match(error.message, new RegExp(`Parameter not supported in ${clause} clause`));
+      }
+    }
+  } finally {
+    await server.dispose();
+  }
+});

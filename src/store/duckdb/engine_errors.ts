@@ -77,6 +77,8 @@ const QUERY_ERROR_KINDS: readonly string[] = [
   "Invalid type",
   "Not implemented",
   "Out of Range",
+  // A parameter where DuckDB takes none: ORDER BY $1, GROUP BY $1, DISTINCT ON ($1).
+  "Parameter Not Allowed",
   "Parser",
   "Serialization",
   "Syntax",
