@@ -58,6 +58,16 @@ const STRING = [
   "xpath", "xpath_exists",
 ];
 
+/**
+ * Casts written as calls, `date(ts)`, `text(id)`: PostgreSQL's functions of a type's name
+ * that convert a value to it, as `CAST` does (which the guard already lets through).
+ */
+// deno-fmt-ignore
+const CASTS = [
+  "bool", "date", "float4", "float8", "int2", "int4", "int8", "interval", "text",
+  "time", "timestamp", "timestamptz", "varchar",
+];
+
 /** Dates, times, intervals, time zones; `CURRENT_DATE` and its kin are syntax (see guard). */
 // deno-fmt-ignore
 const DATE_TIME = [
@@ -119,6 +129,7 @@ const WINDOW = [
  * unqualified.
  */
 export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set([
+  ...CASTS,
   ...MATH,
   ...STRING,
   ...DATE_TIME,
