@@ -813,3 +813,34 @@ Deno.test("reads: intervals read back in one text in records, arrays, CSV and /q
     await server.dispose();
   }
 });
+
+Deno.test("reads: NaN and the infinities read as nan, inf and -inf in records, exports and /query", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [{ name: "n", type: "integer" }, { name: "f", type: "double" }, {
+      name: "a",
+      type: "double[]",
+    }];
+    ok(await server.request("POST", "table/odd_floats", { body: { table: { columns } } }));
+    ok(
+      await server.request("POST", "table/odd_floats/records", {
+        body: [{ n: 1, f: "NaN", a: ["Infinity", "-Infinity"] }, { n: 2, f: 2.5, a: [] }],
+      }),
+    );
+    const expected = [{ f: "nan", a: ["inf", "-inf"] }, { f: 2.5, a: [] }];
+    const page = ok(await server.request("GET", "table/odd_floats/records?order=n&select=f,a"));
+    assert.deepEqual(page.records, expected);
+    const json = await server.request("GET", "table/odd_floats/records/json?order=n&select=f,a");
+    assert.deepEqual(JSON.parse(json.text), expected);
+    const csv = await server.request("GET", "table/odd_floats/records/csv?order=n&select=f,a");
+    assert.deepEqual(csv.text.trimEnd().split("\n"), ["f,a", 'nan,"[""inf"",""-inf""]"', "2.5,[]"]);
+    const query = ok(
+      await server.request("POST", "query", {
+        body: { sql: "SELECT f, a FROM odd_floats ORDER BY n" },
+      }),
+    );
+    assert.deepEqual(query.records, expected);
+  } finally {
+    await server.dispose();
+  }
+});

@@ -48,6 +48,18 @@ function number(text: string): string {
   return /^-?\d/.test(text) ? text : JSON.stringify(text);
 }
 
+/** PostgreSQL's words for a float that is no number, as DuckDB and record pages write them. */
+const FLOAT_WORDS: Readonly<Record<string, string>> = {
+  NaN: "nan",
+  Infinity: "inf",
+  "-Infinity": "-inf",
+};
+
+/** A float's text as records show it: its digits, or `nan`, `inf`, `-inf`. */
+function floatText(text: string): string {
+  return FLOAT_WORDS[text] ?? text;
+}
+
 function wideInteger(text: string): string {
   const value = BigInt(text);
   return value <= MAX_SAFE && value >= -MAX_SAFE ? text : JSON.stringify(text);
@@ -98,6 +110,7 @@ function scalarJson(oid: number): Render {
       return wideInteger;
     case FLOAT4:
     case FLOAT8:
+      return (t) => number(floatText(t));
     case NUMERIC:
       return number;
     case BOOL:
@@ -180,6 +193,9 @@ export function textRender(type: ValueType): Render {
       return base64;
     case INTERVAL:
       return intervalText;
+    case FLOAT4:
+    case FLOAT8:
+      return floatText;
     default:
       return (t) => t;
   }
