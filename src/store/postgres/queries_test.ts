@@ -65,7 +65,7 @@ await postgresTest(`readQuery() and streamQuery() on PostgreSQL`, async (t, serv
           id: 2,
           big: 5,
           n: null,
-          f: "NaN",
+          f: "nan",
           b: false,
           d: "-0001-03-04",
           ts: null,
