@@ -498,3 +498,34 @@ await postgresTest(
     }
   },
 );
+
+await postgresTest(
+  "a GET answer with a precision before the zone (timestamp(3) without time zone) is taken back by PUT",
+  async (_t, postgres) => {
+    const env = await postgresEnv(postgres);
+    const server = await TestServer.start(env);
+    try {
+      const types = [
+        "timestamp(3)",
+        "time(3)",
+        "timestamptz(2)",
+        "timestamp_s",
+        "time(2) with time zone",
+      ];
+      for (const [i, type] of types.entries()) {
+        const name = `stamped_${i}`;
+        ok(
+          await server.request("POST", `table/${name}`, {
+            body: { table: { columns: [{ name: "a", type }, { name: "b", type: "integer" }] } },
+          }),
+        );
+        const got = ok(await server.request("GET", `table/${name}`));
+        assert.match(got.table.columns[0].type, /^(timestamp|time)\(\d\) with(out)? time zone$/);
+        // Sent back unchanged: a no-op, not 422 "unexpected text at without".
+        assert.deepEqual(ok(await put(server, name, got.table)), got);
+      }
+    } finally {
+      await server.dispose();
+    }
+  },
+);

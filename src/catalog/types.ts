@@ -68,6 +68,8 @@ export class TypeSyntaxError extends Error {
  *
  * assert.equal(parseType("numeric(10, 2)").sql, "NUMERIC(10, 2)");
  * assert.equal(parseType("timestamp with time zone").sql, "TIMESTAMP WITH TIME ZONE");
+ * assert.equal(parseType("timestamp(3) without time zone").sql, "TIMESTAMP(3) WITHOUT TIME ZONE");
+ * assert.equal(parseType("timestamp(3)").sql, "TIMESTAMP(3)");
  * assert.equal(parseType("bigserial").serial, "BIGINT");
  * assert.throws(() => parseType("int, evil varchar"));
  * ```
@@ -207,6 +209,19 @@ class Parser {
       }
       this.expectPunct(")");
       sql += `(${args.join(", ")})`;
+      // PostgreSQL writes a precision before the zone: `timestamp(3) without time zone`.
+      if (words.length === 1 && (lower === "timestamp" || lower === "time")) {
+        for (const zone of [["with", "time", "zone"], ["without", "time", "zone"]]) {
+          const ahead = this.tokens.slice(this.#at, this.#at + zone.length);
+          const matches = ahead.length === zone.length &&
+            ahead.every((t, k) => t.kind === "word" && t.text.toLowerCase() === zone[k]);
+          if (matches) {
+            sql += ` ${zone.join(" ").toUpperCase()}`;
+            this.#at += zone.length;
+            break;
+          }
+        }
+      }
     }
     return sql;
   }

@@ -166,7 +166,11 @@ const SHAPE = /^([A-Z_][A-Z0-9_]*(?: [A-Z_][A-Z0-9_]*)*)(?:\((\d+(?:, \d+)*)\))?
  * ```
  */
 export function postgresType(type: ParsedType): string | TypeRefusal {
-  const shape = SHAPE.exec(type.sql);
+  // `timestamp(3) without time zone`, as PostgreSQL names it, has its precision inside the
+  // name; the shape wants it after: `TIMESTAMP WITHOUT TIME ZONE(3)`.
+  const shape = SHAPE.exec(
+    type.sql.replace(/^(TIMESTAMP|TIME)\((\d+)\) (WITH|WITHOUT) TIME ZONE/, "$1 $3 TIME ZONE($2)"),
+  );
   // Only nested types (STRUCT, MAP, UNION, ENUM) fall outside the shape; their first word
   // names them.
   const name = shape?.[1] ?? /^[A-Z_]+/.exec(type.sql)?.[0] ?? type.sql;
