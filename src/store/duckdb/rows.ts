@@ -6,6 +6,7 @@
  */
 
 import { conflictKey } from "../shared/conflict_key.ts";
+import { drawsFromSequence } from "../shared/sql.ts";
 import type { Column, Table } from "../../catalog/model.ts";
 import type { KeyColumn } from "../../catalog/rows.ts";
 import { ApiError } from "../../errors.ts";
@@ -241,11 +242,6 @@ function insertStatement(
       rows_ AS MATERIALIZED (SELECT *, ${position} AS p_, ${draws.join(", ")} FROM kept_)
     SELECT ${[...values, ...drawn.map((_, i) => `d${i}.v`)].join(", ")}
     FROM rows_ ${joins.join(" ")} ORDER BY p_ ${conflict}`;
-}
-
-/** Whether `column` is a serial one: its default draws from its sequence. */
-function drawsFromSequence(column: Column): boolean {
-  return column.default !== null && /^nextval\('([^']|'')*'\)$/.test(column.default);
 }
 
 /**

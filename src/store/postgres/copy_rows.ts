@@ -11,6 +11,7 @@ import type { Table } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import type { StagedRows } from "../duckdb/mod.ts";
 import { conflictKey } from "../shared/conflict_key.ts";
+import { drawsFromSequence } from "../shared/sql.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
 import type { Session } from "./database.ts";
 import { type EngineError, engineSaid, programLimit, VALUE_MISFITS } from "./engine_errors.ts";
@@ -107,9 +108,8 @@ function onConflictClause(table: Table, staged: StagedRows, onConflict: OnConfli
   // A key the rows leave out takes its default: a serial's next value, which meets an
   // existing key at most once, and updates that row, as on DuckDB. A constant default would
   // give the rows one key, which PostgreSQL cannot update twice in one statement.
-  const drawn = key.every((k) =>
-    staged.columns.includes(k) ||
-    /^nextval\(/.test(table.columns.find((c) => c.name === k)?.default ?? "")
+  const drawn = table.columns.every((c) =>
+    !key.includes(c.name) || staged.columns.includes(c.name) || drawsFromSequence(c)
   );
   return rest.length === 0 || !drawn
     ? "ON CONFLICT DO NOTHING"

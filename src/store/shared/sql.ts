@@ -72,3 +72,20 @@ export function sequenceDefault(
 ): string {
   return `nextval(${quoteLiteral(`${sequence.schema}.${sequence.name}`)})`;
 }
+
+/**
+ * Whether `column` is a serial one: its default, as {@link sequenceDefault} shows it, draws
+ * from its sequence, so each row takes a value of its own.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { drawsFromSequence } from "./sql.ts";
+ *
+ * assert.equal(drawsFromSequence({ default: "nextval('public.t_id_seq')" }), true);
+ * assert.equal(drawsFromSequence({ default: "'x'" }), false);
+ * ```
+ */
+export function drawsFromSequence(column: { readonly default: string | null }): boolean {
+  return column.default !== null && /^nextval\('([^']|'')*'\)$/.test(column.default);
+}
