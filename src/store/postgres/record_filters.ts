@@ -141,8 +141,7 @@ function oneFilter(table: Table, filter: Filter, params: unknown[], alias?: stri
     return `${ref} IS ${negated ? "NOT " : ""}${word}`;
   }
   const { sql: left, type } = compared(column, ref);
-  const texts = typeof value === "string" ? [value] : value as readonly string[];
-  if (texts.some((text) => text.includes("\u0000"))) {
+  if (filterTexts(filter).some((text) => text.includes("\u0000"))) {
     throw ApiError.badRequest(
       `Filter on column "${printable(column.name)}" has a NUL character (\\u0000), which no ` +
         "PostgreSQL text holds",
@@ -186,10 +185,14 @@ export function filterValueChecks(table: Table, filters: readonly Filter[]): Val
     const column = columnOf(table, filter.column);
     const { type } = compared(column, "");
     const what = `Filter on column "${printable(column.name)}"`;
-    const texts = typeof filter.value === "string" ? [filter.value] : filter.value as string[];
-    for (const text of texts) checks.push({ type, text, what });
+    for (const text of filterTexts(filter)) checks.push({ type, text, what });
   }
   return checks;
+}
+
+/** The texts a filter other than `is` compares with: its value, or its `in` list's items. */
+function filterTexts(filter: Filter): readonly string[] {
+  return typeof filter.value === "string" ? [filter.value] : filter.value as readonly string[];
 }
 
 /** The ranges of PostgreSQL's integer types, for {@link surelyConverts}. */
