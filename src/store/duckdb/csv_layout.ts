@@ -66,7 +66,11 @@ export async function describeCsv(
     skip: Number(sniffed.s),
   };
   const types = (JSON.parse(sniffed.c as string) as { type: string }[]).map((c) => c.type);
-  if (skip === undefined) await refuseRaggedLines(path, layout);
+  // Only a file whose lines the sniffer skipped, or read as one column, can be ragged: others
+  // pay no read of their head.
+  if (skip === undefined && (layout.skip > 0 || types.length === 1)) {
+    await refuseRaggedLines(path, layout);
+  }
   checkWidth("The CSV file has", types.length);
   // The header as written (the sniffer renames empty and repeated names): the first line
   // with any text, as the first non-empty row of a sheet. Read a slice of columns at a time:
