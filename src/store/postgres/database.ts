@@ -142,7 +142,7 @@ export class Database {
       }
       throw explained(error);
     } finally {
-      client.release(broken);
+      client.release(broken ?? leftInTransaction(client));
     }
   }
 
@@ -181,6 +181,21 @@ export class Database {
   async close(): Promise<void> {
     await this.#pool.end();
   }
+}
+
+/**
+ * Why `client` may not go back to the pool: a transaction still open on it (a ROLLBACK that
+ * failed, work that returned before ending what it began) would hand its uncommitted changes
+ * and its locks to the next unit of work, whose COMMIT would make them permanent. Thrown away,
+ * the connection's transaction is rolled back by the server.
+ */
+function leftInTransaction(client: pg.PoolClient): Error | undefined {
+  // pg ≥ 8.14 keeps the status of the last ReadyForQuery: I idle, T in a transaction, E failed.
+  const status = (client as { getTransactionStatus?: () => string | null })
+    .getTransactionStatus?.();
+  return status === "T" || status === "E"
+    ? new Error("The connection was given back inside a transaction")
+    : undefined;
 }
 
 function sessionOf(client: pg.PoolClient): Session {

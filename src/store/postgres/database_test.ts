@@ -82,6 +82,30 @@ await postgresTest(`Database on PostgreSQL 15`, async (t, server) => {
     });
 
     await t.step(
+      "a connection given back inside a transaction is thrown away, its changes rolled back",
+      async () => {
+        // Work that opens a transaction and never ends it (a ROLLBACK that failed, a stream
+        // cut short): reused, the connection would hand its changes and locks to the next
+        // unit of work, whose COMMIT would make them permanent.
+        await database.withSession(async (s) => {
+          await s.run("BEGIN");
+          await s.run("DELETE FROM c");
+        });
+        await database.withSession((s) => s.run("BEGIN"));
+        await database.withSession(async (s) => {
+          await s.run("BEGIN");
+          await s.run("SELECT 1/0").catch(() => {});
+        });
+        const rows = await database.withSession((s) => s.rows("SELECT id FROM c"));
+        assert.deepEqual(rows, [{ id: 1 }]);
+        await database.transaction((s) => s.run("INSERT INTO p (id) VALUES (12)"));
+        assert.deepEqual(await database.withSession((s) => s.rows("SELECT id FROM c")), [{
+          id: 1,
+        }]);
+      },
+    );
+
+    await t.step(
       "a wait for a connection that outlasts connectionWaitMs is 503 with Retry-After",
       async () => {
         const one = await Database.open({
