@@ -10,7 +10,8 @@ Deno.test("hostile catalogue: every request is refused in the error shape, the s
     console.log(
       Object.entries(report.groups).map(([group, { tried }]) => `${group} ${tried}`).join(", "),
     );
-    assert.deepEqual(report.failures, []);
+    // The first wrong answers, which a long list's tail would hide, name the cause.
+    assert.equal(report.failures.length, 0, report.failures.slice(0, 20).join("\n"));
     assert.ok(report.tried >= 300, `only ${report.tried} hostile requests`);
     assert.equal(report.correct, report.tried);
 

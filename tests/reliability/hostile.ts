@@ -1255,6 +1255,7 @@ export async function runCatalogue(
   const groups: Record<string, { tried: number; correct: number }> = {};
   const failures: string[] = [];
   const before = await fingerprint(server);
+  const tablesBefore = await tableNames(server);
   for (const [group, members] of Map.groupBy(attempts, (a) => a.group)) {
     const started = performance.now();
     const tally = groups[group] = { tried: 0, correct: 0 };
@@ -1273,7 +1274,10 @@ export async function runCatalogue(
       throw new Error(`The server went down during "${group}"`);
     }
     if (await fingerprint(server) !== before) {
-      failures.push(`${group}: the tables or definitions changed`);
+      const now = await tableNames(server);
+      failures.push(
+        `${group}: the tables or definitions changed (tables before: ${tablesBefore}; after: ${now})`,
+      );
     }
     log(
       `${group}: ${tally.correct}/${tally.tried} in ${Math.round(performance.now() - started)} ms`,
@@ -1282,6 +1286,13 @@ export async function runCatalogue(
   const tried = Object.values(groups).reduce((n, g) => n + g.tried, 0);
   const correct = Object.values(groups).reduce((n, g) => n + g.correct, 0);
   return { tried, correct, groups, failures };
+}
+
+/** The tables listed, as `schema.name` in order, for a report. */
+async function tableNames(server: TestServer): Promise<string> {
+  const { tables } = ok(await server.request("GET", "table?limit=1000"));
+  return (tables as { name: string; schema: string }[]).map((t) => `${t.schema}.${t.name}`)
+    .join(", ");
 }
 
 /** Sends `request` and judges its answer, which must come within {@link ANSWER_WITHIN_MS}. */
