@@ -90,3 +90,32 @@ onDuckDB.test("query: a parameter where DuckDB takes none (ORDER BY $1) is 400, 
     await server.dispose();
   }
 });
+
+Deno.test("query: an integer param beyond 2^53 binds with every digit it was sent with", async () => {
+  const server = await TestServer.start();
+  try {
+    // JSON.parse alone makes 9007199254740993 the double 9007199254740992.
+    for (const sent of ["9007199254740993", "-123456789012345678901", "18446744073709551617"]) {
+      for (const search of ["", "?format=csv"]) {
+        const answer = await server.request("POST", `query${search}`, {
+          body: `{"sql": "SELECT CAST($1 AS VARCHAR) AS x", "params": [${sent}]}`,
+          headers: { "content-type": "application/json" },
+        });
+        assert.equal(answer.status, 200, answer.text);
+        const got = search === "" ? answer.body.records[0].x : answer.text.split("\n")[1];
+        assert.equal(got, sent, `${sent}${search}`);
+      }
+    }
+    // A number written with a fraction or an exponent stays a double.
+    const answer = ok(
+      await server.request("POST", "query", {
+        body:
+          `{"sql": "SELECT CAST($1 AS FLOAT8) = 9007199254740992 AS same", "params": [9007199254740993.0]}`,
+        headers: { "content-type": "application/json" },
+      }),
+    );
+    assert.equal(answer.records[0].same, true);
+  } finally {
+    await server.dispose();
+  }
+});

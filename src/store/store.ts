@@ -39,8 +39,11 @@ export interface ResultColumn {
   readonly type: string;
 }
 
-/** A query's parameter: a JSON scalar. */
-export type QueryParam = string | number | boolean | null;
+/**
+ * A query's parameter: a JSON scalar; an integer beyond ±2^53−1 as a `bigint`, with every digit
+ * it was sent with.
+ */
+export type QueryParam = string | number | bigint | boolean | null;
 
 /** A client's read-only query, for {@link Store.readQuery} and {@link Store.streamQuery}. */
 export interface QueryRequest {

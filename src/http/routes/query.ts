@@ -9,7 +9,7 @@ import { type AuthVariables, checkSchemaAccess } from "../auth.ts";
 import { streamedResponse } from "../observe.ts";
 import * as query from "../../service/query.ts";
 import { DEFAULT_QUERY_ROWS, MAX_QUERY_ROWS } from "../../service/query.ts";
-import { RESULT_FORMATS, type Store } from "../../store/store.ts";
+import { type QueryParam, RESULT_FORMATS, type Store } from "../../store/store.ts";
 import { CONTENT_TYPES } from "./exports.ts";
 import { CountQuery, errorResponses, failureResponse, parseCount, SchemaQuery } from "./shapes.ts";
 import { schemaOf } from "./tables.ts";
@@ -33,8 +33,8 @@ const QueryBody = z.object({
   params: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])).max(MAX_PARAMS)
     .optional().openapi({
       description: "Values bound to the parameters in order, one for each: an integer below " +
-        "2^127 in magnitude binds as HUGEINT, another number as DOUBLE, text as VARCHAR, a " +
-        "boolean as BOOLEAN, null as NULL",
+        "2^127 in magnitude binds as HUGEINT with every digit sent, another number as DOUBLE, " +
+        "text as VARCHAR, a boolean as BOOLEAN, null as NULL",
       example: [100],
     }),
 }).strict().openapi("Query");
@@ -97,6 +97,33 @@ const runQuery = createRoute(scoped("tables:read", {
   },
 }));
 
+/**
+ * `params` with each integer beyond ±2^53−1 read again from the body's text as a `bigint`:
+ * `JSON.parse` makes 9007199254740993 the double 9007199254740992, and the query would bind
+ * another number than the one sent.
+ */
+async function exactParams(
+  req: { text(): Promise<string> },
+  params: readonly QueryParam[],
+): Promise<readonly QueryParam[]> {
+  const rounded = params.some((p) =>
+    typeof p === "number" && Number.isInteger(p) &&
+    !Number.isSafeInteger(p)
+  );
+  if (!rounded) return params;
+  const body = JSON.parse(await req.text(), exactInteger) as { params: QueryParam[] };
+  return body.params;
+}
+
+/** A `JSON.parse` reviver that keeps an integer beyond ±2^53−1 whole, as a `bigint`. */
+function exactInteger(_key: string, value: unknown, context?: { source?: string }): unknown {
+  const source = context?.source;
+  return typeof value === "number" && !Number.isSafeInteger(value) && source !== undefined &&
+      /^-?[0-9]+$/.test(source)
+    ? BigInt(source)
+    : value;
+}
+
 /** What the query route needs. */
 export interface QueryRouteDeps {
   readonly store: Store;
@@ -116,7 +143,7 @@ export function queryRoutes(deps: QueryRouteDeps): OpenAPIHono<Env> {
     if (params.schema) checkSchemaAccess(c, defaultSchema);
     const request = {
       sql: body.sql,
-      params: body.params ?? [],
+      params: await exactParams(c.req, body.params ?? []),
       defaultSchema,
       visibleSchemas: c.get("principal").schemas,
       timeoutMs: deps.queryTimeoutMs,

@@ -145,17 +145,21 @@ const described = new WeakMap<QueryCatalog, Map<string, readonly ResultColumn[]>
 function describedKey(request: QueryRequest): string | undefined {
   const key = checkKey(request);
   if (key === undefined) return undefined;
-  const params = JSON.stringify(request.params.map((p) => [String(boundType(p)), p]));
+  const params = JSON.stringify(
+    request.params.map((p) => [String(boundType(p)), typeof p === "bigint" ? String(p) : p]),
+  );
   return params.length > CHECK_KEPT_LENGTH ? undefined : JSON.stringify([key, params]);
 }
 
 /** 2^127: HUGEINT holds the integers below it in magnitude. */
-const HUGEINT_LIMIT = 2 ** 127;
+const HUGEINT_LIMIT = 2n ** 127n;
 
 /** Whether `param` binds as HUGEINT: an integer HUGEINT holds (1e20 does; 1e308 does not). */
-function integral(param: QueryParam): param is number {
-  return typeof param === "number" && Number.isInteger(param) &&
-    Math.abs(param) < HUGEINT_LIMIT;
+function integral(param: QueryParam): param is number | bigint {
+  if (typeof param === "number" && !Number.isInteger(param)) return false;
+  if (typeof param !== "number" && typeof param !== "bigint") return false;
+  const n = BigInt(param);
+  return n < HUGEINT_LIMIT && n > -HUGEINT_LIMIT;
 }
 
 /**
@@ -171,9 +175,13 @@ function boundType(param: QueryParam): DuckDBType {
   return integral(param) ? HUGEINT : DOUBLE;
 }
 
-/** A parameter's value as bound as its {@link boundType}: an integer as a `bigint`. */
+/**
+ * A parameter's value as bound as its {@link boundType}: an integer as a `bigint`, a `bigint`
+ * beyond HUGEINT as the nearest double.
+ */
 function bound(param: QueryParam): DuckDBValue {
-  return integral(param) ? BigInt(param) : param;
+  if (integral(param)) return BigInt(param);
+  return typeof param === "bigint" ? Number(param) : param;
 }
 
 /** The query's bound values and their types. */
