@@ -12,6 +12,7 @@ import { pipeline } from "node:stream/promises";
 import pg from "pg";
 // @ts-types="@types/pg-copy-streams"
 import { from as copyFrom } from "pg-copy-streams";
+import { ApiError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import { explained } from "./engine_errors.ts";
 
@@ -121,7 +122,8 @@ export class Database {
 
   /**
    * Runs `work` on one connection of the pool, returned to it afterwards; a connection whose
-   * work failed for want of the server is thrown away rather than reused.
+   * work failed otherwise than with the server's answer or the contract's (a lost connection,
+   * a bug), or that is still inside a transaction, is thrown away rather than reused.
    */
   async withSession<T>(work: (session: Session) => Promise<T>): Promise<T> {
     let client: pg.PoolClient;
@@ -134,12 +136,13 @@ export class Database {
     try {
       return await work(sessionOf(client));
     } catch (error) {
-      if (
-        error instanceof Error && !("code" in error && /^[0-9A-Z]{5}$/.test(String(error.code)))
-      ) {
-        // Not the server's answer: the connection may be in any state.
-        broken = error;
-      }
+      // An ApiError is thrown between statements (a table not found, a conflict): the
+      // connection is as sound as after the server's own error, and opening another costs
+      // more than the request.
+      const answered = error instanceof ApiError ||
+        (error instanceof Error && "code" in error && /^[0-9A-Z]{5}$/.test(String(error.code)));
+      // Otherwise the connection may be in any state.
+      if (error instanceof Error && !answered) broken = error;
       throw explained(error);
     } finally {
       client.release(broken ?? leftInTransaction(client));

@@ -81,6 +81,25 @@ await postgresTest(`Database on PostgreSQL 15`, async (t, server) => {
       assert.equal(await database.usable(), true);
     });
 
+    await t.step("a 4xx the work throws keeps its connection in the pool", async () => {
+      // Opening a connection costs several times a request that is refused: a client asking
+      // for a missing table must not make the pool reconnect each time.
+      const pid = () =>
+        database.withSession(async (s) => (await s.rows("SELECT pg_backend_pid() AS p"))[0]!.p);
+      const before = await pid();
+      await rejectsWith(
+        database.transaction(async (s) => {
+          await s.run("INSERT INTO p (id) VALUES (13)");
+          throw ApiError.notFound('Table "nope" does not exist');
+        }),
+        404,
+        "not_found",
+      );
+      assert.equal(await pid(), before);
+      const rows = await database.withSession((s) => s.rows("SELECT id FROM p WHERE id = 13"));
+      assert.deepEqual(rows, []);
+    });
+
     await t.step(
       "a connection given back inside a transaction is thrown away, its changes rolled back",
       async () => {
