@@ -1067,6 +1067,42 @@ Deno.test("upload/json: fail, replace and append, objects and arrays, inference"
       },
     );
 
+    await t.step(
+      "if_exists=append takes text, string and varchar as one type, as an inferred table has it",
+      async () => {
+        ok(
+          await server.request("POST", "table/words/upload/json", {
+            body: { data: [{ word: "a", tags: ["x"] }] },
+          }),
+        );
+        for (const type of ["text", "string", "varchar"]) {
+          const answer = ok(
+            await server.request("POST", "table/words/upload/json?if_exists=append", {
+              body: {
+                table: {
+                  columns: [{ name: "word", type }, { name: "tags", type: `${type}[]` }],
+                },
+                data: [{ word: type, tags: [type] }],
+              },
+            }),
+          );
+          assert.equal(answer.inserted, 1, type);
+        }
+        assert.equal((await records(server, "words")).total, 4);
+        errorOf(
+          await server.request("POST", "table/words/upload/json?if_exists=append", {
+            body: {
+              table: {
+                columns: [{ name: "word", type: "integer" }, { name: "tags", type: "text[]" }],
+              },
+              data: [],
+            },
+          }),
+          422,
+        );
+      },
+    );
+
     await t.step("if_exists=replace swaps in a new definition and rows", async () => {
       const answer = ok(
         await server.request("POST", "table/up/upload/json?if_exists=replace", {

@@ -142,5 +142,14 @@ function checkSameColumns(table: Table, plan: TablePlan): Promise<void> {
   return checkSame(table, plan, (column) => {
     const type = postgresType(column.type);
     return typeof type === "string" ? type : column.type.sql;
-  });
+  }, unboundedText);
+}
+
+/**
+ * `text` named as `character varying` without a length, which holds the same values: a table
+ * inferred from rows has `character varying` columns, and a definition saying `text` (or
+ * `string`) for them is the same definition, as it is on DuckDB.
+ */
+function unboundedText(type: string): string {
+  return type.replace(/^text((?:\[\])*)$/, "character varying$1");
 }

@@ -13,7 +13,8 @@ import { ApiError, type ErrorDetail } from "../../errors.ts";
 /**
  * 422 unless `plan` has the same columns (names and types) as the existing `table`.
  * `typeOf` gives a planned column's type as the engine names it, as the table's columns are;
- * it is asked only for columns the table has.
+ * it is asked only for columns the table has. Two types are the same when `canonical` gives
+ * them one name (PostgreSQL's `text` and `character varying` hold the same values).
  *
  * @example
  * ```ts
@@ -37,6 +38,7 @@ export async function checkSameColumns(
   table: Table,
   plan: TablePlan,
   typeOf: (column: PlannedColumn) => string | Promise<string>,
+  canonical: (type: string) => string = (type) => type,
 ): Promise<void> {
   const problems: ErrorDetail[] = [];
   const existing = new Map(table.columns.map((c) => [nameKey(c.name), c]));
@@ -51,7 +53,7 @@ export async function checkSameColumns(
     }
     existing.delete(nameKey(column.name));
     const type = await typeOf(column);
-    if (type !== match.type) {
+    if (canonical(type) !== canonical(match.type)) {
       problems.push({
         column: column.name,
         message: `Column "${column.name}" is ${match.type} in table "${table.name}", not ${type}`,
