@@ -160,3 +160,24 @@ export function printable(text: string): string {
       c === '"' || c === "\\" ? `\\${c}` : `\\u${c.codePointAt(0)!.toString(16).padStart(4, "0")}`,
   );
 }
+
+/**
+ * Another program's message shown inside ours: control characters escaped, its own quotes left
+ * as they are (it is not quoted again, so escaping them would show backslashes), cut at 300
+ * characters.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { printableMessage } from "./names.ts";
+ *
+ * assert.equal(printableMessage('syntax error at or near "FROM"\n'), 'syntax error at or near "FROM"\\u000a');
+ * ```
+ */
+export function printableMessage(text: string): string {
+  const cut = text.length > 300 ? `${text.slice(0, 300)}…` : text;
+  return cut.replaceAll(
+    /[\p{C}\p{Zl}\p{Zp}]/gu,
+    (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, "0")}`,
+  );
+}

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { printable } from "../../catalog/names.ts";
+import { printable, printableMessage } from "../../catalog/names.ts";
 import type { Session } from "./database.ts";
 import { ALLOWED_VALUE_FUNCTIONS, REFUSED_TYPES, SYNTAX_FUNCTIONS } from "./query_functions.ts";
 import { isNode, loadPostgresParser, type Node } from "./query_guard.ts";
@@ -140,7 +140,7 @@ export async function defaultProblem(text: string): Promise<string | undefined> 
     tree = (await loadPostgresParser()).parseSync(`SELECT ${text}`);
   } catch (error) {
     const said = error instanceof Error ? error.message : String(error);
-    return `"${printable(text)}" is not an expression: ${printable(said)}`;
+    return `"${printable(text)}" is not an expression: ${printableMessage(said)}`;
   }
   const statements = isNode(tree) && Array.isArray(tree.stmts) ? tree.stmts : [];
   const raw = statements.length === 1 && isNode(statements[0]) ? statements[0] : undefined;
@@ -254,6 +254,6 @@ export async function checkDefault(
     return expression;
   } catch (error) {
     const said = error instanceof Error ? error.message : String(error);
-    return { problem: `is not a value of type ${typeSql}: ${printable(said)}` };
+    return { problem: `is not a value of type ${typeSql}: ${printableMessage(said)}` };
   }
 }

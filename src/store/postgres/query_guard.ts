@@ -33,7 +33,7 @@
  * @module
  */
 
-import { printable, RESERVED_SCHEMAS } from "../../catalog/names.ts";
+import { printable, printableMessage, RESERVED_SCHEMAS } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import {
   ALLOWED_FUNCTIONS,
@@ -146,7 +146,7 @@ function parse(parser: Parser, sql: string): unknown[] {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const hint = sql.includes("?") ? "; parameters are written $1, $2, …" : "";
-    throw ApiError.badRequest(`The query is not valid SQL: ${printable(message)}${hint}`);
+    throw ApiError.badRequest(`The query is not valid SQL: ${printableMessage(message)}${hint}`);
   }
   const statements = isNode(tree) ? tree.stmts : undefined;
   return Array.isArray(statements) ? statements : [];

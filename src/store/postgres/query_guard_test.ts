@@ -145,3 +145,11 @@ Deno.test("checkPostgresQuery() refuses a query longer than its limit before par
   assert.equal(error?.status, 400);
   assert.match(error!.message, /longer than/);
 });
+
+Deno.test("checkPostgresQuery() quotes the parser's message as it reads, without escapes", () => {
+  assert.throws(() => checkPostgresQuery("FROM hr.h", scope()), (error) => {
+    assert.ok(error instanceof ApiError);
+    assert.equal(error.message, 'The query is not valid SQL: syntax error at or near "FROM"');
+    return true;
+  });
+});
