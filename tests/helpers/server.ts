@@ -361,7 +361,10 @@ export interface MintOptions {
   readonly scopes?: unknown;
   readonly schemas?: unknown;
   readonly sub?: string;
-  /** Seconds from now; null leaves `exp` out. */
+  /**
+   * Seconds from now, a day unless given (a slow run, or a wall clock stepped while it runs,
+   * must not see a test's token expire); null leaves `exp` out.
+   */
   readonly expiresIn?: number | null;
   readonly notBefore?: number;
   readonly issuedAt?: number;
@@ -370,6 +373,8 @@ export interface MintOptions {
   readonly secret?: string | Uint8Array;
   readonly alg?: string;
 }
+
+const DAY_SECONDS = 86_400;
 
 /** Mints an HMAC token for tests (the test secret unless another is given). */
 export async function mint(options: MintOptions = {}): Promise<string> {
@@ -382,7 +387,7 @@ export async function mint(options: MintOptions = {}): Promise<string> {
     .setProtectedHeader({ alg: options.alg ?? "HS256", typ: "JWT" })
     .setSubject(options.sub ?? "tester")
     .setIssuedAt(options.issuedAt ?? now);
-  if (options.expiresIn !== null) jwt.setExpirationTime(now + (options.expiresIn ?? 600));
+  if (options.expiresIn !== null) jwt.setExpirationTime(now + (options.expiresIn ?? DAY_SECONDS));
   if (options.notBefore !== undefined) jwt.setNotBefore(now + options.notBefore);
   if (options.issuer) jwt.setIssuer(options.issuer);
   if (options.audience) jwt.setAudience(options.audience);

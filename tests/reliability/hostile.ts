@@ -881,6 +881,9 @@ async function spreadsheets(): Promise<HostileRequest[]> {
   return cases;
 }
 
+/** Ten years, in seconds. */
+const YEARS = 10 * 365 * 86_400;
+
 async function badTokens(): Promise<HostileRequest[]> {
   const now = Math.floor(Date.now() / 1000);
   const b64 = (value: unknown) =>
@@ -904,8 +907,15 @@ async function badTokens(): Promise<HostileRequest[]> {
       }),
       [401],
     ],
-    ["expired", await mint({ expiresIn: -120, scope: "tables:write" }), [401]],
-    ["not yet valid", await mint({ notBefore: 600, scope: "tables:write" }), [401]],
+    // Years away from now, not minutes: the tokens are minted when the catalogue is built,
+    // and a slow run (or a wall clock stepped while it runs) once reached this group when a
+    // token "not yet valid" for 600 s had become valid, and its PUT renamed items.
+    ["expired", await mint({ expiresIn: -YEARS, scope: "tables:write" }), [401]],
+    [
+      "not yet valid",
+      await mint({ notBefore: YEARS, expiresIn: YEARS + 3600, scope: "tables:write" }),
+      [401],
+    ],
     ["without exp", await mint({ expiresIn: null, scope: "tables:write" }), [401]],
     ["read-only scopes", await mint({ scope: "tables:read templates:read" }), [403]],
     ["no scopes", await mint({}), [403]],
