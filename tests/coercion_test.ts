@@ -425,6 +425,42 @@ Deno.test("spreadsheets: dates around 1900 keep their day, and dates mixed with 
   }
 });
 
+Deno.test("spreadsheets: a time a date format hides is kept, and a column with milliseconds is a TIMESTAMP", async () => {
+  const server = await TestServer.start();
+  try {
+    const date = (iso: string, z: string) => ({ t: "d", v: new Date(`${iso}Z`), z });
+    const DAY = String.raw`yyyy\-mm\-dd`;
+    const TIME = String.raw`yyyy\-mm\-dd\ hh:mm:ss`;
+    const rows = [
+      ["hidden", "ms"],
+      [date("2024-01-02T10:30:00", DAY), date("2024-01-02T10:30:00.250", TIME)],
+      [date("2024-01-05T23:15:00", "dd/mm/yyyy"), date("2024-01-03T11:00:00", TIME)],
+    ];
+    for (const bookType of ["xlsx", "ods"] as const) {
+      const book = XLSX.utils.book_new();
+      XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet(rows, { cellDates: true }), "S");
+      const file = new Uint8Array(XLSX.write(book, { bookType, type: "array", cellDates: true }));
+      const answer = ok(
+        await server.request("POST", `table/t_${bookType}/upload/excel`, {
+          body: uploadForm(file, `times.${bookType}`),
+        }),
+      );
+      const timestamp = ENGINE === "postgres" ? "timestamp without time zone" : "TIMESTAMP";
+      assert.deepEqual(
+        answer.table.columns.map((c: { type: string }) => c.type),
+        [timestamp, timestamp],
+        bookType,
+      );
+      assert.deepEqual(ok(await server.request("GET", `table/t_${bookType}/records`)).records, [
+        { hidden: "2024-01-02T10:30:00.000000", ms: "2024-01-02T10:30:00.250000" },
+        { hidden: "2024-01-05T23:15:00.000000", ms: "2024-01-03T11:00:00.000000" },
+      ], bookType);
+    }
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("a PUT that retypes a column converts by the loading rule: what it would coerce is 422 and changes nothing", async (t) => {
   const server = await TestServer.start();
   /**

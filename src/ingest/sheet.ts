@@ -228,7 +228,7 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
   // SheetJS names the format it read, whoever wrote the file and however it is zipped.
   const dates: DateSystem = date1904 ? "1904" : book.bookType === "ods" ? "ods" : "1900";
   const cells = (worksheet["!data"] ?? []) as (SheetJS.CellObject | undefined)[][];
-  const timed = timedColumns(cells);
+  const clocks = columnClocks(cells);
   const out = await Deno.open(options.outPath, { write: true, createNew: true, mode: 0o600 });
   const encoder = new TextEncoder();
   let buffer = "";
@@ -251,7 +251,7 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
       const record: Record<string, unknown> = {};
       let any = false;
       for (let c = 0; c < row.length; c++) {
-        const value = cellValue(row[c], dates, timed[c]);
+        const value = cellValue(row[c], dates, clocks[c]);
         if (value === null) continue;
         const key = keyAt[c];
         if (key === undefined) {
@@ -365,35 +365,65 @@ function headerOf(
   return header;
 }
 
-/** Whether a cell holds a date whose format shows the time of day. */
-function showsDateTime(cell: SheetJS.CellObject | undefined): boolean {
-  if (cell?.t === "d") return true;
-  return cell?.t === "n" && typeof cell.z === "string" && XLSX.SSF.is_date(cell.z) &&
-    showsTime(cell.z);
+/** How a column's dates are written: with a time of day, and with milliseconds. */
+interface Clock {
+  readonly time: boolean;
+  readonly millis: boolean;
+}
+
+const DATE_ONLY: Clock = { time: false, millis: false };
+
+/** The milliseconds past midnight of a date cell, or undefined for any other cell. */
+function timeOfDay(cell: SheetJS.CellObject | undefined): number | undefined {
+  if (cell?.t === "d") {
+    return cell.v instanceof Date
+      ? cell.v.getTime() - Date.UTC(
+        cell.v.getUTCFullYear(),
+        cell.v.getUTCMonth(),
+        cell.v.getUTCDate(),
+      )
+      : undefined;
+  }
+  if (cell?.t !== "n" || typeof cell.z !== "string" || !XLSX.SSF.is_date(cell.z)) return undefined;
+  const v = cell.v as number;
+  if (!Number.isFinite(v)) return undefined;
+  return Math.round((v - Math.floor(v)) * DAY_MS) % DAY_MS;
 }
 
 /**
- * For each column index, whether any of its cells is a date with a time of day: then every
- * date in the column is given with one (midnight for a date alone), so that a column mixing
- * dates and date-times is read as timestamps rather than as text.
+ * For each column index, how its dates are written. A date with a time of day, shown by its
+ * format or not (a time a date-only format hides is still the cell's value, as pandas reads
+ * it), gives every date of its column a time (midnight for a date alone), so a column mixing
+ * dates and date-times is read as timestamps rather than as text; a time with a fraction of a
+ * second gives every time of its column milliseconds, for the same reason.
  */
-function timedColumns(cells: readonly (SheetJS.CellObject | undefined)[][]): boolean[] {
-  const timed: boolean[] = [];
+function columnClocks(cells: readonly (SheetJS.CellObject | undefined)[][]): Clock[] {
+  const clocks: Clock[] = [];
   for (const row of cells) {
     if (!row) continue;
-    for (let c = 0; c < row.length; c++) if (!timed[c] && showsDateTime(row[c])) timed[c] = true;
+    for (let c = 0; c < row.length; c++) {
+      const cell = row[c];
+      const ms = timeOfDay(cell);
+      if (ms === undefined) continue;
+      const shown = cell!.t === "d" || showsTime(cell!.z as string);
+      const was = clocks[c] ?? DATE_ONLY;
+      clocks[c] = {
+        time: was.time || shown || ms !== 0,
+        millis: was.millis || ms % 1000 !== 0,
+      };
+    }
   }
-  return timed;
+  return clocks;
 }
 
 /**
- * A cell's value as JSON: null when empty or an error. A date comes with its time of day
- * when its format shows one or `withTime` says so.
+ * A cell's value as JSON: null when empty or an error. A date comes as its column's `clock`
+ * says (see {@link columnClocks}); without one, with its time of day when it has one.
  */
 function cellValue(
   cell: SheetJS.CellObject | undefined,
   dates: DateSystem,
-  withTime = false,
+  clock?: Clock,
 ): unknown {
   if (!cell) return null;
   switch (cell.t) {
@@ -405,12 +435,14 @@ function cellValue(
       const v = cell.v as number;
       if (!Number.isFinite(v)) return null;
       if (typeof cell.z === "string" && XLSX.SSF.is_date(cell.z)) {
-        return serialDate(v, dates, withTime || showsTime(cell.z));
+        return serialDate(v, dates, clock ?? columnClocks([[cell]])[0]!);
       }
       return v;
     }
     case "d":
-      return cell.v instanceof Date ? timestampText(cell.v.toISOString()) : null;
+      return cell.v instanceof Date
+        ? timestampText(cell.v.toISOString(), clock?.millis ?? cell.v.getUTCMilliseconds() !== 0)
+        : null;
     default:
       // Error cells ("e", such as #DIV/0!) and stubs ("z") hold no value.
       return null;
@@ -428,11 +460,8 @@ function showsTime(format: string): boolean {
   return /[hs]|AM\/PM|A\/P/i.test(bare);
 }
 
-/**
- * A spreadsheet date serial as ISO text: a date when the cell's format shows only the date,
- * else a date and time, so one column gets one type.
- */
-function serialDate(serial: number, dates: DateSystem, withTime: boolean): string {
+/** A spreadsheet date serial as ISO text, a date or a date and time as `clock` says. */
+function serialDate(serial: number, dates: DateSystem, clock: Clock): string {
   let days = Math.floor(serial);
   const ms = Math.round((serial - days) * DAY_MS);
   // Excel counts a 29 February 1900 that never was; serials before it are a day off, down
@@ -440,15 +469,13 @@ function serialDate(serial: number, dates: DateSystem, withTime: boolean): strin
   // counted from 1899-12-30 (as LibreOffice writes them); in ODS SheetJS made them too.
   if ((dates === "1900" && days >= 0 && days < 60) || (dates === "ods" && days < 60)) days += 1;
   const epoch = dates === "1904" ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, 30);
-  const iso = new Date(epoch + days * DAY_MS + (withTime ? ms : 0)).toISOString();
-  return withTime ? timestampText(iso) : iso.slice(0, 10);
+  const iso = new Date(epoch + days * DAY_MS + (clock.time ? ms : 0)).toISOString();
+  return clock.time ? timestampText(iso, clock.millis) : iso.slice(0, 10);
 }
 
-/** `2024-03-01T09:30:00.000Z` as `2024-03-01 09:30:00`, keeping milliseconds if any. */
-function timestampText(iso: string): string {
-  return iso.endsWith(".000Z")
-    ? iso.slice(0, 19).replace("T", " ")
-    : iso.slice(0, 23).replace("T", " ");
+/** `2024-03-01T09:30:00.250Z` as `2024-03-01 09:30:00`, or with `millis` `…:00.250`. */
+function timestampText(iso: string, millis: boolean): string {
+  return iso.slice(0, millis ? 23 : 19).replace("T", " ");
 }
 
 function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
