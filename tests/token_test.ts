@@ -65,11 +65,17 @@ Deno.test("the token command refuses bad arguments and public-key configurations
       [["--ttl", "soon"], /--ttl "soon"/],
       [["--scope", "tables:admin"], /unknown scope tables:admin/],
       [["--colour", "red"], /colour/],
+      // Tokens the service would refuse, or that could do nothing.
+      [["--schemas", "bad name,x"], /schema name "bad name"/],
+      [["--schemas", " , "], /--schemas names no schema/],
+      [["--scope", ""], /--scope names no scope/],
+      [["--sub", " "], /--sub is empty/],
     ] as [string[], RegExp][]
   ) {
     const result = await token(args, env);
-    assert.notEqual(result.code, 0);
+    assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, pattern);
+    assert.match(result.stderr, /^usage: deno task token/m);
   }
   const publicKey = await token([], { AUTH_JWT_PUBLIC_KEY: "/some/key.pem" });
   assert.notEqual(publicKey.code, 0);

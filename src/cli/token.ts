@@ -11,6 +11,7 @@
 import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { mintToken, SCOPES } from "../auth/jwt.ts";
 import { ensureSecret } from "../auth/secret.ts";
+import { sqlNameProblem } from "../catalog/names.ts";
 import { ConfigError, parseConfig } from "../config.ts";
 
 const TTL_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
@@ -81,12 +82,25 @@ async function main(args: string[]): Promise<void> {
   if (ttlSeconds === undefined) {
     throw new ConfigError([`--ttl "${values.ttl}" is not a lifetime like 30m, 1h or 7d`]);
   }
+  // Each would mint a token the service refuses (401) or one that may do nothing (403).
+  if (values.sub.trim() === "") throw new ConfigError(["--sub is empty"]);
   const scopes = values.scope.split(/[\s,]+/).filter(Boolean);
+  if (scopes.length === 0) {
+    throw new ConfigError([`--scope names no scope; known: ${SCOPES.join(", ")}`]);
+  }
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) {
     throw new ConfigError([`unknown scope ${unknown.join(", ")}; known: ${SCOPES.join(", ")}`]);
   }
   const schemas = values.schemas?.split(",").map((s) => s.trim()).filter(Boolean);
+  if (schemas?.length === 0) {
+    throw new ConfigError(["--schemas names no schema; leave it out for every schema"]);
+  }
+  const badSchemas = (schemas ?? []).flatMap((name) => {
+    const problem = sqlNameProblem(name);
+    return problem === undefined ? [] : [`schema name "${name}" ${problem}`];
+  });
+  if (badSchemas.length > 0) throw new ConfigError(badSchemas);
 
   const config = parseConfig(Deno.env.toObject());
   const key = config.auth.key;
@@ -113,10 +127,23 @@ async function main(args: string[]): Promise<void> {
   );
 }
 
+/** Whether `error` is a wrong command line: a flag `parseArgs` refused, or a value of one. */
+function wrongCommandLine(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === "string" && code.startsWith("ERR_PARSE_ARGS");
+}
+
 if (import.meta.main) {
   try {
     await main(Deno.args);
   } catch (error) {
+    // As `deno task load`: 2 for a wrong command line or configuration, 1 for anything else.
+    if (error instanceof ConfigError || wrongCommandLine(error)) {
+      const problems = error instanceof ConfigError ? error.problems.join("; ") : error;
+      console.error(`error: ${problems instanceof Error ? problems.message : problems}`);
+      console.error(HELP.split("\n")[0]);
+      Deno.exit(2);
+    }
     console.error(`Cannot mint a token: ${error instanceof Error ? error.message : String(error)}`);
     Deno.exit(1);
   }
