@@ -6,8 +6,8 @@
 
 import type { LoadOptions } from "./args.ts";
 
-/** Hints for error answers, by status. */
-function hintFor(status: number, options: LoadOptions): string | undefined {
+/** Hints for error answers, by status (and for a 404, by what the message says is missing). */
+function hintFor(status: number, options: LoadOptions, message: string): string | undefined {
   const schema = options.schema ?? "public";
   switch (status) {
     case 400:
@@ -18,7 +18,11 @@ function hintFor(status: number, options: LoadOptions): string | undefined {
     case 403:
       return `the token needs the tables:write scope and access to schema "${schema}"`;
     case 404:
-      return `schema "${schema}" may not exist; check --schema and --url`;
+      if (/\bsheet\b/i.test(message)) return "check --sheet: a sheet's name or 0-based index";
+      if (/\btemplate\b/i.test(message)) return "check the template's name and version";
+      return /^Schema\b/.test(message) || !/^(Table|Template)\b/.test(message)
+        ? `schema "${schema}" may not exist; check --schema and --url`
+        : undefined;
     case 409:
       return options.ifExists === "fail"
         ? `table "${options.table}" already exists; pass --if-exists replace to replace it ` +
@@ -79,11 +83,12 @@ export function failureLines(
   if (typeof error !== "object" || error === null) {
     return [`error ${status}: unexpected answer: ${text.slice(0, 200)}`];
   }
-  const lines = [`error ${status}: ${String(error.message ?? "no message")}`];
+  const message = String(error.message ?? "no message");
+  const lines = [`error ${status}: ${message}`];
   const details = Array.isArray(error.details) ? error.details : [];
   for (const detail of details.slice(0, 5)) lines.push(`  ${formatDetail(detail)}`);
   if (details.length > 5) lines.push(`  … and ${details.length - 5} more`);
-  const hint = hintFor(status, options);
+  const hint = hintFor(status, options, message);
   if (hint !== undefined) lines.push(`hint: ${hint}`);
   return lines;
 }

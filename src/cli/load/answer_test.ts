@@ -20,6 +20,11 @@ Deno.test("failureLines() names the status, the service's message, details and a
   assert.match(failureLines(401, "", error(401, "Expired"), options)[1]!, /TABLE_SERVICE_TOKEN/);
   assert.match(failureLines(403, "", error(403, "No"), options)[1]!, /schema "sales"/);
   assert.match(failureLines(413, "", error(413, "Big"), options)[1]!, /MAX_UPLOAD_BYTES/);
+  // A 404 hints at what its message says is missing.
+  const missing = (message: string) => failureLines(404, "", error(404, message), options)[1];
+  assert.match(missing('Schema "sales" does not exist')!, /schema "sales" may not exist/);
+  assert.match(missing('The spreadsheet has no sheet "Nope"; it has "S"')!, /--sheet/);
+  assert.match(missing('Template "base" does not exist')!, /template/);
 
   const details = Array.from({ length: 7 }, (_, i) => ({
     row: i,

@@ -188,7 +188,8 @@ export function parseLoadArgs(args: readonly string[], env: LoadEnv): LoadOption
   }
   if (values.table === undefined || values.table === "") problems.push("missing --table NAME");
 
-  const ifExists = values["if-exists"];
+  // In any letter case, as the service takes if_exists.
+  const ifExists = values["if-exists"].toLowerCase();
   if (!(IF_EXISTS as readonly string[]).includes(ifExists)) {
     problems.push(`--if-exists "${ifExists}" is not one of ${IF_EXISTS.join(", ")}`);
   }

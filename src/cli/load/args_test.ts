@@ -83,7 +83,7 @@ Deno.test("uploadUrl() builds the endpoint and query for each kind of file", () 
     "http://127.0.0.1:8080/api/v1/table/t/upload/csv?schema=sales&if_exists=replace",
   );
   assert.equal(
-    url(["b.ods", "--table", "t", "--if-exists", "append", "--sheet", "Q 1"]),
+    url(["b.ods", "--table", "t", "--if-exists", "Append", "--sheet", "Q 1"]),
     "http://127.0.0.1:8080/api/v1/table/t/upload/excel?if_exists=append&sheet=Q+1",
   );
   // Names are left to the server to judge, but they cannot break out of the path.
