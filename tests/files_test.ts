@@ -470,6 +470,28 @@ Deno.test("upload/csv: DuckDB's reader with detected delimiter and quoting", asy
         ok(await server.request("DELETE", "table/csv_ragged"));
       },
     );
+    await t.step(
+      "a delimiter ending every line makes no column; a value under it is 422",
+      async () => {
+        const upload = (name: string, text: string, search = "") =>
+          server.request("POST", `table/${name}/upload/csv${search}`, {
+            body: form(new TextEncoder().encode(text), "t.csv"),
+          });
+        const loaded = ok(await upload("csv_trailing", "a,b,\r\n1,2,\r\n3,4,\r\n"));
+        assert.deepEqual(loaded.table.columns.map((c: { name: string }) => c.name), ["a", "b"]);
+        ok(await upload("csv_trailing", "a;b;;\n5;6; ;\n", "?if_exists=append"));
+        assert.deepEqual(await records(server, "csv_trailing"), [
+          { a: 1, b: 2 },
+          { a: 3, b: 4 },
+          { a: 5, b: 6 },
+        ]);
+        const error = errorOf(await upload("csv_unnamed", "a,b,,\n1,2,,\n3,4,x,\n"), 422);
+        assert.deepEqual(error.details, [
+          { row: 1, column: "3", message: "A value under no header" },
+        ]);
+        errorOf(await server.request("GET", "table/csv_unnamed"), 404);
+      },
+    );
     await t.step("a malformed CSV or a spreadsheet sent to upload/csv is refused", async () => {
       // Valid UTF-8 where the format is told apart, broken after it.
       const rows = new TextEncoder().encode("a,b\n" + "1,2\n".repeat(20_000));

@@ -22,6 +22,11 @@ export interface CsvLayout {
   /** The header's names, trimmed, in file order: the file's keys. */
   readonly columns: readonly string[];
   /**
+   * Columns after the last named one with no header (each line ending in a delimiter, as
+   * spreadsheet exports write them), whose fields are all empty: read, and left out.
+   */
+  readonly unnamed?: number;
+  /**
    * Whether a line may be empty fields only, to be left out; false when none can be. The
    * filter costs DuckDB a vector of 2,048 values for each column, 48 MiB for 2,000 columns.
    */
@@ -98,10 +103,15 @@ export async function describeCsv(
   const blank = head.findIndex((row) => row.some((v) => v !== ""));
   // The sniffer again past the blank lines, for the types below the real header.
   if (blank > 0) return await describeCsv(session, path, fromAll, layout.skip + blank);
-  const columns = head[blank] ?? [];
-  if (columns.length === 0 || columns.every((c) => c === "")) {
+  const header = head[blank] ?? [];
+  if (header.length === 0 || header.every((c) => c === "")) {
     throw ApiError.badRequest("The CSV file has no header row");
   }
+  // A trailing delimiter makes columns without a header; only a value under one is refused
+  // (csvRowsFile looks), as a sheet's empty columns past its header are no columns.
+  let named = header.length;
+  while (header[named - 1] === "") named--;
+  const columns = header.slice(0, named);
   const problems: ErrorDetail[] = [];
   const seen = new Set<string>();
   columns.forEach((name, i) => {
@@ -115,7 +125,39 @@ export async function describeCsv(
   if (problems.length > 0) {
     throw ApiError.invalidData(`The CSV header is not usable: ${problems[0]!.message}`, problems);
   }
-  return { csv: { ...layout, columns }, types };
+  const unnamed = header.length - named;
+  return { csv: { ...layout, columns, ...(unnamed > 0 ? { unnamed } : {}) }, types };
+}
+
+/**
+ * 422 naming the first record with a value in a column without a header (see
+ * {@link CsvLayout.unnamed}); whitespace alone is no value.
+ */
+async function refuseUnnamedValues(session: Session, path: string, csv: CsvLayout) {
+  const unnamed = csv.unnamed ?? 0;
+  if (unnamed === 0) return;
+  const all = Array.from({ length: csv.columns.length + unnamed }, (_, i) => i + 1);
+  const extra = all.slice(csv.columns.length);
+  const valued = (p: number) => `nullif(trim(c${p}), '') IS NOT NULL`;
+  const reader = `read_csv($1, header=true, auto_detect=false, all_varchar=true, ` +
+    `delim=${quoteLiteral(csv.delimiter)}, quote=${quoteLiteral(csv.quote)}, ` +
+    `escape=${quoteLiteral(csv.escape)}, skip=${csv.skip}, ` +
+    `columns={${all.map((p) => `'c${p}': 'VARCHAR'`).join(", ")}})`;
+  const [first] = await session.rows(
+    `SELECT n - 1 AS row, ${extra.map((p) => `${valued(p)} AS v${p}`).join(", ")}
+       FROM (SELECT row_number() OVER () AS n, * FROM ${reader})
+      WHERE ${extra.map(valued).join(" OR ")}
+      LIMIT 1`,
+    [path],
+  ).catch((error) => {
+    throw unreadableCsv(error);
+  });
+  if (!first) return;
+  const column = extra.find((p) => first[`v${p}`] === true)!;
+  throw ApiError.invalidData(
+    `The CSV file has a value in column ${column}, which has no header`,
+    [{ row: Number(first.row), column: `${column}`, message: "A value under no header" }],
+  );
 }
 
 /** Candidate delimiters whose presence in the header line makes a sniffed other one suspect. */
@@ -186,6 +228,7 @@ export async function csvRowsFile(
   source: CsvSource,
 ): Promise<RowsFile> {
   const described = await describeCsv(session, path);
+  await refuseUnnamedValues(session, path, described.csv);
   const csv = { ...described.csv, separatorLines: source.separatorLines ?? true };
   return {
     path,

@@ -45,6 +45,8 @@ function source(
       return m ? typeOf(m) : "VARCHAR";
     });
     const columns = types.map((type, i) => `${quoteLiteral(names[i]!)}: ${quoteLiteral(type)}`);
+    // Columns without a header, found empty: read, and left out.
+    for (let i = 0; i < (file.csv.unnamed ?? 0); i++) columns.push(`'x${i}': 'VARCHAR'`);
     const projection = numbered ? [...names, "row_number_"] : names;
     const { delimiter, quote, escape, skip } = file.csv;
     const reader = `read_csv($1, header=true, auto_detect=false, ` +
