@@ -20,9 +20,9 @@ function hintFor(status: number, options: LoadOptions, message: string): string 
     case 404:
       if (/\bsheet\b/i.test(message)) return "check --sheet: a sheet's name or 0-based index";
       if (/\btemplate\b/i.test(message)) return "check the template's name and version";
-      return /^Schema\b/.test(message) || !/^(Table|Template)\b/.test(message)
-        ? `schema "${schema}" may not exist; check --schema and --url`
-        : undefined;
+      return /^Table\b/.test(message)
+        ? undefined
+        : `schema "${schema}" may not exist; check --schema and --url`;
     case 409:
       return options.ifExists === "fail"
         ? `table "${options.table}" already exists; pass --if-exists replace to replace it ` +

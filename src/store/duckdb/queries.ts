@@ -156,10 +156,9 @@ const HUGEINT_LIMIT = 2n ** 127n;
 
 /** Whether `param` binds as HUGEINT: an integer HUGEINT holds (1e20 does; 1e308 does not). */
 function integral(param: QueryParam): param is number | bigint {
-  if (typeof param === "number" && !Number.isInteger(param)) return false;
-  if (typeof param !== "number" && typeof param !== "bigint") return false;
-  const n = BigInt(param);
-  return n < HUGEINT_LIMIT && n > -HUGEINT_LIMIT;
+  if (typeof param === "bigint") return param < HUGEINT_LIMIT && param > -HUGEINT_LIMIT;
+  return typeof param === "number" && Number.isInteger(param) &&
+    Math.abs(param) < Number(HUGEINT_LIMIT);
 }
 
 /**
