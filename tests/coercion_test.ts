@@ -425,16 +425,22 @@ Deno.test("spreadsheets: dates around 1900 keep their day, and dates mixed with 
   }
 });
 
-Deno.test("spreadsheets: a time a date format hides is kept, and a column with milliseconds is a TIMESTAMP", async () => {
+Deno.test("spreadsheets: a time a date format hides is kept, milliseconds keep a TIMESTAMP, times alone are TIME", async () => {
   const server = await TestServer.start();
   try {
     const date = (iso: string, z: string) => ({ t: "d", v: new Date(`${iso}Z`), z });
     const DAY = String.raw`yyyy\-mm\-dd`;
     const TIME = String.raw`yyyy\-mm\-dd\ hh:mm:ss`;
+    // A time of day alone: a fraction of a day in a format without a date.
+    const clock = (v: number) => ({ t: "n", v, z: "h:mm:ss" });
     const rows = [
-      ["hidden", "ms"],
-      [date("2024-01-02T10:30:00", DAY), date("2024-01-02T10:30:00.250", TIME)],
-      [date("2024-01-05T23:15:00", "dd/mm/yyyy"), date("2024-01-03T11:00:00", TIME)],
+      ["hidden", "ms", "clock"],
+      [date("2024-01-02T10:30:00", DAY), date("2024-01-02T10:30:00.250", TIME), clock(0.5)],
+      [
+        date("2024-01-05T23:15:00", "dd/mm/yyyy"),
+        date("2024-01-03T11:00:00", TIME),
+        clock(0.25 + 0.4 / 86_400),
+      ],
     ];
     for (const bookType of ["xlsx", "ods"] as const) {
       const book = XLSX.utils.book_new();
@@ -445,15 +451,25 @@ Deno.test("spreadsheets: a time a date format hides is kept, and a column with m
           body: uploadForm(file, `times.${bookType}`),
         }),
       );
-      const timestamp = ENGINE === "postgres" ? "timestamp without time zone" : "TIMESTAMP";
+      const [timestamp, time] = ENGINE === "postgres"
+        ? ["timestamp without time zone", "time without time zone"]
+        : ["TIMESTAMP", "TIME"];
       assert.deepEqual(
         answer.table.columns.map((c: { type: string }) => c.type),
-        [timestamp, timestamp],
+        [timestamp, timestamp, time],
         bookType,
       );
       assert.deepEqual(ok(await server.request("GET", `table/t_${bookType}/records`)).records, [
-        { hidden: "2024-01-02T10:30:00.000000", ms: "2024-01-02T10:30:00.250000" },
-        { hidden: "2024-01-05T23:15:00.000000", ms: "2024-01-03T11:00:00.000000" },
+        {
+          hidden: "2024-01-02T10:30:00.000000",
+          ms: "2024-01-02T10:30:00.250000",
+          clock: "12:00:00",
+        },
+        {
+          hidden: "2024-01-05T23:15:00.000000",
+          ms: "2024-01-03T11:00:00.000000",
+          clock: "06:00:00.4",
+        },
       ], bookType);
     }
   } finally {

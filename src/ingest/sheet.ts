@@ -365,13 +365,17 @@ function headerOf(
   return header;
 }
 
-/** How a column's dates are written: with a time of day, and with milliseconds. */
+/**
+ * How a column's dates are written: with a time of day, with milliseconds, and with the date
+ * (false when every one is a time of day alone, which is then a TIME).
+ */
 interface Clock {
   readonly time: boolean;
   readonly millis: boolean;
+  readonly date: boolean;
 }
 
-const DATE_ONLY: Clock = { time: false, millis: false };
+const NO_DATES: Clock = { time: false, millis: false, date: false };
 
 /** The milliseconds past midnight of a date cell, or undefined for any other cell. */
 function timeOfDay(cell: SheetJS.CellObject | undefined): number | undefined {
@@ -395,7 +399,8 @@ function timeOfDay(cell: SheetJS.CellObject | undefined): number | undefined {
  * format or not (a time a date-only format hides is still the cell's value, as pandas reads
  * it), gives every date of its column a time (midnight for a date alone), so a column mixing
  * dates and date-times is read as timestamps rather than as text; a time with a fraction of a
- * second gives every time of its column milliseconds, for the same reason.
+ * second gives every time of its column milliseconds, for the same reason. A column whose
+ * every date is a time of day alone (`h:mm:ss`) gives times, as pandas does.
  */
 function columnClocks(cells: readonly (SheetJS.CellObject | undefined)[][]): Clock[] {
   const clocks: Clock[] = [];
@@ -406,10 +411,15 @@ function columnClocks(cells: readonly (SheetJS.CellObject | undefined)[][]): Clo
       const ms = timeOfDay(cell);
       if (ms === undefined) continue;
       const shown = cell!.t === "d" || showsTime(cell!.z as string);
-      const was = clocks[c] ?? DATE_ONLY;
+      // A time of day alone: a format without a day, month or year, and a serial within the
+      // first day (a duration of a day or more is not one).
+      const timeAlone = cell!.t === "n" && !showsDate(cell!.z as string) &&
+        (cell!.v as number) >= 0 && (cell!.v as number) < 1;
+      const was = clocks[c] ?? NO_DATES;
       clocks[c] = {
         time: was.time || shown || ms !== 0,
         millis: was.millis || ms % 1000 !== 0,
+        date: was.date || !timeAlone,
       };
     }
   }
@@ -456,8 +466,17 @@ type DateSystem = "1900" | "1904" | "ods";
 
 /** Whether a date format shows the time of day (hours or seconds; `m` alone is a month). */
 function showsTime(format: string): boolean {
-  const bare = format.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, "");
-  return /[hs]|AM\/PM|A\/P/i.test(bare);
+  return /[hs]|AM\/PM|A\/P/i.test(bareFormat(format));
+}
+
+/** Whether a date format shows a day, a year or a month's name (`mm` alone may be minutes). */
+function showsDate(format: string): boolean {
+  return /[dy]|m{3,}/i.test(bareFormat(format));
+}
+
+/** A number format without its quoted text, escaped characters and bracketed parts. */
+function bareFormat(format: string): string {
+  return format.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, "");
 }
 
 /** A spreadsheet date serial as ISO text, a date or a date and time as `clock` says. */
@@ -470,6 +489,7 @@ function serialDate(serial: number, dates: DateSystem, clock: Clock): string {
   if ((dates === "1900" && days >= 0 && days < 60) || (dates === "ods" && days < 60)) days += 1;
   const epoch = dates === "1904" ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, 30);
   const iso = new Date(epoch + days * DAY_MS + (clock.time ? ms : 0)).toISOString();
+  if (!clock.date) return iso.slice(11, clock.millis ? 23 : 19);
   return clock.time ? timestampText(iso, clock.millis) : iso.slice(0, 10);
 }
 
