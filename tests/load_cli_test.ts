@@ -188,6 +188,28 @@ Deno.test("the load command streams files to the service and explains every fail
       assert.equal((await records(server, "people")).total, 3);
     });
 
+    await t.step(
+      "a load sent again with its --idempotency-key is answered, not loaded twice",
+      async () => {
+        const again = target(
+          "people.csv",
+          "people",
+          "--if-exists",
+          "append",
+          "--idempotency-key",
+          "people-1",
+        );
+        const first = await load(again);
+        assert.equal(answer(first).inserted, 3);
+        const second = await load(again);
+        assert.equal(answer(second).inserted, 3);
+        assert.equal((await records(server, "people")).total, 6);
+        const wrong = await load(target("people.csv", "people", "--idempotency-key", "a key"));
+        assert.equal(wrong.code, 2);
+        assert.match(wrong.stderr, /--idempotency-key must be 1-255 visible ASCII characters/);
+      },
+    );
+
     await t.step("a JSON envelope goes as it is, its definition included", async () => {
       const envelope = {
         table: { columns: [{ name: "id", type: "integer" }, { name: "born", type: "date" }] },

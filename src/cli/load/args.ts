@@ -18,7 +18,7 @@ export type UploadKind = "json" | "csv" | "excel";
 /** The one-line usage, printed with every command-line error. */
 export const USAGE = "usage: deno task load -- FILE --table NAME [--schema S] " +
   "[--if-exists fail|replace|append] [--definition FILE.json] [--sheet NAME|INDEX] " +
-  "[--format EXT] [--url URL] [--token T] [--timeout SECONDS]";
+  "[--format EXT] [--url URL] [--token T] [--timeout SECONDS] [--idempotency-key KEY]";
 
 /** FILE that stands for standard input. */
 export const STDIN = "-";
@@ -34,6 +34,7 @@ export const LOAD_FLAGS = {
   url: { type: "string" },
   token: { type: "string" },
   timeout: { type: "string", default: "0" },
+  "idempotency-key": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const satisfies ParseArgsOptionsConfig;
 
@@ -65,6 +66,10 @@ options:
       --token JWT          the bearer token (default: TABLE_SERVICE_TOKEN)
       --timeout SECONDS    give up once nothing was sent or received for that long
                            (default: 0, wait as long as it takes)
+      --idempotency-key KEY
+                           sent as Idempotency-Key: run again with the same KEY after a
+                           failure or timeout, a load the service committed is answered
+                           again rather than loaded twice (1-255 visible ASCII characters)
   -h, --help               this help
 
 environment:
@@ -110,6 +115,8 @@ export interface LoadOptions {
   readonly sheet?: string;
   /** Seconds with nothing sent or received before giving up; 0 for no limit. */
   readonly timeout: number;
+  /** Sent as the `Idempotency-Key` header. */
+  readonly idempotencyKey?: string;
 }
 
 /**
@@ -205,6 +212,11 @@ export function parseLoadArgs(args: readonly string[], env: LoadEnv): LoadOption
     problems.push(`--timeout "${values.timeout}" is not a number of seconds (0: no limit)`);
   }
 
+  const idempotencyKey = values["idempotency-key"];
+  if (idempotencyKey !== undefined && !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey)) {
+    problems.push("--idempotency-key must be 1-255 visible ASCII characters");
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   const token = values.token ?? nonEmpty(env.TABLE_SERVICE_TOKEN);
   // deno task runs the command in the project's directory, not the user's.
@@ -222,6 +234,7 @@ export function parseLoadArgs(args: readonly string[], env: LoadEnv): LoadOption
     ...(token === undefined ? {} : { token }),
     ...(values.definition === undefined ? {} : { definition: local(values.definition) }),
     ...(values.sheet === undefined ? {} : { sheet: values.sheet }),
+    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
   };
 }
 

@@ -75,6 +75,7 @@ async function main(args: string[]): Promise<number> {
     };
     if (length !== undefined) headers["content-length"] = String(length);
     if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+    if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey;
 
     const progress = new Progress(length, {
       write: (text) => Deno.stderr.writeSync(new TextEncoder().encode(text)),
