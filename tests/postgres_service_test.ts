@@ -68,6 +68,46 @@ await postgresTest(
           assert.equal(rows.total, 1);
         },
       );
+
+      await t.step(
+        "one keyed request sent to both instances at once runs once",
+        async () => {
+          // Each instance knows only its own running requests: the key is claimed in the
+          // database, so the twin waits, then answers 409 in_use (or, later, the replay).
+          ok(
+            await first.request("POST", "table/twins", {
+              body: { table: { columns: [{ name: "n", type: "integer" }] } },
+            }),
+          );
+          for (
+            const [i, [method, path, body]] of [
+              ["POST", "table/twins/records", Array.from({ length: 2000 }, (_, n) => ({ n }))],
+              ["POST", "schema/twin_schema", undefined],
+              ["PATCH", "table/twins/records?n=lt.10", { n: -1 }],
+            ].entries() as Iterable<[number, [string, string, unknown]]>
+          ) {
+            const headers = { "idempotency-key": `twin-${i}` };
+            const answers = await Promise.all(
+              [first, second].map((s) => s.request(method, path, { body, headers })),
+            );
+            const fresh = answers.filter((a) =>
+              a.status === 200 && a.headers.get("idempotent-replayed") === null
+            );
+            assert.equal(fresh.length, 1, answers.map((a) => `${a.status} ${a.text}`).join("\n"));
+            for (const answer of answers) {
+              if (answer === fresh[0]) continue;
+              const replayed = answer.status === 200 &&
+                answer.headers.get("idempotent-replayed") === "true";
+              assert.ok(
+                replayed || errorOf(answer, 409).type === "idempotency_key_in_use",
+                answer.text,
+              );
+            }
+          }
+          const { total } = ok(await first.request("GET", "table/twins/records?limit=0"));
+          assert.equal(total, 2000);
+        },
+      );
     } finally {
       await second.dispose();
       await first.dispose();

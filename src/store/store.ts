@@ -207,6 +207,8 @@ export interface KeyedWrite<R> {
   answer(result: R): StoredAnswer;
   /** When the request arrived, in milliseconds since the epoch. */
   readonly at: number;
+  /** Answers kept before this time (milliseconds since the epoch) are forgotten. */
+  readonly since: number;
 }
 
 /** Everything but the page bounds of a records read. */

@@ -185,6 +185,7 @@ export function keyedWrite<R>(
     scope: keyed.scope,
     key: keyed.key,
     at: keyed.at,
+    since: keyed.at - IDEMPOTENCY_TTL_MS,
     fingerprint: () => keyed.digest.hex(),
     answer,
   };

@@ -14,6 +14,7 @@ function unkeepable<R>(key: string): KeyedWrite<R> {
     scope: "tester",
     key,
     at: Date.now(),
+    since: 0,
     fingerprint: () => "f",
     answer: () => {
       throw new Error("The answer could not be kept");
@@ -79,6 +80,7 @@ Deno.test("keptAnswer() finds a kept answer after the store is opened again, and
       scope: "tester",
       key: "k",
       at: 1000,
+      since: 0,
       fingerprint: () => "f",
       answer: (name) => ({ status: 200, body: { schema: name } }),
     };

@@ -8,8 +8,10 @@
  * @module
  */
 
+import { ApiError } from "../../errors.ts";
 import type { KeptAnswer, KeyedWrite } from "../store.ts";
-import type { Session } from "./database.ts";
+import type { Database, Session } from "./database.ts";
+import { takeLocks } from "./locks.ts";
 import { META } from "./metadata.ts";
 import { findAnswerSql, keptAnswer } from "../shared/kept_answers.ts";
 
@@ -44,6 +46,45 @@ export async function findAnswer(
       [storable(scope), storable(key), since],
     ),
   );
+}
+
+/**
+ * `database.transaction(work)` for a write that may carry an `Idempotency-Key`: the key is
+ * claimed first ({@link claimKey}), so the same request reaching two instances at once runs
+ * once.
+ */
+export function keyedTransaction<T>(
+  database: Database,
+  keyed: KeyedWrite<never> | undefined,
+  work: (session: Session) => Promise<T>,
+): Promise<T> {
+  return database.transaction(async (session) => {
+    if (keyed) await claimKey(session, keyed);
+    return await work(session);
+  });
+}
+
+/**
+ * Takes `keyed`'s key until the session's transaction ends, before any other lock, so that a
+ * request with the same key on any instance waits for this one; 409
+ * `idempotency_key_in_use` when one committed an answer for it after this request looked
+ * (see the route's check): this request changes nothing, and its retry gets that answer.
+ * One process cannot tell by itself, as the DuckDB engine can: its instances share only the
+ * database.
+ */
+export async function claimKey(session: Session, keyed: KeyedWrite<never>): Promise<void> {
+  const scope = storable(keyed.scope);
+  const key = storable(keyed.key);
+  await takeLocks(session, [{ key: `answer:${scope}\n${key}`, mode: "exclusive" }]);
+  const kept = await session.rows(
+    {
+      name: "kept_since",
+      text: `SELECT 1 FROM ${META}.idempotency_keys
+         WHERE scope = $1 AND key = $2 AND created_at >= $3 LIMIT 1`,
+    },
+    [scope, key, keyed.since],
+  );
+  if (kept.length > 0) throw ApiError.idempotencyKeyInUse(keyed.key);
 }
 
 /** Keeps a keyed write's answer for `result`, in the session's transaction. */

@@ -253,6 +253,7 @@ await postgresTest(`PostgreSQL loads`, async (t, server) => {
         fingerprint: () => "f".repeat(64),
         answer: (result) => ({ status: 201, body: { inserted: result.inserted } }),
         at: Date.now(),
+        since: 0,
       };
       await bench.store.insertRecords(C, arriving(bench.dir, [{ p: 1 }]), "fail", keyed);
       const kept = await bench.store.keptAnswer("tester POST /x", "k1", 0);

@@ -35,6 +35,7 @@ function keyedWrite<R>(key: string): KeyedWrite<R> {
     fingerprint: () => "f".repeat(64),
     answer: (result) => ({ status: 201, body: result }),
     at: Date.now(),
+    since: 0,
   };
 }
 

@@ -31,7 +31,7 @@ import {
 import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
-import { keepAnswer } from "./idempotency.ts";
+import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import {
   bind,
   checkValues,
@@ -64,32 +64,35 @@ export function updateRecords(
   if (changes.length === 0) {
     return Promise.reject(ApiError.badRequest("The request body names no column to change"));
   }
-  return database.transaction((session) =>
-    onDescribedTable(session, ref, async (table) => {
-      const filters = where(table);
-      const assignments = await assign(table, changes);
-      await checkValues(session, filterValueChecks(table, filters));
-      await checkAssignments(session, table, assignments);
-      const params: unknown[] = [];
-      const set = assignments.map((a) =>
-        `${quoteIdent(a.column.name)} = ${
-          a.json === null ? "NULL" : fromJson(bind(params, a.json), a.column.type)
-        }`
-      ).join(", ");
-      const condition = filterCondition(table, filters, params);
-      const updated = await changing(
-        table,
-        "update",
-        () =>
-          session.run(
-            `UPDATE ${qualified(table.schema, table.name)} SET ${set} WHERE ${condition}`,
-            params as Param[],
-          ),
-      );
-      const result = { table, updated };
-      if (keyed) await keepAnswer(session, keyed, result);
-      return result;
-    })
+  return keyedTransaction(
+    database,
+    keyed,
+    (session) =>
+      onDescribedTable(session, ref, async (table) => {
+        const filters = where(table);
+        const assignments = await assign(table, changes);
+        await checkValues(session, filterValueChecks(table, filters));
+        await checkAssignments(session, table, assignments);
+        const params: unknown[] = [];
+        const set = assignments.map((a) =>
+          `${quoteIdent(a.column.name)} = ${
+            a.json === null ? "NULL" : fromJson(bind(params, a.json), a.column.type)
+          }`
+        ).join(", ");
+        const condition = filterCondition(table, filters, params);
+        const updated = await changing(
+          table,
+          "update",
+          () =>
+            session.run(
+              `UPDATE ${qualified(table.schema, table.name)} SET ${set} WHERE ${condition}`,
+              params as Param[],
+            ),
+        );
+        const result = { table, updated };
+        if (keyed) await keepAnswer(session, keyed, result);
+        return result;
+      }),
   );
 }
 
@@ -106,25 +109,28 @@ export function deleteRecords(
   where: RowChoice,
   keyed?: KeyedWrite<Deleted>,
 ): Promise<Deleted> {
-  return database.transaction((session) =>
-    onDescribedTable(session, ref, async (table) => {
-      const filters = where(table);
-      await checkValues(session, filterValueChecks(table, filters));
-      const params: unknown[] = [];
-      const condition = filterCondition(table, filters, params);
-      const deleted = await changing(
-        table,
-        "delete",
-        () =>
-          session.run(
-            `DELETE FROM ${qualified(table.schema, table.name)} WHERE ${condition}`,
-            params as Param[],
-          ),
-      );
-      const result = { table, deleted };
-      if (keyed) await keepAnswer(session, keyed, result);
-      return result;
-    })
+  return keyedTransaction(
+    database,
+    keyed,
+    (session) =>
+      onDescribedTable(session, ref, async (table) => {
+        const filters = where(table);
+        await checkValues(session, filterValueChecks(table, filters));
+        const params: unknown[] = [];
+        const condition = filterCondition(table, filters, params);
+        const deleted = await changing(
+          table,
+          "delete",
+          () =>
+            session.run(
+              `DELETE FROM ${qualified(table.schema, table.name)} WHERE ${condition}`,
+              params as Param[],
+            ),
+        );
+        const result = { table, deleted };
+        if (keyed) await keepAnswer(session, keyed, result);
+        return result;
+      }),
   );
 }
 

@@ -187,6 +187,7 @@ await postgresTest(`updateRecords() and deleteRecords() on PostgreSQL`, async (t
         fingerprint: () => "f".repeat(64),
         answer: (result: { deleted: number }) => ({ status: 200, body: result.deleted }),
         at: Date.now(),
+        since: 0,
       };
       await store.deleteRecords(orders, () => [], keyed);
       const kept = await store.keptAnswer("tester DELETE /x", "k1", 0);

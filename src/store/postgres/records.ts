@@ -12,7 +12,7 @@ import { checkConflictKey } from "../shared/conflict_key.ts";
 import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { copyStaged } from "./copy_rows.ts";
-import { keepAnswer } from "./idempotency.ts";
+import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { describeTables } from "./metadata_describe.ts";
@@ -46,7 +46,7 @@ export async function insertRecords(
   });
 
   function load(held: StagingRows): Promise<Inserted> {
-    return database.transaction(async (session) => {
+    return keyedTransaction(database, keyed, async (session) => {
       await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")]);
       const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
       checkConflictKey(table, onConflict);

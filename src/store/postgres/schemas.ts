@@ -11,7 +11,7 @@ import { ApiError } from "../../errors.ts";
 import type { KeyedWrite } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
-import { keepAnswer } from "./idempotency.ts";
+import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { schemaLock, takeLocks } from "./locks.ts";
 import { allSchemas, findSchema, forgetTables, tablesInSchema } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
@@ -47,7 +47,7 @@ export function createSchema(
   name: string,
   keyed?: KeyedWrite<string>,
 ): Promise<string> {
-  return database.transaction(async (session) => {
+  return keyedTransaction(database, keyed, async (session) => {
     await takeLocks(session, [schemaLock(name, "exclusive")]);
     const existing = await findSchema(session, name);
     if (existing !== undefined) throw ApiError.conflict(`Schema "${existing}" already exists`);
@@ -67,7 +67,7 @@ export function dropSchema(
   if (nameKey(name) === DEFAULT_SCHEMA) {
     return Promise.reject(ApiError.conflict(`Schema "${DEFAULT_SCHEMA}" cannot be dropped`));
   }
-  return database.transaction(async (session) => {
+  return keyedTransaction(database, keyed, async (session) => {
     // Exclusive on the schema: every change to one of its tables holds it shared.
     await takeLocks(session, [schemaLock(name, "exclusive")]);
     const schema = await existingSchema(session, name);

@@ -14,7 +14,7 @@ import { checkTableDrop } from "../shared/drop_checks.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { buildTable, checkColumns } from "./ddl.ts";
-import { keepAnswer } from "./idempotency.ts";
+import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { findTable, forgetTables, pageOfTables, type TableRow } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
@@ -44,7 +44,7 @@ export async function createTable(
   },
 ): Promise<{ table: Table; created: boolean }> {
   const checked = await database.withSession((session) => checkColumns(session, plan));
-  return await database.transaction(async (session) => {
+  return await keyedTransaction(database, options.keyed, async (session) => {
     await takeLocks(session, [
       schemaLock(plan.ref.schema, "shared"),
       tableLock(plan.ref, "exclusive"),
@@ -106,7 +106,7 @@ export function dropTable(
   ref: TableRef,
   keyed?: KeyedWrite<TableRef>,
 ): Promise<TableRef> {
-  return database.transaction(async (session) => {
+  return keyedTransaction(database, keyed, async (session) => {
     await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
     const row = await existingTable(session, ref);
     await dropTableIn(session, row);

@@ -17,7 +17,7 @@ import {
 import type { KeyedWrite, ListTemplatesOptions, NewTemplate } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
-import { keepAnswer } from "./idempotency.ts";
+import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { takeLocks, templateLock } from "./locks.ts";
 import { META } from "./metadata.ts";
 import {
@@ -59,7 +59,7 @@ export function addTemplate(
   admit: (existing: readonly StoredTemplate[]) => void,
   keyed?: KeyedWrite<Template>,
 ): Promise<Template> {
-  return database.transaction(async (session) => {
+  return keyedTransaction(database, keyed, async (session) => {
     await takeLocks(session, [templateLock(template.name)]);
     const existing = await templateVersions(session, template.name);
     admit(existing);
@@ -94,7 +94,7 @@ export function dropTemplate(
   version?: Version | "latest",
   keyed?: KeyedWrite<string>,
 ): Promise<string> {
-  return database.transaction(async (session) => {
+  return keyedTransaction(database, keyed, async (session) => {
     await takeLocks(session, [templateLock(name)]);
     const existing = await templateVersions(session, name);
     const [chosen] = pickVersions(name, existing, version);

@@ -17,7 +17,7 @@ import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError } from "../../errors.ts";
 import type { KeyedWrite, UpdateHow } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import { keepAnswer } from "./idempotency.ts";
+import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { findTable } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
@@ -39,7 +39,7 @@ export function updateTable(
   decide: (current: Table) => TableUpdate,
   keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
 ): Promise<{ table: Table; how: UpdateHow }> {
-  return database.transaction(async (session) => {
+  return keyedTransaction(database, keyed, async (session) => {
     await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
     const row = await existingTable(session, ref);
     const current = (await describeTables(session, [row]))[0]!;

@@ -29,6 +29,7 @@ function keyedWrite(key: string): KeyedWrite<{ table: Table; how: UpdateHow }> {
     fingerprint: () => "f".repeat(64),
     answer: (result) => ({ status: 200, body: result }),
     at: Date.now(),
+    since: 0,
   };
 }
 

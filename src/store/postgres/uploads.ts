@@ -22,7 +22,7 @@ import type { StoreContext } from "./context.ts";
 import { probing } from "./database.ts";
 import { buildTable, checkColumns, PG_MAX_COLUMNS, PG_MAX_NAME_BYTES } from "./ddl.ts";
 import { copyStaged } from "./copy_rows.ts";
-import { keepAnswer } from "./idempotency.ts";
+import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { findTable } from "./metadata.ts";
@@ -84,7 +84,7 @@ function upload(
   options: UploadOptions,
   inferFromAll: boolean,
 ): Promise<Uploaded> {
-  return database.transaction(async (session) => {
+  return keyedTransaction(database, options.keyed, async (session) => {
     await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
     const schema = await existingSchema(session, ref.schema);
     const existing = await findTable(session, { schema, name: ref.name });
