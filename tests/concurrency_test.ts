@@ -53,6 +53,38 @@ Deno.test({
   },
 });
 
+Deno.test("concurrent skip and update loads with overlapping keys all succeed, each key once", async () => {
+  const server = await TestServer.start();
+  try {
+    const table = {
+      columns: [{ name: "k", type: "integer", is_nullable: false }, { name: "v", type: "text" }],
+      constraints: { primary_key: { columns: ["k"] } },
+    };
+    for (const mode of ["skip", "update"]) {
+      ok(await server.request("POST", `table/${mode}`, { body: { table } }));
+      // Eight batches of 40 keys out of 100, in no order: most keys are in several batches.
+      const batches = Array.from(
+        { length: 8 },
+        (_, b) =>
+          Array.from({ length: 40 }, (_, i) => ({ k: (b * 37 + i * 53) % 100, v: `b${b}` })),
+      );
+      const answers = await Promise.all(
+        batches.map((rows) =>
+          server.request("POST", `table/${mode}/records?on_conflict=${mode}`, { body: rows })
+        ),
+      );
+      const keys = new Set(batches.flat().map((r) => r.k));
+      for (const answer of answers) assert.equal(answer.status, 200, `${mode}: ${answer.text}`);
+      const inserted = answers.reduce((n, a) => n + a.body.inserted, 0);
+      assert.equal(inserted, keys.size, mode);
+      const { total } = ok(await server.request("GET", `table/${mode}/records?limit=0`));
+      assert.equal(total, keys.size, mode);
+    }
+  } finally {
+    await server.dispose();
+  }
+});
+
 Deno.test("PUT with If-Match applies only to the definition it names", async () => {
   const server = await TestServer.start();
   try {

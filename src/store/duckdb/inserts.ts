@@ -19,7 +19,7 @@ import { loadRows } from "./rows.ts";
 import { checkConflictKey } from "../shared/conflict_key.ts";
 import type { Inserted, SmallInserts } from "./small_inserts.ts";
 import { type RowsFile, withLocalFile } from "./sources.ts";
-import { appendLocks } from "./store_locks.ts";
+import { appendLocks, upsertLocks } from "./store_locks.ts";
 import { insertWhileArriving } from "./streamed_inserts.ts";
 import { getTable } from "./tables.ts";
 
@@ -85,6 +85,16 @@ export function insertWhole(
   });
 }
 
+/**
+ * How often a `skip` or `update` load runs again when another load into the table committed
+ * a key it also wrote: DuckDB checks keys against other transactions at commit, so the load
+ * that commits second fails though its own conflict clause would have taken those rows.
+ */
+const UPSERT_TRIES = 4;
+
+/** A commit refused for a key another transaction wrote meanwhile, or a write-write conflict. */
+const CONCURRENT_KEY = /PRIMARY KEY or UNIQUE constraint|duplicate key|Conflict on|write-write/i;
+
 function insertWholeOnce(
   context: StoreContext,
   ref: TableRef,
@@ -94,24 +104,37 @@ function insertWholeOnce(
 ): Promise<Inserted> {
   const { database } = context;
   return context.locks.run(
-    appendLocks(ref),
+    onConflict === "fail" ? appendLocks(ref) : upsertLocks(ref),
     async () => {
       const table = await getTable(context, ref);
       checkConflictKey(table, onConflict);
       const mapping = await mapRowKeys(database, table, file);
-      try {
-        return await database.transaction(async (session) => {
-          const counts = await loadChecked(context, session, table, file, mapping, onConflict);
-          const result = { table, ...counts };
-          if (keyed) await keepAnswer(session, keyed, result);
-          return result;
-        });
-      } catch (error) {
-        // An ApiError needs no explaining (and a database reopening could not give it).
-        if (error instanceof MoreKeys || error instanceof ApiError) throw error;
-        throw await database.withSession((session) =>
-          explainLoadFailure(session, table, file, mapping, error)
-        );
+      for (let attempt = 1;; attempt++) {
+        try {
+          return await database.transaction(async (session) => {
+            const counts = await loadChecked(context, session, table, file, mapping, onConflict);
+            const result = { table, ...counts };
+            if (keyed) await keepAnswer(session, keyed, result);
+            return result;
+          });
+        } catch (error) {
+          // An ApiError needs no explaining (and a database reopening could not give it).
+          if (error instanceof MoreKeys || error instanceof ApiError) throw error;
+          // Run again, the other load's rows now in this one's snapshot: its own clause
+          // skips or updates them, as if the two had come one after the other.
+          const concurrent = onConflict !== "fail" && error instanceof Error &&
+            CONCURRENT_KEY.test(error.message);
+          if (concurrent && attempt < UPSERT_TRIES) continue;
+          if (concurrent) {
+            throw ApiError.conflict(
+              `Other loads into table "${table.name}" kept writing the same keys; nothing was ` +
+                "changed, try again",
+            );
+          }
+          throw await database.withSession((session) =>
+            explainLoadFailure(session, table, file, mapping, error)
+          );
+        }
       }
     },
   );

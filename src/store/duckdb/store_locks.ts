@@ -15,6 +15,19 @@ export function appendLocks(ref: TableRef): LockRequest[] {
 }
 
 /**
+ * The locks of an append that skips or updates rows whose key exists: an append's, and one
+ * such load into the table at a time. Two at once would both write a key neither saw, and
+ * DuckDB refuses the second commit; taking turns, each sees the other's rows.
+ */
+export function upsertLocks(ref: TableRef): LockRequest[] {
+  // After the table's key ("u" > "t"), as every lock is taken in key order.
+  return [...appendLocks(ref), {
+    key: `upsert:${tableLock(ref, "shared").key}`,
+    mode: "exclusive",
+  }];
+}
+
+/**
  * Whether a change under `locks` may alter a table's description: it holds the table or
  * its schema exclusively, or a table the description names in a foreign key (a rename or a
  * column's rename shows there). Every change locks exclusively the tables it alters.

@@ -38,6 +38,16 @@ export function tableLock(ref: TableRef, mode: LockMode): LockRequest {
   return { key: `table:${nameKey(ref.schema)}.${nameKey(ref.name)}`, mode };
 }
 
+/**
+ * The lock of loads into a table that skip or update rows whose key exists, one at a time:
+ * two at once meet each other's keys in no order and deadlock (409 after a second), where
+ * taking turns each sees the other's rows.
+ */
+export function upsertLock(ref: TableRef): LockRequest {
+  // After the table's key ("u" > "t"): keys are taken in sorted order.
+  return { key: `upsert:${nameKey(ref.schema)}.${nameKey(ref.name)}`, mode: "exclusive" };
+}
+
 /** The exclusive lock of a template's name. */
 export function templateLock(name: string): LockRequest {
   return { key: `template:${nameKey(name)}`, mode: "exclusive" };

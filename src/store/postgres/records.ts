@@ -14,7 +14,7 @@ import type { StoreContext } from "./context.ts";
 import { copyStaged } from "./copy_rows.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
-import { schemaLock, tableLock, takeLocks } from "./locks.ts";
+import { schemaLock, tableLock, takeLocks, upsertLock } from "./locks.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { existingTable } from "./tables.ts";
 
@@ -47,7 +47,11 @@ export async function insertRecords(
 
   function load(held: StagingRows): Promise<Inserted> {
     return keyedTransaction(database, keyed, async (session) => {
-      await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")]);
+      await takeLocks(session, [
+        schemaLock(ref.schema, "shared"),
+        tableLock(ref, "shared"),
+        ...(onConflict === "fail" ? [] : [upsertLock(ref)]),
+      ]);
       const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
       checkConflictKey(table, onConflict);
       const staged = await held.stage(table, onConflict);
