@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { errorOf, ok, snapshot, TestServer } from "./helpers/server.ts";
+import { onDuckDB } from "./helpers/engine.ts";
 
 Deno.test("lifecycle: everything acknowledged survives a stop and a start", async () => {
   const server = await TestServer.start();
@@ -82,3 +83,30 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     }
   });
 }
+
+onDuckDB.test("lifecycle: exports a client cut short leave nothing open, so the stop checkpoints and exits 0", async () => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/big/upload/json", {
+        body: { data: Array.from({ length: 100_000 }, (_, k) => ({ k, v: "z".repeat(40) })) },
+      }),
+    );
+    for (const format of ["ndjson", "csv", "ndjson", "csv"]) {
+      const aborted = new AbortController();
+      const answer = await fetch(`${server.base}/api/v1/table/big/records/${format}`, {
+        headers: { authorization: `Bearer ${server.token}` },
+        signal: aborted.signal,
+      });
+      // The first chunk, then the client goes: the rest of the result is never read.
+      await answer.body!.getReader().read();
+      aborted.abort();
+    }
+    // A write after them, for the closing checkpoint to write.
+    ok(await server.request("PUT", "table/big", { body: { table: { name: "big2" } } }));
+    assert.equal(await server.stop(), 0, server.stderr);
+    assert.doesNotMatch(server.stderr, /closing checkpoint failed/);
+  } finally {
+    await server.dispose();
+  }
+});

@@ -67,6 +67,8 @@ export class Database {
    * for as long as its client pleases: on a failed instance, it must not hold back the reopen.
    */
   readonly #exports = new Set<(failure: ApiError) => void>();
+  /** Results of streams cut short, being ended before their connections are let go. */
+  readonly #ending = new Set<Promise<void>>();
   readonly #readers: Slots;
   readonly #failures: Failures = {
     failure: (error) => this.#failure(error),
@@ -332,10 +334,22 @@ export class Database {
       this.#exports.delete(breakOff);
       if (inTransaction) this.#transactions--;
       inTransaction = false;
-      this.#release(connection, healthy);
-      // A result not read to its end keeps DuckDB's instance, and its file, open until it is
-      // collected, its connection closed or not: a failed instance is let go of now instead.
-      if (this.#broken && result) void readToEnd(result);
+      // A result not read to its end keeps its transaction open in DuckDB, and the instance
+      // and its file, until it is collected, its connection closed or not. A failed instance
+      // is let go of now, and the result read out after.
+      if (healthy || !result || this.#broken) {
+        this.#release(connection, healthy);
+        if (this.#broken && result) void readToEnd(result);
+        return;
+      }
+      // Otherwise a checkpoint meanwhile would fail ("other write transactions active"):
+      // interrupted, the result ends at once, and then its connection is closed.
+      connection.interrupt();
+      const ended = readToEnd(result).finally(() => {
+        this.#release(connection, false);
+        this.#ending.delete(ended);
+      });
+      this.#ending.add(ended);
     };
     // The client learns of it as a response cut short. A read under way on the connection
     // (interrupted by now) lets it go when it returns: closing it under DuckDB is unsafe.
@@ -369,6 +383,7 @@ export class Database {
     }
     const { first, separator = "", terminator = "\n", last = "" } = lines;
     let rows = 0;
+    let cancelled = false;
     return new ReadableStream<Uint8Array>({
       start: (started) => {
         controller = started;
@@ -399,9 +414,14 @@ export class Database {
           controller.error(deadline.error() ?? this.#failure(error));
         } finally {
           reading = false;
+          if (cancelled) release();
         }
       },
-      cancel: () => release(),
+      // A read under way on the connection lets it go when it returns, as for breakOff.
+      cancel: () => {
+        cancelled = true;
+        if (!reading) release();
+      },
     }, { highWaterMark: 1 });
   }
 
@@ -459,6 +479,8 @@ export class Database {
     try {
       // A reopen under way would open the file again behind the close.
       await this.#reopening?.catch(() => {});
+      // An export a client cut short holds a transaction until its result has ended.
+      await Promise.all(this.#ending);
       // A failed instance writes nothing more; its write-ahead log holds every commit.
       if (!this.#broken && this.#readOnlySince === undefined) {
         await this.withSession((session) => session.run("CHECKPOINT"));
