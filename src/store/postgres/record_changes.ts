@@ -30,7 +30,7 @@ import {
 } from "../shared/assignments.ts";
 import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import type { Param, Session } from "./database.ts";
+import type { Database, Param, Session } from "./database.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import {
   bind,
@@ -64,36 +64,29 @@ export function updateRecords(
   if (changes.length === 0) {
     return Promise.reject(ApiError.badRequest("The request body names no column to change"));
   }
-  return keyedTransaction(
-    database,
-    keyed,
-    (session) =>
-      onDescribedTable(session, ref, async (table) => {
-        const filters = where(table);
-        const assignments = await assign(table, changes);
-        await checkValues(session, filterValueChecks(table, filters));
-        await checkAssignments(session, table, assignments);
-        const params: unknown[] = [];
-        const set = assignments.map((a) =>
-          `${quoteIdent(a.column.name)} = ${
-            a.json === null ? "NULL" : fromJson(bind(params, a.json), a.column.type)
-          }`
-        ).join(", ");
-        const condition = filterCondition(table, filters, params);
-        const updated = await changing(
-          table,
-          "update",
-          () =>
-            session.run(
-              `UPDATE ${qualified(table.schema, table.name)} SET ${set} WHERE ${condition}`,
-              params as Param[],
-            ),
-        );
-        const result = { table, updated };
-        if (keyed) await keepAnswer(session, keyed, result);
-        return result;
-      }),
-  );
+  return changeTable(database, ref, keyed, async (session, table) => {
+    const filters = where(table);
+    const assignments = await assign(table, changes);
+    await checkValues(session, filterValueChecks(table, filters));
+    await checkAssignments(session, table, assignments);
+    const params: unknown[] = [];
+    const set = assignments.map((a) =>
+      `${quoteIdent(a.column.name)} = ${
+        a.json === null ? "NULL" : fromJson(bind(params, a.json), a.column.type)
+      }`
+    ).join(", ");
+    const condition = filterCondition(table, filters, params);
+    const updated = await changing(
+      table,
+      "update",
+      () =>
+        session.run(
+          `UPDATE ${qualified(table.schema, table.name)} SET ${set} WHERE ${condition}`,
+          params as Param[],
+        ),
+    );
+    return { table, updated };
+  });
 }
 
 /**
@@ -109,25 +102,40 @@ export function deleteRecords(
   where: RowChoice,
   keyed?: KeyedWrite<Deleted>,
 ): Promise<Deleted> {
+  return changeTable(database, ref, keyed, async (session, table) => {
+    const filters = where(table);
+    await checkValues(session, filterValueChecks(table, filters));
+    const params: unknown[] = [];
+    const condition = filterCondition(table, filters, params);
+    const deleted = await changing(
+      table,
+      "delete",
+      () =>
+        session.run(
+          `DELETE FROM ${qualified(table.schema, table.name)} WHERE ${condition}`,
+          params as Param[],
+        ),
+    );
+    return { table, deleted };
+  });
+}
+
+/**
+ * `work` on the described table at `ref` in one transaction, a keyed write's key claimed
+ * first and its answer kept last.
+ */
+function changeTable<R>(
+  database: Database,
+  ref: TableRef,
+  keyed: KeyedWrite<R> | undefined,
+  work: (session: Session, table: Table) => Promise<R>,
+): Promise<R> {
   return keyedTransaction(
     database,
     keyed,
     (session) =>
       onDescribedTable(session, ref, async (table) => {
-        const filters = where(table);
-        await checkValues(session, filterValueChecks(table, filters));
-        const params: unknown[] = [];
-        const condition = filterCondition(table, filters, params);
-        const deleted = await changing(
-          table,
-          "delete",
-          () =>
-            session.run(
-              `DELETE FROM ${qualified(table.schema, table.name)} WHERE ${condition}`,
-              params as Param[],
-            ),
-        );
-        const result = { table, deleted };
+        const result = await work(session, table);
         if (keyed) await keepAnswer(session, keyed, result);
         return result;
       }),
