@@ -10,6 +10,7 @@ import { inflateRawSync } from "node:zlib";
 import type * as SheetJS from "xlsx";
 import { ApiError, type ErrorDetail, type ErrorStatus } from "../errors.ts";
 import type { RowsSummary } from "./json_rows_summary.ts";
+import { cellValue, columnClocks, type SheetDates } from "./sheet_values.ts";
 import { type LocalBytes, localBytes, writeAll } from "./spool.ts";
 
 /**
@@ -226,9 +227,12 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
   // SheetJS turns an ODS date into a serial as Excel would count it, a day short before
   // March 1900 (negative serials included); xlsx and xls files hold the serial itself.
   // SheetJS names the format it read, whoever wrote the file and however it is zipped.
-  const dates: DateSystem = date1904 ? "1904" : book.bookType === "ods" ? "ods" : "1900";
+  const dates: SheetDates = {
+    system: date1904 ? "1904" : book.bookType === "ods" ? "ods" : "1900",
+    isDate: (format) => XLSX.SSF.is_date(format),
+  };
   const cells = (worksheet["!data"] ?? []) as (SheetJS.CellObject | undefined)[][];
-  const clocks = columnClocks(cells);
+  const clocks = columnClocks(cells, dates);
   const out = await Deno.open(options.outPath, { write: true, createNew: true, mode: 0o600 });
   const encoder = new TextEncoder();
   let buffer = "";
@@ -343,7 +347,7 @@ function pickSheet(names: readonly string[], wanted: string | undefined): string
 function headerOf(
   row: (SheetJS.CellObject | undefined)[],
   r: number,
-  dates: DateSystem,
+  dates: SheetDates,
 ): { key: string; index: number }[] {
   const header: { key: string; index: number }[] = [];
   const seen = new Map<string, number>();
@@ -363,139 +367,6 @@ function headerOf(
     header.push({ key: name, index: c });
   }
   return header;
-}
-
-/**
- * How a column's dates are written: with a time of day, with milliseconds, and with the date
- * (false when every one is a time of day alone, which is then a TIME).
- */
-interface Clock {
-  readonly time: boolean;
-  readonly millis: boolean;
-  readonly date: boolean;
-}
-
-const NO_DATES: Clock = { time: false, millis: false, date: false };
-
-/** The milliseconds past midnight of a date cell, or undefined for any other cell. */
-function timeOfDay(cell: SheetJS.CellObject | undefined): number | undefined {
-  if (cell?.t === "d") {
-    return cell.v instanceof Date
-      ? cell.v.getTime() - Date.UTC(
-        cell.v.getUTCFullYear(),
-        cell.v.getUTCMonth(),
-        cell.v.getUTCDate(),
-      )
-      : undefined;
-  }
-  if (cell?.t !== "n" || typeof cell.z !== "string" || !XLSX.SSF.is_date(cell.z)) return undefined;
-  const v = cell.v as number;
-  if (!Number.isFinite(v)) return undefined;
-  return Math.round((v - Math.floor(v)) * DAY_MS) % DAY_MS;
-}
-
-/**
- * For each column index, how its dates are written. A date with a time of day, shown by its
- * format or not (a time a date-only format hides is still the cell's value, as pandas reads
- * it), gives every date of its column a time (midnight for a date alone), so a column mixing
- * dates and date-times is read as timestamps rather than as text; a time with a fraction of a
- * second gives every time of its column milliseconds, for the same reason. A column whose
- * every date is a time of day alone (`h:mm:ss`) gives times, as pandas does.
- */
-function columnClocks(cells: readonly (SheetJS.CellObject | undefined)[][]): Clock[] {
-  const clocks: Clock[] = [];
-  for (const row of cells) {
-    if (!row) continue;
-    for (let c = 0; c < row.length; c++) {
-      const cell = row[c];
-      const ms = timeOfDay(cell);
-      if (ms === undefined) continue;
-      const shown = cell!.t === "d" || showsTime(cell!.z as string);
-      // A time of day alone: a format without a day, month or year, and a serial within the
-      // first day (a duration of a day or more is not one).
-      const timeAlone = cell!.t === "n" && !showsDate(cell!.z as string) &&
-        (cell!.v as number) >= 0 && (cell!.v as number) < 1;
-      const was = clocks[c] ?? NO_DATES;
-      clocks[c] = {
-        time: was.time || shown || ms !== 0,
-        millis: was.millis || ms % 1000 !== 0,
-        date: was.date || !timeAlone,
-      };
-    }
-  }
-  return clocks;
-}
-
-/**
- * A cell's value as JSON: null when empty or an error. A date comes as its column's `clock`
- * says (see {@link columnClocks}); without one, with its time of day when it has one.
- */
-function cellValue(
-  cell: SheetJS.CellObject | undefined,
-  dates: DateSystem,
-  clock?: Clock,
-): unknown {
-  if (!cell) return null;
-  switch (cell.t) {
-    case "s":
-      return cell.v === undefined || cell.v === "" ? null : String(cell.v);
-    case "b":
-      return Boolean(cell.v);
-    case "n": {
-      const v = cell.v as number;
-      if (!Number.isFinite(v)) return null;
-      if (typeof cell.z === "string" && XLSX.SSF.is_date(cell.z)) {
-        return serialDate(v, dates, clock ?? columnClocks([[cell]])[0]!);
-      }
-      return v;
-    }
-    case "d":
-      return cell.v instanceof Date
-        ? timestampText(cell.v.toISOString(), clock?.millis ?? cell.v.getUTCMilliseconds() !== 0)
-        : null;
-    default:
-      // Error cells ("e", such as #DIV/0!) and stubs ("z") hold no value.
-      return null;
-  }
-}
-
-const DAY_MS = 86_400_000;
-
-/** How a workbook's date serials count: see {@link serialDate}. */
-type DateSystem = "1900" | "1904" | "ods";
-
-/** Whether a date format shows the time of day (hours or seconds; `m` alone is a month). */
-function showsTime(format: string): boolean {
-  return /[hs]|AM\/PM|A\/P/i.test(bareFormat(format));
-}
-
-/** Whether a date format shows a day, a year or a month's name (`mm` alone may be minutes). */
-function showsDate(format: string): boolean {
-  return /[dy]|m{3,}/i.test(bareFormat(format));
-}
-
-/** A number format without its quoted text, escaped characters and bracketed parts. */
-function bareFormat(format: string): string {
-  return format.replace(/"[^"]*"|\\.|\[[^\]]*\]/g, "");
-}
-
-/** A spreadsheet date serial as ISO text, a date or a date and time as `clock` says. */
-function serialDate(serial: number, dates: DateSystem, clock: Clock): string {
-  let days = Math.floor(serial);
-  const ms = Math.round((serial - days) * DAY_MS);
-  // Excel counts a 29 February 1900 that never was; serials before it are a day off, down
-  // to 0, its "1900-01-00" (1899-12-31). Negative serials, which Excel cannot write, are
-  // counted from 1899-12-30 (as LibreOffice writes them); in ODS SheetJS made them too.
-  if ((dates === "1900" && days >= 0 && days < 60) || (dates === "ods" && days < 60)) days += 1;
-  const epoch = dates === "1904" ? Date.UTC(1904, 0, 1) : Date.UTC(1899, 11, 30);
-  const iso = new Date(epoch + days * DAY_MS + (clock.time ? ms : 0)).toISOString();
-  if (!clock.date) return iso.slice(11, clock.millis ? 23 : 19);
-  return clock.time ? timestampText(iso, clock.millis) : iso.slice(0, 10);
-}
-
-/** `2024-03-01T09:30:00.250Z` as `2024-03-01 09:30:00`, or with `millis` `…:00.250`. */
-function timestampText(iso: string, millis: boolean): string {
-  return iso.slice(0, millis ? 23 : 19).replace("T", " ");
 }
 
 function startsWith(bytes: Uint8Array, prefix: readonly number[]): boolean {
