@@ -18,6 +18,7 @@ import { type DatabaseOptions, openInstance } from "./database_open.ts";
 import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
 import { bound, type Failures, type Lines, Session, Slots } from "./session.ts";
 import { interruptAfter } from "./interrupts.ts";
+import { lineStream } from "./line_stream.ts";
 
 export { type Lines, Session } from "./session.ts";
 export { savedBeforeFailure } from "./engine_errors.ts";
@@ -316,7 +317,6 @@ export class Database {
     prepare: (session: Session) => Promise<Lines>,
     options: { readonly timeoutMs?: number } = {},
   ): Promise<ReadableStream<Uint8Array>> {
-    const encoder = new TextEncoder();
     // A pooled connection, and back to the pool when the stream ends whole and committed;
     // one broken off, cancelled or interrupted is closed (its result may still be open).
     const connection = await this.#acquire();
@@ -324,7 +324,9 @@ export class Database {
     let inTransaction = false;
     // Whether a statement or read is under way on the connection, as until the stream begins.
     let reading = true;
-    let controller: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let cancelled = false;
+    // The stream, once it begins: breaking off before then, the start learns of it.
+    const begun: { stream?: ReturnType<typeof lineStream> } = {};
     let result: DuckDBResult | undefined;
     const deadline = interruptAfter(connection, options.timeoutMs);
     const release = (healthy = false) => {
@@ -351,11 +353,11 @@ export class Database {
       });
       this.#ending.add(ended);
     };
-    // The client learns of it as a response cut short. A read under way on the connection
-    // (interrupted by now) lets it go when it returns: closing it under DuckDB is unsafe.
+    // A read under way on the connection (interrupted by now) lets it go when it returns:
+    // closing it under DuckDB is unsafe.
     const breakOff = (failure: ApiError) => {
       this.#exports.delete(breakOff);
-      controller?.error(failure);
+      begun.stream?.breakOff(failure);
       if (!reading) release();
     };
     this.#exports.add(breakOff);
@@ -381,48 +383,35 @@ export class Database {
       release();
       throw this.#broken;
     }
-    const { first, separator = "", terminator = "\n", last = "" } = lines;
-    let rows = 0;
-    let cancelled = false;
-    return new ReadableStream<Uint8Array>({
-      start: (started) => {
-        controller = started;
-        if (first) controller.enqueue(encoder.encode(first));
-      },
-      pull: async (controller) => {
+    const stream = begun.stream = lineStream(lines, {
+      read: async () => {
         reading = true;
-        try {
-          // A failed instance waits for this connection to be let go before it is reopened.
-          if (this.#broken) throw this.#broken;
-          const chunk = next === undefined ? await result!.fetchChunk() : next;
-          next = undefined;
-          // An interrupted stream ends as if it were complete: the deadline says it is not.
-          deadline.check();
-          if (!chunk || chunk.rowCount === 0) {
-            const committed = await connection.run("COMMIT").then(() => true, () => false);
-            release(committed && !deadline.error());
-            if (last) controller.enqueue(encoder.encode(last));
-            controller.close();
-            return;
-          }
-          const texts = chunk.getColumnValues(0) as string[];
-          const text = texts.join(terminator + separator) + terminator;
-          controller.enqueue(encoder.encode(rows > 0 ? separator + text : text));
-          rows += texts.length;
-        } catch (error) {
-          release();
-          controller.error(deadline.error() ?? this.#failure(error));
-        } finally {
-          reading = false;
-          if (cancelled) release();
-        }
+        // A failed instance waits for this connection to be let go before it is reopened.
+        if (this.#broken) throw this.#broken;
+        const chunk = next === undefined ? await result!.fetchChunk() : next;
+        next = undefined;
+        // An interrupted stream ends as if it were complete: the deadline says it is not.
+        deadline.check();
+        return chunk && chunk.rowCount > 0 ? chunk : null;
       },
-      // A read under way on the connection lets it go when it returns, as for breakOff.
+      finish: async () => {
+        const committed = await connection.run("COMMIT").then(() => true, () => false);
+        release(committed && !deadline.error());
+      },
+      fail: (error) => {
+        release();
+        return deadline.error() ?? this.#failure(error);
+      },
+      settled: () => {
+        reading = false;
+        if (cancelled) release();
+      },
       cancel: () => {
         cancelled = true;
         if (!reading) release();
       },
-    }, { highWaterMark: 1 });
+    });
+    return stream.stream;
   }
 
   /**
