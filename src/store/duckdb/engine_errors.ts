@@ -42,6 +42,12 @@ export function savedBeforeFailure(message: string): boolean {
 /** A write refused by an instance opened read-only. */
 export const READ_ONLY = /read-only/i;
 
+/** A primary-key or unique constraint refusing a row (DuckDB 1.5.5's words). */
+export const DUPLICATE_KEY = /PRIMARY KEY or UNIQUE constraint|duplicate key/i;
+
+/** A change meeting rows another transaction changed meanwhile, refused at the second. */
+export const WRITE_CONFLICT = /Conflict on (update|tuple)|write-write conflict/i;
+
 /**
  * DuckDB's buffer manager short of memory, in its own error or inside another: a commit that
  * cannot allocate the blocks it appends to ("Failed to commit: could not allocate block", as

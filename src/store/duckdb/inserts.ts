@@ -11,6 +11,7 @@ import { ApiError } from "../../errors.ts";
 import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict, RowsSource } from "../store.ts";
 import { checkpointAfterLoad, noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
+import { DUPLICATE_KEY, WRITE_CONFLICT } from "./engine_errors.ts";
 import { keepAnswer } from "./idempotency.ts";
 import { MoreKeys } from "./inference.ts";
 import { explainLoadFailure } from "./load_errors.ts";
@@ -92,9 +93,6 @@ export function insertWhole(
  */
 const UPSERT_TRIES = 4;
 
-/** A commit refused for a key another transaction wrote meanwhile, or a write-write conflict. */
-const CONCURRENT_KEY = /PRIMARY KEY or UNIQUE constraint|duplicate key|Conflict on|write-write/i;
-
 function insertWholeOnce(
   context: StoreContext,
   ref: TableRef,
@@ -123,7 +121,7 @@ function insertWholeOnce(
           // Run again, the other load's rows now in this one's snapshot: its own clause
           // skips or updates them, as if the two had come one after the other.
           const concurrent = onConflict !== "fail" && error instanceof Error &&
-            CONCURRENT_KEY.test(error.message);
+            (DUPLICATE_KEY.test(error.message) || WRITE_CONFLICT.test(error.message));
           if (concurrent && attempt < UPSERT_TRIES) continue;
           if (concurrent) {
             throw ApiError.conflict(

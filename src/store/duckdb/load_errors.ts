@@ -11,6 +11,7 @@ import { ApiError, type ErrorDetail, MAX_DETAILS } from "../../errors.ts";
 import type { Session } from "./database.ts";
 import { aliases, MAX_ROW_BYTES, numbered } from "./rows.ts";
 import type { RowsFile } from "./sources.ts";
+import { DUPLICATE_KEY } from "./engine_errors.ts";
 import { engineMessage, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { readAs } from "./values.ts";
 
@@ -59,7 +60,7 @@ export async function explainLoadFailure(
   if (/maximum_object_size|exceeds the maximum/i.test(firstLine)) {
     return ApiError.badRequest(`A row is larger than ${MAX_ROW_BYTES} bytes`);
   }
-  if (/PRIMARY KEY or UNIQUE constraint|duplicate key/i.test(firstLine)) {
+  if (DUPLICATE_KEY.test(firstLine)) {
     const details = await conflictingRows(session, table, file, mapping, tableExists);
     return ApiError.conflict(
       `Rows conflict with a primary key or unique constraint of table "${table.name}"` +

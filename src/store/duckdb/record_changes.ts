@@ -39,6 +39,7 @@ import { BoundValues, checkFilterValues, filterCondition } from "./record_filter
 import { foreignKeysReferencing } from "./metadata_constraints.ts";
 import { appendLocks, schemaLock, tableLock } from "./store_locks.ts";
 import { getTable } from "./tables.ts";
+import { DUPLICATE_KEY, WRITE_CONFLICT } from "./engine_errors.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 import { readAs } from "./values.ts";
 
@@ -216,10 +217,8 @@ function clip(json: string): string {
 }
 
 /** Constraint errors of DuckDB 1.5.5, by what they mean. */
-const DUPLICATE = /PRIMARY KEY or UNIQUE constraint|duplicate key/i;
 const STILL_REFERENCED = /is still referenced by a foreign key/i;
 const MISSING_REFERENCE = /foreign key constraint because key "(.*)" does not exist/i;
-const CONFLICT = /Conflict on (update|tuple)|write-write conflict/i;
 
 /** The client's answer for what DuckDB refused in a change; other errors as they are. */
 function explainChangeFailure(
@@ -248,7 +247,7 @@ function explainChangeFailure(
         `key "${missing[1]}" is not in the referenced table`,
     );
   }
-  if (DUPLICATE.test(error.message)) {
+  if (DUPLICATE_KEY.test(error.message)) {
     return ApiError.conflict(
       `The change gives rows of table ${name} a primary or unique key another row has (${said})`,
     );
@@ -259,7 +258,7 @@ function explainChangeFailure(
   if (/Conversion Error|Could not convert/i.test(error.message)) {
     return ApiError.invalidData(`The change does not fit table ${name}: ${said}`);
   }
-  if (CONFLICT.test(error.message)) {
+  if (WRITE_CONFLICT.test(error.message)) {
     return ApiError.conflict(
       `Another change to the same rows of table ${name} was under way; nothing was ` +
         "changed, try again",
