@@ -40,6 +40,8 @@ import {
   ALLOWED_WINDOW_FUNCTIONS,
 } from "./query_functions.ts";
 import { engineMessage } from "./sql.ts";
+import { checkQueryText, tooDeep } from "../shared/query_bounds.ts";
+import { boundQuery, checkSizes } from "./query_bounds.ts";
 import {
   type QueryCatalog,
   type QueryRunner,
@@ -108,10 +110,13 @@ export async function checkQuery(
   if (sql.length > MAX_QUERY_LENGTH) {
     throw ApiError.badRequest(`The query is longer than ${MAX_QUERY_LENGTH} characters`);
   }
+  checkQueryText(sql);
   const tree = await serialize(runner, sql);
+  const probes = tree.error === true ? [] : boundQuery(tree);
   const catalog = scope.catalog ?? await readQueryCatalog(runner);
   const first = new Walk(catalog, scope, false);
   first.statement(tree);
+  await checkSizes(probes, (args, outer) => selectOf(runner, args, outer));
 
   const [rewritten] = await rows(runner, "SELECT json_deserialize_sql($1::JSON) AS sql", [
     stringifyTree(tree),
@@ -127,6 +132,28 @@ export async function checkQuery(
     throw ApiError.badRequest("The query could not be checked: its rewrite reads other tables");
   }
   return { sql: text, tables: first.tableList() };
+}
+
+/**
+ * The one row of `outer` (SQL text with `{}` for a SELECT of `args`, named `x0`, `x1`, …):
+ * how the size bounds evaluate arguments written in the query, each a constant expression
+ * that passed the walk.
+ */
+async function selectOf(
+  runner: QueryRunner,
+  args: readonly Node[],
+  outer: string,
+): Promise<Record<string, unknown>> {
+  const template = await serialize(runner, "SELECT 1");
+  const statement = (template.statements as Node[])[0]!;
+  (statement.node as Node).select_list = args.map((arg, i) => ({ ...arg, alias: `x${i}` }));
+  const [inner] = await rows(runner, "SELECT json_deserialize_sql($1::JSON) AS sql", [
+    stringifyTree(template),
+  ]);
+  const [row] = await rows(runner, outer.replace("{}", String(inner?.sql)), []).catch((error) => {
+    throw ApiError.badRequest(`The query failed: ${engineMessage(error)}`);
+  });
+  return row ?? {};
 }
 
 /**
@@ -302,6 +329,8 @@ class Walk {
           "Only a single read-only query is allowed: SELECT, WITH, VALUES or a set operation of them",
         );
       }
+      // DuckDB's parser stops at its own depth (1,000); the service's is lower.
+      if (/Max expression depth limit/.test(message)) throw tooDeep();
       throw ApiError.badRequest(`The query is not valid SQL: ${engineMessage(message)}`);
     }
     const statements = Array.isArray(tree.statements) ? tree.statements : [];

@@ -182,21 +182,22 @@ Deno.test("checkQuery() refuses a query longer than its limit before parsing it"
   assert.match(error.message, /longer than/);
 });
 
-Deno.test("checkQuery() refuses nesting deeper than DuckDB's parser takes", async () => {
+Deno.test("checkQuery() refuses nesting deeper than 64, in the text or the tree", async () => {
   for (
     const sql of [
       `SELECT ${"abs(".repeat(2000)}1${")".repeat(2000)}`,
       `SELECT * FROM ${"(SELECT * FROM ".repeat(600)}orders${") s".repeat(600)}`,
       `SELECT ${"(".repeat(20_000)}1${")".repeat(20_000)}`,
+      `SELECT ${Array(2000).fill("1").join(" + ")}`,
     ]
   ) {
     const error = await refusal(sql, ALL);
-    assert.match(error.message, /^The query is not valid SQL: /);
+    assert.match(error.message, /^The query nests expressions more than 64 deep/);
   }
 });
 
-Deno.test("checkQuery() walks nesting as deep as DuckDB's parser takes", async () => {
-  const checked = await checkQuery(checker, `SELECT ${"abs(".repeat(900)}1${")".repeat(900)}`, ALL);
+Deno.test("checkQuery() walks nesting 60 deep", async () => {
+  const checked = await checkQuery(checker, `SELECT ${"abs(".repeat(60)}1${")".repeat(60)}`, ALL);
   assert.ok(checked.sql.startsWith("SELECT abs(abs("));
 });
 

@@ -1,0 +1,366 @@
+/**
+ * The bounds a client's query meets on DuckDB's parse tree, before it runs (see
+ * `../shared/query_bounds.ts` for the numbers and why). DuckDB's `interrupt()` is not looked
+ * at while it binds, folds constants or evaluates one value, and its memory limit does not
+ * cover the strings and lists a function builds, so what would run past the deadline or the
+ * memory bound in one step is refused before it starts:
+ *
+ * - expressions nested deeper than {@link MAX_EXPRESSION_DEPTH}, lambdas deeper than
+ *   {@link MAX_LAMBDA_DEPTH};
+ * - a call asked for a text longer than {@link MAX_BUILT_TEXT} or a list longer than
+ *   {@link MAX_BUILT_LIST} by arguments written in the query ({@link sizeProbes}: evaluated
+ *   by DuckDB before the query runs, innermost first);
+ * - LIKE, ILIKE and GLOB patterns that DuckDB would match by backtracking run as RE2 regular
+ *   expressions instead (patterns.ts), rewritten in the tree.
+ *
+ * @module
+ */
+
+import { ApiError } from "../../errors.ts";
+import {
+  MAX_BUILT_LIST,
+  MAX_BUILT_TEXT,
+  MAX_EXPRESSION_DEPTH,
+  MAX_LAMBDA_DEPTH,
+  tooDeep,
+} from "../shared/query_bounds.ts";
+import { globRegex, likeRegex, needsRegex } from "./patterns.ts";
+
+/** A parsed tree node, as json_serialize_sql writes it. */
+type Node = Record<string, unknown>;
+
+/** A call whose size comes from arguments written in the query, to evaluate before it runs. */
+export interface SizeProbe {
+  /** The function, lower case. */
+  readonly name: string;
+  /** Its arguments, each a constant expression. */
+  readonly args: readonly Node[];
+}
+
+/** Functions that build a text from a count: the count's argument. */
+const TEXT_BUILDERS: ReadonlyMap<string, number> = new Map([
+  ["lpad", 1],
+  ["rpad", 1],
+  ["bar", 3],
+  ["to_base", 2],
+]);
+
+/** Functions that build a list of a count of elements: the count's argument. */
+const LIST_BUILDERS: ReadonlyMap<string, number> = new Map([
+  ["list_resize", 1],
+  ["array_resize", 1],
+]);
+
+/** Functions building a series of values between bounds. */
+const SERIES: ReadonlySet<string> = new Set(["range", "generate_series"]);
+
+/** Functions whose format string may ask for a width. */
+const FORMATTERS: ReadonlySet<string> = new Set(["printf", "format"]);
+
+/** LIKE's operators: negated, case-insensitive. */
+const LIKE_OPERATORS: ReadonlyMap<string, { not: boolean; fold: boolean }> = new Map([
+  ["~~", { not: false, fold: false }],
+  ["!~~", { not: true, fold: false }],
+  ["~~*", { not: false, fold: true }],
+  ["!~~*", { not: true, fold: true }],
+  ["like_escape", { not: false, fold: false }],
+  ["not_like_escape", { not: true, fold: false }],
+  ["ilike_escape", { not: false, fold: true }],
+  ["not_ilike_escape", { not: true, fold: true }],
+]);
+
+/**
+ * Checks the depth of `tree`'s expressions and lambdas, rewrites its backtracking patterns in
+ * place and lists the calls whose sizes must be evaluated (innermost first).
+ *
+ * @throws {ApiError} 400 naming the bound passed, or for a pattern that cannot be rewritten.
+ */
+export function boundQuery(tree: Node): SizeProbe[] {
+  const probes: { probe: SizeProbe; depth: number }[] = [];
+  visit(tree, 0, 0, probes);
+  return probes.sort((a, b) => b.depth - a.depth).map((p) => p.probe);
+}
+
+function visit(
+  value: unknown,
+  depth: number,
+  lambdas: number,
+  probes: { probe: SizeProbe; depth: number }[],
+): void {
+  if (Array.isArray(value)) {
+    for (const item of value) visit(item, depth, lambdas, probes);
+    return;
+  }
+  if (!isNode(value)) return;
+  if (typeof value.class === "string") {
+    if (++depth > MAX_EXPRESSION_DEPTH) throw tooDeep();
+    if (value.class === "LAMBDA" && ++lambdas > MAX_LAMBDA_DEPTH) {
+      throw ApiError.badRequest(
+        `The query nests lambdas more than ${MAX_LAMBDA_DEPTH} deep, the most allowed`,
+      );
+    }
+    if (value.class === "FUNCTION") {
+      const probe = sizeProbe(value);
+      if (probe) probes.push({ probe, depth });
+      rewritePattern(value);
+    }
+  }
+  for (const child of Object.values(value)) visit(child, depth, lambdas, probes);
+}
+
+function isNode(value: unknown): value is Node {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function children(call: Node): Node[] {
+  return Array.isArray(call.children) ? call.children.filter(isNode) : [];
+}
+
+/** Expression classes whose value depends on the rows, the parameters or a subquery. */
+const VARYING: ReadonlySet<string> = new Set([
+  "COLUMN_REF",
+  "PARAMETER",
+  "SUBQUERY",
+  "LAMBDA",
+  "LAMBDA_REF",
+  "WINDOW",
+  "STAR",
+  "POSITIONAL_REFERENCE",
+]);
+
+/** Whether `node` is a constant expression: nothing in it depends on rows or parameters. */
+function constant(node: unknown): boolean {
+  if (Array.isArray(node)) return node.every(constant);
+  if (!isNode(node)) return true;
+  if (typeof node.class === "string" && VARYING.has(node.class)) return false;
+  if (
+    node.class === "FUNCTION" &&
+    /^(random|uuid|gen_random_uuid|nextval)$/i.test(String(node.function_name))
+  ) {
+    return false;
+  }
+  return Object.values(node).every(constant);
+}
+
+/** The size probe of `call` when it builds something sized by constant arguments. */
+function sizeProbe(call: Node): SizeProbe | undefined {
+  const name = String(call.function_name ?? "").toLowerCase();
+  const args = children(call);
+  const sized = name === "repeat" || SERIES.has(name) || TEXT_BUILDERS.has(name) ||
+    LIST_BUILDERS.has(name) || (FORMATTERS.has(name) && args.length > 0);
+  if (!sized) return undefined;
+  const used = FORMATTERS.has(name) ? args.slice(0, 1) : args;
+  if (used.length === 0 || !used.every(constant)) return undefined;
+  return { name, args: used };
+}
+
+/** Longest run of digits in a format string read as a width (`%1000000d`, `{:>1000000}`). */
+const WIDTH = /\d{7,}/;
+
+/**
+ * Evaluates each probe's arguments with DuckDB, innermost first (an inner call's size is
+ * checked before an outer one's arguments build it), and checks the sizes they ask for.
+ * `select` runs a SELECT of the given expressions, aliased `x0`, `x1`, …, wrapped as the
+ * outer SQL text says (`{}` standing for the inner SELECT), and answers its one row.
+ *
+ * @throws {ApiError} 400 naming the bound passed.
+ */
+export async function checkSizes(
+  probes: readonly SizeProbe[],
+  select: (args: readonly Node[], outer: string) => Promise<Record<string, unknown>>,
+): Promise<void> {
+  for (const probe of probes) {
+    const { name, args } = probe;
+    const items = args.map((_, i) => `typeof(x${i}) AS t${i}, CAST(x${i} AS VARCHAR) AS v${i}`);
+    const row = await select(args, `SELECT ${items.join(", ")} FROM ({})`);
+    const type = (i: number) => String(row[`t${i}`]);
+    const value = (i: number) => row[`v${i}`] === null ? null : String(row[`v${i}`]);
+    const number = (i: number) => Number(value(i) ?? 0);
+    if (name === "repeat") {
+      if (type(0).endsWith("[]")) {
+        if (number(1) * Math.max(1, listLength(value(0))) > MAX_BUILT_LIST) {
+          throw tooLong(name, "list");
+        }
+      } else if (number(1) * Math.max(1, [...(value(0) ?? "")].length) > MAX_BUILT_TEXT) {
+        throw tooLong(name, "text");
+      }
+    } else if (TEXT_BUILDERS.has(name)) {
+      if (number(TEXT_BUILDERS.get(name)!) > MAX_BUILT_TEXT) throw tooLong(name, "text");
+    } else if (LIST_BUILDERS.has(name)) {
+      if (number(LIST_BUILDERS.get(name)!) > MAX_BUILT_LIST) throw tooLong(name, "list");
+    } else if (FORMATTERS.has(name)) {
+      const width = WIDTH.exec(value(0) ?? "");
+      if (width && Number(width[0]) > MAX_BUILT_TEXT) throw tooLong(name, "text");
+    } else if (args.some((_, i) => /DATE|TIME|INTERVAL/.test(type(i)))) {
+      // Dates and timestamps a step apart: the span in microseconds over the step's (a month
+      // counted as 30 days, as DuckDB's epoch() does), a bound within a few per cent.
+      if (args.length !== 3) continue;
+      const span = await select(
+        args,
+        "SELECT date_diff('microsecond', CAST(x0 AS TIMESTAMP), CAST(x1 AS TIMESTAMP)) / " +
+          "greatest(abs(epoch(CAST(x2 AS INTERVAL))) * 1000000, 1) AS n FROM ({})",
+      );
+      if (Math.abs(Number(span.n)) > MAX_BUILT_LIST) throw tooLong(name, "list");
+    } else if (seriesLength(name, args.map((_, i) => number(i))) > MAX_BUILT_LIST) {
+      throw tooLong(name, "list");
+    }
+  }
+}
+
+/** Elements of a list as DuckDB writes it (`[1, 2, 3]`): an upper bound from its commas. */
+function listLength(text: string | null): number {
+  if (text === null || text === "[]") return 0;
+  return text.split(",").length;
+}
+
+function tooLong(name: string, what: "text" | "list"): ApiError {
+  return what === "text"
+    ? ApiError.badRequest(
+      `The query asks ${name}() for a text longer than ${MAX_BUILT_TEXT} characters, the most allowed`,
+    )
+    : ApiError.badRequest(
+      `The query asks ${name}() for a list longer than ${MAX_BUILT_LIST} elements, the most allowed`,
+    );
+}
+
+/**
+ * Elements of a numeric series (`range` leaves out its end, `generate_series` keeps it).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { seriesLength } from "./query_bounds.ts";
+ *
+ * assert.equal(seriesLength("range", [10]), 10);
+ * assert.equal(seriesLength("generate_series", [1, 10, 3]), 4);
+ * assert.equal(seriesLength("range", [5, 0]), 0);
+ * ```
+ */
+export function seriesLength(name: string, args: readonly number[]): number {
+  const [start, stop, step] = args.length === 1
+    ? [0, args[0]!, 1]
+    : [args[0]!, args[1]!, args[2] ?? 1];
+  if (step === 0 || !Number.isFinite(start) || !Number.isFinite(stop)) return 0;
+  const span = (stop - start) / step;
+  if (span < 0) return 0;
+  return name === "generate_series" ? Math.floor(span) + 1 : Math.ceil(span);
+}
+
+/** A function call node. */
+function call(name: string, args: Node[]): Node {
+  return {
+    class: "FUNCTION",
+    type: "FUNCTION",
+    alias: "",
+    query_location: 0,
+    function_name: name,
+    schema: "",
+    children: args,
+    filter: null,
+    order_bys: { type: "ORDER_MODIFIER", orders: [] },
+    distinct: false,
+    is_operator: false,
+    export_state: false,
+    catalog: "",
+  };
+}
+
+/** A VARCHAR constant node. */
+function text(value: string): Node {
+  return {
+    class: "CONSTANT",
+    type: "VALUE_CONSTANT",
+    alias: "",
+    query_location: 0,
+    value: { type: { id: "VARCHAR", type_info: null }, is_null: false, value },
+  };
+}
+
+/** The VARCHAR constant `node` holds, or undefined. */
+function textConstant(node: Node | undefined): string | undefined {
+  if (node?.class !== "CONSTANT" || !isNode(node.value)) return undefined;
+  const { type, is_null, value } = node.value;
+  if (is_null || !isNode(type) || type.id !== "VARCHAR" || typeof value !== "string") {
+    return undefined;
+  }
+  return value;
+}
+
+/**
+ * `like` in place as `regexp_full_match` of RE2 when DuckDB would backtrack on it: a LIKE
+ * whose pattern is a constant with no `_` stays (DuckDB matches it by prefix, suffix and
+ * substring, in linear time); ILIKE, escaped, `_` and patterns known only when the query runs
+ * are rewritten, GLOB with a constant pattern too.
+ */
+function rewritePattern(node: Node): void {
+  const name = String(node.function_name ?? "").toLowerCase();
+  const args = children(node);
+  if (name === "~~~") {
+    const pattern = textConstant(args[1]);
+    if (pattern === undefined) {
+      throw ApiError.badRequest("The query matches GLOB against a pattern that is not a literal");
+    }
+    return replace(node, regexpMatch(args[0]!, text(globRegex(pattern)), false, false));
+  }
+  const like = LIKE_OPERATORS.get(name);
+  if (!like || args.length < 2) return;
+  const [subject, pattern, escapeNode] = args as [Node, Node, Node | undefined];
+  const constantPattern = textConstant(pattern);
+  let escape = "";
+  if (escapeNode) {
+    const given = textConstant(escapeNode);
+    if (given === undefined || constantPattern === undefined) {
+      throw ApiError.badRequest(
+        "The query matches LIKE … ESCAPE against a pattern or escape that is not a literal",
+      );
+    }
+    if ([...given].length > 1) {
+      throw ApiError.badRequest("The query's LIKE … ESCAPE takes a single character");
+    }
+    escape = given;
+  }
+  if (!like.fold && constantPattern !== undefined && !needsRegex(constantPattern, escape)) {
+    return;
+  }
+  let regex: Node;
+  if (constantPattern !== undefined) {
+    try {
+      regex = text(likeRegex(constantPattern, escape));
+    } catch (error) {
+      throw ApiError.badRequest(`The query's LIKE pattern is invalid: ${(error as Error).message}`);
+    }
+  } else {
+    // Known only when the query runs: escaped for RE2 by DuckDB, then `%` (escaped `\%`) is
+    // any text and `_` (left as it is) one character.
+    regex = call("replace", [
+      call("replace", [call("regexp_escape", [pattern]), text("\\%"), text(".*")]),
+      text("_"),
+      text("."),
+    ]);
+  }
+  replace(node, regexpMatch(subject, regex, like.fold, like.not));
+}
+
+/** `regexp_full_match(subject, regex, 's')`, both folded to lower case when `fold`, negated when `not`. */
+function regexpMatch(subject: Node, regex: Node, fold: boolean, not: boolean): Node {
+  const match = call("regexp_full_match", [
+    fold ? call("lower", [subject]) : subject,
+    fold ? call("lower", [regex]) : regex,
+    text("s"),
+  ]);
+  if (!not) return match;
+  return {
+    class: "OPERATOR",
+    type: "OPERATOR_NOT",
+    alias: "",
+    query_location: 0,
+    children: [match],
+  };
+}
+
+/** Makes `node` the `replacement`, keeping its alias. */
+function replace(node: Node, replacement: Node): void {
+  const alias = node.alias;
+  for (const key of Object.keys(node)) delete node[key];
+  Object.assign(node, replacement, { alias });
+}
