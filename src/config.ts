@@ -63,6 +63,8 @@ export interface Config {
   readonly bodyIdleMs: number;
   /** Longest a client's query runs before it is interrupted and answered 408. */
   readonly queryTimeoutMs: number;
+  /** Queries and reads of records one token may have under way at once (429 beyond). */
+  readonly readsPerToken: number;
   /** How often freed native memory is handed back to the system; 0: never. */
   readonly memoryTrimMs: number;
   /** Origins whose pages may call the API (CORS): none, some, or `["*"]` for any. */
@@ -208,6 +210,7 @@ const variables = z.object({
   METRICS_ACCESS: choice(METRICS_ACCESS, "token"),
   BODY_IDLE_SECONDS: seconds(1, 3600, 30),
   QUERY_TIMEOUT_SECONDS: seconds(1, 3600, 30),
+  QUERY_CONCURRENCY_PER_TOKEN: wholeNumber(1, 1000, "a number of requests", 4),
   MEMORY_TRIM_SECONDS: seconds(0, 3600, 10),
   CORS_ORIGINS: given.transform(parseOrigins),
 });
@@ -254,6 +257,7 @@ const configSchema = variables
       metricsAccess: vars.METRICS_ACCESS,
       bodyIdleMs: vars.BODY_IDLE_SECONDS,
       queryTimeoutMs: vars.QUERY_TIMEOUT_SECONDS,
+      readsPerToken: vars.QUERY_CONCURRENCY_PER_TOKEN,
       memoryTrimMs: vars.MEMORY_TRIM_SECONDS,
       corsOrigins: vars.CORS_ORIGINS,
     });

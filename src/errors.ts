@@ -16,6 +16,7 @@ export type ErrorStatus =
   | 413
   | 415
   | 422
+  | 429
   | 500
   | 503
   | 507;
@@ -300,6 +301,17 @@ export class ApiError extends Error {
       return ApiError.insufficientStorage();
     }
     return undefined;
+  }
+
+  /** 429: the token has `limit` reads under way already; `Retry-After` says when to try again. */
+  static tooManyReads(limit: number): ApiError {
+    return new ApiError(
+      429,
+      "too_many_requests",
+      `This token already has ${limit} queries and reads under way ` +
+        "(QUERY_CONCURRENCY_PER_TOKEN); try again when one has ended",
+      { headers: { "retry-after": "1" } },
+    );
   }
 
   /** 503: the database cannot serve now; `retryAfterSeconds` says when to try again. */

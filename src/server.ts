@@ -15,6 +15,7 @@ import { startMemoryTrim } from "./memory_trim.ts";
 import { openStore } from "./store/duckdb/mod.ts";
 import { openPostgresStore } from "./store/postgres/mod.ts";
 import type { Store } from "./store/store.ts";
+import { ApiError } from "./errors.ts";
 
 /** Lifetime of the token printed when a development secret is created. */
 const FIRST_TOKEN_TTL_SECONDS = 24 * 60 * 60;
@@ -126,6 +127,7 @@ export async function startService(
         memoryBytes: config.duckdbMemoryBytes,
         blockBytes: config.duckdbBlockBytes,
         threads: config.duckdbThreads,
+        readTimeoutMs: config.queryTimeoutMs,
         logger,
       })
       : await openPostgresStore({
@@ -162,6 +164,7 @@ export async function startService(
     corsOrigins: config.corsOrigins,
     bodyIdleMs: config.bodyIdleMs,
     queryTimeoutMs: config.queryTimeoutMs,
+    readsPerToken: config.readsPerToken,
     spoolDir,
   }));
   const { hostname, port } = server.addr;
@@ -181,12 +184,24 @@ export async function startService(
     stop: () =>
       stopped ??= (async () => {
         // Stop accepting, let requests in flight finish, then checkpoint and close the file.
-        await server.shutdown();
+        // What still runs after a grace (a query up to its deadline, an export to a slow
+        // client) is interrupted, so that a stop never waits for a client.
+        const grace = setTimeout(
+          () => store.interrupt?.(ApiError.unavailable("The service is stopping", 1)),
+          SHUTDOWN_GRACE_MS,
+        );
+        await server.shutdown().finally(() => clearTimeout(grace));
         await stopTrim();
         await store.close();
       })(),
   };
 }
+
+/** How long requests in flight are given to end once the service is stopping. */
+const SHUTDOWN_GRACE_MS = 2_000;
+
+/** How long a stop may take before the process ends without its closing checkpoint. */
+const STOP_LIMIT_MS = 9_000;
 
 /**
  * Stops `service` for `signal` as the process does, logging why and how it ended: 0 once the
@@ -215,8 +230,19 @@ export async function startService(
  */
 export async function shutDown(service: Service, signal: string, logger: Logger): Promise<number> {
   logger.log("info", "shutting down", { signal });
+  let late: ReturnType<typeof setTimeout> | undefined;
   try {
-    await service.stop();
+    const outlasted = new Promise<"late">((resolve) => {
+      late = setTimeout(() => resolve("late"), STOP_LIMIT_MS);
+    });
+    if (await Promise.race([service.stop(), outlasted]) === "late") {
+      // DuckDB can be inside work that does not look at interrupts; every commit is in the
+      // write-ahead log, which the next start replays, so the process ends regardless.
+      logger.log("error", "the service did not stop in time; the next start replays the log", {
+        seconds: STOP_LIMIT_MS / 1000,
+      });
+      return 1;
+    }
   } catch (error) {
     // Every commit is in the write-ahead log, which the next start replays: nothing is
     // lost, but the exit says the file was not left checkpointed.
@@ -224,6 +250,8 @@ export async function shutDown(service: Service, signal: string, logger: Logger)
       error: error instanceof Error ? error.message : String(error),
     });
     return 1;
+  } finally {
+    clearTimeout(late);
   }
   logger.log("info", "stopped");
   return 0;

@@ -432,6 +432,11 @@ export interface Store extends EngineLimits {
    * vanishes; the names are the engine's own and may change with it.
    */
   memoryByUse(): Promise<Map<string, number>>;
+  /**
+   * Interrupts the work under way and breaks off every export, each failing with `failure`:
+   * the service is stopping, and what would run on past its grace must not hold it.
+   */
+  interrupt?(failure: Error): void;
   /** Checkpoints and closes; waits for nothing, so stop taking requests first. */
   close(): Promise<void>;
 }

@@ -31,13 +31,13 @@ const QueryBody = z.object({
     example: "SELECT status, count(*) AS n FROM orders WHERE amount > $1 GROUP BY status",
   }),
   params: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])).max(MAX_PARAMS)
-    .optional().openapi({
+    .nullable().optional().openapi({
       description: "Values bound to the parameters in order, one for each: an integer below " +
         "2^127 in magnitude binds as HUGEINT with every digit sent, another number as DOUBLE, " +
-        "text as VARCHAR, a boolean as BOOLEAN, null as NULL",
+        "text as VARCHAR, a boolean as BOOLEAN, null as NULL; `null` or absent: none",
       example: [100],
     }),
-}).strict().openapi("Query");
+}).openapi("Query");
 
 const QueryAnswer = z.object({
   columns: z.array(z.object({ name: z.string(), type: z.string() })),

@@ -26,6 +26,8 @@ export interface StoreContext {
   readonly kept: KeptKeys;
   /** Where the store reports what fails after a change has committed. */
   readonly logger?: Logger;
+  /** How long a read of records may run (see `StoreOptions`); no limit when absent. */
+  readonly readTimeoutMs?: number;
 }
 
 /** Notes a write's key before the write begins (see {@link KeptKeys}). */

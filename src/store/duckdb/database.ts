@@ -17,7 +17,7 @@ import { DUCKDB_READER_BYTES } from "../../limits.ts";
 import { type DatabaseOptions, openInstance } from "./database_open.ts";
 import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
 import { bound, type Failures, type Lines, Session, Slots } from "./session.ts";
-import { interruptAfter } from "./interrupts.ts";
+import { boundMemory, interruptAfter } from "./interrupts.ts";
 import { lineStream } from "./line_stream.ts";
 
 export { type Lines, Session } from "./session.ts";
@@ -26,6 +26,12 @@ export type { DatabaseOptions } from "./database_open.ts";
 
 /** A row as read back: DuckDB values converted to JavaScript, full precision kept. */
 export type Row = Record<string, JS>;
+
+/**
+ * How far above `memoryBytes` the process's memory may grow during clients' reads before they
+ * are stopped: the contract allows 256 MiB; half is left for what grows between two samples.
+ */
+const READ_MEMORY_MARGIN = 128 * 1024 ** 2;
 
 /** Connections kept open between units of work. */
 const MAX_IDLE_CONNECTIONS = 8;
@@ -104,7 +110,10 @@ export class Database {
    * refused, with the reason as the message and the file untouched.
    */
   static async open(options: DatabaseOptions): Promise<Database> {
-    return new Database(await openInstance(options), options);
+    const database = new Database(await openInstance(options), options);
+    // Clients' reads may take DuckDB's limit and a margin above it, then are stopped (503).
+    boundMemory(options.memoryBytes && options.memoryBytes + READ_MEMORY_MARGIN);
+    return database;
   }
 
   /**
@@ -310,8 +319,10 @@ export class Database {
    * connection is held until the stream ends or is cancelled, so a slow client holds a
    * connection, not the result; when the instance fails, the stream is broken off at once,
    * read or not, so that a client that stopped reading does not hold back its reopening.
-   * With `timeoutMs`, the work is interrupted that long after it began, `prepare` included,
-   * and fails (or the stream breaks off) with {@link ApiError.queryTimeout}.
+   * With `timeoutMs`, the work is interrupted when it takes that long to give its first rows,
+   * `prepare` included, or then to give the next, and fails (or the stream breaks off) with
+   * {@link ApiError.queryTimeout}: a long export that keeps making progress goes on, and time
+   * spent waiting for the client to read does not count.
    */
   async streamLines(
     prepare: (session: Session) => Promise<Lines>,
@@ -373,6 +384,7 @@ export class Database {
       // The statement runs here, up to its first rows: all of a sort's work, say.
       next = await result.fetchChunk();
       deadline.check();
+      deadline.clear();
     } catch (error) {
       release();
       throw deadline.error() ?? this.#failure(error);
@@ -388,7 +400,12 @@ export class Database {
         reading = true;
         // A failed instance waits for this connection to be let go before it is reopened.
         if (this.#broken) throw this.#broken;
-        const chunk = next === undefined ? await result!.fetchChunk() : next;
+        let chunk = next;
+        if (chunk === undefined) {
+          deadline.restart();
+          chunk = await result!.fetchChunk();
+          deadline.clear();
+        }
         next = undefined;
         // An interrupted stream ends as if it were complete: the deadline says it is not.
         deadline.check();
@@ -463,6 +480,13 @@ export class Database {
   }
 
   /** Writes everything to the database file and closes it. */
+  /** Interrupts the work under way and breaks off every export with `failure`. */
+  interrupt(failure: Error): void {
+    const reason = failure instanceof ApiError ? failure : ApiError.unavailable(failure.message);
+    for (const breakOff of [...this.#exports]) breakOff(reason);
+    for (const connection of this.#busy) connection.interrupt();
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     try {

@@ -62,7 +62,13 @@ import { uploadCsv, uploadTable } from "./uploads.ts";
  * may read, so rows from anywhere else are spooled there by the store first), the spill
  * directory, and DuckDB's memory and block sizes; failures after a commit go to `logger`.
  */
-export type StoreOptions = DatabaseOptions;
+export type StoreOptions = DatabaseOptions & {
+  /**
+   * How long a read of records (a page, a summary, an export until its first rows and
+   * between them, the rows a change by filter chooses) may run before it is interrupted (408).
+   */
+  readonly readTimeoutMs?: number;
+};
 
 /**
  * Opens the DuckDB store: the hardened database, its metadata, and `public`.
@@ -89,7 +95,7 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
     await database.close().catch(() => {});
     throw error;
   }
-  return new DuckDBStore(database, options.spoolDir, options.logger, kept);
+  return new DuckDBStore(database, options.spoolDir, options.logger, kept, options.readTimeoutMs);
 }
 
 /** Tables, schemas and their metadata in one DuckDB file. */
@@ -109,6 +115,7 @@ export class DuckDBStore implements Store {
     spoolDir: string,
     logger?: Logger,
     kept = new KeptKeys(),
+    readTimeoutMs?: number,
   ) {
     const pages = new PageCache();
     const context = {
@@ -120,6 +127,7 @@ export class DuckDBStore implements Store {
       locks: new LockSet((key, mode, taking) => pages.locked(key, mode, taking)),
       descriptions: new Descriptions(),
       pages,
+      readTimeoutMs,
     };
     this.#context = context;
     this.#smallInserts = smallInserts(
@@ -310,6 +318,10 @@ export class DuckDBStore implements Store {
   /** See {@link health.memoryByUse}: DuckDB's tags of `duckdb_memory()`. */
   memoryByUse(): Promise<Map<string, number>> {
     return health.memoryByUse(this.database);
+  }
+
+  interrupt(failure: Error): void {
+    this.database.interrupt(failure);
   }
 
   close(): Promise<void> {

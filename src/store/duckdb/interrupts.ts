@@ -13,28 +13,107 @@ export interface Deadline {
   check(): void;
   /** The timeout's error once the deadline has passed, else undefined. */
   error(): ApiError | undefined;
+  /** Stops the clock: nothing is interrupted until {@link Deadline.restart}. */
   clear(): void;
+  /** Gives the connection `ms` again from now, unless the deadline has already passed. */
+  restart(): void;
 }
 
 /**
- * Interrupts `connection` `ms` after now (never when `ms` is undefined). The locked
- * configuration refuses `SET statement_timeout`, so a deadline is the connection's
+ * The memory bound on clients' reads: DuckDB's memory limit does not cover the strings and
+ * lists a query builds, nor some operators' state, so the process's resident memory is
+ * sampled while reads are under way, and every read is interrupted once it is more than
+ * `bytes` above where it was when the earliest of them began (503). Set by the database as it
+ * opens; off until then.
+ */
+let memoryBound: number | undefined;
+
+/** Reads watched: each one's resident memory when it began, and what to do past the bound. */
+const watched = new Map<object, { baseline: number; exceed: () => void }>();
+let sampler: ReturnType<typeof setInterval> | undefined;
+
+/** How often the resident memory is sampled while reads are under way. */
+const SAMPLE_MS = 20;
+
+/** Sets the memory bound of {@link interruptAfter}'s reads: `bytes` above their start. */
+export function boundMemory(bytes: number | undefined): void {
+  memoryBound = bytes;
+}
+
+function watch(key: object, exceed: () => void): () => void {
+  if (memoryBound === undefined) return () => {};
+  watched.set(key, { baseline: Deno.memoryUsage().rss, exceed });
+  sampler ??= setInterval(sample, SAMPLE_MS);
+  return () => {
+    watched.delete(key);
+    if (watched.size === 0 && sampler !== undefined) {
+      clearInterval(sampler);
+      sampler = undefined;
+    }
+  };
+}
+
+function sample(): void {
+  if (memoryBound === undefined || watched.size === 0) return;
+  const rss = Deno.memoryUsage().rss;
+  let baseline = Infinity;
+  for (const read of watched.values()) baseline = Math.min(baseline, read.baseline);
+  if (rss - baseline <= memoryBound) return;
+  for (const read of [...watched.values()]) read.exceed();
+}
+
+/** The 503 of a read stopped at the memory bound. */
+function outOfMemory(): ApiError {
+  return ApiError.unavailable(
+    "The query needed more memory than the service allows (DUCKDB_MEMORY_LIMIT and a margin " +
+      "above it) and was stopped; nothing was changed",
+    1,
+  );
+}
+
+/**
+ * Interrupts `connection` `ms` after now (never when `ms` is undefined), or once the process's
+ * memory passes {@link boundMemory}'s bound while it has a deadline. The locked configuration
+ * refuses `SET statement_timeout`, so a deadline is the connection's
  * `interrupt()`; an interrupted streaming result ends as if complete, so the caller checks.
  */
 export function interruptAfter(connection: DuckDBConnection, ms: number | undefined): Deadline {
   let passed = false;
-  const timer = ms === undefined ? undefined : setTimeout(() => {
-    passed = true;
+  let exceeded = false;
+  const start = () =>
+    ms === undefined ? undefined : setTimeout(() => {
+      passed = true;
+      connection.interrupt();
+    }, ms);
+  let timer = start();
+  const key = {};
+  const exceed = () => {
+    exceeded = true;
     connection.interrupt();
-  }, ms);
-  const error = () => passed ? ApiError.queryTimeout(ms! / 1000) : undefined;
+  };
+  // Only reads with a deadline are clients': the service's own work is not watched.
+  const watching = () => ms === undefined ? () => {} : watch(key, exceed);
+  let unwatch = watching();
+  const error = () =>
+    exceeded ? outOfMemory() : passed ? ApiError.queryTimeout(ms! / 1000) : undefined;
   return {
     check() {
       const failure = error();
       if (failure) throw failure;
     },
     error,
-    clear: () => clearTimeout(timer),
+    clear: () => {
+      clearTimeout(timer);
+      unwatch();
+    },
+    restart() {
+      clearTimeout(timer);
+      unwatch();
+      if (!passed && !exceeded) {
+        timer = start();
+        unwatch = watching();
+      }
+    },
   };
 }
 

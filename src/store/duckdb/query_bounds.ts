@@ -92,6 +92,8 @@ function visit(
     return;
   }
   if (!isNode(value)) return;
+  // A table function (`FROM range(1e12)`) streams its rows and stops at an interrupt.
+  if (value.type === "TABLE_FUNCTION" && isNode(value.function)) tableCalls.add(value.function);
   if (typeof value.class === "string") {
     if (++depth > MAX_EXPRESSION_DEPTH) throw tooDeep();
     if (value.class === "LAMBDA" && ++lambdas > MAX_LAMBDA_DEPTH) {
@@ -99,7 +101,7 @@ function visit(
         `The query nests lambdas more than ${MAX_LAMBDA_DEPTH} deep, the most allowed`,
       );
     }
-    if (value.class === "FUNCTION") {
+    if (value.class === "FUNCTION" && !tableCalls.has(value)) {
       const probe = sizeProbe(value);
       if (probe) probes.push({ probe, depth });
       rewritePattern(value);
@@ -107,6 +109,9 @@ function visit(
   }
   for (const child of Object.values(value)) visit(child, depth, lambdas, probes);
 }
+
+/** The calls of table functions met, which build no value. */
+const tableCalls = new WeakSet<object>();
 
 function isNode(value: unknown): value is Node {
   return value !== null && typeof value === "object" && !Array.isArray(value);

@@ -6,6 +6,7 @@
  */
 
 import type { DuckDBConnection, DuckDBValue } from "@duckdb/node-api";
+import { PLACEHOLDER_COLUMN } from "./metadata.ts";
 
 /** What runs SQL for the check: a connection, or anything with a Session's `rows`. */
 export type QueryRunner =
@@ -30,6 +31,11 @@ export interface QueryCatalog {
    * `main.abs` would answer `abs(x)`: a call to such a name is refused, whatever the list says.
    */
   readonly shadowing: ReadonlySet<string>;
+  /**
+   * Tables without columns, as `schema\u0000name` (lower case): DuckDB has no such tables, so
+   * the service gives them a hidden placeholder column, which no answer may show.
+   */
+  readonly columnless: ReadonlySet<string>;
 }
 
 /**
@@ -79,10 +85,17 @@ export async function readQueryCatalog(runner: QueryRunner): Promise<QueryCatalo
     [],
   );
   const [database] = await rows(runner, "SELECT current_database() AS db", []);
+  const placeholders = await rows(
+    runner,
+    `SELECT lower(schema_name) AS s, lower(table_name) AS t FROM duckdb_columns()
+       WHERE database_name = current_database() AND column_name = $1`,
+    [PLACEHOLDER_COLUMN],
+  );
   return {
     database: String(database?.db),
     tables,
     shadowing: new Set(functions.map((row) => String(row.f))),
+    columnless: new Set(placeholders.map((row) => `${row.s}\u0000${row.t}`)),
   };
 }
 

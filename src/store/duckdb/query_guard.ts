@@ -512,6 +512,13 @@ class Walk {
         `The query reads "${printable(schema)}.${printable(name)}", which is not a table`,
       );
     }
+    if (this.catalog.columnless.has(`${key}\u0000${name.toLowerCase()}`)) {
+      throw ApiError.badRequest(
+        `The query reads "${printable(table.schema)}.${
+          printable(table.name)
+        }", which has no columns; DuckDB cannot query a table without columns`,
+      );
+    }
     return table;
   }
 }

@@ -21,6 +21,7 @@
  * @module
  */
 
+import { underDeadline } from "./interrupts.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
@@ -162,13 +163,16 @@ async function underChangeLocks<T>(
 
 /** Runs `work` in a transaction, explaining what DuckDB refused as the client's answer. */
 async function changing<T>(
-  { database }: StoreContext,
+  { database, readTimeoutMs }: StoreContext,
   table: Table,
   change: "update" | "delete",
   work: (session: Session) => Promise<T>,
 ): Promise<T> {
   try {
-    return await database.transaction(work);
+    // The filter is a client's: a change it makes slow is interrupted and rolled back.
+    return await database.transaction((session) =>
+      underDeadline(session.connection, readTimeoutMs, () => work(session))
+    );
   } catch (error) {
     throw explainChangeFailure(table, change, error);
   }

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { underDeadline } from "./interrupts.ts";
 import type { ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import {
@@ -192,10 +193,12 @@ export async function withDescription<T>(
   const { database, descriptions } = context;
   const stamp = descriptions.stamp();
   const table = await getTable(context, ref);
+  const timed = (session: Session, table: Table) =>
+    underDeadline(session.connection, context.readTimeoutMs, () => work(session, table));
   const first =
     await (inSlices(table)
-      ? database.transaction((session) => work(session, table))
-      : database.withSession((session) => work(session, table)))
+      ? database.transaction((session) => timed(session, table))
+      : database.withSession((session) => timed(session, table)))
       .then((value) => ({ value }), (error) => ({ error }));
   // No change was under way at any moment of the read, so none committed between the
   // description and the rows. Only the end of a change says it has committed: DuckDB may
@@ -207,7 +210,7 @@ export async function withDescription<T>(
   // A definition changed meanwhile: read the table and its rows in one snapshot.
   const since = descriptions.stamp();
   return database.transaction(async (session) =>
-    work(session, await describeIn(context, session, ref, since))
+    timed(session, await describeIn(context, session, ref, since))
   );
 }
 
@@ -249,6 +252,6 @@ export async function exportRecords(
       query: { sql, values: bound.values },
       columns: columns.map(({ name, type }) => ({ name, type })),
     };
-  });
+  }, { timeoutMs: context.readTimeoutMs });
   return { table: table!, stream };
 }

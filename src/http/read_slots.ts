@@ -1,0 +1,94 @@
+/**
+ * A cap on the reads one token has under way at once (`QUERY_CONCURRENCY_PER_TOKEN`): queries,
+ * record pages, summaries and exports. Each holds an engine connection for as long as it
+ * runs, up to `QUERY_TIMEOUT_SECONDS`, so without a cap a few slow requests from one token
+ * could hold every connection while other clients wait.
+ *
+ * @module
+ */
+
+import type { Context, MiddlewareHandler } from "hono";
+import { ApiError } from "../errors.ts";
+import type { Env } from "./observe.ts";
+
+/**
+ * Middleware letting each bearer token have at most `limit` of the requests it guards under
+ * way; one more is 429 with `Retry-After`. A request holds its slot until its answer is
+ * complete: a streamed answer until its body ends or its client goes.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Hono } from "hono";
+ * import { readSlots } from "./read_slots.ts";
+ *
+ * let release = () => {};
+ * const app = new Hono()
+ *   .use(readSlots(1))
+ *   .get("/", () => new Response(new ReadableStream({ start: (c) => { release = () => c.close(); } })))
+ *   .onError((e) => (e as unknown as { toResponse(): Response }).toResponse());
+ * const auth = { headers: { authorization: "Bearer a" } };
+ * const first = await app.request("/", auth);
+ * assert.equal((await app.request("/", auth)).status, 429);
+ * assert.equal((await app.request("/", { headers: { authorization: "Bearer b" } })).status, 200);
+ * release();
+ * await first.text();
+ * assert.equal((await app.request("/", auth)).status, 200);
+ * ```
+ */
+export function readSlots(limit: number): MiddlewareHandler<Env> {
+  const held = new Map<string, number>();
+  const release = (token: string) => {
+    const left = (held.get(token) ?? 1) - 1;
+    if (left === 0) held.delete(token);
+    else held.set(token, left);
+  };
+  return async function readSlots(c: Context<Env>, next) {
+    const token = c.req.header("authorization") ?? "";
+    const taken = held.get(token) ?? 0;
+    if (taken >= limit) throw ApiError.tooManyReads(limit);
+    held.set(token, taken + 1);
+    let released = false;
+    const once = () => {
+      if (!released) {
+        released = true;
+        release(token);
+      }
+    };
+    try {
+      await next();
+    } catch (error) {
+      once();
+      throw error;
+    }
+    const body = c.res.body;
+    if (!body) return once();
+    c.res = new Response(releasing(body, once), c.res);
+  };
+}
+
+/** `stream` as it is, calling `done` once it ends, fails or its reader cancels it. */
+function releasing(
+  stream: ReadableStream<Uint8Array>,
+  done: () => void,
+): ReadableStream<Uint8Array> {
+  const reader = stream.getReader();
+  return new ReadableStream({
+    async pull(controller) {
+      try {
+        const read = await reader.read();
+        if (read.done) {
+          done();
+          controller.close();
+        } else controller.enqueue(read.value);
+      } catch (error) {
+        done();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      done();
+      await reader.cancel(reason);
+    },
+  });
+}

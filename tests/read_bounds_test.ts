@@ -1,0 +1,172 @@
+/**
+ * A reader cannot take the service down: each hostile read of a `tables:read` token is
+ * answered with its documented status, the process's memory stays within its bound, and a
+ * benign query is answered right after. No timing is asserted: a client timeout only stops a
+ * test that would otherwise hang.
+ */
+
+import assert from "node:assert/strict";
+import { mint, ok, TestServer } from "./helpers/server.ts";
+import { query } from "./helpers/query.ts";
+import { ENGINE } from "./helpers/engine.ts";
+
+const MIB = 1024 ** 2;
+/** The service's memory limit here, and the bound the contract sets above it. */
+const MEMORY_LIMIT = 256 * MIB;
+const MEMORY_BOUND = MEMORY_LIMIT + 256 * MIB;
+
+/** A read that runs past any deadline of these tests, interrupted between rows. */
+const CROSS_JOIN = ENGINE === "duckdb"
+  ? "SELECT max(a.x + b.x) FROM range(1000000) a(x), range(1000000) b(x)"
+  : "SELECT max(a + b) FROM generate_series(1, 1000000) a, generate_series(1, 1000000) b";
+
+function nest(depth: number, wrap: (inner: string) => string, base: string): string {
+  let sql = base;
+  for (let i = 0; i < depth; i++) sql = wrap(sql);
+  return sql;
+}
+
+/** Reads `sql` and checks its status, the memory it moved and a benign query after it. */
+async function survives(
+  server: TestServer,
+  token: string,
+  sql: string,
+  statuses: readonly number[],
+  params?: unknown[],
+): Promise<string> {
+  const before = Deno.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => peak = Math.max(peak, Deno.memoryUsage().rss), 5);
+  const answer = await query(server, sql, { token, params }).finally(() => clearInterval(sampler));
+  assert.ok(
+    statuses.includes(answer.status),
+    `${sql.slice(0, 80)}: ${answer.status} ${answer.text.slice(0, 300)}`,
+  );
+  if (ENGINE === "duckdb") {
+    assert.ok(
+      peak - before <= MEMORY_BOUND,
+      `${sql.slice(0, 80)} moved the process's memory by ${Math.round((peak - before) / MIB)} MiB`,
+    );
+  }
+  assert.deepEqual(ok(await query(server, "SELECT 40 + 2 AS n", { token })).records, [{ n: 42 }]);
+  return answer.body?.error?.message ?? "";
+}
+
+Deno.test("hostile reads are answered with their documented status and the service goes on", async (t) => {
+  const server = await TestServer.start({
+    QUERY_TIMEOUT_SECONDS: "3",
+    DUCKDB_MEMORY_LIMIT: "256MiB",
+  });
+  try {
+    const token = await mint({ scope: "tables:read" });
+    ok(
+      await server.request("POST", "table/t", {
+        body: {
+          table: { columns: [{ name: "s", type: "varchar" }, { name: "n", type: "integer" }] },
+        },
+      }),
+    );
+    ok(
+      await server.request("POST", "table/t/records", {
+        body: [{ s: "a".repeat(400), n: 1 }, { s: "b", n: 2 }],
+      }),
+    );
+    const bounded = ENGINE === "duckdb" ? [400] : [400, 408, 422, 503];
+    const cases: [string, string, readonly number[], unknown[]?][] = [
+      ["a text of 1e9 characters", "SELECT length(repeat('x', 1e9))", bounded],
+      ["a list of 2e7 elements", "SELECT len(list_resize([1], 20000000))", bounded],
+      ["a list of 1e9 elements", "SELECT len(list_resize([1], 1e9::BIGINT))", bounded],
+      ["990 nested lists", `SELECT ${nest(990, (s) => `[${s}]`, "1")}`, [400]],
+      ["a range of 1e7", "SELECT len(range(10000000))", bounded],
+      [
+        "40 nested lambdas",
+        `SELECT ${nest(40, (s) => `list_transform([1], x -> ${s})`, "x")}`,
+        [400],
+      ],
+      ["990 nested abs()", `SELECT ${nest(990, (s) => `abs(${s})`, "1")}`, [400]],
+      [
+        "24 nested lambdas",
+        `SELECT ${nest(24, (s) => `list_transform([1], x -> ${s})`, "x")}`,
+        [400],
+      ],
+      [
+        "a pattern of many wildcards over a long text",
+        "SELECT repeat('a', 100000) LIKE $1 AS m",
+        [200, 408],
+        ["%a%a%a%a%a%a%a%a%a%a%b"],
+      ],
+      ["5,000 terms", `SELECT ${Array(5000).fill("1").join("+")}`, [400]],
+      ["a NUL in the text", "SELECT 1 AS s\u0000; DROP TABLE t", [400]],
+      ["a cross join past the deadline", CROSS_JOIN, [408]],
+    ];
+    for (const [name, sql, statuses, params] of cases) {
+      await t.step(name, async () => {
+        await survives(server, token, sql, statuses, params);
+      });
+    }
+
+    await t.step("a records filter over a long value", async () => {
+      const answer = await server.request("GET", "table/t/records?s=ilike.*a*a*a*a*a*a*b", {
+        token,
+      });
+      assert.deepEqual(ok(answer).records, []);
+    });
+
+    await t.step("a DELETE by such a filter deletes exactly what it matches", async () => {
+      const deleted = ok(await server.request("DELETE", "table/t/records?s=like.*a*a*a*a*a*b"));
+      assert.equal(deleted.deleted, 0);
+      assert.equal(ok(await server.request("GET", "table/t/records")).records.length, 2);
+    });
+
+    await t.step("a body's params null means none, and unknown fields are ignored", async () => {
+      const answer = await server.request("POST", "query", {
+        token,
+        body: { sql: "SELECT 1 AS one", params: null, comment: "from a notebook" },
+      });
+      assert.deepEqual(ok(answer).records, [{ one: 1 }]);
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("one token's reads past QUERY_CONCURRENCY_PER_TOKEN are 429 while another's are answered", async () => {
+  const server = await TestServer.start({
+    QUERY_TIMEOUT_SECONDS: "2",
+    QUERY_CONCURRENCY_PER_TOKEN: "2",
+  });
+  try {
+    const slow = await mint({ scope: "tables:read", sub: "slow" });
+    const other = await mint({ scope: "tables:read", sub: "other" });
+    const held = [
+      query(server, CROSS_JOIN, { token: slow }),
+      query(server, CROSS_JOIN, { token: slow }),
+    ];
+    // Both are under way once a third is refused; the other token's reads go on meanwhile.
+    let refused;
+    for (let i = 0; i < 200 && !refused; i++) {
+      const third = await query(server, "SELECT 1 AS n", { token: slow });
+      if (third.status === 429) refused = third;
+      else await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(refused, "a third read of one token was never refused");
+    assert.equal(refused.headers.get("retry-after"), "1");
+    assert.match(refused.body.error.message, /QUERY_CONCURRENCY_PER_TOKEN/);
+    const latencies: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const began = performance.now();
+      assert.deepEqual(ok(await query(server, "SELECT 2 AS n", { token: other })).records, [{
+        n: 2,
+      }]);
+      latencies.push(performance.now() - began);
+    }
+    latencies.sort((a, b) => a - b);
+    console.log(
+      `other token's reads while two slow ones ran: p99 ${latencies.at(-1)!.toFixed(1)} ms`,
+    );
+    for (const answer of await Promise.all(held)) assert.equal(answer.status, 408);
+    assert.deepEqual(ok(await query(server, "SELECT 3 AS n", { token: slow })).records, [{ n: 3 }]);
+  } finally {
+    await server.dispose();
+  }
+});
