@@ -133,6 +133,7 @@ export async function startService(
       : await openPostgresStore({
         url: config.databaseUrl,
         maxConnections: config.databasePoolSize,
+        readTimeoutMs: config.queryTimeoutMs,
         logger,
         spoolDir,
       });

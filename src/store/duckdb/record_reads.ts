@@ -5,6 +5,7 @@
  * @module
  */
 
+import { checkExportable } from "../shared/exports.ts";
 import { underDeadline } from "./interrupts.ts";
 import type { ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
@@ -236,6 +237,7 @@ export async function exportRecords(
   const { stream } = await streamResult(context, format, async (session) => {
     const described = table = await describeIn(context, session, ref, since);
     const columns = selectedColumns(described, read.select);
+    checkExportable(described, format);
     const bound = new BoundValues();
     const where = read.filters.length > 0
       ? ` WHERE ${filterCondition(described, read.filters, bound)}`

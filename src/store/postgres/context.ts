@@ -16,4 +16,9 @@ export interface StoreContext {
   readonly spoolDir: string;
   /** Reads, checks and converts the rows of loads before they are copied in. */
   readonly staging: Staging;
+  /**
+   * The deadline of each statement of a records page, a summary, an export (each batch of
+   * it) and the filter of a change by filter, in ms (read_bounds.ts); a query brings its own.
+   */
+  readonly readTimeoutMs: number;
 }

@@ -17,7 +17,8 @@
 import { printable, printableMessage } from "../../catalog/names.ts";
 import type { Session } from "./database.ts";
 import { ALLOWED_VALUE_FUNCTIONS, REFUSED_TYPES, SYNTAX_FUNCTIONS } from "./query_functions.ts";
-import { isNode, loadPostgresParser, type Node } from "./query_guard.ts";
+import { isNode, type Node } from "./query_guard.ts";
+import { withPostgresParser } from "./query_parser.ts";
 
 /** A default that failed, with the reason in words. */
 export interface DefaultProblem {
@@ -137,7 +138,7 @@ export async function defaultProblem(text: string): Promise<string | undefined> 
   if (text.trim() === "") return "is empty";
   let tree: unknown;
   try {
-    tree = (await loadPostgresParser()).parseSync(`SELECT ${text}`);
+    tree = await withPostgresParser((parser) => parser.parseSync(`SELECT ${text}`));
   } catch (error) {
     const said = error instanceof Error ? error.message : String(error);
     return `"${printable(text)}" is not an expression: ${printableMessage(said)}`;

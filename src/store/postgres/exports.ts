@@ -13,16 +13,20 @@ import type { Param } from "./database.ts";
 import { onDescribedTable } from "./record_reads.ts";
 import { checkValues, filterValueChecks, recordsSelect } from "./record_filters.ts";
 import { streamSelect } from "./result_formats.ts";
+import { checkExportable } from "../shared/exports.ts";
 
 const ALL: ReadQuery = { filters: [], order: [], count: "none" };
 
 /**
  * The records `read` chooses (all by default) in `format`, in its order (record order by
  * default), from the snapshot in which the table was described: the stream's transaction
- * holds the table's shared lock, so its definition cannot change under the export.
+ * holds the table's shared lock, so its definition cannot change under the export. The
+ * store's deadline bounds each statement, each batch of rows included, not the whole export:
+ * one of a large table goes on as long as it makes progress.
  *
  * @throws {ApiError} 400 for a filter value its column's type cannot take; 404 for no such
- * table.
+ * table; 408 when the first rows take longer than the deadline (the stream breaks off when a
+ * later batch does).
  */
 export async function exportRecords(
   context: StoreContext,
@@ -36,12 +40,14 @@ export async function exportRecords(
     (session) =>
       onDescribedTable(session, ref, async (table) => {
         described = table;
+        checkExportable(table, format);
         await checkValues(session, filterValueChecks(table, read.filters));
         const params: unknown[] = [];
         const { sql } = recordsSelect(table, read, params);
         return { sql, params: params as Param[] };
       }),
     format,
+    { timeoutMs: context.readTimeoutMs, perBatch: true },
   );
   return { table: described!, stream };
 }

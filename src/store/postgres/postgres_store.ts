@@ -51,6 +51,7 @@ import { bootstrap } from "./metadata.ts";
 import { openStaging } from "../duckdb/mod.ts";
 import * as exports from "./exports.ts";
 import * as queries from "./queries.ts";
+import { DEFAULT_READ_TIMEOUT_MS } from "./read_bounds.ts";
 import * as recordChanges from "./record_changes.ts";
 import * as reads from "./record_reads.ts";
 import * as summary from "./record_summary.ts";
@@ -73,6 +74,13 @@ export interface PostgresStoreOptions {
    * written as Parquet; a temporary one of the store's own when absent.
    */
   readonly spoolDir?: string;
+  /**
+   * How long each statement of a read of records (a page, a summary, an export until its
+   * first rows and between batches, the rows a change by filter chooses) may run before it is
+   * cancelled (408): `QUERY_TIMEOUT_SECONDS`, as the DuckDB store takes it;
+   * {@link DEFAULT_READ_TIMEOUT_MS} unless told. A query brings its own.
+   */
+  readonly readTimeoutMs?: number;
 }
 
 /**
@@ -98,7 +106,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await staging.close();
     if (ownDir) await Deno.remove(ownDir, { recursive: true }).catch(() => {});
   };
-  return new PostgresStore({ database, staging, spoolDir }, close);
+  return new PostgresStore({
+    database,
+    staging,
+    spoolDir,
+    readTimeoutMs: options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS,
+  }, close);
 }
 
 /** Tables, schemas and their metadata in one PostgreSQL database. */

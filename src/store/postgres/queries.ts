@@ -1,9 +1,10 @@
 /**
  * Clients' read-only queries (`POST /api/v1/query`) on PostgreSQL: checked on PostgreSQL's
- * own grammar by query_guard.ts, the tables they read checked to exist, then run as written
- * with the bound parameters in a `READ ONLY` snapshot under `statement_timeout` of the
- * request's deadline, with a search path of `pg_catalog`, the default schema and `pg_temp`
- * last (result_formats.ts reads and renders the rows).
+ * own grammar by query_guard.ts, the tables they read checked to exist and read without their
+ * hidden column (query_tables.ts), then run with the bound parameters in a `READ ONLY`
+ * snapshot under `statement_timeout` of the request's deadline and `work_mem` of
+ * read_bounds.ts, with a search path of `pg_catalog`, the default schema and `pg_temp` last
+ * (result_formats.ts reads and renders the rows).
  *
  * The query runs under the service's own role: PostgreSQL's `READ ONLY` refuses every write
  * (and `nextval`, `SELECT … INTO`, `FOR UPDATE`), the guard admits only listed functions and
@@ -14,14 +15,14 @@
  * @module
  */
 
-import { printable } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import type { QueryPage, QueryRequest, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import { INSERTION_COLUMN } from "./ddl.ts";
 import type { Session } from "./database.ts";
 import { explained } from "./engine_errors.ts";
-import { checkPostgresQuery, loadPostgresParser } from "./query_guard.ts";
+import { checkPostgresQuery } from "./query_guard.ts";
+import { withPostgresParser } from "./query_parser.ts";
+import { visibleColumns, withoutHiddenColumns } from "./query_tables.ts";
 import {
   readSelect,
   type SelectOptions,
@@ -33,11 +34,12 @@ import { quoteIdent } from "./sql.ts";
 
 /**
  * SQLSTATE classes of errors the query itself causes (data exceptions, syntax or access
- * rules: an unknown column, a type that does not fit), and single states of the same kind
- * (more than one row from a scalar subquery, a feature PostgreSQL does not support): 400,
- * as DuckDB's binder and conversion errors are.
+ * rules: an unknown column, a type that does not fit; PostgreSQL's program limits: a value
+ * past 1 GB, a stack too deep), and single states of the same kind (more than one row from a
+ * scalar subquery, a feature PostgreSQL does not support, temporary files past the server's
+ * `temp_file_limit`): 400, as DuckDB's binder and conversion errors are.
  */
-const MADE_BY_QUERY = /^(22|42|2201|21000|0A000|2202)/;
+const MADE_BY_QUERY = /^(22|42|54|21000|0A000|53400)/;
 
 /** A 400 quoting PostgreSQL for an error of the query's own; any other as the engine maps it. */
 function queryFailure(error: unknown): unknown {
@@ -51,14 +53,15 @@ function queryFailure(error: unknown): unknown {
 
 /**
  * The guard's check, then the source of the query's snapshot: the tables it reads must exist
- * as tables or views (400, as DuckDB answers an unknown table), and the search path is set.
+ * as tables or views (400, as DuckDB answers an unknown table) and are read without their
+ * hidden column, and the search path is set.
  */
 async function checked(request: QueryRequest): Promise<(session: Session) => Promise<SelectQuery>> {
-  await loadPostgresParser();
-  const { tables, parameters } = checkPostgresQuery(request.sql, {
-    defaultSchema: request.defaultSchema,
-    visibleSchemas: request.visibleSchemas,
-  });
+  const scope = { defaultSchema: request.defaultSchema, visibleSchemas: request.visibleSchemas };
+  const check = await withPostgresParser((parser) =>
+    checkPostgresQuery(request.sql, scope, parser)
+  );
+  const { parameters } = check;
   if (request.params.length !== parameters) {
     throw ApiError.badRequest(
       `The query takes ${parameters} parameter${
@@ -67,35 +70,19 @@ async function checked(request: QueryRequest): Promise<(session: Session) => Pro
     );
   }
   return async (session) => {
-    if (tables.length > 0) {
-      const missing = await session.rows(
-        `SELECT q.s, q.t
-           FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS q(s, t, n)
-          WHERE NOT EXISTS (
-            SELECT FROM pg_catalog.pg_class c
-              JOIN pg_catalog.pg_namespace ns ON ns.oid = c.relnamespace
-             WHERE ns.nspname = q.s AND c.relname = q.t AND c.relkind IN ('r', 'p', 'v', 'm', 'f'))
-          ORDER BY q.n LIMIT 1`,
-        [tables.map((t) => t.schema), tables.map((t) => t.name)],
-      );
-      const [first] = missing;
-      if (first) {
-        throw ApiError.badRequest(
-          `The query reads "${printable(String(first.s))}.${
-            printable(String(first.t))
-          }", which is not a table`,
-        );
-      }
-    }
+    const columns = await visibleColumns(session, check.tables);
     await session.run(
       `SET LOCAL search_path = pg_catalog, ${quoteIdent(request.defaultSchema)}, pg_temp`,
     );
-    return { sql: request.sql, params: request.params };
+    const sql = await withPostgresParser((parser) =>
+      withoutHiddenColumns(request.sql, check, columns, parser)
+    );
+    return { sql, params: request.params };
   };
 }
 
 function options(request: QueryRequest): SelectOptions {
-  return { timeoutMs: request.timeoutMs, failure: queryFailure, hidden: INSERTION_COLUMN };
+  return { timeoutMs: request.timeoutMs, failure: queryFailure };
 }
 
 /** At most `limit` rows of a checked query as JSON array text, and whether more followed. */

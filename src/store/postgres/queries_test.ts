@@ -15,7 +15,7 @@ await postgresTest(`readQuery() and streamQuery() on PostgreSQL`, async (t, serv
   const database = await Database.open({ url: await freshDatabase(server), maxConnections: 2 });
   const spoolDir = await Deno.realPath(await Deno.makeTempDir());
   const staging = await openStaging({ spoolDir, tempDir: spoolDir });
-  const context: StoreContext = { database, spoolDir, staging };
+  const context: StoreContext = { database, spoolDir, staging, readTimeoutMs: 10_000 };
   try {
     await database.withSession((s) =>
       s.run(`CREATE TABLE public.t (

@@ -23,18 +23,25 @@
  *   PostgreSQL looks in `pg_catalog` before any schema of the search path.
  * - `?` is refused, not translated: PostgreSQL's placeholders are `$n`, and `?` is also a JSONB
  *   operator (`meta ? 'k'`), so which `?` was meant cannot be told from the text.
+ * - Depth: a NUL character and brackets nested deeper than {@link MAX_EXPRESSION_DEPTH} are
+ *   refused before the parser sees the text (`checkQueryText()`), expressions, joins and set
+ *   operations nested deeper on the tree ({@link NESTING}); a tree too deep for the parser's
+ *   own stack is refused the same way. PostgreSQL recurses over them without looking at the
+ *   clock, and its stack ran out on `1+1+…+1` with 5,000 terms.
  *
- * The caller still has to: check that each returned table exists as a table or view; run the
- * text in `BEGIN READ ONLY` with `SET LOCAL statement_timeout` and
- * `SET LOCAL search_path = pg_catalog, "<defaultSchema>", pg_temp` (the temporary schema last,
- * else it is searched first), as a role without superuser; a recursive CTE that never ends is
- * valid SQL, and only the timeout stops it.
+ * The caller still has to: check that each returned table exists as a table or view, and read
+ * it without its hidden column (query_tables.ts); run the text in `BEGIN READ ONLY` with
+ * `SET LOCAL statement_timeout` and `SET LOCAL search_path = pg_catalog, "<defaultSchema>",
+ * pg_temp` (the temporary schema last, else it is searched first), as a role without
+ * superuser; a recursive CTE that never ends is valid SQL, and only the timeout stops it.
  *
  * @module
  */
 
 import { printable, printableMessage, RESERVED_SCHEMAS } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
+import { checkQueryText, MAX_EXPRESSION_DEPTH, tooDeep } from "../shared/query_bounds.ts";
+import { ParserExhausted, type PostgresParser } from "./query_parser.ts";
 import {
   ALLOWED_FUNCTIONS,
   ALLOWED_VALUE_FUNCTIONS,
@@ -57,12 +64,24 @@ export interface QueryTable {
   readonly name: string;
 }
 
+/** One place a query names a table or view (not a CTE), as query_tables.ts rewrites it. */
+export interface TableRead extends QueryTable {
+  /** The `RangeVar` as parsed: where the name is written, its alias, `ONLY`. */
+  readonly node: Node;
+  /** The `RangeTableSample` that samples it, when it is sampled. */
+  readonly sample?: Node;
+}
+
 /** A query that passed: what it reads and how many parameters it takes. */
 export interface CheckedPostgresQuery {
   /** Each table or view read, once, sorted; the caller checks that each exists. */
   readonly tables: readonly QueryTable[];
   /** The highest `$n` the query names (0 for none): the count of parameters it binds. */
   readonly parameters: number;
+  /** Every place the query names a table or view, in the order the walk met them. */
+  readonly reads: readonly TableRead[];
+  /** The statement's tree as the guard checked it. */
+  readonly statement: Node;
 }
 
 /** Longest query text checked, as on DuckDB. */
@@ -70,54 +89,41 @@ export const MAX_QUERY_LENGTH = 100_000;
 /** Highest parameter number, the route's limit on `params`. */
 export const MAX_PARAMETERS = 1_000;
 
-type Parser = typeof import("libpg-query");
-let parser: Parser | undefined;
-
-/**
- * Loads PostgreSQL's parser (WebAssembly, read from `node_modules`) and gives it: the one
- * parser of queries and of column defaults (defaults.ts). Importing this module opens
- * nothing; call this once before {@link checkPostgresQuery}.
- */
-export async function loadPostgresParser(): Promise<Parser> {
-  if (parser === undefined) {
-    const module = await import("libpg-query");
-    await module.loadModule();
-    parser = module;
-  }
-  return parser;
-}
-
 /**
  * Checks that `sql` is one read-only query calling only allowed functions over tables of
  * schemas the scope may read, and says which tables it reads and how many parameters it has.
+ * `parser` is query_parser.ts's, as `withPostgresParser()` gives it.
  *
  * @throws {ApiError} 400 for anything but exactly one query, a function, type or construct
- * outside the allowed ones, or SQL PostgreSQL cannot parse; 403 for a table of a schema the
- * token may not read, of PostgreSQL's or the service's own, or of another database.
+ * outside the allowed ones, SQL PostgreSQL cannot parse, a NUL character, or expressions
+ * nested deeper than {@link MAX_EXPRESSION_DEPTH} (`checkQueryText()` of
+ * `../shared/query_bounds.ts` for brackets, the tree for the rest); 403 for a table of a
+ * schema the token may not read, of PostgreSQL's or the service's own, or of another database.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkPostgresQuery, loadPostgresParser } from "./query_guard.ts";
+ * import { checkPostgresQuery } from "./query_guard.ts";
+ * import { withPostgresParser } from "./query_parser.ts";
  *
- * await loadPostgresParser();
- * const checked = checkPostgresQuery("SELECT sum(amount) FROM orders WHERE id > $1", {
- *   defaultSchema: "public",
- * });
- * assert.deepEqual(checked, { tables: [{ schema: "public", name: "orders" }], parameters: 1 });
- * assert.throws(() => checkPostgresQuery("SELECT pg_sleep(1)", { defaultSchema: "public" }));
+ * const scope = { defaultSchema: "public" };
+ * const check = (sql: string) => withPostgresParser((p) => checkPostgresQuery(sql, scope, p));
+ * const checked = await check("SELECT sum(amount) FROM orders WHERE id > $1");
+ * assert.deepEqual(checked.tables, [{ schema: "public", name: "orders" }]);
+ * assert.equal(checked.parameters, 1);
+ * await assert.rejects(check("SELECT pg_sleep(1)"));
+ * await assert.rejects(check("SELECT 1" + "+1".repeat(64)), /more than 64 deep/);
  * ```
  */
 export function checkPostgresQuery(
   sql: string,
   scope: PostgresQueryScope,
+  parser: PostgresParser,
 ): CheckedPostgresQuery {
-  if (parser === undefined) {
-    throw new Error("PostgreSQL's parser is not loaded: call loadPostgresParser() first");
-  }
   if (sql.length > MAX_QUERY_LENGTH) {
     throw ApiError.badRequest(`The query is longer than ${MAX_QUERY_LENGTH} characters`);
   }
+  checkQueryText(sql);
   const statements = parse(parser, sql);
   if (statements.length === 0) throw ApiError.badRequest("The query is empty");
   if (statements.length > 1) {
@@ -126,8 +132,8 @@ export function checkPostgresQuery(
   const statement = isNode(statements[0]) ? statements[0].stmt : undefined;
   if (!isNode(statement) || !isNode(statement.SelectStmt)) throw notAQuery();
   const walk = new Walk(scope);
-  walk.select(statement.SelectStmt, new Set());
-  return { tables: walk.tableList(), parameters: walk.parameters };
+  walk.select(statement.SelectStmt, new Set(), 0);
+  return { tables: walk.tableList(), parameters: walk.parameters, reads: walk.reads, statement };
 }
 
 /** A parsed tree: plain JSON. */
@@ -138,15 +144,19 @@ export function isNode(value: unknown): value is Node {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-function parse(parser: Parser, sql: string): unknown[] {
+function parse(parser: PostgresParser, sql: string): unknown[] {
   if (sql.trim() === "") return [];
   let tree: unknown;
   try {
     tree = parser.parseSync(sql);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    // A tree too deep for the parser's stack: `1+1+…+1` nests without brackets.
+    if (error instanceof ParserExhausted || error instanceof RangeError) throw tooDeep();
+    if (!(error instanceof SyntaxError)) throw error;
     const hint = sql.includes("?") ? "; parameters are written $1, $2, …" : "";
-    throw ApiError.badRequest(`The query is not valid SQL: ${printableMessage(message)}${hint}`);
+    throw ApiError.badRequest(
+      `The query is not valid SQL: ${printableMessage(error.message)}${hint}`,
+    );
   }
   const statements = isNode(tree) ? tree.stmts : undefined;
   return Array.isArray(statements) ? statements : [];
@@ -212,12 +222,46 @@ const WRITES: Readonly<Record<string, string>> = {
   MergeStmt: "MERGE",
 };
 
+/**
+ * The node kinds that nest: each one inside another adds one to the depth
+ * {@link MAX_EXPRESSION_DEPTH} bounds, as each expression does on DuckDB. A join and a set
+ * operation (`UNION`) count too: like `1+1+…+1`, `a JOIN b JOIN c …` and `SELECT 1 UNION
+ * SELECT 1 …` nest without brackets, and PostgreSQL's parser and planner recurse over them.
+ */
+const NESTING: ReadonlySet<string> = new Set([
+  "A_ArrayExpr",
+  "A_Const",
+  "A_Expr",
+  "A_Indirection",
+  "BooleanTest",
+  "BoolExpr",
+  "CaseExpr",
+  "CoalesceExpr",
+  "CollateClause",
+  "ColumnRef",
+  "FuncCall",
+  "GroupingFunc",
+  "JoinExpr",
+  "MinMaxExpr",
+  "NullTest",
+  "ParamRef",
+  "RowExpr",
+  "SQLValueFunction",
+  "SubLink",
+  "TypeCast",
+  "XmlSerialize",
+]);
+
 /** The CTE names visible at a point of the query. */
 type Scope = ReadonlySet<string>;
 
-/** One walk over a statement's tree, collecting tables and the highest parameter. */
+/**
+ * One walk over a statement's tree, collecting tables and the highest parameter. `depth` is
+ * how many {@link NESTING} nodes enclose the node walked.
+ */
 class Walk {
   readonly #tables = new Map<string, QueryTable>();
+  readonly reads: TableRead[] = [];
   parameters = 0;
 
   constructor(private readonly scope: PostgresQueryScope) {}
@@ -229,26 +273,28 @@ class Walk {
   }
 
   /** Anything: each node by its kind, else every field. */
-  #any(value: unknown, scope: Scope): void {
+  #any(value: unknown, scope: Scope, depth: number): void {
     if (Array.isArray(value)) {
-      for (const item of value) this.#any(item, scope);
+      for (const item of value) this.#any(item, scope, depth);
       return;
     }
     if (!isNode(value)) return;
     for (const [key, field] of Object.entries(value)) {
-      if (/^[A-Z]/.test(key)) this.#node(key, field, scope);
-      else if (key === "typeName") this.#typeName(field, scope);
-      else this.#any(field, scope);
+      if (/^[A-Z]/.test(key)) this.#node(key, field, scope, depth);
+      else if (key === "typeName") this.#typeName(field, scope, depth);
+      else this.#any(field, scope, depth);
     }
   }
 
-  #node(kind: string, body: unknown, scope: Scope): void {
+  #node(kind: string, body: unknown, scope: Scope, outer: number): void {
     if (!NODES.has(kind) || !isNode(body)) throw unsupported(kind);
+    const depth = NESTING.has(kind) ? outer + 1 : outer;
+    if (depth > MAX_EXPRESSION_DEPTH) throw tooDeep();
     switch (kind) {
       case "SelectStmt":
-        return this.select(body, scope);
+        return this.select(body, scope, depth);
       case "RangeVar":
-        return this.#rangeVar(body, scope);
+        return this.#rangeVar(body, scope, depth);
       case "FuncCall":
         this.#function(body.funcname);
         break;
@@ -265,7 +311,7 @@ class Walk {
         }
         break;
       case "TypeName":
-        return this.#typeName(body, scope);
+        return this.#typeName(body, scope, depth);
       case "ParamRef":
         this.#parameter(body.number);
         break;
@@ -280,20 +326,31 @@ class Walk {
             `The query samples with "${printable(method.join("."))}", which is not allowed`,
           );
         }
-        break;
+        // The grammar samples a named relation only: read it knowing it is sampled.
+        const relation = isNode(body.relation) ? body.relation.RangeVar : undefined;
+        if (!isNode(relation)) throw unsupported("TABLESAMPLE");
+        for (const [key, field] of Object.entries(body)) {
+          if (key !== "relation") this.#any(field, scope, depth);
+        }
+        return this.#rangeVar(relation, scope, depth, body);
       }
     }
-    this.#any(body, scope);
+    this.#any(body, scope, depth);
   }
 
-  /** A SELECT, VALUES or set operation, with the CTEs it defines in scope of all of it. */
-  select(node: Node, outer: Scope): void {
+  /**
+   * A SELECT, VALUES or set operation, with the CTEs it defines in scope of all of it; a set
+   * operation's sides one deeper than itself.
+   */
+  select(node: Node, outer: Scope, outerDepth: number): void {
     if (node.intoClause !== undefined) {
       throw ApiError.badRequest("The query uses SELECT … INTO, which creates a table");
     }
     if (node.lockingClause !== undefined) {
       throw ApiError.badRequest("The query uses FOR UPDATE or FOR SHARE, which locks rows");
     }
+    const depth = node.op !== undefined && node.op !== "SETOP_NONE" ? outerDepth + 1 : outerDepth;
+    if (depth > MAX_EXPRESSION_DEPTH) throw tooDeep();
     const scope = new Set(outer);
     const withClause = isNode(node.withClause) ? node.withClause : undefined;
     const ctes = withClause !== undefined && Array.isArray(withClause.ctes) ? withClause.ctes : [];
@@ -315,20 +372,23 @@ class Walk {
       scope.add(cte.ctename);
     }
     if (recursive) { for (const entry of ctes) bodies.push([entry.CommonTableExpr, scope]); }
-    for (const [cte, seen] of bodies) this.#any(cte, seen);
+    for (const [cte, seen] of bodies) this.#any(cte, seen, depth);
     for (const [key, field] of Object.entries(node)) {
-      if (key !== "withClause") this.#any(field, scope);
+      if (key === "withClause") continue;
+      // A set operation's sides are SELECTs written without their kind, each with its CTEs.
+      if ((key === "larg" || key === "rarg") && isNode(field)) this.select(field, scope, depth);
+      else this.#any(field, scope, depth);
     }
   }
 
-  #rangeVar(node: Node, scope: Scope): void {
+  #rangeVar(node: Node, scope: Scope, depth: number, sample?: Node): void {
     const catalog = typeof node.catalogname === "string" ? node.catalogname : "";
     const schema = typeof node.schemaname === "string" ? node.schemaname : "";
     const name = String(node.relname ?? "");
     if (catalog !== "") {
       throw ApiError.forbidden(`The query may not read database "${printable(catalog)}"`);
     }
-    this.#any(node, scope);
+    this.#any(node, scope, depth);
     if (schema === "") {
       if (scope.has(name)) return;
       if (name.toLowerCase().startsWith("pg_")) {
@@ -342,6 +402,7 @@ class Walk {
     const resolved = schema === "" ? this.scope.defaultSchema : schema;
     this.#schema(resolved);
     this.#tables.set(`${resolved}\u0000${name}`, { schema: resolved, name });
+    this.reads.push({ schema: resolved, name, node, ...(sample ? { sample } : {}) });
   }
 
   /** 403 for PostgreSQL's and the service's schemas, and for one the token may not read. */
@@ -378,7 +439,7 @@ class Walk {
     }
   }
 
-  #typeName(value: unknown, scope: Scope): void {
+  #typeName(value: unknown, scope: Scope, depth: number): void {
     if (!isNode(value)) throw unsupported("a type");
     const parts = names(value.names);
     const name = parts.at(-1) ?? "";
@@ -391,7 +452,7 @@ class Walk {
         `The query names the type "${printable(parts.join("."))}", which is not allowed`,
       );
     }
-    this.#any(value, scope);
+    this.#any(value, scope, depth);
   }
 
   #parameter(written: unknown): void {

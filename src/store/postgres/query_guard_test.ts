@@ -1,16 +1,13 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../errors.ts";
-import {
-  checkPostgresQuery,
-  loadPostgresParser,
-  MAX_QUERY_LENGTH,
-  type PostgresQueryScope,
-} from "./query_guard.ts";
+import { checkPostgresQuery, MAX_QUERY_LENGTH, type PostgresQueryScope } from "./query_guard.ts";
+import { type PostgresParser, withPostgresParser } from "./query_parser.ts";
 import { HOSTILE } from "../../../tests/fixtures/query_catalogue.ts";
 import { PG_HOSTILE } from "../../../tests/fixtures/postgres_query_catalogue.ts";
 import { PG_LEGITIMATE } from "../../../tests/fixtures/postgres_query_legitimate.ts";
 
-await loadPostgresParser();
+/** The parser, taken again after a test broke it. */
+let parser: PostgresParser = await withPostgresParser((p) => p);
 
 /** The tables of the catalogues' fixture: what the caller's existence check would find. */
 const EXISTING = new Set([
@@ -42,7 +39,7 @@ function short(sql: string): string {
 /** The refusal of `sql`, or undefined when the guard passed it. */
 function refusal(sql: string, schemas?: readonly string[]): ApiError | undefined {
   try {
-    checkPostgresQuery(sql, scope(schemas));
+    checkPostgresQuery(sql, scope(schemas), parser);
     return undefined;
   } catch (error) {
     if (error instanceof ApiError) return error;
@@ -70,7 +67,7 @@ Deno.test("checkPostgresQuery() refuses DuckDB's hostile catalogue, or names a t
   const passed = HOSTILE.filter((hostile) => !HARMLESS_ON_POSTGRES.has(hostile.sql)).flatMap(
     (hostile) => {
       if (refusal(hostile.sql, hostile.schemas) !== undefined) return [];
-      const { tables } = checkPostgresQuery(hostile.sql, scope(hostile.schemas));
+      const { tables } = checkPostgresQuery(hostile.sql, scope(hostile.schemas), parser);
       // The caller answers 400 for a table that does not exist.
       if (tables.some((t) => !EXISTING.has(`${t.schema}.${t.name}`))) return [];
       return [`passed: ${hostile.why}: ${short(hostile.sql)}`];
@@ -85,7 +82,7 @@ Deno.test("checkPostgresQuery() passes each legitimate query with its tables and
   const wrong = PG_LEGITIMATE.flatMap((legitimate) => {
     let checked;
     try {
-      checked = checkPostgresQuery(legitimate.sql, scope(["public", "sales"]));
+      checked = checkPostgresQuery(legitimate.sql, scope(["public", "sales"]), parser);
     } catch (error) {
       return [`${legitimate.why}: ${short(legitimate.sql)}: ${(error as Error).message}`];
     }
@@ -103,7 +100,7 @@ Deno.test("checkPostgresQuery() passes each legitimate query with its tables and
 });
 
 Deno.test("checkPostgresQuery() resolves an unqualified name to the default schema", () => {
-  const checked = checkPostgresQuery("SELECT * FROM targets", { defaultSchema: "sales" });
+  const checked = checkPostgresQuery("SELECT * FROM targets", { defaultSchema: "sales" }, parser);
   assert.deepEqual(checked.tables, [{ schema: "sales", name: "targets" }]);
   const denied = refusal("SELECT * FROM targets");
   assert.equal(denied, undefined);
@@ -112,7 +109,7 @@ Deno.test("checkPostgresQuery() resolves an unqualified name to the default sche
       checkPostgresQuery("SELECT 1 FROM targets", {
         defaultSchema: "sales",
         visibleSchemas: ["public"],
-      }),
+      }, parser),
     (error: ApiError) => error.status === 403 && /schema "sales"/.test(error.message),
   );
 });
@@ -122,21 +119,31 @@ Deno.test("checkPostgresQuery() takes a CTE's name for a table where PostgreSQL 
   const self = checkPostgresQuery(
     "WITH orders AS (SELECT * FROM orders) SELECT * FROM orders",
     scope(),
+    parser,
   );
   assert.deepEqual(self.tables, [{ schema: "public", name: "orders" }]);
   const later = checkPostgresQuery(
     "WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a",
     scope(),
+    parser,
   );
   assert.deepEqual(later.tables, [{ schema: "public", name: "b" }]);
   // A CTE of a subquery is not in scope outside it.
   const outside = checkPostgresQuery(
     "SELECT * FROM (WITH s AS (SELECT 1) SELECT * FROM s) x, s",
     scope(),
+    parser,
   );
   assert.deepEqual(outside.tables, [{ schema: "public", name: "s" }]);
+  // A side of a set operation has CTEs of its own, and sees the statement's.
+  const sides = checkPostgresQuery(
+    "WITH o AS (SELECT 1) (WITH s AS (SELECT 1) SELECT * FROM s) UNION SELECT * FROM o",
+    scope(),
+    parser,
+  );
+  assert.deepEqual(sides.tables, []);
   // A CTE's name is matched exactly, as PostgreSQL folds it.
-  const quoted = checkPostgresQuery('WITH "X" AS (SELECT 1) SELECT * FROM x', scope());
+  const quoted = checkPostgresQuery('WITH "X" AS (SELECT 1) SELECT * FROM x', scope(), parser);
   assert.deepEqual(quoted.tables, [{ schema: "public", name: "x" }]);
 });
 
@@ -147,9 +154,46 @@ Deno.test("checkPostgresQuery() refuses a query longer than its limit before par
 });
 
 Deno.test("checkPostgresQuery() quotes the parser's message as it reads, without escapes", () => {
-  assert.throws(() => checkPostgresQuery("FROM hr.h", scope()), (error) => {
+  assert.throws(() => checkPostgresQuery("FROM hr.h", scope(), parser), (error) => {
     assert.ok(error instanceof ApiError);
     assert.equal(error.message, 'The query is not valid SQL: syntax error at or near "FROM"');
     return true;
   });
+});
+
+Deno.test("checkPostgresQuery() refuses a NUL character before parsing", () => {
+  const error = refusal("SELECT 1 AS s\u0000; DROP TABLE t");
+  assert.equal(error?.status, 400);
+  assert.match(error!.message, /NUL/);
+});
+
+Deno.test("checkPostgresQuery() refuses expressions, joins and set operations nested past 64", async () => {
+  const deep = [
+    `SELECT ${Array(5_000).fill("1").join("+")}`,
+    `SELECT ${"abs(".repeat(990)}1${")".repeat(990)}`,
+    `SELECT ${"NOT ".repeat(65)}true`,
+    `SELECT 1${"::int".repeat(65)}`,
+    `SELECT ${"CASE WHEN true THEN 1 ELSE ".repeat(65)}1${" END".repeat(65)}`,
+    Array(65).fill("SELECT 1").join(" UNION "),
+    `SELECT 1 FROM orders${" JOIN orders USING (id)".repeat(65)}`,
+    `SELECT 1 FROM orders WHERE ${Array(70).fill("status").join(" || ")} = ''`,
+    // Past the stack of the parser itself, which is then made anew.
+    `SELECT ${Array(30_000).fill("1").join("+")}`,
+  ];
+  for (const sql of deep) {
+    parser = await withPostgresParser((p) => p);
+    const error = refusal(sql);
+    assert.equal(error?.status, 400, sql.slice(0, 60));
+    assert.match(error!.message, /more than 64 deep/, sql.slice(0, 60));
+  }
+  parser = await withPostgresParser((p) => p);
+  // At the bound, each constant under 63 calls, operators or set operations is 64 deep.
+  assert.equal(refusal(`SELECT ${"abs(".repeat(63)}1${")".repeat(63)}`), undefined);
+  assert.equal(refusal(`SELECT ${Array(64).fill("1").join("+")}`), undefined);
+  assert.equal(refusal(Array(64).fill("SELECT 1").join(" UNION ALL ")), undefined);
+  assert.match(refusal(`SELECT ${"abs(".repeat(64)}1${")".repeat(64)}`)!.message, /64 deep/);
+  assert.match(refusal(`SELECT ${Array(65).fill("1").join("+")}`)!.message, /64 deep/);
+  // Many terms side by side are not deep.
+  assert.equal(refusal(`SELECT ${Array(5_000).fill("1").join(", ")}`), undefined);
+  assert.equal(refusal(`SELECT 1 WHERE ${Array(1_000).fill("true").join(" AND ")}`), undefined);
 });

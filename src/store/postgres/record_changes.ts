@@ -15,6 +15,9 @@
  * - A value no referenced row has is 422, as for an insert; a change or delete of a key other
  *   rows reference is 409. PostgreSQL lets a referenced key be set to the value it holds,
  *   which DuckDB refuses.
+ * - A change runs under the store's deadline from its table's lock on, as a read does
+ *   (read_bounds.ts): its filter is a client's read of the table. Past it, 408 and nothing
+ *   is changed.
  *
  * @module
  */
@@ -30,7 +33,7 @@ import {
 } from "../shared/assignments.ts";
 import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import type { Database, Param, Session } from "./database.ts";
+import type { Param, Session } from "./database.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import {
   bind,
@@ -42,6 +45,7 @@ import {
   typedValue,
 } from "./record_filters.ts";
 import { onDescribedTable } from "./record_reads.ts";
+import { boundRead, pastDeadline } from "./read_bounds.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 
 export type { Deleted, Updated };
@@ -52,10 +56,11 @@ export type { Deleted, Updated };
  *
  * @throws {ApiError} 400 for no change or a filter value its column cannot take; 422 for a key
  * naming no column, a value its column cannot take, a null for a NOT NULL column, a reference to
- * no row; 409 for a duplicate key or a change to a referenced key; 404 for no table.
+ * no row; 409 for a duplicate key or a change to a referenced key; 404 for no table; 408 past
+ * the deadline.
  */
 export function updateRecords(
-  { database }: StoreContext,
+  context: StoreContext,
   ref: TableRef,
   changes: readonly ColumnChange[],
   where: RowChoice,
@@ -64,7 +69,7 @@ export function updateRecords(
   if (changes.length === 0) {
     return Promise.reject(ApiError.badRequest("The request body names no column to change"));
   }
-  return changeTable(database, ref, keyed, async (session, table) => {
+  return changeTable(context, ref, keyed, async (session, table) => {
     const filters = where(table);
     const assignments = await assign(table, changes);
     await checkValues(session, filterValueChecks(table, filters));
@@ -94,15 +99,15 @@ export function updateRecords(
  * in it.
  *
  * @throws {ApiError} 400 for a filter value its column cannot take; 409 when another table's
- * foreign key references a row; 404 for no table.
+ * foreign key references a row; 404 for no table; 408 past the deadline.
  */
 export function deleteRecords(
-  { database }: StoreContext,
+  context: StoreContext,
   ref: TableRef,
   where: RowChoice,
   keyed?: KeyedWrite<Deleted>,
 ): Promise<Deleted> {
-  return changeTable(database, ref, keyed, async (session, table) => {
+  return changeTable(context, ref, keyed, async (session, table) => {
     const filters = where(table);
     await checkValues(session, filterValueChecks(table, filters));
     const params: unknown[] = [];
@@ -122,24 +127,26 @@ export function deleteRecords(
 
 /**
  * `work` on the described table at `ref` in one transaction, a keyed write's key claimed
- * first and its answer kept last.
+ * first, the deadline set next and its answer kept last.
  */
-function changeTable<R>(
-  database: Database,
+async function changeTable<R>(
+  { database, readTimeoutMs }: StoreContext,
   ref: TableRef,
   keyed: KeyedWrite<R> | undefined,
   work: (session: Session, table: Table) => Promise<R>,
 ): Promise<R> {
-  return keyedTransaction(
-    database,
-    keyed,
-    (session) =>
-      onDescribedTable(session, ref, async (table) => {
+  try {
+    return await keyedTransaction(database, keyed, async (session) => {
+      await boundRead(session, readTimeoutMs);
+      return await onDescribedTable(session, ref, async (table) => {
         const result = await work(session, table);
         if (keyed) await keepAnswer(session, keyed, result);
         return result;
-      }),
-  );
+      });
+    });
+  } catch (error) {
+    throw pastDeadline(error, readTimeoutMs);
+  }
 }
 
 /**

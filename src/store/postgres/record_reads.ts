@@ -18,6 +18,7 @@ import type { RecordsPage, RecordsQuery } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
+import { boundedTransaction } from "./read_bounds.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { afterCondition, cursorValues, keyText } from "./record_cursor.ts";
 import {
@@ -51,21 +52,24 @@ export async function onDescribedTable<T>(
 /**
  * One page of records as a JSON array text, the number of records the filters let through
  * (unless the read asks for none) and, for a cursor walk, the next cursor: one transaction,
- * and the count and the page in one statement, so they agree.
+ * and the count and the page in one statement, so they agree. Each statement runs under the
+ * store's deadline (read_bounds.ts).
  *
  * @throws {ApiError} 400 for a filter or cursor value its column's type cannot take, or a
- * cursor of another order; 404 for no such table.
+ * cursor of another order; 404 for no such table; 408 past the deadline.
  */
 export function readRecords(
-  { database }: StoreContext,
+  context: StoreContext,
   ref: TableRef,
   offset: number,
   limit: number,
   query: RecordsQuery = { read: ALL_RECORDS },
 ): Promise<RecordsPage> {
   checkRowCounts(offset, limit);
-  return database.transaction((session) =>
-    onDescribedTable(session, ref, (table) => readPage(session, table, offset, limit, query))
+  return boundedTransaction(
+    context,
+    (session) =>
+      onDescribedTable(session, ref, (table) => readPage(session, table, offset, limit, query)),
   );
 }
 

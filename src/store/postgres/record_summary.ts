@@ -21,6 +21,7 @@ import {
   unordered,
 } from "./record_filters.ts";
 import { onDescribedTable } from "./record_reads.ts";
+import { boundedTransaction, boundRead } from "./read_bounds.ts";
 import { jsonValue } from "./record_values.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 import { numberType } from "./types.ts";
@@ -39,20 +40,24 @@ function extreme(c: string, type: string, least: boolean): string | undefined {
 
 /**
  * Per column of `select` (all by default), figures of the records `filters` let through, in
- * one transaction under the table's shared lock.
+ * one transaction under the table's shared lock and the store's deadline; the statement's
+ * sorts, two a column, share one read's `work_mem` (read_bounds.ts).
  *
- * @throws {ApiError} 400 for a filter value its column's type cannot take; 404 for no table.
+ * @throws {ApiError} 400 for a filter value its column's type cannot take; 404 for no table;
+ * 408 past the deadline.
  */
 export function summarizeRecords(
-  { database }: StoreContext,
+  context: StoreContext,
   ref: TableRef,
   filters: readonly Filter[],
   select?: readonly string[],
 ): Promise<RecordsSummary> {
-  return database.transaction((session) =>
+  return boundedTransaction(context, (session) =>
     onDescribedTable(session, ref, async (table) => {
       const columns = selectedColumns(table, select);
       await checkValues(session, filterValueChecks(table, filters));
+      // count(DISTINCT …) and the quartiles each sort the column.
+      await boundRead(session, context.readTimeoutMs, 2 * columns.length);
       const params: unknown[] = [];
       const where = filters.length > 0 ? ` WHERE ${filterCondition(table, filters, params)}` : "";
       const floats = columns.some((c) => FLOATS.has(c.type));
@@ -75,8 +80,7 @@ export function summarizeRecords(
         rows,
         columns: columns.map((column, i) => columnSummary(column, rows, figuresOf(i, row!))),
       };
-    })
-  );
+    }));
 }
 
 /**

@@ -16,6 +16,7 @@ import type { ResultColumn, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Database, Param, Session } from "./database.ts";
 import { explained } from "./engine_errors.ts";
+import { workMem } from "./read_bounds.ts";
 import { csvQuoted, csvRender, jsonRender, type Render, textRender } from "./result_values.ts";
 import { quoteIdent } from "./sql.ts";
 
@@ -35,19 +36,21 @@ export type SelectSource = SelectQuery | ((session: Session) => Promise<SelectQu
 /** How a result is read. */
 export interface SelectOptions {
   /**
-   * The query's deadline from the start: each `FETCH` runs under `statement_timeout` of the
-   * time left, and past it the answer (or the stream, once begun) fails with 408.
+   * The query's deadline from the start: each statement (the source's, the `DECLARE`, each
+   * `FETCH`) runs under `statement_timeout` of the time left, and past it the answer (or the
+   * stream, once begun) fails with 408.
    */
   readonly timeoutMs?: number;
+  /**
+   * Whether {@link timeoutMs} is each statement's rather than the whole result's: an export
+   * that goes on fetching batches runs as long as it needs, one whose first rows or next
+   * batch take longer fails.
+   */
+  readonly perBatch?: boolean;
   /** Rows fetched at a time; 1,000 unless told. */
   readonly batchRows?: number;
   /** What an error of the query becomes; PostgreSQL's SQLSTATE mapping unless told. */
   readonly failure?: (error: unknown) => unknown;
-  /**
-   * A column name left out of the result wherever the query gives it: the hidden column of
-   * insertion order every table has, which a client's `SELECT *` would otherwise show.
-   */
-  readonly hidden?: string;
 }
 
 /** A streamed result and its columns. */
@@ -64,9 +67,6 @@ interface Column extends ResultColumn {
   readonly oid: number;
   readonly element?: { readonly oid: number };
 }
-
-/** Rows as read: PostgreSQL's text of each value, null for NULL. */
-type Rows = readonly (readonly (string | null)[])[];
 
 /** An open cursor on a held session, its first batch read. */
 interface Cursor {
@@ -282,8 +282,12 @@ async function holdSession(
   };
 }
 
-/** The settings values are rendered under (result_values.ts relies on them). */
+/**
+ * The settings values are rendered under (result_values.ts relies on them), and the memory of
+ * each sort and hash of the read (read_bounds.ts).
+ */
 const SETTINGS = [
+  `SET LOCAL work_mem = '${workMem()}'`,
   "SET LOCAL TimeZone = 'UTC'",
   "SET LOCAL DateStyle = 'ISO, YMD'",
   "SET LOCAL bytea_output = 'hex'",
@@ -313,10 +317,11 @@ async function openCursor(
     }
     return options.failure ? options.failure(error) : explained(error);
   };
-  // Each statement runs under the time left, so that the deadline is the whole query's.
+  // Each statement runs under the time left, so that the deadline is the whole query's, or
+  // under the whole timeout, each batch's.
   const timed = async () => {
     if (deadline === undefined) return;
-    const left = deadline - Date.now();
+    const left = options.perBatch ? options.timeoutMs! : deadline - Date.now();
     if (left <= 0) throw ApiError.queryTimeout(options.timeoutMs! / 1000);
     await session.run("SELECT set_config('statement_timeout', $1, true)", [String(left)]);
   };
@@ -345,6 +350,8 @@ async function openCursor(
     // Open for the stream's life: the open_transactions gauge shows it.
     uncount = database.countTransaction();
     for (const setting of SETTINGS) await session.run(setting);
+    // The source's own statements (a table's lock, the catalogue) count as the query's.
+    await timed();
     const query = typeof source === "function" ? await source(session) : source;
     await timed();
     await session.run(
@@ -352,18 +359,8 @@ async function openCursor(
       query.params ?? [],
     );
     const first = await session.texts(`FETCH FORWARD ${firstRows} FROM ${CURSOR}`);
-    const kept = first.fields.flatMap((f, i) => f.name === options.hidden ? [] : [i]);
-    const shown = kept.length === first.fields.length
-      ? (rows: Rows) => rows
-      : (rows: Rows) => rows.map((row) => kept.map((i) => row[i] ?? null));
-    const columns = await describe(session, kept.map((i) => first.fields[i]!));
-    return {
-      columns,
-      first: shown(first.rows),
-      fetch: async (rows) => shown(await fetch(rows)),
-      close,
-      failure,
-    };
+    const columns = await describe(session, first.fields);
+    return { columns, first: first.rows, fetch, close, failure };
   } catch (error) {
     await close(error);
     throw failure(error);
