@@ -63,7 +63,7 @@ export interface Config {
   readonly bodyIdleMs: number;
   /** Longest a client's query runs before it is interrupted and answered 408. */
   readonly queryTimeoutMs: number;
-  /** Queries and reads of records one token may have under way at once (429 beyond). */
+  /** Queries (`POST /query`, streamed answers until they end) one token may have under way. */
   readonly readsPerToken: number;
   /** How often freed native memory is handed back to the system; 0: never. */
   readonly memoryTrimMs: number;

@@ -303,12 +303,12 @@ export class ApiError extends Error {
     return undefined;
   }
 
-  /** 429: the token has `limit` reads under way already; `Retry-After` says when to try again. */
+  /** 429: the token has `limit` queries under way already; `Retry-After` says when to try again. */
   static tooManyReads(limit: number): ApiError {
     return new ApiError(
       429,
       "too_many_requests",
-      `This token already has ${limit} queries and reads under way ` +
+      `This token already has ${limit} queries under way ` +
         "(QUERY_CONCURRENCY_PER_TOKEN); try again when one has ended",
       { headers: { "retry-after": "1" } },
     );

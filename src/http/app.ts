@@ -6,7 +6,7 @@
 
 import { createHash } from "node:crypto";
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { compress } from "hono/compress";
 import { COMPRESSIBLE_CONTENT_TYPE_REGEX } from "hono/utils/compress";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
@@ -58,13 +58,13 @@ export interface AppDeps {
   readonly corsOrigins: readonly string[];
   /** A client's query is interrupted this long after it began (408). */
   readonly queryTimeoutMs: number;
-  /** Queries and reads of records one token may have under way at once (429 beyond; 4). */
+  /** Queries one token may have under way at once (429 beyond; 4). */
   readonly readsPerToken?: number;
   /** The clock idempotency keys expire by, in ms since the epoch; tests move it. */
   readonly now?: () => number;
 }
 
-/** Reads one token may have under way when `AppDeps.readsPerToken` is not given. */
+/** Queries one token may have under way when `AppDeps.readsPerToken` is not given. */
 const DEFAULT_READS_PER_TOKEN = 4;
 
 /** Builds the application. */
@@ -149,13 +149,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   // fingerprinted for a keyed write, only once a route matched and its scope check passed.
   app.use(`${API_PREFIX}/*`, bufferedBody(deps));
   app.use(`${API_PREFIX}/*`, idempotency(deps));
-  const slots = readSlots(deps.readsPerToken ?? DEFAULT_READS_PER_TOKEN);
-  const reads: MiddlewareHandler<Env> = (c, next) =>
-    c.req.method === "GET" ? slots(c, next) : next();
-  app.use(`${API_PREFIX}/query`, slots);
-  app.use(`${API_PREFIX}/table/:table_name/records`, reads);
-  app.use(`${API_PREFIX}/table/:table_name/records/*`, reads);
-  app.use(`${API_PREFIX}/table/:table_name/summary`, reads);
+  app.use(`${API_PREFIX}/query`, readSlots(deps.readsPerToken ?? DEFAULT_READS_PER_TOKEN));
   app.route(API_PREFIX, tableRoutes(deps.store));
   app.route(API_PREFIX, rowRoutes(deps));
   app.route(API_PREFIX, exportRoutes(deps));
