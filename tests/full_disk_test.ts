@@ -297,3 +297,40 @@ Deno.test({
       }
     }),
 });
+
+Deno.test({
+  name: "On a full disk with writers failing in a loop, reads go on: 500 in a row are all 200 " +
+    "with the rows acknowledged before" + why,
+  ignore,
+  fn: () =>
+    onSmallDisk(async (server) => {
+      const { acknowledged, refused } = await loadUntilRefused(server, 5000);
+      assert.equal(refused.status, 507, refused.text);
+      // Writers keep failing beside the reads; each failure makes DuckDB invalidate the
+      // instance, and a read meeting that waits for the reopen instead of failing.
+      let writing = true;
+      const writers = Array.from({ length: 2 }, async () => {
+        let failures = 0;
+        while (writing) {
+          const answer = await server.request("POST", "table/t/records", {
+            body: rows(acknowledged + 1_000_000, 5000),
+          });
+          if (answer.status !== 200) failures++;
+        }
+        return failures;
+      });
+      const statuses = new Map<number, number>();
+      try {
+        for (let i = 0; i < 500; i++) {
+          const answer = await server.request("GET", "table/t/records?limit=1");
+          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          if (answer.status === 200) assert.equal(answer.body.total, acknowledged);
+        }
+      } finally {
+        writing = false;
+      }
+      const failures = (await Promise.all(writers)).reduce((a, b) => a + b, 0);
+      assert.ok(failures > 0, "no write failed beside the reads");
+      assert.deepEqual([...statuses], [[200, 500]]);
+    }),
+});

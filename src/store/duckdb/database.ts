@@ -33,6 +33,13 @@ export type Row = Record<string, JS>;
  */
 const READ_MEMORY_MARGIN = 128 * 1024 ** 2;
 
+/**
+ * Longest new work waits for a failed instance to be reopened before it fails with the cause.
+ * A unit asking for a second connection of its own while the instance failed waits this long
+ * for itself, then fails, and so lets the reopen go on.
+ */
+const REOPEN_WAIT_MS = 1000;
+
 /** Connections kept open between units of work. */
 const MAX_IDLE_CONNECTIONS = 8;
 
@@ -143,7 +150,7 @@ export class Database {
   async #acquire(): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
     if (this.#readOnlySince !== undefined) await this.#writeAgainIfDue();
-    if (this.#broken) await this.#reopen();
+    if (this.#broken) await this.#reopened();
     // Counted before connecting: a reopen must not close the instance under a connect.
     this.#active++;
     let connection: DuckDBConnection;
@@ -155,6 +162,25 @@ export class Database {
     }
     this.#busy.add(connection);
     return connection;
+  }
+
+  /**
+   * Waits for a failed instance to be reopened, at most {@link REOPEN_WAIT_MS}: the work still
+   * on it has been interrupted and ends within moments, and new work (a read, which needs no
+   * space on a full disk) is then served rather than refused. Past the wait, or when the file
+   * cannot be reopened, it fails with the cause.
+   */
+  async #reopened(): Promise<void> {
+    const until = performance.now() + REOPEN_WAIT_MS;
+    while (this.#broken) {
+      try {
+        return await this.#reopen();
+      } catch (error) {
+        // Refused only while work holds the instance; a failed reopen is final for now.
+        if (this.#active === 0 || this.#closed || performance.now() >= until) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
   }
 
   /** Puts a connection back in the pool; one that failed at something is closed instead. */
@@ -243,9 +269,8 @@ export class Database {
   /**
    * Reopens a failed instance (or one opened read-only) once no work holds a connection to
    * it: DuckDB replays its write-ahead log, so every commit it acknowledged is there. Until
-   * then new work on a failed one fails with the failure (a unit may be waiting for a second
-   * connection of its own, so it cannot wait here), and so does work while the file cannot be
-   * reopened.
+   * then this fails with the failure (new work waits in {@link Database.#reopened}), and so
+   * does work while the file cannot be reopened.
    */
   #reopen(): Promise<void> {
     if (this.#closed) return Promise.reject(new Error("The database is closed"));
