@@ -56,8 +56,8 @@ function denoTest(args: string[], env: Record<string, string>, piped: boolean): 
     cwd: ROOT,
     env: { ...base, ...env },
     clearEnv: true,
-    stdout: piped ? "piped" : "inherit",
-    stderr: piped ? "piped" : "inherit",
+    stdout: "piped",
+    stderr: "piped",
   }).spawn();
   return { child, piped };
 }
@@ -82,24 +82,57 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   });
 }
 
-/** Runs `child` to its end; answers its exit code and, when piped, its output. */
+/**
+ * Runs `child` to its end; answers its exit code and its output: collected when piped, else
+ * shown as it comes and only its end kept (where `deno test` writes its counts).
+ */
 async function finish({ child, piped }: Run): Promise<{ code: number; output: string }> {
   running.add(child);
   try {
-    if (!piped) return { code: (await child.status).code, output: "" };
     // Both streams into one, chunk by chunk, as a terminal would have shown them.
     const parts: string[] = [];
-    const collect = async (stream: ReadableStream<Uint8Array> | null) => {
-      if (!stream) return;
+    const collect = async (stream: ReadableStream<Uint8Array>, shown: typeof Deno.stdout) => {
       const decoder = new TextDecoder();
-      for await (const chunk of stream) parts.push(decoder.decode(chunk, { stream: true }));
+      for await (const chunk of stream) {
+        if (!piped) await writeAll(shown, chunk);
+        parts.push(decoder.decode(chunk, { stream: true }));
+        if (!piped && parts.length > 64) parts.splice(0, parts.length - 64);
+      }
     };
-    await Promise.all([collect(child.stdout), collect(child.stderr)]);
+    await Promise.all([collect(child.stdout, Deno.stdout), collect(child.stderr, Deno.stderr)]);
     const { code } = await child.status;
     return { code, output: parts.join("") };
   } finally {
     running.delete(child);
   }
+}
+
+async function writeAll(writer: typeof Deno.stdout, bytes: Uint8Array): Promise<void> {
+  for (let written = 0; written < bytes.length;) {
+    written += await writer.write(bytes.subarray(written));
+  }
+}
+
+/**
+ * The tests passed and failed that `deno test` counted in `output` (its closing line,
+ * `ok | 1018 passed (543 steps) | 0 failed`), or undefined when it wrote none.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { counted } from "./run.ts";
+ *
+ * const line = "\x1b[32mok\x1b[0m | 1018 passed (543 steps) | 0 failed \x1b[38;5;245m(4m)\x1b[0m";
+ * assert.deepEqual(counted(`…\n${line}\n`), { passed: 1018, failed: 0 });
+ * assert.deepEqual(counted("FAILED | 3 passed | 1 failed | 2 ignored"), { passed: 3, failed: 1 });
+ * assert.equal(counted("error: Module not found"), undefined);
+ * ```
+ */
+export function counted(output: string): { passed: number; failed: number } | undefined {
+  // deno-lint-ignore no-control-regex -- colours are escape sequences
+  const plain = output.replaceAll(/\x1b\[[0-9;]*m/g, "");
+  const found = [...plain.matchAll(/(\d+) passed(?: \(\d+ steps?\))? \| (\d+) failed/g)].at(-1);
+  return found ? { passed: Number(found[1]), failed: Number(found[2]) } : undefined;
 }
 
 /**
@@ -158,6 +191,11 @@ async function main(extra: string[]): Promise<number> {
         ? "PostgreSQL: not run (TEST_ENGINES)"
         : `PostgreSQL: skipped, ${missing ?? postgres}`,
     );
+    // One plain line for CI, the sum of both runs; a run that counted nothing failed.
+    const counts = [duck, pg].filter((run) => run !== undefined && (run.output || run.code))
+      .map((run) => counted(run!.output) ?? { passed: 0, failed: 1 });
+    const sum = (key: "passed" | "failed") => counts.reduce((n, c) => n + c[key], 0);
+    console.log(`\n${sum("passed")} passed, ${sum("failed")} failed`);
     return duck.code === 0 && (pg === undefined || pg.code === 0) ? 0 : 1;
   } finally {
     // A run that failed to start or to be read leaves the other one to stop before the server.
