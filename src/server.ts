@@ -237,11 +237,16 @@ export async function shutDown(service: Service, signal: string, logger: Logger)
       late = setTimeout(() => resolve("late"), STOP_LIMIT_MS);
     });
     if (await Promise.race([service.stop(), outlasted]) === "late") {
-      // DuckDB can be inside work that does not look at interrupts; every commit is in the
-      // write-ahead log, which the next start replays, so the process ends regardless.
-      logger.log("error", "the service did not stop in time; the next start replays the log", {
-        seconds: STOP_LIMIT_MS / 1000,
-      });
+      // DuckDB can be inside work that does not look at interrupts (every commit is in its
+      // write-ahead log, which the next start replays); PostgreSQL ends the session's work
+      // itself when the connection goes. The process ends regardless.
+      logger.log(
+        "error",
+        "the service did not stop in time and exits without closing the database",
+        {
+          seconds: STOP_LIMIT_MS / 1000,
+        },
+      );
       return 1;
     }
   } catch (error) {

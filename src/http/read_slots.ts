@@ -31,6 +31,8 @@ import type { Env } from "./observe.ts";
  * const auth = { headers: { authorization: "Bearer a" } };
  * const first = await app.request("/", auth);
  * assert.equal((await app.request("/", auth)).status, 429);
+ * // The same token however the scheme is spelled.
+ * assert.equal((await app.request("/", { headers: { authorization: "bearer  a" } })).status, 429);
  * const other = await app.request("/", { headers: { authorization: "Bearer b" } });
  * assert.equal(other.status, 200);
  * for (const controller of open) controller.close();
@@ -47,7 +49,9 @@ export function readSlots(limit: number): MiddlewareHandler<Env> {
     else held.set(token, left);
   };
   return async function readSlots(c: Context<Env>, next) {
-    const token = c.req.header("authorization") ?? "";
+    // The token itself, however the header spells the scheme and spaces (as auth.ts reads it).
+    const header = (c.req.header("authorization") ?? "").trim();
+    const token = /^Bearer +(\S+)$/i.exec(header)?.[1] ?? header;
     const taken = held.get(token) ?? 0;
     if (taken >= limit) throw ApiError.tooManyReads(limit);
     held.set(token, taken + 1);

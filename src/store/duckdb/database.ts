@@ -504,7 +504,6 @@ export class Database {
     return this.#active;
   }
 
-  /** Writes everything to the database file and closes it. */
   /** Interrupts the work under way and breaks off every export with `failure`. */
   interrupt(failure: Error): void {
     const reason = failure instanceof ApiError ? failure : ApiError.unavailable(failure.message);
@@ -512,6 +511,7 @@ export class Database {
     for (const connection of this.#busy) connection.interrupt();
   }
 
+  /** Writes everything to the database file and closes it. */
   async close(): Promise<void> {
     if (this.#closed) return;
     try {

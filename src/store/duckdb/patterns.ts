@@ -5,13 +5,13 @@
  * its deadline: `repeat('a', 100000) LIKE $1` with `%a%b` ran past 10 s on one row, GLOB
  * `*a*a*a*a*a*b` over 3,000 characters past 20 s. RE2 (`regexp_full_match`) matches in time
  * linear in the string, so a pattern that is not a plain one runs as the regular expression
- * these functions give. `_` and `?` match one character (DuckDB's own matcher takes one byte).
+ * these functions give. GLOB's `?` matches one character (DuckDB's own matcher takes a byte).
  *
  * @module
  */
 
 /** A regular expression matching nothing, for patterns that can match nothing. */
-export const NEVER = "[^\\x00-\\x{10FFFF}]";
+const NEVER = "[^\\x00-\\x{10FFFF}]";
 
 /** `ch` as an RE2 literal: every ASCII character but letters, digits and `_` escaped. */
 function literal(ch: string): string {
@@ -118,7 +118,9 @@ function bracket(chars: string[], start: number): { regex: string; end: number }
       const high = chars[i + 2];
       if (high === undefined) return undefined;
       // A range running backwards holds nothing, as in DuckDB; RE2 would refuse it.
-      if (ch <= high) items.push(`${classChar(ch)}-${classChar(high)}`);
+      if (ch.codePointAt(0)! <= high.codePointAt(0)!) {
+        items.push(`${classChar(ch)}-${classChar(high)}`);
+      }
       i += 3;
     } else {
       items.push(classChar(ch));

@@ -133,17 +133,16 @@ const VARYING: ReadonlySet<string> = new Set([
   "POSITIONAL_REFERENCE",
 ]);
 
-/** Whether `node` is a constant expression: nothing in it depends on rows or parameters. */
+/**
+ * Whether `node` is a constant expression: nothing in it depends on rows, parameters or a
+ * subquery.
+ */
 function constant(node: unknown): boolean {
   if (Array.isArray(node)) return node.every(constant);
   if (!isNode(node)) return true;
   if (typeof node.class === "string" && VARYING.has(node.class)) return false;
-  if (
-    node.class === "FUNCTION" &&
-    /^(random|uuid|gen_random_uuid|nextval)$/i.test(String(node.function_name))
-  ) {
-    return false;
-  }
+  // random() and uuid() count as constants: the probe evaluates them once, and a size that
+  // depends on them (`random() * 0 + 1e7`) is bounded by the value it gets.
   return Object.values(node).every(constant);
 }
 
@@ -159,8 +158,24 @@ function sizeProbe(call: Node): SizeProbe | undefined {
   return { name, args: used };
 }
 
-/** Longest run of digits in a format string read as a width (`%1000000d`, `{:>1000000}`). */
-const WIDTH = /\d{7,}/;
+/** A `{fmt}` replacement field: `{[id]:[[fill]align][sign][#][0][width][.precision][type]}`. */
+const FMT_SPEC =
+  /\{[^{}:]*:(?:[^{}]?[<>^])?[-+ ]?#?0?(\d+|\{[^{}]*\})?(?:\.(\d+|\{[^{}]*\}))?[a-zA-Z]?\}/g;
+
+/**
+ * The widths and precisions a format string asks for: `printf`'s `%-10.3f` and `fmt`'s
+ * `{:>10}`; a width given as an argument (`%*d`, `{:>{}}`) is Infinity, since it is not read.
+ */
+function formatWidths(name: string, format: string): number[] {
+  const specs = name === "printf"
+    ? [...format.matchAll(/%[-+ #0']*(\*|\d*)(?:\.(\*|\d*))?[a-zA-Z%]/g)]
+    : [...format.matchAll(FMT_SPEC)];
+  return specs.flatMap((m) =>
+    [m[1], m[2]].map((w) =>
+      w === undefined || w === "" ? 0 : /^\d+$/.test(w) ? Number(w) : Infinity
+    )
+  );
+}
 
 /**
  * Evaluates each probe's arguments with DuckDB, innermost first (an inner call's size is
@@ -182,10 +197,10 @@ export async function checkSizes(
     const value = (i: number) => row[`v${i}`] === null ? null : String(row[`v${i}`]);
     const number = (i: number) => Number(value(i) ?? 0);
     if (name === "repeat") {
-      if (type(0).endsWith("[]")) {
-        if (number(1) * Math.max(1, listLength(value(0))) > MAX_BUILT_LIST) {
-          throw tooLong(name, "list");
-        }
+      // A list (`INTEGER[]`) or an array of fixed size (`INTEGER[3]`).
+      if (/\[\d*\]$/.test(type(0))) {
+        const { n } = await select(args, "SELECT len(x0) AS n FROM ({})");
+        if (number(1) * Math.max(1, Number(n)) > MAX_BUILT_LIST) throw tooLong(name, "list");
       } else if (number(1) * Math.max(1, [...(value(0) ?? "")].length) > MAX_BUILT_TEXT) {
         throw tooLong(name, "text");
       }
@@ -194,8 +209,8 @@ export async function checkSizes(
     } else if (LIST_BUILDERS.has(name)) {
       if (number(LIST_BUILDERS.get(name)!) > MAX_BUILT_LIST) throw tooLong(name, "list");
     } else if (FORMATTERS.has(name)) {
-      const width = WIDTH.exec(value(0) ?? "");
-      if (width && Number(width[0]) > MAX_BUILT_TEXT) throw tooLong(name, "text");
+      const widths = formatWidths(name, value(0) ?? "").reduce((a, b) => a + b, 0);
+      if (widths > MAX_BUILT_TEXT) throw tooLong(name, "text");
     } else if (args.some((_, i) => /DATE|TIME|INTERVAL/.test(type(i)))) {
       // Dates and timestamps a step apart: the span in microseconds over the step's (a month
       // counted as 30 days, as DuckDB's epoch() does), a bound within a few per cent.
@@ -210,12 +225,6 @@ export async function checkSizes(
       throw tooLong(name, "list");
     }
   }
-}
-
-/** Elements of a list as DuckDB writes it (`[1, 2, 3]`): an upper bound from its commas. */
-function listLength(text: string | null): number {
-  if (text === null || text === "[]") return 0;
-  return text.split(",").length;
 }
 
 function tooLong(name: string, what: "text" | "list"): ApiError {
@@ -281,6 +290,20 @@ function text(value: string): Node {
   };
 }
 
+/** Whether `node` is, or holds, a COLLATE expression. */
+function collated(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(collated);
+  if (!isNode(node)) return false;
+  return node.class === "COLLATE" || Object.values(node).some(collated);
+}
+
+/** Whether `node` is a VARCHAR constant (under any COLLATE) without `_`. */
+function constantPatternWithoutUnderscore(node: Node): boolean {
+  const inner = node.class === "COLLATE" && isNode(node.child) ? node.child : node;
+  const value = textConstant(inner);
+  return value !== undefined && !value.includes("_");
+}
+
 /** The VARCHAR constant `node` holds, or undefined. */
 function textConstant(node: Node | undefined): string | undefined {
   if (node?.class !== "CONSTANT" || !isNode(node.value)) return undefined;
@@ -310,6 +333,13 @@ function rewritePattern(node: Node): void {
   const like = LIKE_OPERATORS.get(name);
   if (!like || args.length < 2) return;
   const [subject, pattern, escapeNode] = args as [Node, Node, Node | undefined];
+  if (collated(subject) || collated(pattern)) {
+    // DuckDB's LIKE honours a collation (nocase, noaccent); RE2 would not.
+    if (constantPatternWithoutUnderscore(pattern) && !escapeNode && !like.fold) return;
+    throw ApiError.badRequest(
+      "The query matches LIKE or ILIKE under a COLLATE; fold the text instead (lower(x) LIKE …)",
+    );
+  }
   const constantPattern = textConstant(pattern);
   let escape = "";
   if (escapeNode) {
@@ -319,8 +349,9 @@ function rewritePattern(node: Node): void {
         "The query matches LIKE … ESCAPE against a pattern or escape that is not a literal",
       );
     }
-    if ([...given].length > 1) {
-      throw ApiError.badRequest("The query's LIKE … ESCAPE takes a single character");
+    // DuckDB takes an escape of one byte.
+    if (new TextEncoder().encode(given).length > 1) {
+      throw ApiError.badRequest("The query's LIKE … ESCAPE takes a single ASCII character");
     }
     escape = given;
   }
@@ -330,7 +361,9 @@ function rewritePattern(node: Node): void {
   let regex: Node;
   if (constantPattern !== undefined) {
     try {
-      regex = text(likeRegex(constantPattern, escape));
+      // ILIKE folds the pattern to lower case, its escape character not.
+      const folded = like.fold ? constantPattern.toLowerCase() : constantPattern;
+      regex = text(likeRegex(folded, escape));
     } catch (error) {
       throw ApiError.badRequest(`The query's LIKE pattern is invalid: ${(error as Error).message}`);
     }

@@ -62,6 +62,14 @@ Deno.test("checkQuery() refuses, naming the bound, each query DuckDB cannot inte
       `SELECT ${nest(40, (s) => `list_transform([1], x -> ${s})`, "x")}`,
       new RegExp(`lambdas more than ${MAX_LAMBDA_DEPTH}`),
     ],
+    ["a width given as an argument", "SELECT format('{:>{}}', 'x', 10000000)", /format/],
+    ["a printf width as an argument", "SELECT printf('%*d', 10000000, 1)", /printf/],
+    ["widths that add up", "SELECT format('{:>999999}{:>999999}', 'a', 'b')", /format/],
+    ["a size through random()", "SELECT range(CAST(random() * 0 + 1e7 AS BIGINT))", /range/],
+    ["a fixed-size array repeated", "SELECT repeat([1, 2, 3]::INTEGER[3], 50000)", /list/],
+    ["a text of dollars", "SELECT repeat('$$', 1000000)", /text longer/],
+    ["LIKE under COLLATE", "SELECT 'a_c' COLLATE nocase LIKE 'A_C'", /COLLATE/],
+    ["a multi-byte ESCAPE", "SELECT 'a' LIKE 'a' ESCAPE 'é'", /single ASCII/],
     ["a GLOB on a column", "SELECT 'a' GLOB s FROM t", /GLOB/],
     ["an ESCAPE on a column", "SELECT 'a' LIKE s ESCAPE '!' FROM t", /ESCAPE/],
   ];
@@ -81,6 +89,10 @@ Deno.test("checkQuery() passes queries just within each bound", async () => {
       `SELECT ${nest(MAX_LAMBDA_DEPTH, (s) => `list_transform([1], x -> ${s})`, "x")}`,
       "SELECT repeat(s, n), lpad(s, n, '.') FROM t",
       "SELECT count(*) FROM range(1000000000000) LIMIT 0",
+      "SELECT printf('Order 12345678: %s', 'a'), format('Total {} of 10000000', 5)",
+      "SELECT repeat('$`', 20000), repeat(['a,b,c,d'], 30000)",
+      "SELECT 'ABC' COLLATE nocase LIKE 'a%'",
+      "SELECT '😀' GLOB '[😀-🙏]'",
       "SELECT * FROM generate_series(1, 1000000000000) LIMIT 1",
     ]
   ) {
@@ -137,10 +149,19 @@ Deno.test("checkQuery() rewrites LIKE, ILIKE and GLOB to RE2 with their meaning 
     ["[]]", "]"],
     ["a\\*", "a*"],
     ["[a", "["],
+    ["Xabc", "abc"],
+    ["A", "a"],
   ];
   for (const [p, s] of literals) {
     for (
-      const expr of [`s LIKE '${p}'`, `s ILIKE '${p}'`, `s GLOB '${p}'`, `s LIKE '${p}' ESCAPE '!'`]
+      const expr of [
+        `s LIKE '${p}'`,
+        `s ILIKE '${p}'`,
+        `s GLOB '${p}'`,
+        `s LIKE '${p}' ESCAPE '!'`,
+        `s ILIKE '${p}' ESCAPE 'X'`,
+        `s ILIKE '${p}' ESCAPE 'A'`,
+      ]
     ) {
       const [want, got] = await both(expr, s, "");
       assert.equal(got, want, `${JSON.stringify(s)} ${expr}`);

@@ -150,9 +150,11 @@ async function selectOf(
   const [inner] = await rows(runner, "SELECT json_deserialize_sql($1::JSON) AS sql", [
     stringifyTree(template),
   ]);
-  const [row] = await rows(runner, outer.replace("{}", String(inner?.sql)), []).catch((error) => {
-    throw ApiError.badRequest(`The query failed: ${engineMessage(error)}`);
-  });
+  const [row] = await rows(runner, outer.replace("{}", () => String(inner?.sql)), []).catch(
+    (error) => {
+      throw ApiError.badRequest(`The query failed: ${engineMessage(error)}`);
+    },
+  );
   return row ?? {};
 }
 

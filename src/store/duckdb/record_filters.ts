@@ -151,20 +151,25 @@ function oneFilter(table: Table, filter: Filter, bound: BoundValues): string {
 /**
  * `text` matched against a `like` or `ilike` filter's pattern (`%` any text, `_` one
  * character), in time linear in the text: a pattern of one piece as an equality, prefix,
- * suffix or contains test, anything else as an RE2 regular expression (patterns.ts): with
+ * suffix or contains test (of both sides in lower case for ilike), anything else as an RE2
+ * regular expression (patterns.ts): with
  * the pattern bound, DuckDB's LIKE backtracks, and `ilike.*a*a*a*b` over one value of 400
  * characters took 10 s.
  */
 function patternMatch(text: string, op: "like" | "ilike", pattern: string, bound: BoundValues) {
-  if (op === "like" && !pattern.includes("_")) {
+  if (!pattern.includes("_")) {
+    // ilike folds both sides to lower case, as DuckDB's ILIKE does.
+    const [subject, value] = op === "like"
+      ? [text, (v: string) => bound.add(v)]
+      : [`lower(${text})`, (v: string) => `lower(${bound.add(v)})`];
     const pieces = pattern.split("%");
-    if (pieces.length === 1) return `${text} = ${bound.add(pattern)}`;
+    if (pieces.length === 1) return `${subject} = ${value(pattern)}`;
     const inner = pieces.slice(1, -1);
     const [head, tail] = [pieces[0]!, pieces.at(-1)!];
-    if (inner.length === 0 && tail === "") return `starts_with(${text}, ${bound.add(head)})`;
-    if (inner.length === 0 && head === "") return `ends_with(${text}, ${bound.add(tail)})`;
+    if (inner.length === 0 && tail === "") return `starts_with(${subject}, ${value(head)})`;
+    if (inner.length === 0 && head === "") return `ends_with(${subject}, ${value(tail)})`;
     if (inner.length === 1 && head === "" && tail === "") {
-      return `contains(${text}, ${bound.add(inner[0]!)})`;
+      return `contains(${subject}, ${value(inner[0]!)})`;
     }
   }
   const regex = bound.add(likeRegex(pattern));

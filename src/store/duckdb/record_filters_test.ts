@@ -265,6 +265,10 @@ Deno.test("filterCondition() matches like and ilike in time linear in the text",
     sql: `(regexp_full_match("name", $1, 's'))`,
     values: [".*a.*b"],
   });
+  assert.deepEqual(match("ilike", "*W1*"), {
+    sql: '(contains(lower("name"), lower($1)))',
+    values: ["W1"],
+  });
   assert.deepEqual(match("ilike", "a\u0000_"), {
     sql: `(regexp_full_match(lower("name"), lower($1), 's'))`,
     values: ["a\\x00."],
