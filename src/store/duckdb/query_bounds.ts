@@ -51,6 +51,15 @@ const LIST_BUILDERS: ReadonlyMap<string, number> = new Map([
   ["array_resize", 1],
 ]);
 
+/**
+ * Edit distances, whose cost is the product of their texts' lengths and which DuckDB does not
+ * interrupt: 20,000 × 20,000 characters took 1.1 s, and ran on 4.4 s past an interrupt at 40,000.
+ */
+const DISTANCES: ReadonlySet<string> = new Set(["levenshtein", "damerau_levenshtein", "editdist3"]);
+
+/** Most characters × characters an edit distance may compare: about a second of a core. */
+const MAX_DISTANCE_CELLS = 400_000_000;
+
 /** Functions building a series of values between bounds. */
 const SERIES: ReadonlySet<string> = new Set(["range", "generate_series"]);
 
@@ -151,7 +160,7 @@ function sizeProbe(call: Node): SizeProbe | undefined {
   const name = String(call.function_name ?? "").toLowerCase();
   const args = children(call);
   const sized = name === "repeat" || SERIES.has(name) || TEXT_BUILDERS.has(name) ||
-    LIST_BUILDERS.has(name) || (FORMATTERS.has(name) && args.length > 0);
+    LIST_BUILDERS.has(name) || DISTANCES.has(name) || (FORMATTERS.has(name) && args.length > 0);
   if (!sized) return undefined;
   const used = FORMATTERS.has(name) ? args.slice(0, 1) : args;
   if (used.length === 0 || !used.every(constant)) return undefined;
@@ -208,6 +217,13 @@ export async function checkSizes(
       if (number(TEXT_BUILDERS.get(name)!) > MAX_BUILT_TEXT) throw tooLong(name, "text");
     } else if (LIST_BUILDERS.has(name)) {
       if (number(LIST_BUILDERS.get(name)!) > MAX_BUILT_LIST) throw tooLong(name, "list");
+    } else if (DISTANCES.has(name)) {
+      const cells = [...(value(0) ?? "")].length * [...(value(1) ?? "")].length;
+      if (cells > MAX_DISTANCE_CELLS) {
+        throw ApiError.badRequest(
+          `The query asks ${name}() to compare texts whose lengths multiply past ${MAX_DISTANCE_CELLS}, the most allowed`,
+        );
+      }
     } else if (FORMATTERS.has(name)) {
       const widths = formatWidths(name, value(0) ?? "").reduce((a, b) => a + b, 0);
       if (widths > MAX_BUILT_TEXT) throw tooLong(name, "text");

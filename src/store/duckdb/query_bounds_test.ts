@@ -70,6 +70,11 @@ Deno.test("checkQuery() refuses, naming the bound, each query DuckDB cannot inte
     ["a text of dollars", "SELECT repeat('$$', 1000000)", /text longer/],
     ["LIKE under COLLATE", "SELECT 'a_c' COLLATE nocase LIKE 'A_C'", /COLLATE/],
     ["a multi-byte ESCAPE", "SELECT 'a' LIKE 'a' ESCAPE 'é'", /single ASCII/],
+    [
+      "an edit distance of long texts",
+      "SELECT levenshtein(repeat('a', 40000), repeat('b', 40000))",
+      /levenshtein/,
+    ],
     ["a GLOB on a column", "SELECT 'a' GLOB s FROM t", /GLOB/],
     ["an ESCAPE on a column", "SELECT 'a' LIKE s ESCAPE '!' FROM t", /ESCAPE/],
   ];
@@ -93,6 +98,7 @@ Deno.test("checkQuery() passes queries just within each bound", async () => {
       "SELECT repeat('$`', 20000), repeat(['a,b,c,d'], 30000)",
       "SELECT 'ABC' COLLATE nocase LIKE 'a%'",
       "SELECT '😀' GLOB '[😀-🙏]'",
+      "SELECT levenshtein(repeat('a', 1000), 'b'), levenshtein(s, 'abd') FROM t",
       "SELECT * FROM generate_series(1, 1000000000000) LIMIT 1",
     ]
   ) {
