@@ -26,7 +26,7 @@ import { INSERTION_COLUMN } from "./ddl.ts";
 import type { CheckedPostgresQuery, Node, QueryTable, TableRead } from "./query_guard.ts";
 import { isNode } from "./query_guard.ts";
 import type { PostgresParser } from "./query_parser.ts";
-import { indexOfByte, type Token, tokenize } from "./query_tokens.ts";
+import { indexOfByte, type Token, tokenize } from "../shared/sql_tokens.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 
 /** The visible columns of tables, in their order, keyed by {@link tableKey}. */

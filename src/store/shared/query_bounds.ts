@@ -10,6 +10,7 @@
  */
 
 import { ApiError } from "../../errors.ts";
+import { tokenize } from "./sql_tokens.ts";
 
 /** Deepest nesting of brackets in the text, and of expressions in the parse tree. */
 export const MAX_EXPRESSION_DEPTH = 64;
@@ -53,79 +54,10 @@ export function checkQueryText(sql: string): void {
     throw ApiError.badRequest("The query holds a NUL character, which SQL text may not");
   }
   let depth = 0;
-  let i = 0;
-  const n = sql.length;
-  while (i < n) {
-    const c = sql[i];
-    if (c === "'" || c === '"') {
-      i = closing(sql, i, c, c === "'" && isEscapeString(sql, i));
-    } else if (c === "-" && sql[i + 1] === "-") {
-      const end = sql.indexOf("\n", i);
-      i = end === -1 ? n : end + 1;
-    } else if (c === "/" && sql[i + 1] === "*") {
-      i = blockCommentEnd(sql, i);
-    } else if (c === "$" && isDollarQuoteStart(sql, i)) {
-      i = dollarQuoteEnd(sql, i);
-    } else {
-      if (c === "(" || c === "[" || c === "{") {
-        if (++depth > MAX_EXPRESSION_DEPTH) throw tooDeep();
-      } else if ((c === ")" || c === "]" || c === "}") && depth > 0) {
-        depth--;
-      }
-      i++;
-    }
+  for (const { kind, text } of tokenize(sql)) {
+    if (kind !== "punct") continue;
+    if (text === "(" || text === "[" || text === "{") {
+      if (++depth > MAX_EXPRESSION_DEPTH) throw tooDeep();
+    } else if ((text === ")" || text === "]" || text === "}") && depth > 0) depth--;
   }
-}
-
-/**
- * The index after the quote closing the one at `start`: a doubled quote stays inside, and so
- * does a quote after a backslash in an `E'…'` string (elsewhere a backslash is a character).
- */
-function closing(sql: string, start: number, quote: string, escapes: boolean): number {
-  let i = start + 1;
-  while (i < sql.length) {
-    if (sql[i] === quote) {
-      if (sql[i + 1] === quote) i += 2;
-      else return i + 1;
-    } else i += escapes && sql[i] === "\\" ? 2 : 1;
-  }
-  return sql.length;
-}
-
-/** Whether the quote at `i` opens an `E'…'` string: an `E` before it that ends no longer word. */
-function isEscapeString(sql: string, i: number): boolean {
-  return (sql[i - 1] === "E" || sql[i - 1] === "e") && !/[A-Za-z_0-9$]/.test(sql[i - 2] ?? "");
-}
-
-/** The index after the block comment at `start`: both engines nest them. */
-function blockCommentEnd(sql: string, start: number): number {
-  let level = 0;
-  let i = start;
-  while (i < sql.length) {
-    if (sql[i] === "/" && sql[i + 1] === "*") {
-      level++;
-      i += 2;
-    } else if (sql[i] === "*" && sql[i + 1] === "/") {
-      level--;
-      i += 2;
-      if (level === 0) return i;
-    } else i++;
-  }
-  return sql.length;
-}
-
-const DOLLAR_TAG = /\$([A-Za-z_][A-Za-z_0-9]*)?\$/y;
-
-function isDollarQuoteStart(sql: string, i: number): boolean {
-  if (i > 0 && /[A-Za-z_0-9$]/.test(sql[i - 1]!)) return false;
-  DOLLAR_TAG.lastIndex = i;
-  return DOLLAR_TAG.test(sql);
-}
-
-/** The index after the dollar-quoted string at `start` (`$tag$ … $tag$`). */
-function dollarQuoteEnd(sql: string, start: number): number {
-  DOLLAR_TAG.lastIndex = start;
-  const tag = DOLLAR_TAG.exec(sql)![0];
-  const end = sql.indexOf(tag, start + tag.length);
-  return end === -1 ? sql.length : end + tag.length;
 }

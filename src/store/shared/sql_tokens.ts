@@ -1,6 +1,8 @@
 /**
- * A query's text cut into tokens as PostgreSQL's lexer cuts it, with where each begins and
- * ends: for query_tables.ts, which splices the text around the names of tables. Comments and
+ * A query's text cut into tokens as PostgreSQL's lexer cuts it (DuckDB's is PostgreSQL's), with
+ * where each begins and ends: for the bracket depth both engines check before parsing
+ * (query_bounds.ts), and for PostgreSQL's query_tables.ts, which splices the text around the
+ * names of tables. Comments and
  * white space are skipped; strings (`'…'`, `E'…'`, `$tag$…$tag$`), quoted identifiers and
  * operators are one token each. Only the tokens around a table's name are ever read, and
  * whatever is spliced is parsed again and compared with the tree the guard checked, so a
@@ -30,7 +32,7 @@ const DOLLAR_TAG = /\$([A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/y;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { tokenize } from "./query_tokens.ts";
+ * import { tokenize } from "./sql_tokens.ts";
  *
  * const tokens = tokenize(`SELECT 'a''b' FROM "my table"--x`);
  * assert.deepEqual(tokens.map((t) => [t.kind, t.text]), [
@@ -134,7 +136,7 @@ function dollarTag(sql: string, i: number): string | undefined {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { indexOfByte } from "./query_tokens.ts";
+ * import { indexOfByte } from "./sql_tokens.ts";
  *
  * const index = indexOfByte("SELECT 'é' FROM t");
  * assert.equal(index(17), 16);
