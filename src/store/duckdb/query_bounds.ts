@@ -25,9 +25,7 @@ import {
   tooDeep,
 } from "../shared/query_bounds.ts";
 import { globRegex, likeRegex, needsRegex } from "./patterns.ts";
-
-/** A parsed tree node, as json_serialize_sql writes it. */
-type Node = Record<string, unknown>;
+import { isNode, type Node } from "./query_tree.ts";
 
 /** A call whose size comes from arguments written in the query, to evaluate before it runs. */
 export interface SizeProbe {
@@ -121,10 +119,6 @@ function visit(
 
 /** The calls of table functions met, which build no value. */
 const tableCalls = new WeakSet<object>();
-
-function isNode(value: unknown): value is Node {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 function children(call: Node): Node[] {
   return Array.isArray(call.children) ? call.children.filter(isNode) : [];
