@@ -4,14 +4,15 @@
  * @module
  */
 
-import { ConfigError, flagsToEnv, parseConfig } from "./src/config.ts";
+import { ConfigError, flagsToEnv, parseConfig, restoreFlag } from "./src/config.ts";
 import { createLogger } from "./src/log.ts";
 import { shutDown, startService, StartupError } from "./src/server.ts";
 
 async function main(): Promise<void> {
-  const config = parseConfig({ ...Deno.env.toObject(), ...flagsToEnv(Deno.args) });
+  const { restore, rest } = restoreFlag(Deno.args);
+  const config = parseConfig({ ...Deno.env.toObject(), ...flagsToEnv(rest) });
   const logger = createLogger(config.logLevel);
-  const service = await startService(config, logger);
+  const service = await startService(config, logger, { restore });
 
   let stopping = false;
   const stop = async (signal: string) => {

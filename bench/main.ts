@@ -18,6 +18,7 @@ import { retained, retainedGrowth } from "./retained.ts";
 import { scaleOut } from "./scale_out.ts";
 import { percentile } from "./measure.ts";
 import { readBounds } from "./read_bounds.ts";
+import { backup } from "./backup.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
 async function time(count: number, work: (i: number) => Promise<void>): Promise<number[]> {
@@ -107,6 +108,7 @@ if (import.meta.main) {
   if (!only || only === "interactive") await interactive(Number(Deno.args[1] ?? 10));
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   if (!only || only === "bounds") await readBounds();
+  if (only === "backup") await backup(Number(Deno.args[1] ?? 10_000_000));
   // Compares block sizes, minutes of loads: run only when asked for.
   if (only === "blocks") await blocks(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 3));
   // Needs a PostgreSQL of its own and minutes of loads: run only when asked for.

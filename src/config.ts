@@ -69,6 +69,10 @@ export interface Config {
   readonly memoryTrimMs: number;
   /** Origins whose pages may call the API (CORS): none, some, or `["*"]` for any. */
   readonly corsOrigins: readonly string[];
+  /** How often a backup is taken on schedule; absent, never. */
+  readonly backupIntervalMs?: number;
+  /** How many of the scheduled backups are kept; older ones are removed. */
+  readonly backupKeep: number;
 }
 
 /** A configuration that cannot be used; the message names every bad variable on one line. */
@@ -87,6 +91,9 @@ export type MetricsAccess = typeof METRICS_ACCESS[number];
 /** The block sizes DuckDB accepts for a new database file; 256 KiB is its default. */
 const BLOCK_SIZES: readonly number[] = [16, 32, 64, 128, 256].map((k) => k * 1024);
 
+/** Shortest time between scheduled backups: a backup may well take seconds. */
+const MIN_BACKUP_INTERVAL_SECONDS = 60;
+
 /** Shortest HMAC secret accepted: HS256 needs at least 256 bits to be worth its name. */
 const MIN_SECRET_LENGTH = 32;
 
@@ -103,6 +110,29 @@ const SIZE_UNITS: Record<string, number> = {
   gb: 1024 ** 3,
   gib: 1024 ** 3,
 };
+
+const DURATION_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+/**
+ * Seconds in a duration such as `90s`, `15m`, `6h`, `7d` or a number of seconds; undefined
+ * when it is not one, or is zero.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { parseDuration } from "./config.ts";
+ *
+ * assert.equal(parseDuration("6h"), 21600);
+ * assert.equal(parseDuration("45"), 45);
+ * assert.equal(parseDuration("soon"), undefined);
+ * ```
+ */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d+)([smhd]?)$/.exec(text.trim());
+  if (!match) return undefined;
+  const seconds = Number(match[1]) * DURATION_UNITS[match[2] || "s"]!;
+  return seconds > 0 ? seconds : undefined;
+}
 
 /**
  * Records a problem with the variable being parsed. Its message follows the variable's name in
@@ -213,6 +243,14 @@ const variables = z.object({
   QUERY_CONCURRENCY_PER_TOKEN: wholeNumber(1, 1000, "a number of requests", 4),
   MEMORY_TRIM_SECONDS: seconds(0, 3600, 10),
   CORS_ORIGINS: given.transform(parseOrigins),
+  BACKUP_INTERVAL: given.transform((raw, ctx) => {
+    if (raw === undefined) return undefined;
+    const seconds = parseDuration(raw);
+    return seconds !== undefined && seconds >= MIN_BACKUP_INTERVAL_SECONDS
+      ? seconds * 1000
+      : problem(ctx, `"${raw}" is not a duration of a minute or more (such as 30m, 6h or 1d)`);
+  }),
+  BACKUP_KEEP: wholeNumber(1, 10_000, "a number of backups", 7),
 });
 
 /** Every variable the service reads; each may also be given as a flag (`--data-dir`). */
@@ -227,6 +265,12 @@ const configSchema = variables
     ].filter(Boolean);
     if (keys.length > 1) {
       ctx.addIssue({ code: "custom", message: `set only one of ${keys.join(", ")}` });
+    }
+    if (vars.BACKUP_INTERVAL !== undefined && vars.DATABASE_URL !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        message: "BACKUP_INTERVAL is for the DuckDB file; back up PostgreSQL with pg_dump",
+      });
     }
   }, { when: () => true })
   .transform((vars): Config => {
@@ -260,6 +304,8 @@ const configSchema = variables
       readsPerToken: vars.QUERY_CONCURRENCY_PER_TOKEN,
       memoryTrimMs: vars.MEMORY_TRIM_SECONDS,
       corsOrigins: vars.CORS_ORIGINS,
+      ...(vars.BACKUP_INTERVAL === undefined ? {} : { backupIntervalMs: vars.BACKUP_INTERVAL }),
+      backupKeep: vars.BACKUP_KEEP,
     });
   });
 
@@ -316,6 +362,40 @@ export function flagsToEnv(args: readonly string[]): Record<string, string> {
     env[name] = flagValue;
   }
   return env;
+}
+
+/**
+ * Takes `--restore FILE` (or `--restore=FILE`) out of the command line: a flag with no
+ * variable, since a restore must happen at one start, not at every restart.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { restoreFlag } from "./config.ts";
+ *
+ * assert.deepEqual(restoreFlag(["--port", "1", "--restore", "b.duckdb"]), {
+ *   restore: "b.duckdb",
+ *   rest: ["--port", "1"],
+ * });
+ * assert.deepEqual(restoreFlag([]), { restore: undefined, rest: [] });
+ * ```
+ */
+export function restoreFlag(
+  args: readonly string[],
+): { restore: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  let restore: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg !== "--restore" && !arg.startsWith("--restore=")) {
+      rest.push(arg);
+      continue;
+    }
+    if (restore !== undefined) throw new ConfigError(["--restore is given twice"]);
+    restore = arg === "--restore" ? args[++i] : arg.slice("--restore=".length);
+    if (!restore) throw new ConfigError(["flag --restore needs a file"]);
+  }
+  return { restore, rest };
 }
 
 /**

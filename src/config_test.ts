@@ -17,6 +17,8 @@ Deno.test("parseConfig() applies the documented defaults", () => {
   assert.deepEqual(config.auth.key, { kind: "generated", secretPath: "./data/jwt-secret" });
   assert.equal(config.databaseUrl, undefined);
   assert.equal(config.databasePoolSize, 10);
+  assert.equal(config.backupIntervalMs, undefined);
+  assert.equal(config.backupKeep, 7);
 });
 
 Deno.test("parseConfig() takes a postgres:// or postgresql:// DATABASE_URL", () => {
@@ -43,6 +45,8 @@ Deno.test("parseConfig() reads every variable", () => {
     DATABASE_POOL_SIZE: "25",
     MEMORY_TRIM_SECONDS: "0",
     QUERY_TIMEOUT_SECONDS: "5",
+    BACKUP_INTERVAL: "6h",
+    BACKUP_KEEP: "3",
   });
   assert.equal(config.host, "0.0.0.0");
   assert.equal(config.port, 9000);
@@ -61,6 +65,8 @@ Deno.test("parseConfig() reads every variable", () => {
   assert.equal(config.databasePoolSize, 25);
   assert.equal(config.memoryTrimMs, 0);
   assert.equal(config.queryTimeoutMs, 5_000);
+  assert.equal(config.backupIntervalMs, 6 * 3600 * 1000);
+  assert.equal(config.backupKeep, 3);
 });
 
 Deno.test("parseConfig() reads CORS_ORIGINS as a list of origins, none by default", () => {
@@ -103,6 +109,13 @@ Deno.test("parseConfig() rejects each bad variable, naming it", () => {
     [{ CORS_ORIGINS: "https://a.example,ftp://b.example" }, /"ftp:\/\/b.example"/],
     [{ CORS_ORIGINS: "https://a.example,," }, /CORS_ORIGINS "https:\/\/a.example,," has an empty/],
     [{ CORS_ORIGINS: "*, https://a.example" }, /CORS_ORIGINS "\*, https:\/\/a.example"/],
+    [{ BACKUP_INTERVAL: "30s" }, /BACKUP_INTERVAL "30s" is not a duration of a minute or more/],
+    [{ BACKUP_INTERVAL: "daily" }, /BACKUP_INTERVAL "daily"/],
+    [{ BACKUP_KEEP: "0" }, /BACKUP_KEEP "0" is not a number of backups/],
+    [
+      { BACKUP_INTERVAL: "1h", DATABASE_URL: "postgres://db/t" },
+      /BACKUP_INTERVAL is for the DuckDB file; back up PostgreSQL with pg_dump/,
+    ],
     [
       { AUTH_JWT_SECRET: "s".repeat(40), AUTH_JWKS_FILE: "/x.json" },
       /only one of AUTH_JWT_SECRET, AUTH_JWKS_FILE/,

@@ -18,6 +18,7 @@ export type ErrorStatus =
   | 422
   | 429
   | 500
+  | 501
   | 503
   | 507;
 
@@ -312,6 +313,11 @@ export class ApiError extends Error {
         "(QUERY_CONCURRENCY_PER_TOKEN); try again when one has ended",
       { headers: { "retry-after": "1" } },
     );
+  }
+
+  /** 501: the engine in use does not do this; the message says what does. */
+  static notImplemented(message: string): ApiError {
+    return new ApiError(501, "not_implemented", message);
   }
 
   /** 503: the database cannot serve now; `retryAfterSeconds` says when to try again. */

@@ -12,7 +12,8 @@ import { ensureSecret } from "./auth/secret.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./log.ts";
 import { startMemoryTrim } from "./memory_trim.ts";
-import { openStore } from "./store/duckdb/mod.ts";
+import { checkBackupFile, openStore, settleFile } from "./store/duckdb/mod.ts";
+import { Backups, restoreDatabase } from "./service/backups.ts";
 import { openPostgresStore } from "./store/postgres/mod.ts";
 import type { Store } from "./store/store.ts";
 import { ApiError } from "./errors.ts";
@@ -39,6 +40,11 @@ export interface Service {
 export interface StartOptions {
   /** Where the service's lines for its operator go (the listening address, a first token). */
   readonly print?: (line: string) => void;
+  /**
+   * A backup to restore before serving (`--restore`): checked, then put in place of the
+   * database file, the current one kept beside it. DuckDB only.
+   */
+  readonly restore?: string;
 }
 
 /**
@@ -70,12 +76,27 @@ export interface StartOptions {
 export async function startService(
   config: Config,
   logger: Logger,
-  { print = (line) => console.log(line) }: StartOptions = {},
+  { print = (line) => console.log(line), restore }: StartOptions = {},
 ): Promise<Service> {
   await ensureDirectory(config.dataDir, "DATA_DIR");
   await Deno.mkdir(config.spoolDir, { recursive: true });
   await Deno.mkdir(`${config.dataDir}/tmp`, { recursive: true });
   const spoolDir = await Deno.realPath(config.spoolDir);
+  const duckdbOptions = {
+    path: config.databasePath,
+    spoolDir,
+    // Made once the database is open (Backups.open): a refused start leaves nothing new behind.
+    backupDir: `${await Deno.realPath(config.dataDir)}/backups`,
+    tempDir: await Deno.realPath(`${config.dataDir}/tmp`),
+    memoryBytes: config.duckdbMemoryBytes,
+    blockBytes: config.duckdbBlockBytes,
+    threads: config.duckdbThreads,
+    readTimeoutMs: config.queryTimeoutMs,
+    logger,
+  };
+  if (restore !== undefined && config.databaseUrl !== undefined) {
+    throw new StartupError("--restore is for the DuckDB file; restore PostgreSQL with pg_restore");
+  }
 
   let firstStart: { secretPath: string; token: string } | undefined;
   if (config.auth.key.kind === "generated") {
@@ -117,19 +138,29 @@ export async function startService(
     throw new StartupError(`Cannot listen on ${config.host}:${config.port}: ${firstLine(error)}`);
   }
 
+  if (restore !== undefined) {
+    try {
+      const kept = await restoreDatabase(config.databasePath, restore, {
+        check: (path) => checkBackupFile(path, duckdbOptions),
+        settle: (path) => settleFile(path, duckdbOptions),
+      });
+      print(
+        `Restored "${restore}" into ${config.databasePath}` +
+          (kept ? `; the database it replaced is kept as ${kept}` : ""),
+      );
+    } catch (error) {
+      ready.resolve({ fetch: () => new Response(null, { status: 503 }) });
+      await server.shutdown();
+      throw new StartupError(
+        `Cannot restore "${restore}": ${firstLine(error)}; nothing was changed`,
+      );
+    }
+  }
+
   let store: Store;
   try {
     store = config.databaseUrl === undefined
-      ? await openStore({
-        path: config.databasePath,
-        spoolDir,
-        tempDir: await Deno.realPath(`${config.dataDir}/tmp`),
-        memoryBytes: config.duckdbMemoryBytes,
-        blockBytes: config.duckdbBlockBytes,
-        threads: config.duckdbThreads,
-        readTimeoutMs: config.queryTimeoutMs,
-        logger,
-      })
+      ? await openStore(duckdbOptions)
       : await openPostgresStore({
         url: config.databaseUrl,
         maxConnections: config.databasePoolSize,
@@ -153,8 +184,10 @@ export async function startService(
     await Deno.remove(`${spoolDir}/${entry.name}`, { recursive: true });
   }
 
+  const backups = await Backups.open(store, duckdbOptions.backupDir, logger);
   ready.resolve(createApp({
     store,
+    backups,
     verifier,
     logger,
     maxJsonBytes: config.maxJsonBytes,
@@ -178,6 +211,9 @@ export async function startService(
   }
 
   const stopTrim = startMemoryTrim(config.memoryTrimMs, logger);
+  const stopBackups = backups && config.backupIntervalMs !== undefined
+    ? backups.schedule(config.backupIntervalMs, config.backupKeep)
+    : () => Promise.resolve();
 
   let stopped: Promise<void> | undefined;
   return {
@@ -193,6 +229,7 @@ export async function startService(
         );
         await server.shutdown().finally(() => clearTimeout(grace));
         await stopTrim();
+        await stopBackups();
         await store.close();
       })(),
   };

@@ -29,7 +29,12 @@ function realDatabase(): Promise<Uint8Array> {
         }),
       );
       assert.equal(await server.stop(), 0, server.stderr);
-      assert.deepEqual(await listing(server.dataDir), ["spool/", "tables.duckdb", "tmp/"]);
+      assert.deepEqual(await listing(server.dataDir), [
+        "backups/",
+        "spool/",
+        "tables.duckdb",
+        "tmp/",
+      ]);
       return await Deno.readFile(`${server.dataDir}/tables.duckdb`);
     } finally {
       await server.dispose();

@@ -23,7 +23,13 @@ import { type AuthConfig, ConfigError } from "../config.ts";
 import { ApiError } from "../errors.ts";
 
 /** Every scope the service knows. */
-export const SCOPES = ["tables:read", "tables:write", "templates:read", "templates:write"] as const;
+export const SCOPES = [
+  "tables:read",
+  "tables:write",
+  "templates:read",
+  "templates:write",
+  "admin",
+] as const;
 /** One of {@link SCOPES}. */
 export type Scope = typeof SCOPES[number];
 

@@ -12,9 +12,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from "node:util";
 import { mintToken, SCOPES } from "../auth/jwt.ts";
 import { ensureSecret } from "../auth/secret.ts";
 import { sqlNameProblem } from "../catalog/names.ts";
-import { ConfigError, parseConfig } from "../config.ts";
-
-const TTL_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+import { ConfigError, parseConfig, parseDuration } from "../config.ts";
 
 /** The command line's flags, as `parseArgs` takes them; {@link HELP} describes each. */
 export const TOKEN_FLAGS = {
@@ -48,26 +46,6 @@ environment (the service's own, read the same way):
   AUTH_JWT_PUBLIC_KEY   with either of these two set, the service verifies tokens with a
   AUTH_JWKS_FILE        public key: mint them where the private key lives`;
 
-/**
- * Parses a lifetime such as `90s`, `15m`, `1h`, `7d` or a number of seconds.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { parseTtl } from "./token.ts";
- *
- * assert.equal(parseTtl("1h"), 3600);
- * assert.equal(parseTtl("45"), 45);
- * assert.equal(parseTtl("soon"), undefined);
- * ```
- */
-export function parseTtl(text: string): number | undefined {
-  const match = /^(\d+)([smhd]?)$/.exec(text.trim());
-  if (!match) return undefined;
-  const seconds = Number(match[1]) * TTL_UNITS[match[2] || "s"]!;
-  return seconds > 0 ? seconds : undefined;
-}
-
 async function main(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args: args.filter((a) => a !== "--"),
@@ -78,7 +56,7 @@ async function main(args: string[]): Promise<void> {
     console.log(HELP);
     return;
   }
-  const ttlSeconds = parseTtl(values.ttl);
+  const ttlSeconds = parseDuration(values.ttl);
   if (ttlSeconds === undefined) {
     throw new ConfigError([`--ttl "${values.ttl}" is not a lifetime like 30m, 1h or 7d`]);
   }

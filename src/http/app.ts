@@ -32,6 +32,8 @@ import { exportRoutes } from "./routes/exports.ts";
 import { tableRoutes } from "./routes/tables.ts";
 import { templateRoutes } from "./routes/templates.ts";
 import { queryRoutes } from "./routes/query.ts";
+import { backupRoutes } from "./routes/backups.ts";
+import type { Backups } from "../service/backups.ts";
 import type { Store } from "../store/store.ts";
 
 /** Every API path starts with this. */
@@ -60,6 +62,8 @@ export interface AppDeps {
   readonly queryTimeoutMs: number;
   /** Queries one token may have under way at once (429 beyond; 4). */
   readonly readsPerToken?: number;
+  /** The backups, when the engine takes them (DuckDB); their routes answer 501 without. */
+  readonly backups?: Backups;
   /** The clock idempotency keys expire by, in ms since the epoch; tests move it. */
   readonly now?: () => number;
 }
@@ -157,6 +161,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   app.route(API_PREFIX, schemaRoutes(deps.store));
   app.route(API_PREFIX, templateRoutes(deps.store));
   app.route(API_PREFIX, queryRoutes(deps));
+  app.route(API_PREFIX, backupRoutes(deps.backups));
 
   // Answered, not thrown: where no route matches but the `*` middleware, Hono calls this
   // from that middleware's `next()`, and a throw would skip the request's log line.

@@ -49,3 +49,13 @@ export function checkSchemaAccess(c: Context<{ Variables: AuthVariables }>, sche
     throw ApiError.forbidden(`The token does not grant access to schema "${schema}"`);
   }
 }
+
+/** Throws 403 when the token is confined to some schemas: the operation reaches every one. */
+export function checkWholeDatabase(
+  c: Context<{ Variables: AuthVariables }>,
+  because: string,
+): void {
+  if (c.get("principal").schemas) {
+    throw ApiError.forbidden(`This needs a token without a "schemas" claim: ${because}`);
+  }
+}

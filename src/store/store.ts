@@ -437,6 +437,12 @@ export interface Store extends EngineLimits {
    * the service is stopping, and what would run on past its grace must not hold it.
    */
   interrupt?(failure: Error): void;
+  /**
+   * Writes a consistent copy of the whole database into the new file `path`, in the backup
+   * directory the engine was opened with, while work goes on: every commit before it began,
+   * none after. Only an engine whose database is one file the service holds has it.
+   */
+  backup?(path: string): Promise<void>;
   /** Checkpoints and closes; waits for nothing, so stop taking requests first. */
   close(): Promise<void>;
 }

@@ -17,7 +17,7 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 export const TEST_SECRET = "test-secret-that-is-long-enough-for-hs256-0123456789";
 
 /** Every scope. */
-export const ALL_SCOPES = "tables:read tables:write templates:read templates:write";
+export const ALL_SCOPES = "tables:read tables:write templates:read templates:write admin";
 
 /** An answer from the service. */
 export interface Answer {
@@ -52,6 +52,8 @@ export class TestServer {
   #stderr = "";
   /** The PostgreSQL database made for this server, dropped by {@link dispose}. */
   #database: string | undefined;
+  /** A backup to restore at the first start in process (`--restore`). */
+  #restore: string | undefined;
 
   private constructor(
     readonly dataDir: string,
@@ -70,7 +72,11 @@ export class TestServer {
    * {@link stderr} and what it prints to {@link stdout}. For tests of the service's
    * behaviour over HTTP; {@link spawn} for those of its process.
    */
-  static async start(env: Record<string, string> = {}, dataDir?: string): Promise<TestServer> {
+  static async start(
+    env: Record<string, string> = {},
+    dataDir?: string,
+    options: { readonly restore?: string } = {},
+  ): Promise<TestServer> {
     // What else a process reads from its environment (TZ, DENO_*) would be this one's.
     const foreign = Object.keys(env).filter((name) => !VARIABLES.includes(name));
     if (foreign.length > 0) {
@@ -79,7 +85,7 @@ export class TestServer {
     // One DuckDB thread: `task test` runs two test files at a time on two cores, where a second
     // thread per store only adds scheduling. Tests of memory limits set DUCKDB_THREADS to ""
     // (DuckDB's default, one per core), since DuckDB's memory use grows with its threads.
-    return await TestServer.#create({ DUCKDB_THREADS: "1", ...env }, dataDir, undefined);
+    return await TestServer.#create({ DUCKDB_THREADS: "1", ...env }, dataDir, undefined, options);
   }
 
   /**
@@ -99,6 +105,7 @@ export class TestServer {
     env: Record<string, string>,
     dataDir: string | undefined,
     launch: ((env: Record<string, string>) => Deno.ChildProcess) | undefined,
+    options: { readonly restore?: string } = {},
   ): Promise<TestServer> {
     const dir = dataDir ?? await Deno.makeTempDir({ prefix: "table-service-test-" });
     const engine = env.DATABASE_URL === undefined ? await engineEnv() : {};
@@ -112,6 +119,7 @@ export class TestServer {
     };
     const server = new TestServer(dir, fullEnv, 0, "", launch);
     server.#database = engine.DATABASE_URL;
+    server.#restore = options.restore;
     try {
       await server.#begin();
     } catch (error) {
@@ -230,8 +238,11 @@ export class TestServer {
     try {
       const config = parseConfig(this.env);
       logger = createLogger(config.logLevel, (line) => this.#stderr += `${line}\n`);
+      const restore = this.#restore;
+      this.#restore = undefined;
       service = await startService(config, logger, {
         print: (line) => this.#stdout += `${line}\n`,
+        restore,
       });
     } catch (error) {
       if (!(error instanceof ConfigError || error instanceof StartupError)) throw error;

@@ -121,6 +121,7 @@ const FAILURES: Record<number, string> = {
   415: "Unsupported content type",
   422: "Invalid definition or data",
   500: "Unexpected failure; the message quotes the request id of the logged error",
+  501: "The engine in use does not do this; the message names what does",
   503: "The database cannot serve now (`Retry-After` says when to try again); nothing was changed",
   507: "The disk of the data directory is full; nothing was changed",
 };

@@ -8,11 +8,16 @@ import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import type { Logger } from "../../log.ts";
 import { engineMessage, quoteLiteral } from "./sql.ts";
 
-/** Where the database lives and the one directory its file readers may touch. */
+/** Where the database lives and the directories its file readers and writers may touch. */
 export interface DatabaseOptions {
   readonly path: string;
   /** Absolute directory DuckDB's readers may access; every other path is refused. */
   readonly spoolDir: string;
+  /**
+   * Absolute directory backups are written to (see backup.ts), which DuckDB may also reach;
+   * none when absent.
+   */
+  readonly backupDir?: string;
   /** Absolute directory for DuckDB's spill files. */
   readonly tempDir: string;
   /** DuckDB's memory limit in bytes (DuckDB's own default, 80% of RAM, when absent). */
@@ -59,7 +64,10 @@ export async function openInstance(
   try {
     if (onDisk) await checkLength(connection, options.path);
     // Order matters: each SET below would be refused after the next one.
-    await connection.run(`SET allowed_directories=[${quoteLiteral(`${options.spoolDir}/`)}]`);
+    const reachable = [options.spoolDir, ...options.backupDir ? [options.backupDir] : []];
+    await connection.run(
+      `SET allowed_directories=[${reachable.map((dir) => quoteLiteral(`${dir}/`)).join(", ")}]`,
+    );
     // GLOBAL: every later connection renders and reads times in UTC, whatever the
     // machine's zone; a plain SET would reach only this connection.
     await connection.run("SET GLOBAL TimeZone='UTC'");

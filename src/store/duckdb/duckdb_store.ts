@@ -7,6 +7,7 @@
  * @module
  */
 
+import { copyDatabase } from "./backup.ts";
 import { MAX_COLUMNS, type TablePlan } from "../../catalog/definition.ts";
 import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
@@ -322,6 +323,10 @@ export class DuckDBStore implements Store {
 
   interrupt(failure: Error): void {
     this.database.interrupt(failure);
+  }
+
+  backup(path: string): Promise<void> {
+    return this.database.withSession((session) => copyDatabase(session, path));
   }
 
   close(): Promise<void> {

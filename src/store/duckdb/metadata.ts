@@ -20,7 +20,7 @@ import type { Session } from "./database.ts";
 export { META, recordOrigin } from "../shared/metadata_rows.ts";
 
 /** Bumped when the metadata layout changes, so an old file can be migrated or refused. */
-const FORMAT_VERSION = "1";
+export const FORMAT_VERSION = "1";
 
 /**
  * Name of the hidden column a zero-column table carries, because DuckDB needs at least

@@ -5,6 +5,7 @@
  * @module
  */
 
+export { checkBackupFile, settleFile } from "./backup.ts";
 export { type DuckDBStore, openStore, type StoreOptions } from "./duckdb_store.ts";
 export { type ParquetColumn, writeParquet } from "./parquet_writer.ts";
 export {
