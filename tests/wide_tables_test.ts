@@ -214,6 +214,50 @@ Deno.test(`more than ${WIDTH} columns is 422 naming the limit on every route`, a
   }
 });
 
+Deno.test("far past the limit, 10,000 columns or keys, is 422 naming it at the least memory limit: decided before the engine reads the rows", async (t) => {
+  // At 96 MiB an engine that sniffed or inferred 10,000 columns would run out of memory (503).
+  const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "96MiB", DUCKDB_THREADS: "" });
+  try {
+    const far = 10_000;
+    const message = new RegExp(
+      `(has|have) ${far} (columns|keys); at most ${LIMIT} columns are allowed`,
+    );
+    const header = new TextEncoder().encode(`${names(far).join(",")}\n${"1,".repeat(far - 1)}1\n`);
+    // Each row brings a key of its own: past the rows whose keys the spool pass collects.
+    const newKeys = Array.from({ length: far }, (_, i) => ({ [`k${i}`]: i }));
+
+    await t.step("a CSV header, to upload/csv and upload/excel", async () => {
+      for (const route of ["upload/csv", "upload/excel"]) {
+        const answer = await server.request("POST", `table/far/${route}`, {
+          body: uploadForm(header, "far.csv"),
+        });
+        assert.match(errorOf(answer, 422).message, message);
+      }
+    });
+    await t.step("a sheet", async () => {
+      const answer = await server.request("POST", "table/far/upload/excel", {
+        body: uploadForm(wideXlsx(far, 1), "far.xlsx"),
+      });
+      assert.match(errorOf(answer, 422).message, message);
+    });
+    await t.step("JSON rows each bringing a new key", async () => {
+      const answer = await server.request("POST", "table/far/upload/json", {
+        body: { data: newKeys },
+      });
+      assert.match(errorOf(answer, 422).message, message);
+    });
+    await t.step("a definition", async () => {
+      const answer = await server.request("POST", "table/far", {
+        body: { table: definition(far) },
+      });
+      assert.match(errorOf(answer, 422).message, message);
+    });
+    assert.deepEqual(ok(await server.request("GET", "table")).tables, []);
+  } finally {
+    await server.dispose();
+  }
+});
+
 /** `rows` rows of `width` keys, every other column text (`t…`), the rest integers. */
 function mixedRows(width: number, rows = 3): Record<string, number | string>[] {
   return Array.from({ length: rows }, (_, r) =>

@@ -130,7 +130,8 @@ export function checkPlanLimits(plan: TablePlan | undefined, limits: EngineLimit
 
 /**
  * Checks a table definition against the contract's rules and gives the plan to build it,
- * or throws a 422 listing every problem found.
+ * or throws a 422 listing every problem found; 422 at once past `maxColumns` columns (the
+ * engine's limit, when the caller knows it).
  *
  * @example
  * ```ts
@@ -146,10 +147,15 @@ export function checkPlanLimits(plan: TablePlan | undefined, limits: EngineLimit
  * assert.equal(plan.columns[0]?.nullable, false);
  * ```
  */
-export function planTable(ref: TableRef, definition: TableDefinition): TablePlan {
+export function planTable(
+  ref: TableRef,
+  definition: TableDefinition,
+  maxColumns = MAX_COLUMNS,
+): TablePlan {
   const problems: ErrorDetail[] = [];
   const specs = definition.columns ?? [];
-  checkWidth(`Table "${ref.name}" has`, specs.length);
+  // Before anything is looked at per column: 10,000 columns are refused for their count.
+  checkWidth(`Table "${ref.name}" has`, specs.length, "columns", maxColumns);
 
   const columns: PlannedColumn[] = [];
   const byKey = new Map<string, PlannedColumn>();

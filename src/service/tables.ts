@@ -34,7 +34,8 @@ export async function createTable(
   options: CreateTableOptions,
 ): Promise<{ readonly table: Table; readonly created: boolean }> {
   const fromTemplate = await planFromTemplate(store, ref, options.template);
-  const plan = oneDefinition(fromTemplate, definition) ?? planTable(ref, definition ?? {});
+  const plan = oneDefinition(fromTemplate, definition) ??
+    planTable(ref, definition ?? {}, store.maxColumns);
   checkPlanLimits(plan, store);
   return await store.createTable(plan, { ifNotExists: options.ifNotExists, keyed: options.keyed });
 }

@@ -6,14 +6,16 @@
  * @module
  */
 
-import { checkPlanLimits, planTable, type TablePlan } from "../catalog/definition.ts";
+import { checkPlanLimits, checkWidth, planTable, type TablePlan } from "../catalog/definition.ts";
 import type { Table, TableDefinition, TableRef } from "../catalog/model.ts";
 import type { IfExists } from "../catalog/uploads.ts";
 import { ApiError } from "../errors.ts";
 import { type MultipartUpload, spoolMultipart } from "../ingest/multipart.ts";
 import { checkZip, detectFormat, readSheetApart, type SheetRows } from "../ingest/sheet.ts";
 import { discard, spoolJsonRows } from "../ingest/spool.ts";
-import type { KeyedWrite } from "../store/store.ts";
+import { csvHeaderWidth } from "../ingest/csv_head.ts";
+import type { RowsSummary } from "../ingest/json_rows_summary.ts";
+import type { KeyedWrite, Store } from "../store/store.ts";
 import { checkJsonType, type IncomingBody, type RowsDeps, spoolOptions } from "./bodies.ts";
 import { oneDefinition, planFromTemplate, type TemplateUse } from "./templates.ts";
 
@@ -51,8 +53,11 @@ export async function uploadJson(
   const file = await spoolJsonRows(body.stream, body.contentLength, spoolOptions(deps, body, true));
   try {
     const plan = oneDefinition(fromTemplate, file.table) ??
-      (file.table === undefined ? undefined : planTable(ref, options.readDefinition(file.table)));
+      (file.table === undefined
+        ? undefined
+        : planTable(ref, options.readDefinition(file.table), deps.store.maxColumns));
     checkPlanLimits(plan, deps.store);
+    checkKeyCount(file, deps.store);
     return await deps.store.uploadTable(ref, file, {
       plan,
       ifExists: options.ifExists,
@@ -79,6 +84,7 @@ export async function uploadSpreadsheet(
     const format = await detectFormat(file.path);
     const load = { plan, ifExists: options.ifExists, keyed: options.keyed };
     if (format === "csv") {
+      await checkCsvWidth(file.path, deps.store);
       return await deps.store.uploadCsv(ref, file, load);
     }
     const limits = {
@@ -91,6 +97,7 @@ export async function uploadSpreadsheet(
     const outPath = spooled(`${deps.spoolDir}/${crypto.randomUUID()}.json`);
     const rows = await readSheetApart(bytes, { ...limits, sheet: options.sheet, outPath });
     try {
+      checkKeyCount(rows, deps.store, "The sheet has", "columns");
       return await deps.store.uploadTable(ref, rows, load);
     } catch (error) {
       throw inSheetTerms(error, rows);
@@ -111,12 +118,39 @@ export async function uploadCsv(
         "The file is not CSV text; send spreadsheets to upload/excel",
       );
     }
+    await checkCsvWidth(file.path, deps.store);
     return await deps.store.uploadCsv(ref, file, {
       plan,
       ifExists: options.ifExists,
       keyed: options.keyed,
     });
   });
+}
+
+/**
+ * 422 when a CSV file's header has more fields than a table may have columns, counted from
+ * its bytes: an engine's sniffer given 10,000 columns runs out of memory before it can say so.
+ */
+async function checkCsvWidth(path: string, store: Store): Promise<void> {
+  checkWidth(
+    "The CSV file has",
+    await csvHeaderWidth(path),
+    "columns",
+    store.maxColumns,
+  );
+}
+
+/**
+ * 422 when rows bring more keys than a table may have columns. For JSON rows past the sample
+ * the spool pass collects keys from, the store counts the rest before it reads the rows.
+ */
+function checkKeyCount(
+  rows: RowsSummary,
+  store: Store,
+  subject = "The rows have",
+  noun = "keys",
+): void {
+  if (rows.form === "objects") checkWidth(subject, rows.keys.length, noun, store.maxColumns);
 }
 
 /**
@@ -146,7 +180,7 @@ async function withUpload(
   });
   const paths = [upload.file.path];
   try {
-    const given = definitionPart(upload.body, ref, options.readDefinition);
+    const given = definitionPart(upload.body, ref, options.readDefinition, deps.store.maxColumns);
     const plan = oneDefinition(fromTemplate, given) ?? given;
     checkPlanLimits(plan, deps.store);
     const result = await work(upload, plan, (path) => (paths.push(path), path));
@@ -161,6 +195,7 @@ function definitionPart(
   text: string | undefined,
   ref: TableRef,
   readDefinition: (value: unknown) => TableDefinition,
+  maxColumns: number,
 ): TablePlan | undefined {
   if (text === undefined || text.trim() === "") return undefined;
   let value: unknown;
@@ -174,7 +209,9 @@ function definitionPart(
     throw ApiError.badRequest('The body part must be a JSON object: {"table": definition}');
   }
   const table = (value as { table?: unknown }).table;
-  return table === undefined || table === null ? undefined : planTable(ref, readDefinition(table));
+  return table === undefined || table === null
+    ? undefined
+    : planTable(ref, readDefinition(table), maxColumns);
 }
 
 /** A failed sheet load's details with the sheet's own row numbers beside the record index. */

@@ -4,12 +4,13 @@
  * @module
  */
 
-import { checkWidth, planTable, type TablePlan } from "../../catalog/definition.ts";
+import { checkWidth, MAX_COLUMNS, planTable, type TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableDefinition, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import { checkSameColumns as checkSame } from "../shared/same_columns.ts";
 import type { Session } from "./database.ts";
 import { describeCsv } from "./csv_layout.ts";
+import { otherKeys } from "./row_keys.ts";
 import { engineMessage } from "./sql.ts";
 import type { RowsFile } from "./sources.ts";
 
@@ -22,6 +23,7 @@ export async function inferPlan(
   ref: TableRef,
   file: RowsFile,
   fromAll: boolean,
+  maxColumns = MAX_COLUMNS,
 ): Promise<TablePlan> {
   if (file.form === "arrays") {
     throw ApiError.unprocessable(
@@ -39,7 +41,13 @@ export async function inferPlan(
     return planTable(ref, { columns: file.keys.map((name) => ({ name, type: "VARCHAR" })) });
   }
   if (file.keys.length === 0) return planTable(ref, { columns: [] });
-  checkWidth(`Table "${ref.name}" has`, file.keys.length);
+  checkWidth(`Table "${ref.name}" has`, file.keys.length, "columns", maxColumns);
+  // Keys past the spool pass's sample: counted (a distinct list, little memory) before DuckDB
+  // infers a type for each, which for 10,000 keys takes more than its memory limit.
+  if (!file.keysComplete) {
+    file = { ...file, keys: [...file.keys, ...await otherKeys(session, file)], keysComplete: true };
+    checkWidth(`Table "${ref.name}" has`, file.keys.length, "columns", maxColumns);
+  }
   const sample = fromAll ? ", sample_size=-1" : "";
   const describe = (options: string) =>
     session.rows(
@@ -66,7 +74,9 @@ export async function inferPlan(
     );
   }
   const types = new Map(described.map((r) => [r.column_name as string, r.column_type as string]));
-  if (!fromAll && file.keys.some((k) => !types.has(k))) return inferPlan(session, ref, file, true);
+  if (!fromAll && file.keys.some((k) => !types.has(k))) {
+    return inferPlan(session, ref, file, true, maxColumns);
+  }
   const definition: TableDefinition = {
     columns: file.keys.map((key) => {
       const type = types.get(key) ?? "JSON";

@@ -7,23 +7,26 @@
 import { listValue } from "@duckdb/node-api";
 import type { Table } from "../../catalog/model.ts";
 import { type KeyColumn, matchRowKeys, rowsDoNotFit } from "../../catalog/rows.ts";
-import type { Database } from "./database.ts";
+import type { Database, Session } from "./database.ts";
 import { badValues } from "./load_errors.ts";
 import type { RowsFile } from "./sources.ts";
 
 /** Keys of any row that are not among the keys already known for `file`. */
 export function keysOutside(database: Database, file: RowsFile): Promise<string[]> {
-  return database.withSession(async (session) => {
-    // A key no JSON object can have keeps the list non-empty, which DuckDB needs to bind it.
-    const known = listValue(["\u0000", ...file.keys]);
-    const rows = await session.rows(
-      `SELECT DISTINCT k FROM (SELECT unnest(json_keys(json)) AS k
-         FROM read_json_objects($1, format='newline_delimited'))
-       WHERE NOT list_contains($2, k)`,
-      [file.path, known],
-    );
-    return rows.map((r) => r.k as string);
-  });
+  return database.withSession((session) => otherKeys(session, file));
+}
+
+/** {@link keysOutside} on `session`. */
+export async function otherKeys(session: Session, file: RowsFile): Promise<string[]> {
+  // A key no JSON object can have keeps the list non-empty, which DuckDB needs to bind it.
+  const known = listValue(["\u0000", ...file.keys]);
+  const rows = await session.rows(
+    `SELECT DISTINCT k FROM (SELECT unnest(json_keys(json)) AS k
+       FROM read_json_objects($1, format='newline_delimited'))
+     WHERE NOT list_contains($2, k)`,
+    [file.path, known],
+  );
+  return rows.map((r) => r.k as string);
 }
 
 /**

@@ -115,7 +115,9 @@ function stagingRows(
   };
   return {
     async infer(ref, fromAll) {
-      const plan = await database.withSession((session) => inferPlan(session, ref, file, fromAll));
+      const plan = await database.withSession((session) =>
+        inferPlan(session, ref, file, fromAll, maxColumns)
+      );
       return plan.columns.map((c) => ({ name: c.name, type: c.type.sql }));
     },
     async stage(table, onConflict) {
