@@ -19,6 +19,8 @@ import { scaleOut } from "./scale_out.ts";
 import { percentile } from "./measure.ts";
 import { readBounds } from "./read_bounds.ts";
 import { backup } from "./backup.ts";
+import { wide } from "./wide.ts";
+import { soak } from "./soak.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
 async function time(count: number, work: (i: number) => Promise<void>): Promise<number[]> {
@@ -109,6 +111,8 @@ if (import.meta.main) {
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   if (!only || only === "bounds") await readBounds();
   if (only === "backup") await backup(Number(Deno.args[1] ?? 10_000_000));
+  if (only === "soak") await soak(Number(Deno.args[1] ?? 60), Number(Deno.args[2] ?? 200));
+  if (only === "wide") await wide(Number(Deno.args[1] ?? 2000), Number(Deno.args[2] ?? 10_000));
   // Compares block sizes, minutes of loads: run only when asked for.
   if (only === "blocks") await blocks(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 3));
   // Needs a PostgreSQL of its own and minutes of loads: run only when asked for.

@@ -47,8 +47,11 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly maxUploadBytes: number;
   readonly maxJsonBytes: number;
-  /** DuckDB's memory limit in bytes; past it, DuckDB spills to `DATA_DIR/tmp`. */
-  readonly duckdbMemoryBytes: number;
+  /**
+   * DuckDB's memory limit in bytes; past it, DuckDB spills to `DATA_DIR/tmp`. Absent, half of
+   * the memory the process may use, as DuckDB reads it (the machine's, or a container's limit).
+   */
+  readonly duckdbMemoryBytes?: number;
   /** DuckDB's block size for a database file it creates; an existing file keeps its own. */
   readonly duckdbBlockBytes: number;
   /** Threads DuckDB runs a statement on; absent, DuckDB's default: one per CPU core. */
@@ -178,8 +181,11 @@ function choice<const T extends string>(allowed: readonly T[], fallback: T) {
  * A size in bytes (`1048576`, `10MiB`; also a count, which is a size without units), at least 1.
  * `check` says what else is wrong with a size, after its value.
  */
-function size(fallback: number, check?: (bytes: number) => string | undefined) {
-  return given.transform((raw, ctx) => {
+function size<F extends number | undefined>(
+  fallback: F,
+  check?: (bytes: number) => string | undefined,
+) {
+  return given.transform((raw, ctx): number | F => {
     if (raw === undefined) return fallback;
     const bytes = parseSize(raw);
     if (bytes === undefined || bytes < 1) {
@@ -219,7 +225,7 @@ const variables = z.object({
   MAX_UPLOAD_BYTES: size(1024 ** 3),
   MAX_JSON_BYTES: size(10 * 1024 ** 2),
   DUCKDB_MEMORY_LIMIT: size(
-    256 * 1024 ** 2,
+    undefined,
     (bytes) =>
       bytes < DUCKDB_READER_BYTES
         ? `is below ${DUCKDB_READER_BYTES / 1024 ** 2}MiB, the least a load needs`
@@ -293,7 +299,9 @@ const configSchema = variables
       logLevel: vars.LOG_LEVEL,
       maxUploadBytes: vars.MAX_UPLOAD_BYTES,
       maxJsonBytes: vars.MAX_JSON_BYTES,
-      duckdbMemoryBytes: vars.DUCKDB_MEMORY_LIMIT,
+      ...(vars.DUCKDB_MEMORY_LIMIT === undefined
+        ? {}
+        : { duckdbMemoryBytes: vars.DUCKDB_MEMORY_LIMIT }),
       duckdbBlockBytes: vars.DUCKDB_BLOCK_SIZE,
       ...(vars.DUCKDB_THREADS === undefined ? {} : { duckdbThreads: vars.DUCKDB_THREADS }),
       maxSheetRows: vars.MAX_SHEET_ROWS,

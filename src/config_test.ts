@@ -21,6 +21,12 @@ Deno.test("parseConfig() applies the documented defaults", () => {
   assert.equal(config.backupKeep, 7);
 });
 
+Deno.test("DUCKDB_MEMORY_LIMIT unset is left to the store (half the memory DuckDB sees)", () => {
+  assert.equal(parseConfig({}).duckdbMemoryBytes, undefined);
+  assert.equal(parseConfig({ DUCKDB_MEMORY_LIMIT: " " }).duckdbMemoryBytes, undefined);
+  assert.equal(parseConfig({ DUCKDB_MEMORY_LIMIT: "1GiB" }).duckdbMemoryBytes, 1024 ** 3);
+});
+
 Deno.test("parseConfig() takes a postgres:// or postgresql:// DATABASE_URL", () => {
   for (const url of ["postgres://u:p@db:5432/tables", "postgresql:///tables?host=/run/pg"]) {
     assert.equal(parseConfig({ DATABASE_URL: ` ${url} ` }).databaseUrl, url);

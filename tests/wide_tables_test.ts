@@ -271,7 +271,7 @@ function mixedCsv(width: number, rows = 3): Uint8Array {
   return new TextEncoder().encode(csvText(lines));
 }
 
-Deno.test(`${FILLED_WIDTH} columns, half of them text, load, read and export at the default memory limit`, async (t) => {
+Deno.test(`${FILLED_WIDTH} columns, half of them text, load, read and export at 256 MiB`, async (t) => {
   const server = await TestServer.start({ DUCKDB_THREADS: "" });
   try {
     const expected = names(FILLED).map((name, i) => `${name} ${i % 2 === 0 ? BIGINT : VARCHAR}`);
@@ -345,7 +345,7 @@ async function checkpointAndRestart(server: TestServer): Promise<void> {
   await server.restart();
 }
 
-onDuckDB.test("in a database of 16 KiB blocks, wide tables take appends after a checkpoint at the default memory limit", async (t) => {
+onDuckDB.test("in a database of 16 KiB blocks, wide tables take appends after a checkpoint at 256 MiB", async (t) => {
   const server = await TestServer.start({ DUCKDB_BLOCK_SIZE: "16KiB", DUCKDB_THREADS: "" });
   try {
     await t.step("2,000 columns, half of them text", async () => {

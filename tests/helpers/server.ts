@@ -114,6 +114,10 @@ export class TestServer {
       DATA_DIR: dir,
       AUTH_JWT_SECRET: TEST_SECRET,
       LOG_LEVEL: Deno.env.get("TEST_LOG_LEVEL") ?? "warn",
+      // The service's default follows the machine's memory (half of it); tests keep a fixed
+      // one, so what they load at "the default" means the same on every machine. A test of the
+      // real default sets it to "".
+      DUCKDB_MEMORY_LIMIT: "256MiB",
       ...engine,
       ...env,
     };

@@ -14,7 +14,7 @@ import type {
 import { ApiError } from "../../errors.ts";
 import { engineMessage } from "./sql.ts";
 import { DUCKDB_READER_BYTES } from "../../limits.ts";
-import { type DatabaseOptions, openInstance } from "./database_open.ts";
+import { type DatabaseOptions, defaultMemoryBytes, openInstance } from "./database_open.ts";
 import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
 import { bound, type Failures, type Lines, Session, Slots } from "./session.ts";
 import { boundMemory, interruptAfter } from "./interrupts.ts";
@@ -116,7 +116,10 @@ export class Database {
    * is not a DuckDB database, is damaged or truncated, or is held by another process is
    * refused, with the reason as the message and the file untouched.
    */
-  static async open(options: DatabaseOptions): Promise<Database> {
+  static async open(given: DatabaseOptions): Promise<Database> {
+    const options = given.memoryBytes
+      ? given
+      : { ...given, memoryBytes: await defaultMemoryBytes() };
     const database = new Database(await openInstance(options), options);
     // Clients' reads may take DuckDB's limit and a margin above it, then are stopped (503).
     boundMemory(options.memoryBytes && options.memoryBytes + READ_MEMORY_MARGIN);

@@ -20,7 +20,10 @@ export interface DatabaseOptions {
   readonly backupDir?: string;
   /** Absolute directory for DuckDB's spill files. */
   readonly tempDir: string;
-  /** DuckDB's memory limit in bytes (DuckDB's own default, 80% of RAM, when absent). */
+  /**
+   * DuckDB's memory limit in bytes; when absent, {@link Database.open} takes
+   * {@link defaultMemoryBytes} and a bare instance DuckDB's own default, 80% of it.
+   */
   readonly memoryBytes?: number;
   /**
    * Block size of a database file created now (DuckDB's default, 256 KiB, when absent); an
@@ -81,6 +84,62 @@ export async function openInstance(
   }
   connection.closeSync();
   return instance;
+}
+
+/** The least memory {@link defaultMemoryBytes} gives DuckDB. */
+const LEAST_DEFAULT_MEMORY = 256 * 1024 ** 2;
+
+/**
+ * Half of the memory this process may use, at least 256 MiB: DuckDB's own default (80% of the
+ * machine's memory, or of a container's cgroup limit when lower, which DuckDB reads itself)
+ * taken to 5/8. The rest is the JavaScript heap's, a spreadsheet worker's and the read bound's.
+ */
+export async function defaultMemoryBytes(): Promise<number> {
+  const instance = await DuckDBInstance.create(":memory:");
+  try {
+    const connection = await instance.connect();
+    const reader = await connection.runAndReadAll(
+      "SELECT current_setting('memory_limit') AS limit",
+    );
+    connection.closeSync();
+    return fiveEighths(String(reader.getRowObjectsJS()[0]?.limit));
+  } finally {
+    instance.closeSync();
+  }
+}
+
+const UNITS: Record<string, number> = {
+  bytes: 1,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  tib: 1024 ** 4,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+};
+
+/**
+ * 5/8 of a memory size as DuckDB prints it (`19.2 GiB`), in whole MiB, at least 256 MiB; the
+ * least when it cannot be read.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fiveEighths } from "./database_open.ts";
+ *
+ * assert.equal(fiveEighths("19.2 GiB"), 12288 * 1024 ** 2);
+ * assert.equal(fiveEighths("300.0 MiB"), 256 * 1024 ** 2);
+ * assert.equal(fiveEighths("lots"), 256 * 1024 ** 2);
+ * ```
+ */
+export function fiveEighths(text: string): number {
+  const match = /^([\d.]+)\s*([a-z]+)$/i.exec(text.trim());
+  const unit = match && UNITS[match[2]!.toLowerCase()];
+  if (!unit) return LEAST_DEFAULT_MEMORY;
+  const mib = Math.floor(Number(match[1]) * unit * 5 / 8 / 1024 ** 2);
+  return Math.max(LEAST_DEFAULT_MEMORY, mib * 1024 ** 2);
 }
 
 /** Bytes before a DuckDB file's first block: a main header and two database headers. */

@@ -1,0 +1,162 @@
+/**
+ * `deno task bench soak [minutes] [rate]`: mixed traffic against a spawned service for
+ * `minutes` (60 by default) at `rate` requests a second (200): pages at random filters,
+ * offsets and cursors, 10-row inserts, summaries and `POST /query`. Each minute it prints the
+ * service's RSS, DuckDB's own count of its memory (`table_service_storage_memory_bytes`, which a
+ * growing table legitimately fills up to `DUCKDB_MEMORY_LIMIT`) and the rest, RSS less DuckDB's;
+ * at the end, the rest's growth from minute 10 (a third of the run when shorter) to the last, in
+ * MB and in bytes per request, against the target of 50 MB over an hour.
+ *
+ * @module
+ */
+
+import { TestServer } from "../tests/helpers/server.ts";
+import { memory } from "./measure.ts";
+
+/** Most requests in flight: past it a tick's requests are counted as missed, not queued. */
+const MAX_IN_FLIGHT = 64;
+const MB = 1e6;
+
+interface Minute {
+  readonly minute: number;
+  readonly requests: number;
+  readonly rss: number;
+  readonly duckdb: number;
+  readonly rest: number;
+}
+
+/** DuckDB's own count of its memory, from the service's metrics, in bytes. */
+async function duckdbMemory(server: TestServer): Promise<number> {
+  const metrics = await server.request("GET", "/metrics");
+  return Number(/^table_service_storage_memory_bytes (\d+)/m.exec(metrics.text)?.[1] ?? NaN);
+}
+
+/** Runs the soak and prints its minutes and the growth of what is not DuckDB's. */
+export async function soak(minutes: number, rate: number): Promise<void> {
+  const server = await TestServer.spawn({ LOG_LEVEL: "error" });
+  try {
+    const created = await server.request("POST", "table/events", {
+      body: {
+        table: {
+          columns: [
+            { name: "id", type: "bigserial" },
+            { name: "k", type: "integer" },
+            { name: "s", type: "varchar" },
+            { name: "v", type: "double" },
+          ],
+          constraints: { primary_key: { columns: ["id"] } },
+        },
+      },
+    });
+    if (created.status !== 200) throw new Error(`Cannot create the table: ${created.text}`);
+    let next = 0;
+    const rows = (count: number) =>
+      Array.from({ length: count }, () => {
+        const n = next++;
+        return { k: n % 1000, s: `event ${n} ${"x".repeat(n % 40)}`, v: (n * 7919) % 10007 };
+      });
+    for (let i = 0; i < 20; i++) {
+      const loaded = await server.request("POST", "table/events/records", { body: rows(5000) });
+      if (loaded.status !== 200) throw new Error(`Cannot load: ${loaded.text}`);
+    }
+
+    const random = (n: number) => Math.floor(Math.random() * n);
+    let cursor: string | null = null;
+    const kinds: [number, () => Promise<{ status: number }>][] = [
+      [30, async () => {
+        const filter = [`k=eq.${random(1000)}`, `v=gt.${random(10000)}`, `s=like.*${random(99)}*`][
+          random(3)
+        ];
+        return await server.request(
+          "GET",
+          `table/events/records?${filter}&limit=20&offset=${random(50)}`,
+        );
+      }],
+      [15, async () => {
+        const page = await server.request(
+          "GET",
+          `table/events/records?limit=50&after=${encodeURIComponent(cursor ?? "")}`,
+        );
+        cursor = page.body?.next ?? null;
+        return page;
+      }],
+      [30, () => server.request("POST", "table/events/records", { body: rows(10) })],
+      [5, () => server.request("GET", "table/events/summary")],
+      [20, () =>
+        server.request("POST", "query", {
+          body: {
+            sql: "SELECT k, count(*) AS n, avg(v) AS v FROM events WHERE k BETWEEN $1 AND $1 + 9 " +
+              "GROUP BY k ORDER BY k",
+            params: [random(990)],
+          },
+        })],
+    ];
+    const total = kinds.reduce((sum, [weight]) => sum + weight, 0);
+    const pick = () => {
+      let at = random(total);
+      for (const [weight, send] of kinds) {
+        if ((at -= weight) < 0) return send;
+      }
+      return kinds[0]![1];
+    };
+
+    let done = 0;
+    let failed = 0;
+    let missed = 0;
+    let inFlight = 0;
+    const tickMs = 10;
+    const perTick = rate * tickMs / 1000;
+    let owed = 0;
+    const ticker = setInterval(() => {
+      owed += perTick;
+      for (; owed >= 1; owed--) {
+        if (inFlight >= MAX_IN_FLIGHT) {
+          missed++;
+          continue;
+        }
+        inFlight++;
+        pick()().then(
+          (answer) => answer.status === 200 ? done++ : failed++,
+          () => failed++,
+        ).finally(() => inFlight--);
+      }
+    }, tickMs);
+
+    const log: Minute[] = [];
+    console.log(
+      `\nSoak: ${minutes} min at ${rate} requests/s (pages 45%, inserts 30%, queries 20%, ` +
+        "summaries 5%)",
+    );
+    console.log("minute  requests   RSS MB  DuckDB MB  rest MB");
+    try {
+      for (let minute = 1; minute <= minutes; minute++) {
+        await new Promise((resolve) => setTimeout(resolve, 60_000));
+        const rss = memory(server.pid, "VmRSS") * 1024 ** 2;
+        const duckdb = await duckdbMemory(server);
+        const entry = { minute, requests: done, rss, duckdb, rest: rss - duckdb };
+        log.push(entry);
+        console.log(
+          `${String(minute).padStart(6)} ${String(done).padStart(9)} ${
+            (rss / MB).toFixed(0).padStart(8)
+          } ${(duckdb / MB).toFixed(0).padStart(10)} ${(entry.rest / MB).toFixed(0).padStart(8)}`,
+        );
+      }
+    } finally {
+      clearInterval(ticker);
+    }
+    while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    const from = log[Math.min(9, Math.floor(minutes / 3))]!;
+    const to = log.at(-1)!;
+    const growth = to.rest - from.rest;
+    const requests = to.requests - from.requests;
+    console.log(
+      `rest from minute ${from.minute} to ${to.minute}: ${(growth / MB).toFixed(1)} MB over ` +
+        `${requests} requests, ${(growth / Math.max(1, requests)).toFixed(0)} bytes a request ` +
+        `(target: at most 50 MB an hour, ${(50 * MB / (rate * 3600)).toFixed(0)} bytes a ` +
+        `request at ${rate}/s); ${failed} requests failed, ${missed} not sent (${MAX_IN_FLIGHT} ` +
+        "in flight)",
+    );
+  } finally {
+    await server.dispose();
+  }
+}
