@@ -30,7 +30,16 @@ export interface SheetLimits {
   readonly maxExpandedBytes: number;
   /** Most times its own size the file may decompress to. */
   readonly maxExpansionRatio: number;
+  /** Most bytes one part may decompress to; {@link MAX_PART_BYTES} when absent. */
+  readonly maxPartBytes?: number;
 }
+
+/**
+ * Most bytes one part of a workbook may unpack to: SheetJS reads each XML part as one string,
+ * one character a byte, and V8's strings hold at most 2^29 - 24 characters. A longer sheet is
+ * silently dropped by SheetJS, so it is refused here, naming the reason.
+ */
+export const MAX_PART_BYTES = 2 ** 29 - 24;
 
 /** A sheet's rows as newline-delimited JSON objects, keyed by the trimmed header names. */
 export interface SheetRows extends RowsSummary {
@@ -102,6 +111,7 @@ export function checkZip(bytes: Uint8Array, limits: SheetLimits): void {
   const entries = view.getUint16(eocd + 10, true);
   const directoryAt = view.getUint32(eocd + 16, true);
   if (entries > MAX_ZIP_ENTRIES) throw brokenZip(`more than ${MAX_ZIP_ENTRIES} entries`);
+  const partLimit = limits.maxPartBytes ?? MAX_PART_BYTES;
   let expanded = 0;
   let at = directoryAt;
   for (let n = 0; n < entries; n++) {
@@ -133,13 +143,16 @@ export function checkZip(bytes: Uint8Array, limits: SheetLimits): void {
       // Inflated as SheetJS will inflate it, to the stream's own end whatever the sizes
       // claim, and refused when the stream does not end exactly where the sizes say.
       let inflated: { buffer: Uint8Array; engine: { bytesWritten: number } };
+      const room = Math.max(1, budget - expanded);
       try {
         inflated = inflateRawSync(bytes.subarray(dataAt), {
           info: true,
-          maxOutputLength: Math.max(1, budget - expanded),
+          maxOutputLength: Math.min(room, partLimit + 1),
         }) as unknown as typeof inflated;
       } catch (error) {
-        if (error instanceof RangeError) throw tooExpanded(budget);
+        if (error instanceof RangeError) {
+          throw room <= partLimit ? tooExpanded(budget) : partTooLarge(name, partLimit);
+        }
         throw brokenZip(`entry "${name}" does not inflate`);
       }
       if (inflated.engine.bytesWritten !== compressed) {
@@ -149,6 +162,7 @@ export function checkZip(bytes: Uint8Array, limits: SheetLimits): void {
     } else throw brokenZip(`entry "${name}" uses compression method ${method}`);
     expanded += data.length;
     if (expanded > budget) throw tooExpanded(budget);
+    if (data.length > partLimit) throw partTooLarge(name, partLimit);
     if (/\.(xml|rels|vml)$/i.test(name)) checkProlog(data, name);
   }
 }
@@ -386,6 +400,15 @@ function looksLikeText(bytes: Uint8Array, truncated: boolean): boolean {
 
 function brokenZip(why: string): ApiError {
   return ApiError.badRequest(`The file is not a readable spreadsheet: ${why}`);
+}
+
+function partTooLarge(name: string, limit: number): ApiError {
+  return new ApiError(
+    413,
+    "payload_too_large",
+    `The spreadsheet part "${name}" unpacks to more than ${limit} bytes, the most the ` +
+      "spreadsheet reader takes a part; send the sheet as CSV",
+  );
 }
 
 function tooExpanded(budget: number): ApiError {
