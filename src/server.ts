@@ -229,6 +229,9 @@ export async function startService(
         );
         await server.shutdown().finally(() => clearTimeout(grace));
         await stopTrim();
+        // A scheduled backup answers no request, so the grace above did not reach it: it is
+        // broken off (its file removed), not waited for.
+        if (backups?.running) store.interrupt?.(ApiError.unavailable("The service is stopping"));
         await stopBackups();
         await store.close();
       })(),

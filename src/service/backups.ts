@@ -98,6 +98,11 @@ export class Backups {
     return new Backups(store as Backups["store"], dir, logger, now);
   }
 
+  /** Whether a backup is under way. */
+  get running(): boolean {
+    return this.#running !== undefined;
+  }
+
   /**
    * Takes a backup and answers once it is complete; 409 while another is under way. With
    * `scheduled`, it is marked as the schedule's.
