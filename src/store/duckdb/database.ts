@@ -15,6 +15,7 @@ import { ApiError } from "../../errors.ts";
 import { engineMessage } from "./sql.ts";
 import { DUCKDB_READER_BYTES } from "../../limits.ts";
 import { type DatabaseOptions, defaultMemoryBytes, openInstance } from "./database_open.ts";
+import { Reopener } from "./database_reopen.ts";
 import { INVALIDATED, outOfMemory, READ_ONLY, savedBeforeFailure } from "./engine_errors.ts";
 import { bound, type Failures, type Lines, Session, Slots } from "./session.ts";
 import { boundMemory, interruptAfter } from "./interrupts.ts";
@@ -33,27 +34,11 @@ export type Row = Record<string, JS>;
  */
 const READ_MEMORY_MARGIN = 128 * 1024 ** 2;
 
-/**
- * Longest new work waits for a failed instance to be reopened before it fails with the cause.
- * A unit asking for a second connection of its own while the instance failed waits this long
- * for itself, then fails, and so lets the reopen go on.
- */
-const REOPEN_WAIT_MS = 1000;
-
 /** Connections kept open between units of work. */
 const MAX_IDLE_CONNECTIONS = 8;
 
 /** Readers at once when DuckDB chooses its own memory limit (80% of RAM). */
 const DEFAULT_READERS = 8;
-
-/** Least milliseconds between tries to open read-write again a file opened read-only. */
-const READ_ONLY_RETRY_MS = 1000;
-
-/**
- * Longest new work waits, at such a try, for the work under way to end: the instance can only
- * be closed once none holds it. Work longer than that (an export, say) puts the try off.
- */
-const READ_ONLY_DRAIN_MS = 250;
 
 /**
  * The open database. When DuckDB invalidates it (a checkpoint that failed, as on a full
@@ -92,18 +77,22 @@ export class Database {
   #active = 0;
   #transactions = 0;
   #closed = false;
-  /** Set while the instance is invalidated: what work meets until it is reopened. */
-  #broken: ApiError | undefined;
-  #reopening: Promise<void> | undefined;
-  /** When the instance was opened read-only because the disk was full, that time. */
-  #readOnlySince: number | undefined;
-  /** Set while new work waits for the work under way to end, to open read-write again. */
-  #draining: Promise<void> | undefined;
-  /** Called when the last work under way ends, while something waits for that. */
-  #onIdle: (() => void) | undefined;
+  /** The failed instance's reopening, and the file opened read-only's return to writing. */
+  readonly #reopener: Reopener;
 
   private constructor(instance: DuckDBInstance, private readonly options: DatabaseOptions) {
     this.#instance = instance;
+    this.#reopener = new Reopener({
+      activeWork: () => this.#active,
+      isClosed: () => this.#closed,
+      closeInstance: () => {
+        for (const connection of this.#idle.splice(0)) connection.closeSync();
+        this.#instance?.closeSync();
+        // Undefined until the file is open again: a failed attempt must not close it twice.
+        this.#instance = undefined;
+      },
+      useInstance: (opened) => this.#instance = opened,
+    }, options);
     const { memoryBytes } = options;
     this.#readers = new Slots(
       memoryBytes ? Math.max(1, Math.floor(memoryBytes / DUCKDB_READER_BYTES)) : DEFAULT_READERS,
@@ -152,8 +141,8 @@ export class Database {
   /** A connection for one unit of work, from the pool when one is idle. */
   async #acquire(): Promise<DuckDBConnection> {
     if (this.#closed) throw new Error("The database is closed");
-    if (this.#readOnlySince !== undefined) await this.#writeAgainIfDue();
-    if (this.#broken) await this.#reopened();
+    if (this.#reopener.readOnlySince !== undefined) await this.#reopener.writeAgainIfDue();
+    if (this.#reopener.broken) await this.#reopener.reopened();
     // Counted before connecting: a reopen must not close the instance under a connect.
     this.#active++;
     let connection: DuckDBConnection;
@@ -167,72 +156,19 @@ export class Database {
     return connection;
   }
 
-  /**
-   * Waits for a failed instance to be reopened, at most {@link REOPEN_WAIT_MS}: the work still
-   * on it has been interrupted and ends within moments, and new work (a read, which needs no
-   * space on a full disk) is then served rather than refused. Past the wait, or when the file
-   * cannot be reopened, it fails with the cause.
-   */
-  async #reopened(): Promise<void> {
-    const until = performance.now() + REOPEN_WAIT_MS;
-    while (this.#broken) {
-      try {
-        return await this.#reopen();
-      } catch (error) {
-        // Refused only while work holds the instance; a failed reopen is final for now.
-        if (this.#active === 0 || this.#closed || performance.now() >= until) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    }
-  }
-
   /** Puts a connection back in the pool; one that failed at something is closed instead. */
   #release(connection: DuckDBConnection, healthy: boolean): void {
     this.#active--;
     this.#busy.delete(connection);
-    if (healthy && !this.#closed && !this.#broken && this.#idle.length < MAX_IDLE_CONNECTIONS) {
+    if (
+      healthy && !this.#closed && !this.#reopener.broken && this.#idle.length < MAX_IDLE_CONNECTIONS
+    ) {
       this.#idle.push(connection);
     } else {
       connection.closeSync();
     }
     if (this.#active > 0) return;
-    this.#onIdle?.();
-    // The last work on a failed instance has ended: reopen now, not at the next request.
-    if (this.#broken) this.#reopen().catch(() => {});
-  }
-
-  /**
-   * Tries, at most once a second, to open read-write again a file opened read-only. The
-   * instance must be closed for that, so new work waits until none holds it: were the try
-   * left for a moment with no work under way, overlapping requests would put it off for good.
-   * Work still under way after READ_ONLY_DRAIN_MS puts it off a second instead, and new work
-   * goes on read-only: a unit waiting for a second connection of its own must not wait for
-   * itself, nor a read for a slow export.
-   */
-  #writeAgainIfDue(): Promise<void> {
-    if (this.#draining) return this.#draining;
-    if (Date.now() - this.#readOnlySince! < READ_ONLY_RETRY_MS) return Promise.resolve();
-    this.#draining = this.#whenIdle(READ_ONLY_DRAIN_MS)
-      .then(async (idle) => {
-        if (idle) await this.#reopen().catch(() => {}); // Read-only again, or failed: logged.
-        else this.#readOnlySince = Date.now();
-      })
-      .finally(() => this.#draining = undefined);
-    return this.#draining;
-  }
-
-  /** Resolves true once no work holds the instance, false if some still does after `ms`. */
-  #whenIdle(ms: number): Promise<boolean> {
-    if (this.#active === 0) return Promise.resolve(true);
-    const { promise, resolve } = Promise.withResolvers<boolean>();
-    const settle = (idle: boolean) => {
-      clearTimeout(timer);
-      this.#onIdle = undefined;
-      resolve(idle);
-    };
-    const timer = setTimeout(() => settle(false), ms);
-    this.#onIdle = () => settle(true);
-    return promise;
+    this.#reopener.idle();
   }
 
   /**
@@ -243,11 +179,11 @@ export class Database {
     if (error instanceof ApiError) return error;
     const text = error instanceof Error ? error.message : String(error);
     // Opened read-only because the disk was full: a write meets that disk.
-    if (this.#readOnlySince !== undefined && READ_ONLY.test(text)) {
+    if (this.#reopener.readOnlySince !== undefined && READ_ONLY.test(text)) {
       return ApiError.insufficientStorage();
     }
     if (INVALIDATED.test(text)) this.#break(error);
-    return ApiError.fromFullDisk(error) ?? outOfMemory(error) ?? this.#broken ?? error;
+    return ApiError.fromFullDisk(error) ?? outOfMemory(error) ?? this.#reopener.broken ?? error;
   }
 
   /** Whether `error` is a commit saved before the instance failed; marks it failed if so. */
@@ -259,71 +195,14 @@ export class Database {
 
   /** Marks the instance failed and interrupts the work on it, which can only fail now. */
   #break(error: unknown): void {
-    if (this.#broken) return;
-    this.#broken = ApiError.fromFullDisk(error) ??
+    if (this.#reopener.broken) return;
+    this.#reopener.broken = ApiError.fromFullDisk(error) ??
       ApiError.unavailable("The database failed and is being reopened; try again", 1);
     this.options.logger?.log("error", "database failed; reopening it", {
       error: engineMessage(error),
     });
     for (const connection of this.#busy) connection.interrupt();
-    for (const breakOff of this.#exports) breakOff(this.#broken);
-  }
-
-  /**
-   * Reopens a failed instance (or one opened read-only) once no work holds a connection to
-   * it: DuckDB replays its write-ahead log, so every commit it acknowledged is there. Until
-   * then this fails with the failure (new work waits in {@link Database.#reopened}), and so
-   * does work while the file cannot be reopened.
-   */
-  #reopen(): Promise<void> {
-    if (this.#closed) return Promise.reject(new Error("The database is closed"));
-    if (this.#active > 0) return Promise.reject(this.#broken);
-    // Cleared only once settled, so every caller meanwhile waits for the same attempt.
-    this.#reopening ??= this.#openAgain().finally(() => this.#reopening = undefined);
-    return this.#reopening;
-  }
-
-  /**
-   * Opens the file again, read-write; read-only when the disk is too full for that (DuckDB
-   * writes when it opens a file with a log to replay), so reads go on and writes get 507
-   * until a later try opens it read-write.
-   */
-  async #openAgain(): Promise<void> {
-    try {
-      for (const connection of this.#idle.splice(0)) connection.closeSync();
-      this.#instance?.closeSync();
-      // Undefined until the file is open again: a failed attempt must not close it twice.
-      this.#instance = undefined;
-      let instance: DuckDBInstance;
-      let readOnly = false;
-      try {
-        instance = await openInstance(this.options);
-      } catch (error) {
-        if (!ApiError.fromFullDisk(error)) throw error;
-        this.options.logger?.log("warn", "database cannot be reopened for writing", {
-          error: error instanceof Error ? error.message : String(error),
-        });
-        instance = await openInstance(this.options, true);
-        readOnly = true;
-      }
-      if (this.#closed) return instance.closeSync(); // Shut down meanwhile.
-      this.#instance = instance;
-      this.#broken = undefined;
-      this.#readOnlySince = readOnly ? Date.now() : undefined;
-      this.options.logger?.log(
-        "warn",
-        readOnly ? "database reopened read-only" : "database reopened",
-      );
-    } catch (error) {
-      this.#broken ??= ApiError.unavailable("The database failed and is being reopened", 1);
-      this.options.logger?.log("error", "database could not be reopened", {
-        error: error instanceof Error ? error.message : String(error),
-      });
-      throw ApiError.unavailable(
-        "The database failed and cannot be reopened now; try again later",
-        1,
-      );
-    }
+    for (const breakOff of this.#exports) breakOff(this.#reopener.broken);
   }
 
   /**
@@ -331,10 +210,10 @@ export class Database {
    * tries); an orchestrator restarting the process on false gets a fresh start.
    */
   async usable(): Promise<boolean> {
-    if (!this.#broken || this.#closed) return !this.#closed;
+    if (!this.#reopener.broken || this.#closed) return !this.#closed;
     // Work on the failed instance is still ending; the reopen follows.
     if (this.#active > 0) return true;
-    return await this.#reopen().then(() => true, () => false);
+    return await this.#reopener.reopen().then(() => true, () => false);
   }
 
   /**
@@ -378,9 +257,9 @@ export class Database {
       // A result not read to its end keeps its transaction open in DuckDB, and the instance
       // and its file, until it is collected, its connection closed or not. A failed instance
       // is let go of now, and the result read out after.
-      if (healthy || !result || this.#broken) {
+      if (healthy || !result || this.#reopener.broken) {
         this.#release(connection, healthy);
-        if (this.#broken && result) void readToEnd(result);
+        if (this.#reopener.broken && result) void readToEnd(result);
         return;
       }
       // Otherwise a checkpoint meanwhile would fail ("other write transactions active"):
@@ -419,15 +298,15 @@ export class Database {
     }
     reading = false;
     // Broken off while it began: no stream would learn of that.
-    if (this.#broken) {
+    if (this.#reopener.broken) {
       release();
-      throw this.#broken;
+      throw this.#reopener.broken;
     }
     const stream = begun.stream = lineStream(lines, {
       read: async () => {
         reading = true;
         // A failed instance waits for this connection to be let go before it is reopened.
-        if (this.#broken) throw this.#broken;
+        if (this.#reopener.broken) throw this.#reopener.broken;
         let chunk = next;
         if (chunk === undefined) {
           deadline.restart();
@@ -519,17 +398,17 @@ export class Database {
     if (this.#closed) return;
     try {
       // A reopen under way would open the file again behind the close.
-      await this.#reopening?.catch(() => {});
+      await this.#reopener.reopening?.catch(() => {});
       // An export a client cut short holds a transaction until its result has ended.
       await Promise.all(this.#ending);
       // A failed instance writes nothing more; its write-ahead log holds every commit.
-      if (!this.#broken && this.#readOnlySince === undefined) {
+      if (!this.#reopener.broken && this.#reopener.readOnlySince === undefined) {
         await this.withSession((session) => session.run("CHECKPOINT"));
       }
     } finally {
       this.#closeNow();
       // One the checkpoint failing began closes what it opens; until it has, DuckDB is busy.
-      await this.#reopening?.catch(() => {});
+      await this.#reopener.reopening?.catch(() => {});
     }
   }
 
