@@ -10,7 +10,7 @@
  * @module
  */
 
-import { TestServer } from "../tests/helpers/server.ts";
+import { mint, TestServer } from "../tests/helpers/server.ts";
 import { memory } from "./measure.ts";
 
 /** Most requests in flight: past it a tick's requests are counted as missed, not queued. */
@@ -61,6 +61,10 @@ export async function soak(minutes: number, rate: number): Promise<void> {
     }
 
     const random = (n: number) => Math.floor(Math.random() * n);
+    // Queries come from several clients, as dashboards' do: one token's are capped at 4.
+    const queryTokens = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => mint({ scope: "tables:read", sub: `dashboard-${i}` })),
+    );
     let cursor: string | null = null;
     const kinds: [number, () => Promise<{ status: number }>][] = [
       [30, async () => {
@@ -84,6 +88,7 @@ export async function soak(minutes: number, rate: number): Promise<void> {
       [5, () => server.request("GET", "table/events/summary")],
       [20, () =>
         server.request("POST", "query", {
+          token: queryTokens[random(queryTokens.length)],
           body: {
             sql: "SELECT k, count(*) AS n, avg(v) AS v FROM events WHERE k BETWEEN $1 AND $1 + 9 " +
               "GROUP BY k ORDER BY k",
@@ -102,6 +107,7 @@ export async function soak(minutes: number, rate: number): Promise<void> {
 
     let done = 0;
     let failed = 0;
+    const failures = new Map<number, number>();
     let missed = 0;
     let inFlight = 0;
     const tickMs = 10;
@@ -116,7 +122,11 @@ export async function soak(minutes: number, rate: number): Promise<void> {
         }
         inFlight++;
         pick()().then(
-          (answer) => answer.status === 200 ? done++ : failed++,
+          (answer) => {
+            if (answer.status === 200) return done++;
+            failed++;
+            failures.set(answer.status, (failures.get(answer.status) ?? 0) + 1);
+          },
           () => failed++,
         ).finally(() => inFlight--);
       }
@@ -153,8 +163,9 @@ export async function soak(minutes: number, rate: number): Promise<void> {
       `rest from minute ${from.minute} to ${to.minute}: ${(growth / MB).toFixed(1)} MB over ` +
         `${requests} requests, ${(growth / Math.max(1, requests)).toFixed(0)} bytes a request ` +
         `(target: at most 50 MB an hour, ${(50 * MB / (rate * 3600)).toFixed(0)} bytes a ` +
-        `request at ${rate}/s); ${failed} requests failed, ${missed} not sent (${MAX_IN_FLIGHT} ` +
-        "in flight)",
+        `request at ${rate}/s); ${failed} requests failed (${
+          [...failures].map(([status, n]) => `${n}× ${status}`).join(", ") || "none"
+        }), ${missed} not sent (${MAX_IN_FLIGHT} in flight)`,
     );
   } finally {
     await server.dispose();
