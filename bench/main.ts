@@ -111,7 +111,10 @@ if (import.meta.main) {
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   if (!only || only === "bounds") await readBounds();
   if (only === "backup") await backup(Number(Deno.args[1] ?? 10_000_000));
-  if (only === "soak") await soak(Number(Deno.args[1] ?? 60), Number(Deno.args[2] ?? 200));
+  if (only === "soak") {
+    const kinds = Deno.args[3]?.split(",").filter(Boolean);
+    await soak(Number(Deno.args[1] ?? 60), Number(Deno.args[2] ?? 200), kinds);
+  }
   if (only === "wide") await wide(Number(Deno.args[1] ?? 2000), Number(Deno.args[2] ?? 10_000));
   // Compares block sizes, minutes of loads: run only when asked for.
   if (only === "blocks") await blocks(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 3));

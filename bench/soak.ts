@@ -1,7 +1,8 @@
 /**
- * `deno task bench soak [minutes] [rate]`: mixed traffic against a spawned service for
- * `minutes` (60 by default) at `rate` requests a second (200): pages at random filters,
- * offsets and cursors, 10-row inserts, summaries and `POST /query`. Each minute it prints the
+ * `deno task bench soak [minutes] [rate] [kinds]`: mixed traffic against a spawned service for
+ * `minutes` (60 by default) at `rate` requests a second (200): pages at random filters
+ * (`filters`), pages by cursor (`cursors`), 10-row inserts (`inserts`), summaries (`summaries`)
+ * and `POST /query` (`queries`), or only the `kinds` named (comma-separated). Each minute it prints the
  * service's RSS, DuckDB's own count of its memory (`table_service_storage_memory_bytes`, which a
  * growing table legitimately fills up to `DUCKDB_MEMORY_LIMIT`) and the rest, RSS less DuckDB's;
  * at the end, the rest's growth from minute 10 (a third of the run when shorter) to the last, in
@@ -32,7 +33,11 @@ async function duckdbMemory(server: TestServer): Promise<number> {
 }
 
 /** Runs the soak and prints its minutes and the growth of what is not DuckDB's. */
-export async function soak(minutes: number, rate: number): Promise<void> {
+export async function soak(
+  minutes: number,
+  rate: number,
+  only: readonly string[] = [],
+): Promise<void> {
   const server = await TestServer.spawn({ LOG_LEVEL: "error" });
   try {
     const created = await server.request("POST", "table/events", {
@@ -66,8 +71,8 @@ export async function soak(minutes: number, rate: number): Promise<void> {
       Array.from({ length: 16 }, (_, i) => mint({ scope: "tables:read", sub: `dashboard-${i}` })),
     );
     let cursor: string | null = null;
-    const kinds: [number, () => Promise<{ status: number }>][] = [
-      [30, async () => {
+    const every: [string, number, () => Promise<{ status: number }>][] = [
+      ["filters", 30, async () => {
         const filter = [`k=eq.${random(1000)}`, `v=gt.${random(10000)}`, `s=like.*${random(99)}*`][
           random(3)
         ];
@@ -76,7 +81,7 @@ export async function soak(minutes: number, rate: number): Promise<void> {
           `table/events/records?${filter}&limit=20&offset=${random(50)}`,
         );
       }],
-      [15, async () => {
+      ["cursors", 15, async () => {
         const page = await server.request(
           "GET",
           `table/events/records?limit=50&after=${encodeURIComponent(cursor ?? "")}`,
@@ -84,9 +89,9 @@ export async function soak(minutes: number, rate: number): Promise<void> {
         cursor = page.body?.next ?? null;
         return page;
       }],
-      [30, () => server.request("POST", "table/events/records", { body: rows(10) })],
-      [5, () => server.request("GET", "table/events/summary")],
-      [20, () =>
+      ["inserts", 30, () => server.request("POST", "table/events/records", { body: rows(10) })],
+      ["summaries", 5, () => server.request("GET", "table/events/summary")],
+      ["queries", 20, () =>
         server.request("POST", "query", {
           token: queryTokens[random(queryTokens.length)],
           body: {
@@ -96,6 +101,10 @@ export async function soak(minutes: number, rate: number): Promise<void> {
           },
         })],
     ];
+    const unknown = only.filter((name) => !every.some(([kind]) => kind === name));
+    if (unknown.length > 0) throw new Error(`Unknown kinds ${unknown.join(", ")}`);
+    const kinds = every.filter(([kind]) => only.length === 0 || only.includes(kind))
+      .map(([, weight, send]) => [weight, send] as const);
     const total = kinds.reduce((sum, [weight]) => sum + weight, 0);
     const pick = () => {
       let at = random(total);
@@ -134,8 +143,10 @@ export async function soak(minutes: number, rate: number): Promise<void> {
 
     const log: Minute[] = [];
     console.log(
-      `\nSoak: ${minutes} min at ${rate} requests/s (pages 45%, inserts 30%, queries 20%, ` +
-        "summaries 5%)",
+      `\nSoak: ${minutes} min at ${rate} requests/s (${
+        every.filter(([kind]) => only.length === 0 || only.includes(kind))
+          .map(([kind, weight]) => `${kind} ${Math.round(weight / total * 100)}%`).join(", ")
+      })`,
     );
     console.log("minute  requests   RSS MB  DuckDB MB  rest MB");
     try {

@@ -17,7 +17,7 @@ import type { Store } from "../store/store.ts";
 /** A backup as listed. */
 export interface BackupInfo {
   readonly id: string;
-  /** When it began, ISO 8601 in UTC. */
+  /** When it began, to the second (its id), ISO 8601 in UTC. */
   readonly time: string;
   readonly bytes: number;
   /** Whether the schedule took it (and may prune it), rather than a request. */
@@ -27,6 +27,7 @@ export interface BackupInfo {
 /** A backup just taken: what it is, and how long it took. */
 export interface TakenBackup {
   readonly id: string;
+  /** When it began, to the second (its id), ISO 8601 in UTC. */
   readonly time: string;
   readonly bytes: number;
   readonly seconds: number;

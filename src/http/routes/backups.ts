@@ -20,7 +20,7 @@ const BackupParams = z.object({
 
 const TakenBackup = z.object({
   id: z.string().openapi({ example: "20261128T101500Z" }),
-  time: z.string().openapi({ example: "2026-11-28T10:15:00.412Z" }),
+  time: z.string().openapi({ example: "2026-11-28T10:15:00Z" }),
   bytes: z.number().int(),
   seconds: z.number(),
 }).openapi("TakenBackup");
