@@ -148,20 +148,21 @@ export class Backups {
 
   /** Every complete backup, newest first. */
   async list(): Promise<BackupInfo[]> {
-    const found: BackupInfo[] = [];
+    const ids: string[] = [];
     const scheduled = new Set<string>();
     for await (const entry of Deno.readDir(this.dir)) {
-      const marker = MARKER.exec(entry.name);
-      if (marker) scheduled.add(marker[1]!);
-    }
-    for await (const entry of Deno.readDir(this.dir)) {
       const id = FILE.exec(entry.name)?.[1];
-      if (id === undefined || !entry.isFile) continue;
+      if (id !== undefined && entry.isFile) ids.push(id);
+      const marker = MARKER.exec(entry.name)?.[1];
+      if (marker !== undefined) scheduled.add(marker);
+    }
+    const found: BackupInfo[] = [];
+    for (const id of ids.sort().reverse()) {
       const stat = await Deno.stat(this.#path(id)).catch(() => undefined);
       if (!stat) continue; // Removed meanwhile.
       found.push({ id, time: timeOf(id), bytes: stat.size, scheduled: scheduled.has(id) });
     }
-    return found.sort((a, b) => a.id < b.id ? 1 : -1);
+    return found;
   }
 
   /** The file of backup `id`, open for reading, and its length; 404 when there is none. */
