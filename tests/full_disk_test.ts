@@ -33,6 +33,17 @@ async function afterFreeing(send: () => Promise<Answer>): Promise<Answer> {
   }
 }
 
+/** Creates table `t`: a BIGINT `id` and a VARCHAR `s`, as {@link rows} fills them. */
+async function createTable(server: TestServer): Promise<void> {
+  ok(
+    await server.request("POST", "table/t", {
+      body: {
+        table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
+      },
+    }),
+  );
+}
+
 /**
  * Creates table `t` and inserts `batch` rows at a time into it until an insert is refused: the
  * rows acknowledged, and the refusal.
@@ -41,13 +52,7 @@ async function loadUntilRefused(
   server: TestServer,
   batch: number,
 ): Promise<{ acknowledged: number; refused: Answer }> {
-  ok(
-    await server.request("POST", "table/t", {
-      body: {
-        table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
-      },
-    }),
-  );
+  await createTable(server);
   let acknowledged = 0;
   for (let i = 0; i < 1000; i++) {
     const answer = await server.request("POST", "table/t/records", {
@@ -183,13 +188,7 @@ Deno.test({
   ignore,
   fn: () =>
     onSmallDisk(async (server, dir) => {
-      ok(
-        await server.request("POST", "table/t", {
-          body: {
-            table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
-          },
-        }),
-      );
+      await createTable(server);
       let next = 0;
       let acknowledged = 0;
       const failures = new Set<number>();
@@ -244,13 +243,7 @@ Deno.test({
     onSmallDisk(async (server, dir) => {
       let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
       try {
-        ok(
-          await server.request("POST", "table/t", {
-            body: {
-              table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
-            },
-          }),
-        );
+        await createTable(server);
         // Some 10 MB of CSV, sent uncompressed: more than the sockets between hold, so the
         // export waits for its client, holding its connection to the database.
         ok(await server.request("POST", "table/t/records", { body: rows(0, 50_000) }));
@@ -341,13 +334,7 @@ Deno.test({
   ignore,
   fn: () =>
     onSmallDisk(async (server, dir) => {
-      ok(
-        await server.request("POST", "table/t", {
-          body: {
-            table: { columns: [{ name: "id", type: "BIGINT" }, { name: "s", type: "VARCHAR" }] },
-          },
-        }),
-      );
+      await createTable(server);
       for (let at = 0; at < 40_000; at += 10_000) {
         ok(await server.request("POST", "table/t/records", { body: rows(at, 10_000) }));
       }
