@@ -6,6 +6,7 @@
  */
 
 import { sequenceDefault } from "../shared/sql.ts";
+import { createTableSql as createShapeSql, type TableShapeSql } from "../shared/table_ddl.ts";
 import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
@@ -171,60 +172,16 @@ export async function freeSequenceName(
   }
 }
 
-/** A table's shape as a CREATE TABLE statement needs it; every name is quoted here. */
-export interface TableShapeSql {
-  readonly columns: readonly {
-    readonly name: string;
-    /** A type from the strict type grammar, or DuckDB's own rendering of one. */
-    readonly typeSql: string;
-    /** A default as DuckDB renders it, after {@link checkDefault}. */
-    readonly defaultSql?: string | null;
-    readonly nullable: boolean;
-  }[];
-  readonly primaryKey?: readonly string[] | null;
-  readonly unique: readonly (readonly string[])[];
-  readonly foreignKeys: readonly {
-    readonly column: string;
-    readonly table: TableRef;
-    readonly refColumn: string;
-  }[];
-}
+export type { TableShapeSql };
 
 /**
  * The CREATE TABLE statement for a shape; a table without columns gets the hidden
  * placeholder column, because DuckDB needs at least one.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { createTableSql } from "./ddl.ts";
- *
- * const sql = createTableSql({ schema: "public", name: "t" }, {
- *   columns: [{ name: "id", typeSql: "INTEGER", nullable: false }],
- *   primaryKey: ["id"],
- *   unique: [],
- *   foreignKeys: [],
- * });
- * assert.equal(sql, 'CREATE TABLE "public"."t" ("id" INTEGER NOT NULL, PRIMARY KEY ("id"))');
- * ```
  */
 export function createTableSql(ref: TableRef, shape: TableShapeSql): string {
-  const parts = shape.columns.map((column) =>
-    `${quoteIdent(column.name)} ${column.typeSql}` +
-    (column.defaultSql == null ? "" : ` DEFAULT (${column.defaultSql})`) +
-    (column.nullable ? "" : " NOT NULL")
+  return createShapeSql(
+    ref,
+    shape,
+    shape.columns.length === 0 ? `${quoteIdent(PLACEHOLDER_COLUMN)} BOOLEAN` : undefined,
   );
-  if (shape.columns.length === 0) parts.push(`${quoteIdent(PLACEHOLDER_COLUMN)} BOOLEAN`);
-  const keyList = (columns: readonly string[]) => columns.map(quoteIdent).join(", ");
-  if (shape.primaryKey) parts.push(`PRIMARY KEY (${keyList(shape.primaryKey)})`);
-  for (const key of shape.unique) parts.push(`UNIQUE (${keyList(key)})`);
-  for (const fk of shape.foreignKeys) {
-    parts.push(
-      `FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${
-        qualified(fk.table.schema, fk.table.name)
-      }` +
-        ` (${quoteIdent(fk.refColumn)})`,
-    );
-  }
-  return `CREATE TABLE ${qualified(ref.schema, ref.name)} (${parts.join(", ")})`;
 }

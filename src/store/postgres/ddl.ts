@@ -21,6 +21,7 @@ import {
 import { describeTables } from "./metadata_describe.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { postgresType } from "./types.ts";
+import { createTableSql as createShapeSql, type TableShapeSql } from "../shared/table_ddl.ts";
 
 /**
  * The hidden column every table carries for its insertion order: PostgreSQL has no stable
@@ -221,62 +222,13 @@ export async function freeSequenceName(
   }
 }
 
-/** A table's shape as a CREATE TABLE statement needs it; every name is quoted here. */
-export interface TableShapeSql {
-  readonly columns: readonly {
-    readonly name: string;
-    /** A PostgreSQL type as types.ts gives it. */
-    readonly typeSql: string;
-    /** A default after {@link checkDefault}, or a sequence's. */
-    readonly defaultSql?: string | null;
-    readonly nullable: boolean;
-  }[];
-  readonly primaryKey?: readonly string[] | null;
-  readonly unique: readonly (readonly string[])[];
-  readonly foreignKeys: readonly {
-    readonly column: string;
-    readonly table: TableRef;
-    readonly refColumn: string;
-  }[];
-}
+export type { TableShapeSql };
 
-/**
- * The CREATE TABLE statement for a shape, with the hidden {@link INSERTION_COLUMN} last.
- * PostgreSQL names the constraints itself; the names users chose live in the metadata.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { createTableSql } from "./ddl.ts";
- *
- * const sql = createTableSql({ schema: "public", name: "T" }, {
- *   columns: [{ name: "id", typeSql: "integer", nullable: false }],
- *   primaryKey: ["id"],
- *   unique: [],
- *   foreignKeys: [],
- * });
- * assert.equal(
- *   sql,
- *   'CREATE TABLE "public"."T" ("id" integer NOT NULL, "\u0001order" bigint GENERATED ALWAYS AS IDENTITY, PRIMARY KEY ("id"))',
- * );
- * ```
- */
+/** The CREATE TABLE statement for a shape, with the hidden {@link INSERTION_COLUMN} last. */
 export function createTableSql(ref: TableRef, shape: TableShapeSql): string {
-  const parts = shape.columns.map((column) =>
-    `${quoteIdent(column.name)} ${column.typeSql}` +
-    (column.defaultSql == null ? "" : ` DEFAULT (${column.defaultSql})`) +
-    (column.nullable ? "" : " NOT NULL")
+  return createShapeSql(
+    ref,
+    shape,
+    `${quoteIdent(INSERTION_COLUMN)} bigint GENERATED ALWAYS AS IDENTITY`,
   );
-  parts.push(`${quoteIdent(INSERTION_COLUMN)} bigint GENERATED ALWAYS AS IDENTITY`);
-  const keyList = (columns: readonly string[]) => columns.map(quoteIdent).join(", ");
-  if (shape.primaryKey) parts.push(`PRIMARY KEY (${keyList(shape.primaryKey)})`);
-  for (const key of shape.unique) parts.push(`UNIQUE (${keyList(key)})`);
-  for (const fk of shape.foreignKeys) {
-    parts.push(
-      `FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${
-        qualified(fk.table.schema, fk.table.name)
-      } (${quoteIdent(fk.refColumn)})`,
-    );
-  }
-  return `CREATE TABLE ${qualified(ref.schema, ref.name)} (${parts.join(", ")})`;
 }
