@@ -7,17 +7,16 @@
 import type { TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import { checkTableDrop } from "../shared/drop_checks.ts";
+import { existingSchema as existingSchemaIn } from "../shared/schemas.ts";
 import type { Session } from "./database.ts";
 import { findSchema, findTable, forgetTables, type TableRow } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
 import { sequencesOf } from "./metadata_sequences.ts";
 import { qualified } from "./sql.ts";
 
-/** The stored name of schema `name`; 404 when there is none. */
-export async function existingSchema(session: Session, name: string): Promise<string> {
-  const schema = await findSchema(session, name);
-  if (schema === undefined) throw ApiError.notFound(`Schema "${name}" does not exist`);
-  return schema;
+/** The stored spelling of an existing schema's name; 404 when there is none. */
+export function existingSchema(session: Session, name: string): Promise<string> {
+  return existingSchemaIn({ findSchema }, session, name);
 }
 
 /** The metadata row of table `ref`; 404 naming the schema or the table that is missing. */

@@ -39,7 +39,7 @@ import type {
   UploadOptions,
 } from "../store.ts";
 import { noted, type StoreContext } from "./context.ts";
-import { Database, type DatabaseOptions } from "./database.ts";
+import { Database, type DatabaseOptions, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import * as health from "./health.ts";
 import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.ts";
@@ -51,10 +51,12 @@ import { type Deleted, deleteRecords, type Updated, updateRecords } from "./reco
 import { exportRecords, readPage } from "./record_reads.ts";
 import { readQuery, streamQuery } from "./queries.ts";
 import { summarizeRecords } from "./record_summary.ts";
-import * as schemas from "./schemas.ts";
+import * as schemas from "../shared/schemas.ts";
+import type { Core } from "../shared/core.ts";
+import { duckdbCore } from "./core.ts";
 import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
 import * as tables from "./tables.ts";
-import * as templates from "./templates.ts";
+import * as templates from "../shared/templates.ts";
 import { updateTable } from "./update.ts";
 import { uploadCsv, uploadTable } from "./uploads.ts";
 
@@ -105,6 +107,8 @@ export class DuckDBStore implements Store {
   /** DuckDB keeps names of any length. */
   readonly maxColumnNameBytes: number = Number.POSITIVE_INFINITY;
   readonly #context: StoreContext;
+  /** The engine as the operations written once for both see it. */
+  readonly #core: Core<Session>;
   readonly #smallInserts: SmallInserts;
 
   /**
@@ -131,6 +135,7 @@ export class DuckDBStore implements Store {
       readTimeoutMs,
     };
     this.#context = context;
+    this.#core = duckdbCore(context);
     this.#smallInserts = smallInserts(
       context,
       async (m) => insertWhole(context, m.ref, await m.rows.whole(), "fail", m.keyed),
@@ -138,19 +143,19 @@ export class DuckDBStore implements Store {
   }
 
   listSchemas(visible?: readonly string[]): Promise<string[]> {
-    return schemas.listSchemas(this.#context, visible);
+    return schemas.listSchemas(this.#core, visible);
   }
 
   resolveSchema(name: string): Promise<string> {
-    return schemas.resolveSchema(this.#context, name);
+    return schemas.resolveSchema(this.#core, name);
   }
 
   createSchema(name: string, keyed?: KeyedWrite<string>): Promise<string> {
-    return schemas.createSchema(this.#context, name, keyed);
+    return schemas.createSchema(this.#core, name, keyed);
   }
 
   dropSchema(name: string, cascade: boolean, keyed?: KeyedWrite<string>): Promise<string> {
-    return schemas.dropSchema(this.#context, name, cascade, keyed);
+    return schemas.dropSchema(this.#core, name, cascade, keyed);
   }
 
   createTable(
@@ -263,14 +268,11 @@ export class DuckDBStore implements Store {
   }
 
   templateVersions(name: string): Promise<StoredTemplate[]> {
-    return this.database.withSession((session) => templates.templateVersions(session, name));
+    return templates.versionsOf(this.#core, name);
   }
 
-  async listTemplates(options: ListTemplatesOptions): Promise<Template[]> {
-    const stored = await this.database.withSession((session) =>
-      templates.listTemplates(session, options)
-    );
-    return stored.map((s) => s.template);
+  listTemplates(options: ListTemplatesOptions): Promise<Template[]> {
+    return templates.listTemplates(this.#core, options);
   }
 
   addTemplate(
@@ -278,7 +280,7 @@ export class DuckDBStore implements Store {
     admit: (existing: readonly StoredTemplate[]) => void,
     keyed?: KeyedWrite<Template>,
   ): Promise<Template> {
-    return templates.addTemplate(this.#context, template, admit, keyed);
+    return templates.addTemplate(this.#core, template, admit, keyed);
   }
 
   dropTemplate(
@@ -286,7 +288,7 @@ export class DuckDBStore implements Store {
     version?: Version | "latest",
     keyed?: KeyedWrite<string>,
   ): Promise<string> {
-    return templates.dropTemplate(this.#context, name, version, keyed);
+    return templates.dropTemplate(this.#core, name, version, keyed);
   }
 
   async keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {

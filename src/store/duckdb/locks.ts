@@ -5,14 +5,9 @@
  * @module
  */
 
-/** How a key is held: many shared holders, or one exclusive holder. */
-export type LockMode = "shared" | "exclusive";
+import type { LockMode, LockRequest } from "../shared/locks.ts";
 
-/** One key to take, and how. */
-export interface LockRequest {
-  readonly key: string;
-  readonly mode: LockMode;
-}
+export type { LockMode, LockRequest };
 
 interface Waiter {
   readonly mode: LockMode;

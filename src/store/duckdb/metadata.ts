@@ -11,6 +11,7 @@
  * @module
  */
 
+import type { TableRow } from "../shared/core.ts";
 import { listValue } from "@duckdb/node-api";
 import type { TableRef } from "../../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
@@ -99,12 +100,7 @@ export async function bootstrap(session: Session): Promise<void> {
   }
 }
 
-/** A table's row in the metadata. */
-export interface TableRow {
-  readonly id: number;
-  readonly schema: string;
-  readonly name: string;
-}
+export type { TableRow };
 
 /** The stored spelling of a schema, case-insensitively, or undefined; internal ones never match. */
 export async function findSchema(session: Session, name: string): Promise<string | undefined> {

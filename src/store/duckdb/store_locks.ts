@@ -5,9 +5,11 @@
  */
 
 import type { Table, TableRef } from "../../catalog/model.ts";
-import { nameKey } from "../../catalog/names.ts";
-import type { LockRequest } from "./locks.ts";
+import { type LockRequest, schemaLock, tableLock } from "../shared/locks.ts";
+
 import type { TableRow } from "./metadata.ts";
+
+export { schemaLock, tableLock, templateLock } from "../shared/locks.ts";
 
 /** The locks of an append: shared, so many loads may append at once; DDL waits for them. */
 export function appendLocks(ref: TableRef): LockRequest[] {
@@ -50,20 +52,4 @@ export function lockKeys(row: TableRow, touched: readonly TableRef[]): LockReque
     schemaLock(ref.schema, "shared"),
     tableLock(ref, "exclusive"),
   ]);
-}
-
-/** The lock of a schema, taken before any of its tables' locks. */
-export function schemaLock(schema: string, mode: LockRequest["mode"]): LockRequest {
-  return { key: `schema:${nameKey(schema)}`, mode };
-}
-
-/** The exclusive lock of a template's name. */
-export function templateLock(name: string): LockRequest {
-  return { key: `template:${nameKey(name)}`, mode: "exclusive" };
-}
-
-/** The lock of a table. */
-export function tableLock(ref: TableRef, mode: LockRequest["mode"]): LockRequest {
-  // Table keys sort after schema keys ("s" < "t"), so schemas are always taken first.
-  return { key: `table:${nameKey(ref.schema)}.${nameKey(ref.name)}`, mode };
 }

@@ -8,16 +8,16 @@
 
 import type { TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
+import type { LockMode, LockRequest } from "../shared/locks.ts";
 import type { Session } from "./database.ts";
 
-/** How a key is held: many shared holders, or one exclusive holder. */
-export type LockMode = "shared" | "exclusive";
-
-/** One key to take, and how. */
-export interface LockRequest {
-  readonly key: string;
-  readonly mode: LockMode;
-}
+export {
+  type LockMode,
+  type LockRequest,
+  schemaLock,
+  tableLock,
+  templateLock,
+} from "../shared/locks.ts";
 
 /**
  * The prefix of every key, so the service's locks are told from any other program's on the
@@ -28,16 +28,6 @@ const NAMESPACE = "table-service:";
 /** The lock the bootstrap of the metadata takes, so two instances starting at once take turns. */
 export const BOOTSTRAP_LOCK: LockRequest = { key: "bootstrap", mode: "exclusive" };
 
-/** The lock of a schema; schema keys sort before table keys, so schemas are taken first. */
-export function schemaLock(schema: string, mode: LockMode): LockRequest {
-  return { key: `schema:${nameKey(schema)}`, mode };
-}
-
-/** The lock of a table. */
-export function tableLock(ref: TableRef, mode: LockMode): LockRequest {
-  return { key: `table:${nameKey(ref.schema)}.${nameKey(ref.name)}`, mode };
-}
-
 /**
  * The lock of loads into a table that skip or update rows whose key exists, one at a time:
  * two at once meet each other's keys in no order and deadlock (409 after a second), where
@@ -46,11 +36,6 @@ export function tableLock(ref: TableRef, mode: LockMode): LockRequest {
 export function upsertLock(ref: TableRef): LockRequest {
   // After the table's key ("u" > "t"): keys are taken in sorted order.
   return { key: `upsert:${nameKey(ref.schema)}.${nameKey(ref.name)}`, mode: "exclusive" };
-}
-
-/** The exclusive lock of a template's name. */
-export function templateLock(name: string): LockRequest {
-  return { key: `template:${nameKey(name)}`, mode: "exclusive" };
 }
 
 /**

@@ -10,6 +10,8 @@
  * @module
  */
 
+import type { TableRow } from "../shared/core.ts";
+import { existingSchema as existingSchemaIn } from "../shared/schemas.ts";
 import type { TableRef } from "../../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
 import { META } from "../shared/metadata_rows.ts";
@@ -98,15 +100,15 @@ export async function bootstrap(session: Session): Promise<void> {
   }
 }
 
-/** A table's row in the metadata. */
-export interface TableRow {
-  readonly id: number;
-  readonly schema: string;
-  readonly name: string;
-}
+export type { TableRow };
 
 /** Schemas PostgreSQL keeps for itself, besides the reserved names. */
 const SYSTEM_SCHEMAS = `nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'`;
+
+/** The stored spelling of an existing schema's name; 404 when there is none. */
+export function existingSchema(session: Session, name: string): Promise<string> {
+  return existingSchemaIn({ findSchema }, session, name);
+}
 
 /** The stored spelling of a schema, case-insensitively, or undefined; internal ones never match. */
 export async function findSchema(session: Session, name: string): Promise<string | undefined> {

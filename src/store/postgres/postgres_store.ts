@@ -44,7 +44,7 @@ import type {
   UploadOptions,
 } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import { Database } from "./database.ts";
+import { Database, type Session } from "./database.ts";
 import * as health from "./health.ts";
 import * as answers from "./idempotency.ts";
 import { bootstrap } from "./metadata.ts";
@@ -56,9 +56,11 @@ import * as recordChanges from "./record_changes.ts";
 import * as reads from "./record_reads.ts";
 import * as summary from "./record_summary.ts";
 import * as records from "./records.ts";
-import * as schemas from "./schemas.ts";
+import * as schemas from "../shared/schemas.ts";
+import type { Core } from "../shared/core.ts";
+import { postgresCore } from "./core.ts";
 import * as tables from "./tables.ts";
-import * as templates from "./templates.ts";
+import * as templates from "../shared/templates.ts";
 import * as update from "./update.ts";
 import * as uploads from "./uploads.ts";
 
@@ -119,28 +121,31 @@ export class PostgresStore implements Store {
   readonly maxColumns: number = PG_MAX_COLUMNS;
   readonly maxColumnNameBytes: number = PG_MAX_NAME_BYTES;
   readonly #context: StoreContext;
+  /** The engine as the operations written once for both see it. */
+  readonly #core: Core<Session>;
 
   readonly #closeStaging: () => Promise<void>;
 
   constructor(context: StoreContext, closeStaging: () => Promise<void>) {
     this.#context = context;
+    this.#core = postgresCore(context);
     this.#closeStaging = closeStaging;
   }
 
   listSchemas(visible?: readonly string[]): Promise<string[]> {
-    return schemas.listSchemas(this.#context, visible);
+    return schemas.listSchemas(this.#core, visible);
   }
 
   resolveSchema(name: string): Promise<string> {
-    return schemas.resolveSchema(this.#context, name);
+    return schemas.resolveSchema(this.#core, name);
   }
 
   createSchema(name: string, keyed?: KeyedWrite<string>): Promise<string> {
-    return schemas.createSchema(this.#context, name, keyed);
+    return schemas.createSchema(this.#core, name, keyed);
   }
 
   dropSchema(name: string, cascade: boolean, keyed?: KeyedWrite<string>): Promise<string> {
-    return schemas.dropSchema(this.#context, name, cascade, keyed);
+    return schemas.dropSchema(this.#core, name, cascade, keyed);
   }
 
   createTable(
@@ -255,11 +260,11 @@ export class PostgresStore implements Store {
   }
 
   templateVersions(name: string): Promise<StoredTemplate[]> {
-    return this.#context.database.withSession((s) => templates.templateVersions(s, name));
+    return templates.versionsOf(this.#core, name);
   }
 
   listTemplates(options: ListTemplatesOptions): Promise<Template[]> {
-    return this.#context.database.withSession((s) => templates.listTemplates(s, options));
+    return templates.listTemplates(this.#core, options);
   }
 
   addTemplate(
@@ -267,7 +272,7 @@ export class PostgresStore implements Store {
     admit: (existing: readonly StoredTemplate[]) => void,
     keyed?: KeyedWrite<Template>,
   ): Promise<Template> {
-    return templates.addTemplate(this.#context, template, admit, keyed);
+    return templates.addTemplate(this.#core, template, admit, keyed);
   }
 
   dropTemplate(
@@ -275,7 +280,7 @@ export class PostgresStore implements Store {
     version?: Version | "latest",
     keyed?: KeyedWrite<string>,
   ): Promise<string> {
-    return templates.dropTemplate(this.#context, name, version, keyed);
+    return templates.dropTemplate(this.#core, name, version, keyed);
   }
 
   keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {

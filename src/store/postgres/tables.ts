@@ -19,7 +19,7 @@ import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { findTable, forgetTables, pageOfTables, type TableRow } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { existingSchema } from "./schemas.ts";
+import { existingSchema } from "./metadata.ts";
 import { qualified } from "./sql.ts";
 
 /** The metadata row of table `ref`; 404 naming the schema or the table that is missing. */

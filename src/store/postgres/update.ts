@@ -21,7 +21,7 @@ import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { findTable } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { existingSchema } from "./schemas.ts";
+import { existingSchema } from "./metadata.ts";
 import { existingTable } from "./tables.ts";
 import { alterTable } from "./update_alter.ts";
 import { analyseUpdate, changesAnything } from "./update_analysis.ts";

@@ -27,7 +27,7 @@ import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { findTable } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { existingSchema } from "./schemas.ts";
+import { existingSchema } from "./metadata.ts";
 import { dropTableIn } from "./tables.ts";
 import { postgresType } from "./types.ts";
 

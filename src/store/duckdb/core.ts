@@ -1,0 +1,46 @@
+/**
+ * The DuckDB engine as the shared operations see it (shared/core.ts): changes wait for the
+ * process's own locks, then run in one transaction; a change that may alter descriptions
+ * drops the cached ones its locks cover.
+ *
+ * @module
+ */
+
+import type { Core } from "../shared/core.ts";
+import { noted, type StoreContext } from "./context.ts";
+import type { Session } from "./database.ts";
+import { keepAnswer } from "./idempotency.ts";
+import { allSchemas, findSchema, forgetTables, META, tablesInSchema } from "./metadata.ts";
+import { referencingTables } from "./metadata_constraints.ts";
+import { heldBy } from "./store_locks.ts";
+
+/** The shared operations' view of the store working with `context`. */
+export function duckdbCore(context: StoreContext): Core<Session> {
+  return {
+    read: (work) => context.database.withSession(work),
+    change(locks, keyedWrite, work, options) {
+      const keyed = noted(context, keyedWrite);
+      const transaction = () =>
+        context.database.transaction(async (session) => {
+          const result = await work(session);
+          if (keyed) await keepAnswer(session, keyed, result);
+          return result;
+        });
+      return context.locks.run(
+        locks,
+        () =>
+          options?.redescribes
+            ? context.descriptions.changing(transaction, { affects: heldBy(locks) })
+            : transaction(),
+      );
+    },
+    metadata: {
+      allSchemas,
+      findSchema,
+      forgetTables,
+      referencingTables,
+      tablesInSchema,
+      nextTemplateId: `nextval('${META}.template_ids')::INTEGER`,
+    },
+  };
+}

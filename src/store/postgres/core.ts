@@ -1,0 +1,30 @@
+/**
+ * The PostgreSQL engine as the shared operations see it (shared/core.ts): a change claims its
+ * idempotency key, then takes its locks as advisory locks, all in its one transaction, so
+ * every instance on the database takes turns.
+ *
+ * @module
+ */
+
+import type { Core } from "../shared/core.ts";
+import type { StoreContext } from "./context.ts";
+import type { Session } from "./database.ts";
+import { keepAnswer, keyedTransaction } from "./idempotency.ts";
+import { takeLocks } from "./locks.ts";
+import { allSchemas, findSchema, forgetTables, tablesInSchema } from "./metadata.ts";
+import { referencingTables } from "./metadata_constraints.ts";
+
+/** The shared operations' view of the store working with `context`. */
+export function postgresCore({ database }: StoreContext): Core<Session> {
+  return {
+    read: (work) => database.withSession(work),
+    change: (locks, keyed, work) =>
+      keyedTransaction(database, keyed, async (session) => {
+        await takeLocks(session, locks);
+        const result = await work(session);
+        if (keyed) await keepAnswer(session, keyed, result);
+        return result;
+      }),
+    metadata: { allSchemas, findSchema, forgetTables, referencingTables, tablesInSchema },
+  };
+}

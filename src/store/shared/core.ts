@@ -1,0 +1,67 @@
+/**
+ * What each engine gives the operations written once for both: a session for reads, one way
+ * to run a locked change, and the metadata lookups those operations need. The operations
+ * (schemas.ts, templates.ts here) hold the rules; an engine's `core.ts` only says how.
+ *
+ * @module
+ */
+
+import type { KeyedWrite } from "../store.ts";
+import type { OutsideReference } from "./drop_checks.ts";
+import type { LockRequest } from "./locks.ts";
+
+/** A value bound to a `$n` parameter. */
+export type SqlValue = string | number | boolean | null;
+
+/** Statements with `$n` parameters, as both engines' sessions run them. */
+export interface SqlSession {
+  /** The rows of one statement. */
+  rows(sql: string, params?: SqlValue[]): Promise<Record<string, unknown>[]>;
+  /** Runs one statement. */
+  run(sql: string, params?: SqlValue[]): Promise<unknown>;
+}
+
+/** A table's row in the metadata. */
+export interface TableRow {
+  readonly id: number;
+  readonly schema: string;
+  readonly name: string;
+}
+
+/** The metadata lookups the shared operations make. */
+export interface CoreMetadata<S> {
+  /** The stored spelling of a schema, case-insensitively, or undefined. */
+  findSchema(session: S, name: string): Promise<string | undefined>;
+  /** Schema names in order, without internal ones. */
+  allSchemas(session: S): Promise<string[]>;
+  tablesInSchema(session: S, schema: string): Promise<TableRow[]>;
+  /** Forgets tables: their rows in every metadata table. */
+  forgetTables(session: S, tableIds: readonly number[]): Promise<void>;
+  /** Foreign keys of other tables into these. */
+  referencingTables(session: S, tableIds: readonly number[]): Promise<readonly OutsideReference[]>;
+  /** The expression of a new template version's id, where the engine does not draw it itself. */
+  readonly nextTemplateId?: string;
+}
+
+/** How a change runs beyond its locks. */
+export interface ChangeOptions {
+  /** The change may alter the descriptions of the tables its locks cover. */
+  readonly redescribes?: boolean;
+}
+
+/** One engine as the shared operations see it. */
+export interface Core<S extends SqlSession> {
+  /** Runs `work` in a session of its own. */
+  read<T>(work: (session: S) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction holding `locks`, keeping its result as `keyed`'s answer in
+   * the same transaction: it commits with the change or not at all.
+   */
+  change<T>(
+    locks: readonly LockRequest[],
+    keyed: KeyedWrite<T> | undefined,
+    work: (session: S) => Promise<T>,
+    options?: ChangeOptions,
+  ): Promise<T>;
+  readonly metadata: CoreMetadata<S>;
+}
