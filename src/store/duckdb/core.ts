@@ -10,7 +10,15 @@ import type { Core } from "../shared/core.ts";
 import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer } from "./idempotency.ts";
-import { allSchemas, findSchema, forgetTables, META, tablesInSchema } from "./metadata.ts";
+import {
+  allSchemas,
+  findSchema,
+  forgetTables,
+  META,
+  pageOfTables,
+  tablesInSchema,
+} from "./metadata.ts";
+import { describeTables } from "./metadata_describe.ts";
 import { referencingTables } from "./metadata_constraints.ts";
 import { heldBy } from "./store_locks.ts";
 
@@ -18,6 +26,7 @@ import { heldBy } from "./store_locks.ts";
 export function duckdbCore(context: StoreContext): Core<Session> {
   return {
     read: (work) => context.database.withSession(work),
+    snapshot: (work) => context.database.transaction(work),
     change(locks, keyedWrite, work, options) {
       const keyed = noted(context, keyedWrite);
       const transaction = () =>
@@ -36,8 +45,10 @@ export function duckdbCore(context: StoreContext): Core<Session> {
     },
     metadata: {
       allSchemas,
+      describeTables,
       findSchema,
       forgetTables,
+      pageOfTables,
       referencingTables,
       tablesInSchema,
       nextTemplateId: `nextval('${META}.template_ids')::INTEGER`,

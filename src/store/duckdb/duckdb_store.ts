@@ -11,7 +11,6 @@ import { copyDatabase } from "./backup.ts";
 import { MAX_COLUMNS, type TablePlan } from "../../catalog/definition.ts";
 import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
-import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import type { Logger } from "../../log.ts";
 import type {
@@ -20,9 +19,6 @@ import type {
   CsvSource,
   KeptAnswer,
   KeyedWrite,
-  ListTablesOptions,
-  ListTemplatesOptions,
-  NewTemplate,
   OnConflict,
   QueryPage,
   QueryRequest,
@@ -34,7 +30,6 @@ import type {
   RowChoice,
   RowsSource,
   Store,
-  TableListing,
   UpdateHow,
   UploadOptions,
 } from "../store.ts";
@@ -51,12 +46,10 @@ import { type Deleted, deleteRecords, type Updated, updateRecords } from "./reco
 import { exportRecords, readPage } from "./record_reads.ts";
 import { readQuery, streamQuery } from "./queries.ts";
 import { summarizeRecords } from "./record_summary.ts";
-import * as schemas from "../shared/schemas.ts";
-import type { Core } from "../shared/core.ts";
+import { CoreStore } from "../shared/core_store.ts";
 import { duckdbCore } from "./core.ts";
 import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
 import * as tables from "./tables.ts";
-import * as templates from "../shared/templates.ts";
 import { updateTable } from "./update.ts";
 import { uploadCsv, uploadTable } from "./uploads.ts";
 
@@ -102,13 +95,11 @@ export async function openStore(options: StoreOptions): Promise<DuckDBStore> {
 }
 
 /** Tables, schemas and their metadata in one DuckDB file. */
-export class DuckDBStore implements Store {
+export class DuckDBStore extends CoreStore<Session> implements Store {
   readonly maxColumns: number = MAX_COLUMNS;
   /** DuckDB keeps names of any length. */
   readonly maxColumnNameBytes: number = Number.POSITIVE_INFINITY;
   readonly #context: StoreContext;
-  /** The engine as the operations written once for both see it. */
-  readonly #core: Core<Session>;
   readonly #smallInserts: SmallInserts;
 
   /**
@@ -134,28 +125,12 @@ export class DuckDBStore implements Store {
       pages,
       readTimeoutMs,
     };
+    super(duckdbCore(context));
     this.#context = context;
-    this.#core = duckdbCore(context);
     this.#smallInserts = smallInserts(
       context,
       async (m) => insertWhole(context, m.ref, await m.rows.whole(), "fail", m.keyed),
     );
-  }
-
-  listSchemas(visible?: readonly string[]): Promise<string[]> {
-    return schemas.listSchemas(this.#core, visible);
-  }
-
-  resolveSchema(name: string): Promise<string> {
-    return schemas.resolveSchema(this.#core, name);
-  }
-
-  createSchema(name: string, keyed?: KeyedWrite<string>): Promise<string> {
-    return schemas.createSchema(this.#core, name, keyed);
-  }
-
-  dropSchema(name: string, cascade: boolean, keyed?: KeyedWrite<string>): Promise<string> {
-    return schemas.dropSchema(this.#core, name, cascade, keyed);
   }
 
   createTable(
@@ -171,10 +146,6 @@ export class DuckDBStore implements Store {
   /** The table's description, from the cache when nothing changed since it was read. */
   getTable(ref: TableRef): Promise<Table> {
     return tables.getTable(this.#context, ref);
-  }
-
-  listTables(options: ListTablesOptions): Promise<TableListing> {
-    return tables.listTables(this.#context, options);
   }
 
   updateTable(
@@ -265,30 +236,6 @@ export class DuckDBStore implements Store {
 
   columnTypes(plan: TablePlan): Promise<string[]> {
     return tables.columnTypes(this.#context, plan);
-  }
-
-  templateVersions(name: string): Promise<StoredTemplate[]> {
-    return templates.versionsOf(this.#core, name);
-  }
-
-  listTemplates(options: ListTemplatesOptions): Promise<Template[]> {
-    return templates.listTemplates(this.#core, options);
-  }
-
-  addTemplate(
-    template: NewTemplate,
-    admit: (existing: readonly StoredTemplate[]) => void,
-    keyed?: KeyedWrite<Template>,
-  ): Promise<Template> {
-    return templates.addTemplate(this.#core, template, admit, keyed);
-  }
-
-  dropTemplate(
-    name: string,
-    version?: Version | "latest",
-    keyed?: KeyedWrite<string>,
-  ): Promise<string> {
-    return templates.dropTemplate(this.#core, name, version, keyed);
   }
 
   async keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {

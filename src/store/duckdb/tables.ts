@@ -8,7 +8,7 @@
 import type { TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
-import type { KeyedWrite, ListTablesOptions, TableListing } from "../store.ts";
+import type { KeyedWrite } from "../store.ts";
 import { dropTableIn, existingSchema, existingTable, sameIds } from "./catalog_rows.ts";
 import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
@@ -16,7 +16,7 @@ import { buildTable, canonicalTypes, checkColumns } from "./ddl.ts";
 import { described, descriptionKey } from "./descriptions.ts";
 import { keepAnswer } from "./idempotency.ts";
 import type { LockRequest } from "./locks.ts";
-import { findTable, pageOfTables, tablesById } from "./metadata.ts";
+import { findTable, tablesById } from "./metadata.ts";
 import { referencedTableIds } from "./metadata_constraints.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { heldBy, schemaLock, tableLock } from "./store_locks.ts";
@@ -93,28 +93,6 @@ export async function describeIn(
     async () => (await describeTables(session, [row]))[0]!,
     since,
   );
-}
-
-/** A page of tables in schema, then name, order. */
-export function listTables(
-  { database }: StoreContext,
-  options: ListTablesOptions,
-): Promise<TableListing> {
-  return database.transaction(async (session) => {
-    const schema = options.schema === undefined
-      ? undefined
-      : await existingSchema(session, options.schema);
-    const page = await pageOfTables(
-      session,
-      { schema, visibleSchemas: options.visibleSchemas },
-      options.offset,
-      options.limit,
-    );
-    const tables = options.verbose
-      ? await describeTables(session, page.rows)
-      : page.rows.map((r) => ({ name: r.name, schema: r.schema }));
-    return { tables, total: page.total };
-  });
 }
 
 /** Drops a table; 409 when another table's foreign key references it. */

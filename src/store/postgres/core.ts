@@ -11,13 +11,19 @@ import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { takeLocks } from "./locks.ts";
-import { allSchemas, findSchema, forgetTables, tablesInSchema } from "./metadata.ts";
+import { allSchemas, findSchema, forgetTables, pageOfTables, tablesInSchema } from "./metadata.ts";
+import { describeTables } from "./metadata_describe.ts";
 import { referencingTables } from "./metadata_constraints.ts";
 
 /** The shared operations' view of the store working with `context`. */
 export function postgresCore({ database }: StoreContext): Core<Session> {
   return {
     read: (work) => database.withSession(work),
+    snapshot: (work) =>
+      database.transaction(async (session) => {
+        await session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+        return await work(session);
+      }),
     change: (locks, keyed, work) =>
       keyedTransaction(database, keyed, async (session) => {
         await takeLocks(session, locks);
@@ -25,6 +31,14 @@ export function postgresCore({ database }: StoreContext): Core<Session> {
         if (keyed) await keepAnswer(session, keyed, result);
         return result;
       }),
-    metadata: { allSchemas, findSchema, forgetTables, referencingTables, tablesInSchema },
+    metadata: {
+      allSchemas,
+      describeTables,
+      findSchema,
+      forgetTables,
+      pageOfTables,
+      referencingTables,
+      tablesInSchema,
+    },
   };
 }

@@ -15,7 +15,6 @@ import type { TablePlan } from "../../catalog/definition.ts";
 import { PG_MAX_COLUMNS, PG_MAX_NAME_BYTES } from "./ddl.ts";
 import type { Filter, ReadQuery } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
-import type { StoredTemplate, Template, Version } from "../../catalog/templates.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import type { Logger } from "../../log.ts";
 import type {
@@ -24,10 +23,7 @@ import type {
   CsvSource,
   KeptAnswer,
   KeyedWrite,
-  ListTablesOptions,
-  ListTemplatesOptions,
   LoadCounts,
-  NewTemplate,
   OnConflict,
   QueryPage,
   QueryRequest,
@@ -39,7 +35,6 @@ import type {
   RowChoice,
   RowsSource,
   Store,
-  TableListing,
   UpdateHow,
   UploadOptions,
 } from "../store.ts";
@@ -56,11 +51,9 @@ import * as recordChanges from "./record_changes.ts";
 import * as reads from "./record_reads.ts";
 import * as summary from "./record_summary.ts";
 import * as records from "./records.ts";
-import * as schemas from "../shared/schemas.ts";
-import type { Core } from "../shared/core.ts";
+import { CoreStore } from "../shared/core_store.ts";
 import { postgresCore } from "./core.ts";
 import * as tables from "./tables.ts";
-import * as templates from "../shared/templates.ts";
 import * as update from "./update.ts";
 import * as uploads from "./uploads.ts";
 
@@ -117,35 +110,17 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 }
 
 /** Tables, schemas and their metadata in one PostgreSQL database. */
-export class PostgresStore implements Store {
+export class PostgresStore extends CoreStore<Session> implements Store {
   readonly maxColumns: number = PG_MAX_COLUMNS;
   readonly maxColumnNameBytes: number = PG_MAX_NAME_BYTES;
   readonly #context: StoreContext;
-  /** The engine as the operations written once for both see it. */
-  readonly #core: Core<Session>;
 
   readonly #closeStaging: () => Promise<void>;
 
   constructor(context: StoreContext, closeStaging: () => Promise<void>) {
+    super(postgresCore(context));
     this.#context = context;
-    this.#core = postgresCore(context);
     this.#closeStaging = closeStaging;
-  }
-
-  listSchemas(visible?: readonly string[]): Promise<string[]> {
-    return schemas.listSchemas(this.#core, visible);
-  }
-
-  resolveSchema(name: string): Promise<string> {
-    return schemas.resolveSchema(this.#core, name);
-  }
-
-  createSchema(name: string, keyed?: KeyedWrite<string>): Promise<string> {
-    return schemas.createSchema(this.#core, name, keyed);
-  }
-
-  dropSchema(name: string, cascade: boolean, keyed?: KeyedWrite<string>): Promise<string> {
-    return schemas.dropSchema(this.#core, name, cascade, keyed);
   }
 
   createTable(
@@ -160,10 +135,6 @@ export class PostgresStore implements Store {
 
   getTable(ref: TableRef): Promise<Table> {
     return tables.getTable(this.#context, ref);
-  }
-
-  listTables(options: ListTablesOptions): Promise<TableListing> {
-    return tables.listTables(this.#context, options);
   }
 
   updateTable(
@@ -257,30 +228,6 @@ export class PostgresStore implements Store {
 
   columnTypes(plan: TablePlan): Promise<string[]> {
     return tables.columnTypes(this.#context, plan);
-  }
-
-  templateVersions(name: string): Promise<StoredTemplate[]> {
-    return templates.versionsOf(this.#core, name);
-  }
-
-  listTemplates(options: ListTemplatesOptions): Promise<Template[]> {
-    return templates.listTemplates(this.#core, options);
-  }
-
-  addTemplate(
-    template: NewTemplate,
-    admit: (existing: readonly StoredTemplate[]) => void,
-    keyed?: KeyedWrite<Template>,
-  ): Promise<Template> {
-    return templates.addTemplate(this.#core, template, admit, keyed);
-  }
-
-  dropTemplate(
-    name: string,
-    version?: Version | "latest",
-    keyed?: KeyedWrite<string>,
-  ): Promise<string> {
-    return templates.dropTemplate(this.#core, name, version, keyed);
   }
 
   keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {

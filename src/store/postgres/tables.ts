@@ -9,14 +9,14 @@
 import type { TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
-import type { KeyedWrite, ListTablesOptions, TableListing } from "../store.ts";
+import type { KeyedWrite } from "../store.ts";
 import { checkTableDrop } from "../shared/drop_checks.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { buildTable, checkColumns } from "./ddl.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
-import { findTable, forgetTables, pageOfTables, type TableRow } from "./metadata.ts";
+import { findTable, forgetTables, type TableRow } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { existingSchema } from "./metadata.ts";
@@ -74,29 +74,6 @@ export function getTable({ database }: StoreContext, ref: TableRef): Promise<Tab
     await session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
     const row = await existingTable(session, ref);
     return (await describeTables(session, [row]))[0]!;
-  });
-}
-
-/** A page of tables in schema, then name, order. */
-export function listTables(
-  { database }: StoreContext,
-  options: ListTablesOptions,
-): Promise<TableListing> {
-  return database.transaction(async (session) => {
-    await session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const schema = options.schema === undefined
-      ? undefined
-      : await existingSchema(session, options.schema);
-    const page = await pageOfTables(
-      session,
-      { schema, visibleSchemas: options.visibleSchemas },
-      options.offset,
-      options.limit,
-    );
-    const tables = options.verbose
-      ? await describeTables(session, page.rows)
-      : page.rows.map((r) => ({ name: r.name, schema: r.schema }));
-    return { tables, total: page.total };
   });
 }
 

@@ -6,6 +6,7 @@
  * @module
  */
 
+import type { Table } from "../../catalog/model.ts";
 import type { KeyedWrite } from "../store.ts";
 import type { OutsideReference } from "./drop_checks.ts";
 import type { LockRequest } from "./locks.ts";
@@ -35,6 +36,15 @@ export interface CoreMetadata<S> {
   /** Schema names in order, without internal ones. */
   allSchemas(session: S): Promise<string[]>;
   tablesInSchema(session: S, schema: string): Promise<TableRow[]>;
+  /** A page of tables in schema, then name, order, and how many there are in all. */
+  pageOfTables(
+    session: S,
+    filter: { schema?: string; visibleSchemas?: readonly string[] },
+    offset: number,
+    limit: number,
+  ): Promise<{ rows: TableRow[]; total: number }>;
+  /** Tables as the API shows them, in the order of `tables`. */
+  describeTables(session: S, tables: readonly TableRow[]): Promise<Table[]>;
   /** Forgets tables: their rows in every metadata table. */
   forgetTables(session: S, tableIds: readonly number[]): Promise<void>;
   /** Foreign keys of other tables into these. */
@@ -53,6 +63,8 @@ export interface ChangeOptions {
 export interface Core<S extends SqlSession> {
   /** Runs `work` in a session of its own. */
   read<T>(work: (session: S) => Promise<T>): Promise<T>;
+  /** Runs `work`'s reads in one snapshot: they see the database as of one moment. */
+  snapshot<T>(work: (session: S) => Promise<T>): Promise<T>;
   /**
    * Runs `work` in one transaction holding `locks`, keeping its result as `keyed`'s answer in
    * the same transaction: it commits with the change or not at all.
