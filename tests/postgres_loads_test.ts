@@ -1,7 +1,7 @@
 /**
  * The record and upload routes on PostgreSQL, in process: what tests/rows_test.ts asks of
- * them on DuckDB, read back from the database itself (reading records over HTTP is not built
- * on PostgreSQL yet).
+ * them on DuckDB, each load read back from the database itself, not through the service
+ * that made it.
  */
 import assert from "node:assert/strict";
 import { Database } from "../src/store/postgres/database.ts";

@@ -6,7 +6,10 @@ import { CUSTOMERS_TABLE, ORDERS_TABLE, PEOPLE_TABLE } from "./fixtures/tables.t
 
 const people = PEOPLE_TABLE;
 
-/** The rows of tests/reads_test.ts, inserted with plain SQL (loads are built elsewhere). */
+/**
+ * The rows of tests/reads_test.ts, inserted with plain SQL, so that a read test does not
+ * depend on the loads it does not test.
+ */
 const PEOPLE = `INSERT INTO people (id, name, age, "Unit Price", active, born) VALUES
   (1, 'Ada', 36, 9.5, true, '1815-12-10'), (2, 'Grace', 85, 12, false, '1906-12-09'),
   (3, NULL, NULL, NULL, NULL, NULL), (4, 'alan', 41, 0.99, true, '1912-06-23'),
