@@ -94,7 +94,10 @@ export async function soak(
       ["inserts", 30, () => server.request("POST", "table/events/records", { body: rows(10) })],
       // Not in the default mix: a route that is not there, answered by the HTTP layer and the
       // token check alone, so what the rest keep can be told from what serving keeps.
-      ["floor", 0, () => server.request("GET", "no-such-route")],
+      ["floor", 0, async () => {
+        const answer = await server.request("GET", "no-such-route");
+        return { status: answer.status === 404 ? 200 : answer.status };
+      }],
       ["summaries", 5, () => server.request("GET", "table/events/summary")],
       ["queries", 20, () =>
         server.request("POST", "query", {
