@@ -28,8 +28,8 @@ export interface Uploaded {
   inserted: number;
 }
 
-/** How an upload goes about its table. */
-export interface UploadOptions {
+/** What a request asks of an upload: what to do with an existing table, a template, a key. */
+export interface UploadRequest {
   readonly ifExists: IfExists;
   /** Make the table from this template (400 when the body gives a definition too). */
   readonly template?: TemplateUse;
@@ -46,7 +46,7 @@ export async function uploadJson(
   deps: RowsDeps,
   ref: TableRef,
   body: IncomingBody,
-  options: UploadOptions,
+  options: UploadRequest,
 ): Promise<Uploaded> {
   const fromTemplate = await planFromTemplate(deps.store, ref, options.template);
   checkJsonType(body);
@@ -77,7 +77,7 @@ export async function uploadSpreadsheet(
   deps: RowsDeps,
   ref: TableRef,
   body: IncomingBody,
-  options: UploadOptions & { readonly sheet?: string },
+  options: UploadRequest & { readonly sheet?: string },
 ): Promise<Uploaded> {
   return await withUpload(deps, ref, body, options, async (upload, plan, spooled) => {
     const { file } = upload;
@@ -110,7 +110,7 @@ export async function uploadCsv(
   deps: RowsDeps,
   ref: TableRef,
   body: IncomingBody,
-  options: UploadOptions,
+  options: UploadRequest,
 ): Promise<Uploaded> {
   return await withUpload(deps, ref, body, options, async ({ file }, plan) => {
     if (await detectFormat(file.path) !== "csv") {
@@ -162,7 +162,7 @@ async function withUpload(
   deps: RowsDeps,
   ref: TableRef,
   body: IncomingBody,
-  options: UploadOptions,
+  options: UploadRequest,
   work: (
     upload: MultipartUpload,
     plan: TablePlan | undefined,
