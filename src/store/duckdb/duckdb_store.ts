@@ -43,7 +43,7 @@ import { LockSet } from "./locks.ts";
 import { PageCache } from "./page_cache.ts";
 import { bootstrap } from "./metadata.ts";
 import { type Deleted, deleteRecords, type Updated, updateRecords } from "./record_changes.ts";
-import { exportRecords, readPage } from "./record_reads.ts";
+import { exportRecords, readRecords } from "./record_reads.ts";
 import { readQuery, streamQuery } from "./queries.ts";
 import { summarizeRecords } from "./record_summary.ts";
 import { CoreStore } from "../shared/core_store.ts";
@@ -204,7 +204,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
     limit: number,
     query?: RecordsQuery,
   ): Promise<RecordsPage> {
-    return readPage(this.#context, ref, offset, limit, query);
+    return readRecords(this.#context, ref, offset, limit, query);
   }
 
   summarizeRecords(

@@ -53,7 +53,7 @@ export function recordOrder(table: Table): string {
 const RENDER_SLICE = 100;
 
 /**
- * Whether {@link readRecords} reads `columns` in more than one statement, which must then
+ * Whether {@link readPage} reads `columns` in more than one statement, which must then
  * share a snapshot: a transaction around it.
  */
 export function readsInSlices(columns: readonly unknown[]): boolean {
@@ -61,11 +61,11 @@ export function readsInSlices(columns: readonly unknown[]): boolean {
 }
 
 /**
- * One page of records as a JSON array text, the number of records the filters let through
- * and, for a cursor walk, the next cursor. For many columns ({@link readsInSlices}), call it
- * in a transaction.
+ * {@link readRecords} of a described table: one page of records as a JSON array text, the
+ * number of records the filters let through and, for a cursor walk, the next cursor. For many
+ * columns ({@link readsInSlices}), call it in a transaction.
  */
-export async function readRecords(
+export async function readPage(
   session: Session,
   table: Table,
   offset: number,
@@ -157,10 +157,11 @@ export async function readRecords(
 }
 
 /**
- * One page of records as JSON array text, with the count of the records `query`'s filters let
- * through (unless it asks for none) and, for a cursor walk, the next cursor.
+ * One page of records of the table at `ref` as JSON array text, with the count of the records
+ * `query`'s filters let through (unless it asks for none) and, for a cursor walk, the next
+ * cursor; from the page cache when the table has not changed since it was read.
  */
-export async function readPage(
+export async function readRecords(
   context: StoreContext,
   ref: TableRef,
   offset: number,
@@ -175,7 +176,7 @@ export async function readPage(
     context,
     ref,
     (table) => readsInSlices(selectedColumns(table, query?.read.select)),
-    (session, table) => readRecords(session, table, offset, limit, query),
+    (session, table) => readPage(session, table, offset, limit, query),
   );
   context.pages.keep(ref, key, stamp, page);
   return page;
