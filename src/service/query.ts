@@ -7,6 +7,9 @@
 
 import type { QueryPage, QueryRequest, ResultColumn, ResultFormat, Store } from "../store/store.ts";
 
+/** The formats a query's result is given in. */
+export { RESULT_FORMATS } from "../store/store.ts";
+
 /** Rows of a JSON answer when the request names no `limit`. */
 export const DEFAULT_QUERY_ROWS = 1_000;
 

@@ -19,6 +19,9 @@ import type {
 } from "../store/store.ts";
 import { checkJsonType, type IncomingBody, type RowsDeps, spoolOptions } from "./bodies.ts";
 
+/** The formats a result is given in, and what a load does with a key that exists. */
+export { ON_CONFLICT, RESULT_FORMATS } from "../store/store.ts";
+
 /**
  * Size of the parts a records body is spooled in: each part is loaded while the next
  * arrives. Large enough that DuckDB's parallel reader has work for every thread.

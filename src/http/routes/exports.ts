@@ -12,7 +12,7 @@ import { checkTableName } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import type { RowsDeps } from "../../service/bodies.ts";
 import * as records from "../../service/records.ts";
-import { RESULT_FORMATS, type ResultFormat } from "../../store/store.ts";
+import type { ResultFormat } from "../../store/store.ts";
 import {
   errorResponses,
   failureResponse,
@@ -112,7 +112,7 @@ function exportRoute(format: ResultFormat) {
 /** Export routes over `deps.store`, one per format. */
 export function exportRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
-  for (const format of RESULT_FORMATS) {
+  for (const format of records.RESULT_FORMATS) {
     app.openapi(exportRoute(format), async (c) => {
       const name = checkTableName(c.req.valid("param").table_name);
       const query = c.req.valid("query");

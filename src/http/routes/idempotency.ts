@@ -22,12 +22,7 @@ import { digestMultipart } from "../../ingest/multipart.ts";
 import { type BodyDigest, readBody } from "../../ingest/spool.ts";
 import { MULTIPART_BODY, readBufferedBody, streamedBody } from "./body.ts";
 import type { KeyedWrite, Store, StoredAnswer } from "../../store/store.ts";
-
-/** How long an answer is kept for its key: a retry later than this runs anew. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
-
-/** How often answers past their time are swept out; lookups ignore them anyway. */
-const SWEEP_EVERY_MS = 60 * 60 * 1000;
+import { IDEMPOTENCY_TTL_MS, KeptAnswers } from "../../service/kept_answers.ts";
 
 /** A key: 1 to 255 visible ASCII characters. */
 const KEY = /^[\x21-\x7e]{1,255}$/;
@@ -109,7 +104,7 @@ export function idempotency(
   const now = options.now ?? Date.now;
   // One process serves the database file, so this set sees every request that could run.
   const running = new Set<string>();
-  let swept = -Infinity;
+  const answers = new KeptAnswers(options.store);
   const check: MiddlewareHandler<{ Variables: AuthVariables & IdempotencyVariables }> =
     async function idempotencyCheck(c, next) {
       const key = c.req.header("idempotency-key")!;
@@ -128,13 +123,7 @@ export function idempotency(
       if (running.has(slot)) throw ApiError.idempotencyKeyInUse(key);
       running.add(slot);
       try {
-        const since = at - IDEMPOTENCY_TTL_MS;
-        if (at - swept >= SWEEP_EVERY_MS) {
-          swept = at;
-          // Housekeeping only: a lookup never takes an expired answer.
-          await options.store.forgetAnswers(since).catch(() => {});
-        }
-        const kept = await options.store.keptAnswer(scope, key, since);
+        const kept = await answers.find(scope, key, at);
         const digest = new RequestDigest();
         digest.update(new TextEncoder().encode(requestHead(c)));
         const streamed = streamedBody(c.req.method, path);

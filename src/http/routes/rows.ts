@@ -19,7 +19,6 @@ import { ApiError } from "../../errors.ts";
 import type { RowsDeps } from "../../service/bodies.ts";
 import * as records from "../../service/records.ts";
 import * as uploads from "../../service/uploads.ts";
-import { ON_CONFLICT } from "../../store/store.ts";
 import {
   CountQuery,
   errorResponses,
@@ -103,7 +102,7 @@ const insertRecords = createRoute(scoped("tables:write", {
     params: TableParams,
     query: z.object({
       schema: SchemaQuery,
-      on_conflict: z.string().optional().openapi({ enum: [...ON_CONFLICT] }),
+      on_conflict: z.string().optional().openapi({ enum: [...records.ON_CONFLICT] }),
     }),
     body: {
       required: true,
@@ -299,7 +298,12 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
 
   streaming(app, insertRecords, async (c) => {
     const ref = address(c);
-    const onConflict = parseChoice("on_conflict", c.req.query("on_conflict"), ON_CONFLICT, "fail");
+    const onConflict = parseChoice(
+      "on_conflict",
+      c.req.query("on_conflict"),
+      records.ON_CONFLICT,
+      "fail",
+    );
     const answer = (result: { table: Table; inserted: number }) => ({
       status: 200,
       body: result,
