@@ -1,7 +1,7 @@
 /**
  * The service's own metadata inside the DuckDB file: table identities, stable column ids,
  * constraint names, the sequences serial columns draw from, and the template each table
- * was made from. (Templates themselves are in templates.ts; constraints, sequences and
+ * was made from. (Templates themselves are in shared/templates.ts; constraints, sequences and
  * table descriptions are read and written by metadata_constraints.ts, metadata_sequences.ts
  * and metadata_describe.ts.)
  *
@@ -11,6 +11,13 @@
  * @module
  */
 
+import {
+  nextColumnId,
+  recordColumns,
+  rewriteTable,
+  tablesById,
+  toTableRow,
+} from "../shared/metadata_tables.ts";
 import type { TableRow } from "../shared/core.ts";
 import { listValue } from "@duckdb/node-api";
 import type { TableRef } from "../../catalog/model.ts";
@@ -19,6 +26,7 @@ import { META } from "../shared/metadata_rows.ts";
 import type { Session } from "./database.ts";
 
 export { META, recordOrigin } from "../shared/metadata_rows.ts";
+export { nextColumnId, rewriteTable, tablesById };
 
 /** Bumped when the metadata layout changes, so an old file can be migrated or refused. */
 export const FORMAT_VERSION = "1";
@@ -183,60 +191,8 @@ export async function recordTable(
     [ref.schema, ref.name, columnNames.length + 1],
   );
   const id = rows[0]!.table_id as number;
-  if (columnNames.length > 0) {
-    await session.run(
-      `INSERT INTO ${META}.columns
-       SELECT $1, generate_subscripts($2, 1), unnest($2)`,
-      [id, listValue([...columnNames])],
-    );
-  }
+  await recordColumns(session, id, columnNames.map((name, i) => ({ id: i + 1, name })));
   return id;
-}
-
-/**
- * Rewrites a table's metadata after an update: its address, its columns (ids kept, new
- * ones given) and the next column id; its constraints are forgotten, to be recorded anew.
- */
-export async function rewriteTable(
-  session: Session,
-  tableId: number,
-  ref: TableRef,
-  columns: readonly { readonly id: number; readonly name: string }[],
-  nextColumnId: number,
-): Promise<void> {
-  await session.run(
-    `UPDATE ${META}.tables SET schema_name = $2, table_name = $3, next_column_id = $4
-     WHERE table_id = $1`,
-    [tableId, ref.schema, ref.name, nextColumnId],
-  );
-  await session.run(`DELETE FROM ${META}.columns WHERE table_id = $1`, [tableId]);
-  if (columns.length > 0) {
-    await session.run(
-      `INSERT INTO ${META}.columns SELECT $1, unnest($2), unnest($3)`,
-      [tableId, listValue(columns.map((c) => c.id)), listValue(columns.map((c) => c.name))],
-    );
-  }
-  await session.run(`DELETE FROM ${META}.constraints WHERE table_id = $1`, [tableId]);
-}
-
-/** The id the next new column of a table gets. */
-export async function nextColumnId(session: Session, tableId: number): Promise<number> {
-  const rows = await session.rows(
-    `SELECT next_column_id FROM ${META}.tables WHERE table_id = $1`,
-    [tableId],
-  );
-  return rows[0]!.next_column_id as number;
-}
-
-/** The metadata rows of the given table ids that exist, in id order. */
-export async function tablesById(session: Session, ids: readonly number[]): Promise<TableRow[]> {
-  if (ids.length === 0) return [];
-  const rows = await session.rows(
-    `SELECT table_id, schema_name, table_name FROM ${META}.tables
-     WHERE list_contains($1, table_id) ORDER BY table_id`,
-    [listValue([...ids])],
-  );
-  return rows.map(toTableRow);
 }
 
 /** Forgets tables: their rows in every metadata table. */
@@ -246,12 +202,4 @@ export async function forgetTables(session: Session, tableIds: readonly number[]
   for (const table of ["constraints", "sequences", "table_origins", "columns", "tables"]) {
     await session.run(`DELETE FROM ${META}.${table} WHERE list_contains($1, table_id)`, [ids]);
   }
-}
-
-function toTableRow(row: Record<string, unknown>): TableRow {
-  return {
-    id: row.table_id as number,
-    schema: row.schema_name as string,
-    name: row.table_name as string,
-  };
 }

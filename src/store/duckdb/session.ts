@@ -7,8 +7,10 @@
 import {
   type DuckDBAppender,
   type DuckDBConnection,
+  type DuckDBListValue,
   type DuckDBType,
   type DuckDBValue,
+  listValue,
 } from "@duckdb/node-api";
 import { ApiError } from "../../errors.ts";
 import type { Row } from "./database.ts";
@@ -93,6 +95,11 @@ export class Session {
       true,
     );
     return reader?.getRowObjectsJS() ?? [];
+  }
+
+  /** `values` as one bound value of a list type. */
+  list(values: readonly (string | number)[]): DuckDBListValue {
+    return listValue([...values]);
   }
 
   /** Runs one statement with bound values (of `types`, when given), ignoring any result. */

@@ -50,6 +50,8 @@ export interface Session {
   rows(sql: Statement, params?: readonly Param[]): Promise<Record<string, unknown>[]>;
   /** Runs one statement; answers the number of rows it touched. */
   run(sql: Statement, params?: readonly Param[]): Promise<number>;
+  /** `values` as one parameter: node-postgres binds an array as PostgreSQL's array text. */
+  list(values: readonly (string | number)[]): Param;
   /**
    * The rows of one statement as arrays of PostgreSQL's own text of each value (null for
    * NULL), unparsed, and its result's fields with their type oids: for rendering values
@@ -215,6 +217,7 @@ function sessionOf(client: pg.PoolClient): Session {
     async run(sql, params = []) {
       return (await query(sql, params)).rowCount ?? 0;
     },
+    list: (values) => values,
     async texts(sql, params = []) {
       const result = await client.query<(string | null)[]>({
         text: sql,
@@ -260,6 +263,7 @@ export function probing(session: Session): Session {
   return {
     rows: (sql, params) => saved(() => session.rows(sql, params)),
     run: (sql, params) => saved(() => session.run(sql, params)),
+    list: (values) => session.list(values),
     texts: (sql, params) => saved(() => session.texts(sql, params)),
     copyIn: (sql, bytes) => saved(() => session.copyIn(sql, bytes)),
   };

@@ -10,6 +10,13 @@
  * @module
  */
 
+import {
+  nextColumnId,
+  recordColumns,
+  rewriteTable,
+  tablesById,
+  toTableRow,
+} from "../shared/metadata_tables.ts";
 import type { TableRow } from "../shared/core.ts";
 import { existingSchema as existingSchemaIn } from "../shared/schemas.ts";
 import type { TableRef } from "../../catalog/model.ts";
@@ -19,6 +26,7 @@ import type { Prepared, Session } from "./database.ts";
 import { BOOTSTRAP_LOCK, takeLocks } from "./locks.ts";
 
 export { META, recordOrigin } from "../shared/metadata_rows.ts";
+export { nextColumnId, rewriteTable, tablesById };
 
 /** Bumped when the metadata layout changes, so an old database can be migrated or refused. */
 const FORMAT_VERSION = "1";
@@ -196,57 +204,8 @@ export async function recordTable(
     [ref.schema, ref.name, columnNames.length + 1],
   );
   const id = rows[0]!.table_id as number;
-  await session.run(
-    `INSERT INTO ${META}.columns (table_id, column_id, column_name)
-     SELECT $1, n, name FROM unnest($2::text[]) WITH ORDINALITY AS c(name, n)`,
-    [id, [...columnNames]],
-  );
+  await recordColumns(session, id, columnNames.map((name, i) => ({ id: i + 1, name })));
   return id;
-}
-
-/**
- * Rewrites a table's metadata after an update: its address, its columns (ids kept, new
- * ones given) and the next column id; its constraints are forgotten, to be recorded anew.
- */
-export async function rewriteTable(
-  session: Session,
-  tableId: number,
-  ref: TableRef,
-  columns: readonly { readonly id: number; readonly name: string }[],
-  nextColumnId: number,
-): Promise<void> {
-  await session.run(
-    `UPDATE ${META}.tables SET schema_name = $2, table_name = $3, next_column_id = $4
-     WHERE table_id = $1`,
-    [tableId, ref.schema, ref.name, nextColumnId],
-  );
-  await session.run(`DELETE FROM ${META}.columns WHERE table_id = $1`, [tableId]);
-  await session.run(
-    `INSERT INTO ${META}.columns (table_id, column_id, column_name)
-     SELECT $1, id, name FROM unnest($2::integer[], $3::text[]) AS c(id, name)`,
-    [tableId, columns.map((c) => c.id), columns.map((c) => c.name)],
-  );
-  await session.run(`DELETE FROM ${META}.constraints WHERE table_id = $1`, [tableId]);
-}
-
-/** The id the next new column of a table gets. */
-export async function nextColumnId(session: Session, tableId: number): Promise<number> {
-  const rows = await session.rows(
-    `SELECT next_column_id FROM ${META}.tables WHERE table_id = $1`,
-    [tableId],
-  );
-  return rows[0]!.next_column_id as number;
-}
-
-/** The metadata rows of the given table ids that exist, in id order. */
-export async function tablesById(session: Session, ids: readonly number[]): Promise<TableRow[]> {
-  if (ids.length === 0) return [];
-  const rows = await session.rows(
-    `SELECT ${TABLE_COLUMNS} FROM ${META}.tables WHERE table_id = ANY($1::integer[])
-     ORDER BY table_id`,
-    [[...ids]],
-  );
-  return rows.map(toTableRow);
 }
 
 /** Forgets tables: their rows in every metadata table (the others follow by cascade). */
@@ -255,12 +214,4 @@ export async function forgetTables(session: Session, tableIds: readonly number[]
   await session.run(`DELETE FROM ${META}.tables WHERE table_id = ANY($1::integer[])`, [
     [...tableIds],
   ]);
-}
-
-function toTableRow(row: Record<string, unknown>): TableRow {
-  return {
-    id: row.table_id as number,
-    schema: row.schema_name as string,
-    name: row.table_name as string,
-  };
 }

@@ -22,6 +22,14 @@ export interface SqlSession {
   run(sql: string, params?: SqlValue[]): Promise<unknown>;
 }
 
+/** A session that binds a list as one parameter too, each engine its own way. */
+export interface ListSession {
+  rows(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  run(sql: string, params?: readonly unknown[]): Promise<unknown>;
+  /** `values` as one parameter, to be read as a list (`unnest($n::integer[])`). */
+  list(values: readonly (string | number)[]): unknown;
+}
+
 /** A table's row in the metadata. */
 export interface TableRow {
   readonly id: number;
