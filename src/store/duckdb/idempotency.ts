@@ -11,10 +11,14 @@
  */
 
 import { createHash } from "node:crypto";
-import { listValue } from "@duckdb/node-api";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
-import { findAnswerSql, keptAnswer } from "../shared/kept_answers.ts";
+import {
+  findAnswerSql,
+  keepAnswers as keepAnswersIn,
+  keptAnswer,
+  type KeptWrite,
+} from "../shared/kept_answers.ts";
 import type { KeptAnswer, KeyedWrite } from "../store.ts";
 
 /** The newest answer kept for `key` in `scope` at or after `since`. */
@@ -40,24 +44,8 @@ export async function keepAnswer<R>(
  * Keeps the answers of several keyed writes in one statement (a group commit's members), in
  * the session's transaction.
  */
-export async function keepAnswers(
-  session: Session,
-  writes: readonly { readonly keyed: KeyedWrite<unknown>; readonly result: unknown }[],
-): Promise<void> {
-  if (writes.length === 0) return;
-  const column = (value: (keyed: KeyedWrite<unknown>, result: unknown) => string | number) =>
-    listValue(writes.map(({ keyed, result }) => value(keyed, result)));
-  await session.run(
-    `INSERT INTO ${META}.idempotency_keys
-     SELECT unnest($1), unnest($2), unnest($3), unnest($4), unnest($5)`,
-    [
-      column((k) => k.scope),
-      column((k) => k.key),
-      column((k) => k.fingerprint()),
-      column((k, r) => JSON.stringify(k.answer(r))),
-      column((k) => k.at),
-    ],
-  );
+export function keepAnswers(session: Session, writes: readonly KeptWrite[]): Promise<void> {
+  return keepAnswersIn(session, META, writes);
 }
 
 /** Deletes the answers kept before `before`. */

@@ -13,7 +13,12 @@ import type { KeptAnswer, KeyedWrite } from "../store.ts";
 import type { Database, Session } from "./database.ts";
 import { takeLocks } from "./locks.ts";
 import { META } from "./metadata.ts";
-import { findAnswerSql, keptAnswer } from "../shared/kept_answers.ts";
+import {
+  findAnswerSql,
+  keepAnswers as keepAnswersIn,
+  keptAnswer,
+  type KeptWrite,
+} from "../shared/kept_answers.ts";
 
 /**
  * `text` as PostgreSQL can hold it: text there cannot contain NUL, which a scope (a token's
@@ -97,24 +102,8 @@ export async function keepAnswer<R>(
 }
 
 /** Keeps the answers of several keyed writes in one statement, in the session's transaction. */
-export async function keepAnswers(
-  session: Session,
-  writes: readonly { readonly keyed: KeyedWrite<unknown>; readonly result: unknown }[],
-): Promise<void> {
-  if (writes.length === 0) return;
-  const column = <T>(value: (keyed: KeyedWrite<unknown>, result: unknown) => T) =>
-    writes.map(({ keyed, result }) => value(keyed, result));
-  await session.run(
-    `INSERT INTO ${META}.idempotency_keys (scope, key, fingerprint, answer, created_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[])`,
-    [
-      column((k) => storable(k.scope)),
-      column((k) => storable(k.key)),
-      column((k) => k.fingerprint()),
-      column((k, r) => JSON.stringify(k.answer(r))),
-      column((k) => k.at),
-    ],
-  );
+export function keepAnswers(session: Session, writes: readonly KeptWrite[]): Promise<void> {
+  return keepAnswersIn(session, META, writes, storable);
 }
 
 /** Deletes the answers kept before `before`. */

@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { KeptAnswer, StoredAnswer } from "../store.ts";
+import type { KeptAnswer, KeyedWrite, StoredAnswer } from "../store.ts";
+import type { ListSession } from "./core.ts";
 
 /**
  * The query for the newest answer kept for key `$2` in scope `$1` at or after `$3`.
@@ -43,4 +44,38 @@ export function keptAnswer(rows: readonly Record<string, unknown>[]): KeptAnswer
     fingerprint: row.fingerprint as string,
     answer: JSON.parse(row.answer as string) as StoredAnswer,
   };
+}
+
+/** A keyed write and the result whose answer it keeps. */
+export interface KeptWrite {
+  readonly keyed: KeyedWrite<unknown>;
+  readonly result: unknown;
+}
+
+/**
+ * Keeps the answers of several keyed writes in one statement (a group commit's members), in
+ * the session's transaction, in the metadata schema `meta`; `storable` makes a scope or key
+ * text the engine can store (PostgreSQL's text holds no NUL).
+ */
+export async function keepAnswers(
+  session: ListSession,
+  meta: string,
+  writes: readonly KeptWrite[],
+  storable: (text: string) => string = (text) => text,
+): Promise<void> {
+  if (writes.length === 0) return;
+  const column = (value: (keyed: KeyedWrite<unknown>, result: unknown) => string | number) =>
+    session.list(writes.map(({ keyed, result }) => value(keyed, result)));
+  await session.run(
+    `INSERT INTO ${meta}.idempotency_keys (scope, key, fingerprint, answer, created_at)
+     SELECT unnest($1::text[]), unnest($2::text[]), unnest($3::text[]), unnest($4::text[]),
+       unnest($5::bigint[])`,
+    [
+      column((k) => storable(k.scope)),
+      column((k) => storable(k.key)),
+      column((k) => k.fingerprint()),
+      column((k, r) => JSON.stringify(k.answer(r))),
+      column((k) => k.at),
+    ],
+  );
 }
