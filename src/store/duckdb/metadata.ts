@@ -13,6 +13,7 @@
 
 import {
   nextColumnId,
+  pageOfTables,
   recordColumns,
   rewriteTable,
   tablesById,
@@ -26,7 +27,7 @@ import { META } from "../shared/metadata_rows.ts";
 import type { Session } from "./database.ts";
 
 export { META, recordOrigin } from "../shared/metadata_rows.ts";
-export { nextColumnId, rewriteTable, tablesById };
+export { nextColumnId, pageOfTables, rewriteTable, tablesById };
 
 /** Bumped when the metadata layout changes, so an old file can be migrated or refused. */
 export const FORMAT_VERSION = "1";
@@ -151,32 +152,6 @@ export async function tablesInSchema(session: Session, schema: string): Promise<
     [schema],
   );
   return rows.map(toTableRow);
-}
-
-/** A page of tables, optionally confined to one schema or to a set of visible schemas. */
-export async function pageOfTables(
-  session: Session,
-  filter: { schema?: string; visibleSchemas?: readonly string[] },
-  offset: number,
-  limit: number,
-): Promise<{ rows: TableRow[]; total: number }> {
-  if (filter.visibleSchemas?.length === 0) return { rows: [], total: 0 };
-  const where = `($1::VARCHAR IS NULL OR lower(schema_name) = lower($1))
-    AND ($2::VARCHAR[] IS NULL OR list_contains($2, lower(schema_name)))`;
-  const visible = filter.visibleSchemas
-    ? listValue(filter.visibleSchemas.map((s) => s.toLowerCase()))
-    : null;
-  const values = [filter.schema ?? null, visible];
-  const count = await session.rows(
-    `SELECT count(*) AS n FROM ${META}.tables WHERE ${where}`,
-    values,
-  );
-  const rows = await session.rows(
-    `SELECT table_id, schema_name, table_name FROM ${META}.tables WHERE ${where}
-     ORDER BY lower(schema_name), lower(table_name) LIMIT $3 OFFSET $4`,
-    [...values, limit, offset],
-  );
-  return { rows: rows.map(toTableRow), total: Number(count[0]!.n) };
 }
 
 /** Records a new table with its columns (ids 1..n) and constraints; returns the table id. */

@@ -12,6 +12,7 @@
 
 import {
   nextColumnId,
+  pageOfTables,
   recordColumns,
   rewriteTable,
   tablesById,
@@ -26,7 +27,7 @@ import type { Prepared, Session } from "./database.ts";
 import { BOOTSTRAP_LOCK, takeLocks } from "./locks.ts";
 
 export { META, recordOrigin } from "../shared/metadata_rows.ts";
-export { nextColumnId, rewriteTable, tablesById };
+export { nextColumnId, pageOfTables, rewriteTable, tablesById };
 
 /** Bumped when the metadata layout changes, so an old database can be migrated or refused. */
 const FORMAT_VERSION = "1";
@@ -160,36 +161,6 @@ export async function tablesInSchema(session: Session, schema: string): Promise<
     [schema],
   );
   return rows.map(toTableRow);
-}
-
-/** A page of tables, optionally confined to one schema or to a set of visible schemas. */
-export async function pageOfTables(
-  session: Session,
-  filter: { schema?: string; visibleSchemas?: readonly string[] },
-  offset: number,
-  limit: number,
-): Promise<{ rows: TableRow[]; total: number }> {
-  if (filter.visibleSchemas?.length === 0) return { rows: [], total: 0 };
-  const where = `($1::text IS NULL OR lower(schema_name) = lower($1))
-    AND ($2::text[] IS NULL OR lower(schema_name) = ANY($2::text[]))`;
-  const values = [
-    filter.schema ?? null,
-    filter.visibleSchemas ? filter.visibleSchemas.map((s) => s.toLowerCase()) : null,
-  ];
-  const rows = await session.rows(
-    `SELECT ${TABLE_COLUMNS}, count(*) OVER () AS total FROM ${META}.tables WHERE ${where}
-     ORDER BY lower(schema_name), lower(table_name) LIMIT $3 OFFSET $4`,
-    [...values, limit, offset],
-  );
-  if (rows.length > 0 || offset === 0) {
-    return { rows: rows.map(toTableRow), total: Number(rows[0]?.total ?? 0) };
-  }
-  // A page past the end has no row to carry the count.
-  const count = await session.rows(
-    `SELECT count(*) AS n FROM ${META}.tables WHERE ${where}`,
-    values,
-  );
-  return { rows: [], total: Number(count[0]!.n) };
 }
 
 /** Records a new table with its columns (ids 1..n); returns the table id. */

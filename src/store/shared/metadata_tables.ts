@@ -77,3 +77,37 @@ export async function tablesById(
   );
   return rows.map(toTableRow);
 }
+
+/**
+ * A page of tables in schema, then name, order (only `filter.schema`, and only the
+ * `visibleSchemas` when given), and how many there are in all.
+ */
+export async function pageOfTables(
+  session: ListSession,
+  filter: { schema?: string; visibleSchemas?: readonly string[] },
+  offset: number,
+  limit: number,
+): Promise<{ rows: TableRow[]; total: number }> {
+  if (filter.visibleSchemas?.length === 0) return { rows: [], total: 0 };
+  const where = `($1::text IS NULL OR lower(schema_name) = lower($1))
+    AND ($2::text[] IS NULL OR lower(schema_name) IN (SELECT unnest($2::text[])))`;
+  const values = [
+    filter.schema ?? null,
+    filter.visibleSchemas ? session.list(filter.visibleSchemas.map((s) => s.toLowerCase())) : null,
+  ];
+  const rows = await session.rows(
+    `SELECT table_id, schema_name, table_name, count(*) OVER () AS total
+     FROM ${META}.tables WHERE ${where}
+     ORDER BY lower(schema_name), lower(table_name) LIMIT $3 OFFSET $4`,
+    [...values, limit, offset],
+  );
+  if (rows.length > 0 || offset === 0) {
+    return { rows: rows.map(toTableRow), total: Number(rows[0]?.total ?? 0) };
+  }
+  // A page past the end has no row to carry the count.
+  const count = await session.rows(
+    `SELECT count(*) AS n FROM ${META}.tables WHERE ${where}`,
+    values,
+  );
+  return { rows: [], total: Number(count[0]!.n) };
+}
