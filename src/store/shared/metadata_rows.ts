@@ -6,25 +6,15 @@
  * @module
  */
 
+import type { SqlSession } from "./core.ts";
 import type { TemplateRef } from "../../catalog/model.ts";
 
 /** The internal schema; never listed, never addressable through the API. */
 export const META = "_table_service";
 
-/**
- * What the shared metadata statements need of an engine's session: statements with `$n`
- * parameters bound to numbers and text.
- */
-export interface MetadataSession {
-  /** The rows of one statement. */
-  rows(sql: string, params: (string | number)[]): Promise<Record<string, unknown>[]>;
-  /** Runs one statement. */
-  run(sql: string, params: (string | number)[]): Promise<unknown>;
-}
-
 /** Records which template version a table was made from. */
 export async function recordOrigin(
-  session: MetadataSession,
+  session: SqlSession,
   tableId: number,
   template: TemplateRef,
 ): Promise<void> {
@@ -37,7 +27,7 @@ export async function recordOrigin(
 
 /** The ids of the tables a table's foreign keys reference, itself left out. */
 export async function referencedTableIds(
-  session: MetadataSession,
+  session: SqlSession,
   tableId: number,
 ): Promise<number[]> {
   const rows = await session.rows(

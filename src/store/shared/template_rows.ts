@@ -8,7 +8,8 @@
 
 import type { Compatibility } from "../../catalog/compatibility.ts";
 import { formatVersion, type StoredTemplate, type TemplateOrder } from "../../catalog/templates.ts";
-import { META, type MetadataSession } from "./metadata_rows.ts";
+import type { SqlSession } from "./core.ts";
+import { META } from "./metadata_rows.ts";
 
 /** The columns a template version is read and written by, in order. */
 export const TEMPLATE_COLUMNS =
@@ -23,7 +24,7 @@ export const TEMPLATE_ORDER: Readonly<Record<TemplateOrder, string>> = {
 
 /** Every version of a template (name in any case), newest first; empty when there is none. */
 export async function templateVersions(
-  session: MetadataSession,
+  session: SqlSession,
   name: string,
 ): Promise<StoredTemplate[]> {
   const rows = await session.rows(
