@@ -4,11 +4,9 @@
  * @module
  */
 
-import { nameKey } from "../../catalog/names.ts";
 import type { Session } from "./database.ts";
-import { nextColumnId, rewriteTable } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
-import { constraintRecords } from "../shared/constraint_records.ts";
+import { recordUpdatedTable } from "../shared/metadata_tables.ts";
 import { forgetSequences, recordSequence } from "./metadata_sequences.ts";
 import { qualified } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
@@ -20,22 +18,7 @@ export async function recordUpdate(
   newSequences: ReadonlyMap<ColumnChange, string>,
 ): Promise<void> {
   const { row, plan, columns } = analysis;
-  let next = await nextColumnId(session, row.id);
-  const ids = columns.map((c) => c.source?.id ?? next++);
-  await rewriteTable(
-    session,
-    row.id,
-    plan.ref,
-    columns.map((c, i) => ({ id: ids[i]!, name: c.planned.name })),
-    next,
-  );
-  const idOf = (name: string) =>
-    ids[columns.findIndex((c) => nameKey(c.planned.name) === nameKey(name))]!;
-  await recordConstraints(
-    session,
-    row.id,
-    constraintRecords(plan, analysis.foreignKeys, row.id, idOf),
-  );
+  const ids = await recordUpdatedTable(session, analysis, recordConstraints);
   for (const [change, sequence] of newSequences) {
     const id = ids[columns.indexOf(change)]!;
     await forgetSequences(session, row.id, [id]);

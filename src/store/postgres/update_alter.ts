@@ -16,9 +16,9 @@ import { nameKey } from "../../catalog/names.ts";
 import { ApiError, summarise } from "../../errors.ts";
 import { probing, type Session } from "./database.ts";
 import { createSequence, ownSequence } from "./ddl.ts";
-import { META, nextColumnId, rewriteTable } from "./metadata.ts";
+import { META } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
-import { constraintRecords } from "../shared/constraint_records.ts";
+import { recordUpdatedTable } from "../shared/metadata_tables.ts";
 import { refuseRequiredColumns as refuseRequired } from "../shared/required_columns.ts";
 import { retypeSql } from "./retype.ts";
 import { columnPlacesLeft, compactTable } from "./update_rebuild.ts";
@@ -266,22 +266,7 @@ async function recordUpdate(
   sequences: ReadonlyMap<ColumnChange, string>,
 ): Promise<void> {
   const { row, plan, columns } = analysis;
-  let next = await nextColumnId(session, row.id);
-  const ids = columns.map((c) => c.source?.id ?? next++);
-  await rewriteTable(
-    session,
-    row.id,
-    plan.ref,
-    columns.map((c, i) => ({ id: ids[i]!, name: c.planned.name })),
-    next,
-  );
-  const idOf = (name: string) =>
-    ids[columns.findIndex((c) => nameKey(c.planned.name) === nameKey(name))]!;
-  await recordConstraints(
-    session,
-    row.id,
-    constraintRecords(plan, analysis.foreignKeys, row.id, idOf),
-  );
+  const ids = await recordUpdatedTable(session, analysis, recordConstraints);
   // Sequences of dropped columns went with them; a column whose default no longer draws
   // from its sequence is no longer serial.
   const gone = [

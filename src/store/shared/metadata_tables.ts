@@ -6,7 +6,14 @@
  * @module
  */
 
+import type { TablePlan } from "../../catalog/definition.ts";
 import type { TableRef } from "../../catalog/model.ts";
+import { nameKey } from "../../catalog/names.ts";
+import {
+  type ConstraintRecord,
+  constraintRecords,
+  type ForeignKeyToRecord,
+} from "./constraint_records.ts";
 import type { ListSession, TableRow } from "./core.ts";
 import { META } from "./metadata_rows.ts";
 
@@ -110,4 +117,45 @@ export async function pageOfTables(
     values,
   );
   return { rows: [], total: Number(count[0]!.n) };
+}
+
+/** What an applied table update recorded in the metadata needs of its analysis. */
+export interface RecordedUpdate {
+  readonly row: TableRow;
+  readonly plan: TablePlan;
+  /** The wanted columns in order, each with the column it continues, if any. */
+  readonly columns: readonly {
+    readonly planned: { readonly name: string };
+    readonly source?: { readonly id: number };
+  }[];
+  readonly foreignKeys: readonly ForeignKeyToRecord[];
+}
+
+/**
+ * Records an updated table's address, columns (ids kept, new ones drawn) and constraints,
+ * the last through the engine's `recordConstraints`; answers each wanted column's id.
+ */
+export async function recordUpdatedTable<S extends ListSession>(
+  session: S,
+  update: RecordedUpdate,
+  recordConstraints: (session: S, tableId: number, records: ConstraintRecord[]) => Promise<void>,
+): Promise<number[]> {
+  const { row, plan, columns } = update;
+  let next = await nextColumnId(session, row.id);
+  const ids = columns.map((c) => c.source?.id ?? next++);
+  await rewriteTable(
+    session,
+    row.id,
+    plan.ref,
+    columns.map((c, i) => ({ id: ids[i]!, name: c.planned.name })),
+    next,
+  );
+  const idOf = (name: string) =>
+    ids[columns.findIndex((c) => nameKey(c.planned.name) === nameKey(name))]!;
+  await recordConstraints(
+    session,
+    row.id,
+    constraintRecords(plan, update.foreignKeys, row.id, idOf),
+  );
+  return ids;
 }
