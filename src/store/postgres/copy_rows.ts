@@ -13,7 +13,7 @@ import type { StagedRows } from "../duckdb/mod.ts";
 import { conflictKey } from "../shared/conflict_key.ts";
 import { drawsFromSequence } from "../shared/sql.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
-import type { Session } from "./database.ts";
+import type { Param, Session } from "./database.ts";
 import { type EngineError, engineSaid, programLimit, VALUE_MISFITS } from "./engine_errors.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 
@@ -48,13 +48,8 @@ async function insert(
   if (staged.rows === 0) return 0;
   const target = qualified(table.schema, table.name);
   const columns = staged.columns.map(quoteIdent).join(", ");
-  const conflict = onConflictClause(table, staged, onConflict);
   if (staged.columns.length === 0) {
-    // Rows without keys: every column takes its default, once per row.
-    return await session.run(
-      `INSERT INTO ${target} SELECT FROM generate_series(1, $1::bigint) ${conflict}`,
-      [staged.rows],
-    );
+    return await insertEmptyRows(session, table, staged.rows, onConflict);
   }
   if (onConflict === "fail") {
     return await session.copyIn(
@@ -77,39 +72,91 @@ async function insert(
     `COPY ${temporary} (${columns}) FROM STDIN (FORMAT csv)`,
     await fileStream(staged.path),
   );
+  const inserted = await insertResolving(session, table, {
+    columns: staged.columns,
+    source: temporary,
+    position,
+  }, onConflict);
+  await session.run(`DROP TABLE ${temporary}`);
+  return inserted;
+}
+
+/** Rows without keys: every column takes its default, once per row. */
+export function insertEmptyRows(
+  session: Session,
+  table: Table,
+  rows: number,
+  onConflict: OnConflict,
+): Promise<number> {
+  return session.run(
+    `INSERT INTO ${
+      qualified(table.schema, table.name)
+    } SELECT FROM generate_series(1, $1::bigint) ${onConflictClause(table, [], onConflict)}`,
+    [rows],
+  );
+}
+
+/** Rows to insert under `skip` or `update`: a relation of their columns and their position. */
+export interface RowsRelation {
+  /** The target's columns the rows give, by name. */
+  readonly columns: readonly string[];
+  /** A relation (a table, or a parenthesized SELECT with an alias) with those columns. */
+  readonly source: string;
+  /** Its column numbering the rows in the order they were sent, quoted. */
+  readonly position: string;
+  /** Parameters of `source`. */
+  readonly params?: readonly Param[];
+}
+
+/**
+ * Inserts `rows` into `table` resolving key conflicts as `onConflict` (`skip` or `update`)
+ * says, in the order the rows were sent; answers how many rows were inserted.
+ */
+export async function insertResolving(
+  session: Session,
+  table: Table,
+  rows: RowsRelation,
+  onConflict: OnConflict,
+): Promise<number> {
+  const { source, position } = rows;
+  const columns = rows.columns.map(quoteIdent).join(", ");
   // Of the rows of one key the first sent is kept under skip, the last under update (a row
   // may be updated once per statement), as if they were sent one by one; left out before the
   // insert, they draw no serial. Rows with a null in the key match none.
   const key = conflictKey(table)!;
-  const keyed = key.every((k) => staged.columns.includes(k));
+  const keyed = key.every((k) => rows.columns.includes(k));
   const quoted = key.map(quoteIdent);
   const kept = onConflict === "skip" ? "min" : "max";
-  const rows = keyed
+  const chosen = keyed
     ? `(SELECT * FROM (SELECT *, ${kept}(${position}) OVER (PARTITION BY ${quoted.join(", ")})
-          AS kept_ FROM ${temporary}) AS w_
+          AS kept_ FROM ${source}) AS w_
          WHERE ${quoted.map((k) => `${k} IS NULL`).join(" OR ")} OR ${position} = kept_) AS r_`
-    : temporary;
+    : source;
   // xmax is 0 for a row this statement inserted, not for one it updated.
   const [row] = await session.rows(
-    `WITH written AS (INSERT INTO ${target} (${columns})
-       SELECT ${columns} FROM ${rows} ORDER BY ${position}
-       ${conflict} RETURNING (xmax = 0) AS fresh)
+    `WITH written AS (INSERT INTO ${qualified(table.schema, table.name)} (${columns})
+       SELECT ${columns} FROM ${chosen} ORDER BY ${position}
+       ${onConflictClause(table, rows.columns, onConflict)} RETURNING (xmax = 0) AS fresh)
      SELECT count(*) FILTER (WHERE fresh) AS inserted FROM written`,
+    rows.params,
   );
-  await session.run(`DROP TABLE ${temporary}`);
   return Number(row!.inserted);
 }
 
-function onConflictClause(table: Table, staged: StagedRows, onConflict: OnConflict): string {
+function onConflictClause(
+  table: Table,
+  columns: readonly string[],
+  onConflict: OnConflict,
+): string {
   if (onConflict === "fail") return "";
   if (onConflict === "skip") return "ON CONFLICT DO NOTHING";
   const key = conflictKey(table)!;
-  const rest = staged.columns.filter((c) => !key.includes(c));
+  const rest = columns.filter((c) => !key.includes(c));
   // A key the rows leave out takes its default: a serial's next value, which meets an
   // existing key at most once, and updates that row, as on DuckDB. A constant default would
   // give the rows one key, which PostgreSQL cannot update twice in one statement.
   const drawn = table.columns.every((c) =>
-    !key.includes(c.name) || staged.columns.includes(c.name) || drawsFromSequence(c)
+    !key.includes(c.name) || columns.includes(c.name) || drawsFromSequence(c)
   );
   return rest.length === 0 || !drawn
     ? "ON CONFLICT DO NOTHING"

@@ -1,17 +1,21 @@
 /**
- * Inserting rows into an existing PostgreSQL table: staged (read, checked, converted) by the
- * DuckDB staging, then copied in, in one transaction that holds the table's lock shared, so
- * that inserts into one table run side by side and a change of its definition waits.
+ * Inserting rows into an existing PostgreSQL table: a small body of plain values straight in
+ * with one statement, any other staged (read, checked, converted) by the DuckDB staging and
+ * copied in; each in one transaction that holds the table's lock shared, so that inserts
+ * into one table run side by side and a change of its definition waits.
  *
  * @module
  */
 
 import type { Table, TableRef } from "../../catalog/model.ts";
+import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
 import type { StagingRows } from "../duckdb/mod.ts";
 import { checkConflictKey } from "../shared/conflict_key.ts";
-import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict } from "../store.ts";
+import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict, RowsSource } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { copyStaged } from "./copy_rows.ts";
+import type { Session } from "./database.ts";
+import { DIRECT_BYTES, DIRECT_ROWS, directRows, insertDirect } from "./direct_inserts.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks, upsertLock } from "./locks.ts";
@@ -26,16 +30,96 @@ export type Inserted = { table: Table } & LoadCounts;
  * transaction: every row, or none. 404 for a missing table; 422 for `skip` or `update` on
  * a table without a key to match rows by, and for rows that do not fit (with row-level
  * details); 409 for a key that exists already or repeats within the rows under `fail`.
+ *
+ * A small body of plain values goes straight in (direct_inserts.ts); any other, or one the
+ * direct insert fails, is staged.
  */
 export async function insertRecords(
-  { database, staging }: StoreContext,
+  context: StoreContext,
   ref: TableRef,
   rows: ArrivingRows,
   onConflict: OnConflict,
   keyed?: KeyedWrite<Inserted>,
 ): Promise<Inserted> {
-  const source = await rows.whole();
-  return await staging.withRows(source, async (held) => {
+  const body = await smallBody(rows);
+  if (body) {
+    const inserted = await insertIfDirect(context, ref, body, onConflict, keyed);
+    if (inserted) return inserted;
+  }
+  return await insertStaged(context, ref, await rows.whole(), onConflict, keyed);
+}
+
+/** A body that may be small enough to go straight in, with what the pass learned of it. */
+interface SmallBody {
+  readonly summary: RowsSummary;
+  readonly bytes: Uint8Array;
+}
+
+async function smallBody(rows: ArrivingRows): Promise<SmallBody | undefined> {
+  const small = await rows.inMemory();
+  if (small) return { summary: small, bytes: small.bytes };
+  const whole = await rows.whole();
+  if (whole.rows > DIRECT_ROWS || whole.localFile === undefined) return undefined;
+  if ((await Deno.stat(whole.localFile)).size > DIRECT_BYTES) return undefined;
+  return { summary: whole, bytes: await Deno.readFile(whole.localFile) };
+}
+
+/**
+ * Inserts `body` straight into the table when it may go so; undefined, having changed
+ * nothing, when it may not or the insert fails (the staging's way then stores what it stores
+ * and explains what it refuses).
+ */
+async function insertIfDirect(
+  { database }: StoreContext,
+  ref: TableRef,
+  body: SmallBody,
+  onConflict: OnConflict,
+  keyed?: KeyedWrite<Inserted>,
+): Promise<Inserted | undefined> {
+  let refused = false;
+  try {
+    return await keyedTransaction(database, keyed, async (session) => {
+      const table = await lockedTable(session, ref, onConflict);
+      const direct = await directRows(table, body.summary, body.bytes);
+      if (!direct) return undefined;
+      let counts;
+      try {
+        counts = await insertDirect(session, table, direct, onConflict);
+      } catch (error) {
+        refused = true;
+        throw error;
+      }
+      const result = { table, ...counts };
+      if (keyed) await keepAnswer(session, keyed, result);
+      return result;
+    });
+  } catch (error) {
+    if (refused) return undefined;
+    throw error;
+  }
+}
+
+/** Takes the locks an insert into `ref` holds, and describes the table. */
+async function lockedTable(session: Session, ref: TableRef, onConflict: OnConflict) {
+  await takeLocks(session, [
+    schemaLock(ref.schema, "shared"),
+    tableLock(ref, "shared"),
+    ...(onConflict === "fail" ? [] : [upsertLock(ref)]),
+  ]);
+  const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+  checkConflictKey(table, onConflict);
+  return table;
+}
+
+/** Inserts `source` through the staging: read, checked and converted there, then copied in. */
+export function insertStaged(
+  { database, staging }: StoreContext,
+  ref: TableRef,
+  source: RowsSource,
+  onConflict: OnConflict,
+  keyed?: KeyedWrite<Inserted>,
+): Promise<Inserted> {
+  return staging.withRows(source, async (held) => {
     try {
       return await load(held);
     } catch (error) {
@@ -47,13 +131,7 @@ export async function insertRecords(
 
   function load(held: StagingRows): Promise<Inserted> {
     return keyedTransaction(database, keyed, async (session) => {
-      await takeLocks(session, [
-        schemaLock(ref.schema, "shared"),
-        tableLock(ref, "shared"),
-        ...(onConflict === "fail" ? [] : [upsertLock(ref)]),
-      ]);
-      const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
-      checkConflictKey(table, onConflict);
+      const table = await lockedTable(session, ref, onConflict);
       const staged = await held.stage(table, onConflict);
       try {
         const result = { table, ...await copyStaged(session, table, staged, onConflict) };

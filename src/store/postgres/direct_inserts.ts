@@ -1,0 +1,187 @@
+/**
+ * Rows inserted straight into PostgreSQL: a body of at most {@link DIRECT_ROWS} rows and
+ * {@link DIRECT_BYTES} goes in one `INSERT … SELECT` from `json_to_recordset` of the body,
+ * bound as one parameter, when every value it holds has one exact meaning in its column.
+ *
+ * Exact means the value the staging (an in-memory DuckDB, docs/decisions.md "One ingest
+ * path") would store, by the rules of {@link PLAIN}. The statement checks each row against
+ * them and fails on the first row that breaks one, as it fails on a value PostgreSQL refuses,
+ * a null in a NOT NULL column or a key that exists: the caller then loads the rows the
+ * staging's way, which stores what it stores and explains what it refuses, row by row.
+ * So this path only ever adds speed: it stores the same values or nothing.
+ *
+ * @module
+ */
+
+import { type KeyColumn, matchRowKeys } from "../../catalog/rows.ts";
+import type { Table } from "../../catalog/model.ts";
+import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
+import type { LoadCounts, OnConflict } from "../store.ts";
+import { insertEmptyRows, insertResolving } from "./copy_rows.ts";
+import type { Session } from "./database.ts";
+import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+
+/** Most rows a body may have to go straight in. */
+export const DIRECT_ROWS = 10_000;
+/** Most bytes a body may have to go straight in. */
+export const DIRECT_BYTES = 8 * 1024 * 1024;
+/** Longest key, in bytes, PostgreSQL keeps whole as a name: a longer one it would cut. */
+const MAX_KEY_BYTES = 63;
+
+/** A rule for one column type: which JSON values it takes as they are, and how. */
+interface PlainRule {
+  /** A SQL condition on `v` (a `json` value, never JSON null) for a value taken as is. */
+  readonly takes: (v: string) => string;
+  /** A SQL expression of the value `v` holds, as a column of `type`. */
+  readonly value: (v: string, type: string) => string;
+}
+
+const NUMBER = (v: string) => `json_typeof(${v}) = 'number'`;
+const STRING = (v: string) => `json_typeof(${v}) = 'string'`;
+/** The text a JSON string holds, unescaped. */
+const TEXT = (v: string) => `(${v} #>> '{}')`;
+/** A JSON string whose text matches `pattern`. */
+const MATCHING = (pattern: string) => (v: string) =>
+  `${STRING(v)} AND ${TEXT(v)} ~ ${quoteLiteral(pattern)}`;
+/** A JSON value's text read as `type`. */
+const READ = (v: string, type: string) => `(${v}::text)::${type}`;
+/** A JSON string's text read as `type`. */
+const READ_TEXT = (v: string, type: string) => `${TEXT(v)}::${type}`;
+const INTEGER: PlainRule = {
+  takes: (v) => `${NUMBER(v)} AND ${v}::text ~ '^-?[0-9]+$'`,
+  value: READ,
+};
+/**
+ * Text as it is: the insert's assignment to a `character varying(n)` refuses a longer text,
+ * where a cast would cut it.
+ */
+const STRINGS: PlainRule = { takes: STRING, value: TEXT };
+const DATE = String.raw`^\d{4}-\d{2}-\d{2}`;
+const CLOCK = String.raw`[T ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?`;
+
+/**
+ * The column types values go straight into, by PostgreSQL's canonical name, and the values
+ * each takes: JSON booleans into boolean; integers (no fraction, no exponent) into integer
+ * types, which refuse those out of range; strings into text; ISO 8601 dates, and times of
+ * day with at most microseconds, into date and timestamp (with an explicit `Z` or an offset
+ * within ±15:59 for timestamp with time zone); canonical UUIDs. Any other value or type, and
+ * the staging's way decides.
+ */
+const PLAIN: ReadonlyMap<string, PlainRule> = new Map([
+  ["boolean", { takes: (v) => `json_typeof(${v}) = 'boolean'`, value: READ }],
+  ["smallint", INTEGER],
+  ["integer", INTEGER],
+  ["bigint", INTEGER],
+  ["text", STRINGS],
+  ["character varying", STRINGS],
+  ["date", { takes: MATCHING(`${DATE}$`), value: READ_TEXT }],
+  ["timestamp without time zone", { takes: MATCHING(`${DATE}${CLOCK}$`), value: READ_TEXT }],
+  [
+    "timestamp with time zone",
+    { takes: MATCHING(`${DATE}${CLOCK}(Z|[+-](0\\d|1[0-5]):[0-5]\\d)$`), value: READ_TEXT },
+  ],
+  [
+    "uuid",
+    { takes: MATCHING("^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$"), value: READ_TEXT },
+  ],
+]);
+
+/** The rule for `type`; `character varying(n)` as `character varying`, its length checked on insert. */
+function ruleOf(type: string): PlainRule | undefined {
+  return PLAIN.get(type.replace(/^character varying\(\d+\)$/, "character varying"));
+}
+
+/** A body that may go straight in: its rows as one JSON array, and the columns its keys fill. */
+export interface DirectRows {
+  /** The rows as JSON array text. */
+  readonly json: string;
+  readonly rows: number;
+  readonly mapping: readonly KeyColumn[];
+}
+
+/**
+ * `bytes` (newline-delimited JSON objects, as the spool keeps them) ready to go straight into
+ * `table`, or undefined when they may not: too many, positional, keys not all known or not
+ * each one column's, or a column of a type {@link PLAIN} does not name.
+ */
+export async function directRows(
+  table: Table,
+  summary: RowsSummary,
+  bytes: Uint8Array,
+): Promise<DirectRows | undefined> {
+  if (
+    summary.form !== "objects" || !summary.keysComplete || summary.rows > DIRECT_ROWS ||
+    bytes.length > DIRECT_BYTES
+  ) return undefined;
+  const encoder = new TextEncoder();
+  if (summary.keys.some((key) => encoder.encode(key).length > MAX_KEY_BYTES)) return undefined;
+  const { mapping, problems } = await matchRowKeys(
+    table,
+    summary,
+    () => Promise.resolve(undefined),
+  );
+  if (problems.length > 0 || mapping.some((m) => !ruleOf(m.column.type))) return undefined;
+  return { json: jsonArray(bytes), rows: summary.rows, mapping };
+}
+
+/** Newline-delimited JSON rows as one JSON array's text. */
+function jsonArray(bytes: Uint8Array): string {
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0x0a) end--;
+  const array = new Uint8Array(end + 2);
+  array[0] = 0x5b;
+  for (let i = 0; i < end; i++) array[i + 1] = bytes[i] === 0x0a ? 0x2c : bytes[i]!;
+  array[end + 1] = 0x5d;
+  return new TextDecoder().decode(array);
+}
+
+/**
+ * Inserts `direct` into `table` in the session's transaction, resolving key conflicts as
+ * `onConflict` says. Throws PostgreSQL's error, unexplained, for any row it does not take:
+ * the caller rolls back and loads the rows the staging's way.
+ */
+export async function insertDirect(
+  session: Session,
+  table: Table,
+  direct: DirectRows,
+  onConflict: OnConflict,
+): Promise<LoadCounts> {
+  const { mapping, rows } = direct;
+  let inserted: number;
+  if (rows === 0) inserted = 0;
+  else if (mapping.length === 0) inserted = await insertEmptyRows(session, table, rows, onConflict);
+  else {
+    const values = mapping.map((m, i) => ruleOf(m.column.type)!.value(`r_.k${i}`, m.column.type));
+    const plain = mapping.map((m, i) => {
+      const v = `r_.k${i}`;
+      return `(${v} IS NULL OR (${ruleOf(m.column.type)!.takes(v)}))`;
+    });
+    // A row that breaks a rule makes the statement fail: a text no boolean reads.
+    const from = `ROWS FROM (json_to_recordset($1::json) AS (${
+      mapping.map((m) => `${quoteIdent(m.key)} json`).join(", ")
+    })) WITH ORDINALITY AS r_(${mapping.map((_, i) => `k${i}`).join(", ")}, n_)
+      WHERE CASE WHEN ${plain.join(" AND ")} THEN true
+        ELSE ('row ' || (n_ - 1) || ' is not plain')::boolean END`;
+    const columns = mapping.map((m) => m.column.name);
+    if (onConflict === "fail") {
+      inserted = await session.run(
+        `INSERT INTO ${qualified(table.schema, table.name)} (${columns.map(quoteIdent).join(", ")})
+         SELECT ${values.join(", ")} FROM ${from} ORDER BY n_`,
+        [direct.json],
+      );
+    } else {
+      const position = quoteIdent("\u0001position");
+      inserted = await insertResolving(session, table, {
+        columns,
+        source: `(SELECT ${
+          values.map((v, i) => `${v} AS ${quoteIdent(columns[i]!)}`).join(", ")
+        }, n_ AS ${position} FROM ${from}) AS d_`,
+        position,
+        params: [direct.json],
+      }, onConflict);
+    }
+  }
+  if (onConflict === "skip") return { inserted, skipped: rows - inserted };
+  if (onConflict === "update") return { inserted, updated: rows - inserted };
+  return { inserted };
+}
