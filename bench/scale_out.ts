@@ -13,7 +13,14 @@
 import pg from "npm:pg@^8.23.1";
 import { TestServer } from "../tests/helpers/server.ts";
 import { type Postgres, startPostgres } from "../tests/helpers/postgres.ts";
-import { columnList, COLUMNS, row, writeCsvRows, writeJsonRows } from "./generate.ts";
+import {
+  columnList,
+  COLUMNS,
+  createKeyedTable,
+  row,
+  writeCsvRows,
+  writeJsonRows,
+} from "./generate.ts";
 import { type Measured, serviceLoad } from "./loading.ts";
 
 const TABLE = columnList("pg");
@@ -72,7 +79,7 @@ async function smallInserts(
   seconds: number,
   batch: number,
   firstId: number,
-): Promise<{ perSecond: number; rows: number }> {
+): Promise<{ perSecond: number; rows: number; requests: number }> {
   let next = firstId;
   let done = 0;
   const until = performance.now() + seconds * 1000;
@@ -93,7 +100,7 @@ async function smallInserts(
   const started = performance.now();
   await Promise.all(Array.from({ length: connections }, (_, n) => client(n)));
   const elapsed = (performance.now() - started) / 1000;
-  return { perSecond: done / elapsed, rows: done * batch };
+  return { perSecond: done / elapsed, rows: done * batch, requests: done };
 }
 
 async function instances(postgres: Postgres, seconds: number): Promise<void> {
@@ -136,6 +143,84 @@ async function instances(postgres: Postgres, seconds: number): Promise<void> {
   }
 }
 
+/** CPU time `pid` has used so far, user and system, in ms (from /proc/<pid>/stat). */
+function cpuMs(pid: number): number {
+  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+  // The fields after the command's name, which is in parentheses and may hold spaces.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+}
+
+/** The baseline server of bench/baseline_server.ts, inserting into the database at `url`. */
+function startPeer(url: string): Promise<TestServer> {
+  return TestServer.spawn({}, undefined, (env) =>
+    new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "--allow-env",
+        "--allow-net",
+        "--allow-read",
+        "--allow-sys",
+        "--allow-write", // the database's Unix socket
+        "--lock=deno.dev.lock",
+        new URL("./baseline_server.ts", import.meta.url).pathname,
+      ],
+      cwd: new URL("..", import.meta.url).pathname,
+      env: { ...env, DATABASE_URL: url },
+      clearEnv: true,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn());
+}
+
+/**
+ * Inserts of 10 rows at 16 connections into one instance of the service on PostgreSQL against
+ * the minimal Hono + `pg` server running `json_populate_recordset` on the same database, and
+ * the service's CPU per request.
+ */
+async function againstPeer(postgres: Postgres, seconds: number): Promise<void> {
+  const url = await database(postgres);
+  const service = await TestServer.spawn({ LOG_LEVEL: "error", DATABASE_URL: url });
+  const peer = await startPeer(url);
+  try {
+    await createKeyedTable(service, service.token, "small");
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`CREATE TABLE peer (${TABLE}, PRIMARY KEY (id))`);
+    await client.end();
+    await smallInserts([service], "small", 16, 2, 10, 0); // warm-up
+    await smallInserts([peer], "peer", 16, 2, 10, 0);
+    const ours: number[] = [];
+    const theirs: number[] = [];
+    const cpu: number[] = [];
+    let id = 10_000_000;
+    for (let round = 0; round < 2; round++) {
+      const before = cpuMs(service.pid);
+      const a = await smallInserts([service], "small", 16, seconds, 10, id);
+      cpu.push((cpuMs(service.pid) - before) / a.requests);
+      id += a.rows + 1;
+      ours.push(a.perSecond);
+      const b = await smallInserts([peer], "peer", 16, seconds, 10, id);
+      id += b.rows + 1;
+      theirs.push(b.perSecond);
+    }
+    const best = (values: number[]) => Math.max(...values);
+    console.log(
+      `small inserts (10 rows, 16 connections): service ${best(ours).toFixed(0)}/s, ` +
+        `Hono + pg json_populate_recordset ${best(theirs).toFixed(0)}/s: ${
+          (best(ours) / best(theirs)).toFixed(2)
+        }× (target ≥ 0.8×; rounds ${ours.map((v) => v.toFixed(0)).join(", ")} | ${
+          theirs.map((v) => v.toFixed(0)).join(", ")
+        }); the service's CPU ${Math.min(...cpu).toFixed(2)} ms a request (aim ≤ 2; rounds ${
+          cpu.map((v) => v.toFixed(2)).join(", ")
+        })`,
+    );
+  } finally {
+    await peer.dispose();
+    await service.dispose();
+  }
+}
+
 /** Runs the scale-out benchmark and prints its figures. */
 export async function scaleOut(rows = 1_000_000, seconds = 10): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "table-service-bench-" });
@@ -171,6 +256,7 @@ export async function scaleOut(rows = 1_000_000, seconds = 10): Promise<void> {
         `service / json_populate_recordset: ${(peer.seconds / service.seconds).toFixed(2)}× ` +
         `(target ≥ 2×)`,
     );
+    await againstPeer(postgres, seconds);
     await instances(postgres, seconds);
   } finally {
     await postgres.stop();

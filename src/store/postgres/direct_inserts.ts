@@ -65,13 +65,18 @@ const CLOCK = String.raw`[T ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?`;
  * types, which refuse those out of range; strings into text; ISO 8601 dates, and times of
  * day with at most microseconds, into date and timestamp (with an explicit `Z` or an offset
  * within ±15:59 for timestamp with time zone); canonical UUIDs. Any other value or type, and
- * the staging's way decides.
+ * the staging's way decides. A number into double precision is the nearest double to it both
+ * ways; into real not always (the staging rounds it to a double first), so real is left out.
  */
 const PLAIN: ReadonlyMap<string, PlainRule> = new Map([
   ["boolean", { takes: (v) => `json_typeof(${v}) = 'boolean'`, value: READ }],
   ["smallint", INTEGER],
   ["integer", INTEGER],
   ["bigint", INTEGER],
+  ["double precision", {
+    takes: (v) => `${NUMBER(v)} AND ${v}::text !~ '^-0(\.0*)?([eE][-+]?[0-9]+)?$'`,
+    value: READ,
+  }],
   ["text", STRINGS],
   ["character varying", STRINGS],
   ["date", { takes: MATCHING(`${DATE}$`), value: READ_TEXT }],

@@ -11,7 +11,7 @@ import { Database } from "./database.ts";
 import { directRows, insertDirect } from "./direct_inserts.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { openPostgresStore, type PostgresStore } from "./postgres_store.ts";
-import { insertRecords, insertStaged } from "./records.ts";
+import { insert, insertRecords } from "./records.ts";
 import { existingTable } from "./tables.ts";
 
 /** Values sent, one per row, into a column of each type, and whether each goes straight in. */
@@ -22,6 +22,25 @@ const CASES: readonly { type: string; direct: readonly string[]; staged: readonl
     direct: ["1", "-5", "0", "-0", "2147483647"],
     staged: ["1.0", "1.5", "2.5", "-2.5", "1e2", '"12"', "2147483648", "true"],
   },
+  {
+    type: "double precision",
+    direct: [
+      "1.5",
+      "0.1",
+      "3",
+      "-0.5",
+      "1e-7",
+      "1E300",
+      "12.345",
+      "9007199254740993",
+      "0.30000000000000004",
+      "2.2250738585072014e-308",
+      "5e-324",
+      "123456789012345678901234567890",
+    ],
+    staged: ["-0", "-0.0", "-0e3", "1e400", '"1.5"', "true", '"NaN"'],
+  },
+  { type: "real", direct: [], staged: ["1.5", "0.1", "3.4028235e38"] },
   { type: "smallint", direct: ["32767"], staged: ["32768", "-32769"] },
   {
     type: "bigint",
@@ -97,6 +116,16 @@ function arriving(dir: string, body: string) {
   return rowsInParts(new Blob([body]).stream(), dir);
 }
 
+/** Inserts `rows` the staging's way only. */
+function insertStaged(
+  context: StoreContext,
+  ref: TableRef,
+  rows: ReturnType<typeof arriving>,
+  onConflict: OnConflict,
+) {
+  return insert(context, ref, () => rows.whole(), onConflict);
+}
+
 /** What an insert did: the column's values as PostgreSQL prints them, or the error's parts. */
 type Outcome = { stored: (string | null)[] } | {
   status: number;
@@ -155,7 +184,7 @@ await postgresTest("Direct inserts", async (t, server) => {
             await insertStaged(
               bench.context,
               ref,
-              await arriving(bench.dir, '[{"id": 1, "v": "old"}, {"id": 2, "v": "old"}]').whole(),
+              arriving(bench.dir, '[{"id": 1, "v": "old"}, {"id": 2, "v": "old"}]'),
               "fail",
             );
             const body = '[{"id": 2, "v": "a"}, {"id": 3, "v": "b"}, {"id": 3, "v": "c"}, ' +
@@ -170,7 +199,7 @@ await postgresTest("Direct inserts", async (t, server) => {
                 : await insertStaged(
                   bench.context,
                   ref,
-                  await arriving(bench.dir, body).whole(),
+                  arriving(bench.dir, body),
                   onConflict,
                 );
             });
@@ -216,11 +245,11 @@ await postgresTest("Direct inserts", async (t, server) => {
             const viaStaging = await outcome(
               bench,
               refs[1]!,
-              async () =>
+              () =>
                 insertStaged(
                   bench.context,
                   refs[1]!,
-                  await arriving(bench.dir, body).whole(),
+                  arriving(bench.dir, body),
                   "fail",
                 ),
             );

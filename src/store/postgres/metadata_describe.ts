@@ -13,7 +13,7 @@ import { META, type TableRow } from "./metadata.ts";
 import { sequenceDefault } from "./sql.ts";
 
 /**
- * Full response-form tables for the given metadata rows, in the same order: three queries
+ * Full response-form tables for the given metadata rows, in the same order: one query
  * whatever the number of tables. Run it in the transaction that found the rows, so that a
  * concurrent drop cannot fall between.
  */
@@ -22,16 +22,14 @@ export async function describeTables(
   tables: readonly TableRow[],
 ): Promise<Table[]> {
   if (tables.length === 0) return [];
-  const ids = tables.map((t) => t.id);
-  const columnRows = await session.rows(
-    DESCRIBE_COLUMNS,
-    [ids, tables.map((t) => t.schema), tables.map((t) => t.name)],
+  const [row] = await session.rows(
+    DESCRIBE,
+    [tables.map((t) => t.id), tables.map((t) => t.schema), tables.map((t) => t.name)],
   );
-  const constraintRows = await session.rows(DESCRIBE_CONSTRAINTS, [ids]);
-  const originRows = await session.rows(DESCRIBE_ORIGINS, [ids]);
+  const rows = row as Record<"columns" | "constraints" | "origins", Record<string, unknown>[]>;
   return assembleTables(
     tables,
-    { columns: columnRows, constraints: constraintRows, origins: originRows },
+    rows,
     (r) =>
       // A serial column's default is shown as the service writes it on every engine.
       r.sequence_name !== null
@@ -41,9 +39,7 @@ export async function describeTables(
 }
 
 // Every request describes the tables it touches: prepared, planned once per connection.
-const DESCRIBE_COLUMNS: Prepared = {
-  name: "describe_columns",
-  text: `SELECT m.table_id, m.column_id, a.attname AS column_name,
+const DESCRIBE_COLUMNS = `SELECT m.table_id, m.column_id, a.attname AS column_name,
        format_type(a.atttypid, a.atttypmod) AS data_type,
        pg_get_expr(d.adbin, d.adrelid) AS column_default, NOT a.attnotnull AS is_nullable,
        s.schema_name AS sequence_schema, s.sequence_name
@@ -54,24 +50,33 @@ const DESCRIBE_COLUMNS: Prepared = {
      JOIN ${META}.columns m ON m.table_id = t.table_id AND m.column_name = a.attname
      LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
      LEFT JOIN ${META}.sequences s ON s.table_id = m.table_id AND s.column_id = m.column_id
-     ORDER BY t.table_id, a.attnum`,
-};
+     ORDER BY t.table_id, a.attnum`;
 
-const DESCRIBE_CONSTRAINTS: Prepared = {
-  name: "describe_constraints",
-  text: `SELECT k.table_id, k.kind, k.constraint_name, k.column_ids,
+const DESCRIBE_CONSTRAINTS = `SELECT k.table_id, k.kind, k.constraint_name, k.column_ids,
        r.schema_name AS ref_schema, r.table_name AS ref_table, rc.column_name AS ref_column
      FROM ${META}.constraints k
      LEFT JOIN ${META}.tables r ON r.table_id = k.ref_table_id
      LEFT JOIN ${META}.columns rc ON rc.table_id = k.ref_table_id AND rc.column_id = k.ref_column_id
      WHERE k.table_id = ANY($1::integer[])
-     ORDER BY k.table_id, k.position`,
-};
+     ORDER BY k.table_id, k.position`;
 
-const DESCRIBE_ORIGINS: Prepared = {
-  name: "describe_origins",
-  text: `SELECT table_id, template_name, template_version FROM ${META}.table_origins
-     WHERE table_id = ANY($1::integer[])`,
+const DESCRIBE_ORIGINS =
+  `SELECT table_id, template_name, template_version FROM ${META}.table_origins
+     WHERE table_id = ANY($1::integer[])`;
+
+/** The three as one statement, one round trip: each row set as a JSON array of its rows. */
+const DESCRIBE: Prepared = {
+  name: "describe_tables",
+  text: `SELECT ${
+    Object.entries({
+      columns: DESCRIBE_COLUMNS,
+      constraints: DESCRIBE_CONSTRAINTS,
+      origins: DESCRIBE_ORIGINS,
+    }).map(([name, sql]) =>
+      // Aggregated in the order the query gives: PostgreSQL keeps a subquery's ORDER BY.
+      `(SELECT coalesce(json_agg(r), '[]') FROM (${sql}) AS r) AS ${name}`
+    ).join(", ")
+  }`,
 };
 
 const CAST_LITERAL = /^('(?:[^']|'')*')::(.+)$/s;

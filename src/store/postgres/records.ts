@@ -9,7 +9,6 @@
 
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
-import type { StagingRows } from "../duckdb/mod.ts";
 import { checkConflictKey } from "../shared/conflict_key.ts";
 import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict, RowsSource } from "../store.ts";
 import type { StoreContext } from "./context.ts";
@@ -42,11 +41,12 @@ export async function insertRecords(
   keyed?: KeyedWrite<Inserted>,
 ): Promise<Inserted> {
   const body = await smallBody(rows);
-  if (body) {
-    const inserted = await insertIfDirect(context, ref, body, onConflict, keyed);
-    if (inserted) return inserted;
+  try {
+    return await insert(context, ref, () => rows.whole(), onConflict, keyed, body);
+  } catch (error) {
+    if (!(error instanceof DirectRefused)) throw error;
+    return await insert(context, ref, () => rows.whole(), onConflict, keyed);
   }
-  return await insertStaged(context, ref, await rows.whole(), onConflict, keyed);
 }
 
 /** A body that may be small enough to go straight in, with what the pass learned of it. */
@@ -64,38 +64,57 @@ async function smallBody(rows: ArrivingRows): Promise<SmallBody | undefined> {
   return { summary: whole, bytes: await Deno.readFile(whole.localFile) };
 }
 
+/** The direct insert failed: the transaction is rolled back, and the rows go the staging's way. */
+class DirectRefused extends Error {}
+
 /**
- * Inserts `body` straight into the table when it may go so; undefined, having changed
- * nothing, when it may not or the insert fails (the staging's way then stores what it stores
- * and explains what it refuses).
+ * Inserts the rows in one transaction: `body` straight in when given and it may go so
+ * (throwing {@link DirectRefused} when PostgreSQL refuses it), otherwise `source()` through
+ * the staging, read, checked and converted there, then copied in.
  */
-async function insertIfDirect(
-  { database }: StoreContext,
+export async function insert(
+  { database, staging }: StoreContext,
   ref: TableRef,
-  body: SmallBody,
+  source: () => Promise<RowsSource>,
   onConflict: OnConflict,
   keyed?: KeyedWrite<Inserted>,
-): Promise<Inserted | undefined> {
+  body?: SmallBody,
+): Promise<Inserted> {
   let refused = false;
   try {
     return await keyedTransaction(database, keyed, async (session) => {
       const table = await lockedTable(session, ref, onConflict);
-      const direct = await directRows(table, body.summary, body.bytes);
-      if (!direct) return undefined;
-      let counts;
-      try {
-        counts = await insertDirect(session, table, direct, onConflict);
-      } catch (error) {
-        refused = true;
-        throw error;
+      const direct = body && await directRows(table, body.summary, body.bytes);
+      let counts: LoadCounts;
+      if (direct) {
+        try {
+          counts = await insertDirect(session, table, direct, onConflict);
+        } catch (error) {
+          refused = true;
+          throw error;
+        }
+      } else {
+        counts = await staging.withRows(await source(), async (held) => {
+          const staged = await held.stage(table, onConflict);
+          try {
+            return await copyStaged(session, table, staged, onConflict);
+          } finally {
+            await Deno.remove(staged.path).catch(() => {});
+          }
+        });
       }
       const result = { table, ...counts };
       if (keyed) await keepAnswer(session, keyed, result);
       return result;
     });
   } catch (error) {
-    if (refused) return undefined;
-    throw error;
+    if (refused) throw new DirectRefused("PostgreSQL refused the direct insert", { cause: error });
+    // Which rows clash is asked after the rollback, as on DuckDB.
+    if (onConflict !== "fail" || !isKeyConflict(error)) throw error;
+    throw await staging.withRows(
+      await source(),
+      (held) => explainKeyConflict(database, ref, held, error),
+    );
   }
 }
 
@@ -109,37 +128,4 @@ async function lockedTable(session: Session, ref: TableRef, onConflict: OnConfli
   const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
   checkConflictKey(table, onConflict);
   return table;
-}
-
-/** Inserts `source` through the staging: read, checked and converted there, then copied in. */
-export function insertStaged(
-  { database, staging }: StoreContext,
-  ref: TableRef,
-  source: RowsSource,
-  onConflict: OnConflict,
-  keyed?: KeyedWrite<Inserted>,
-): Promise<Inserted> {
-  return staging.withRows(source, async (held) => {
-    try {
-      return await load(held);
-    } catch (error) {
-      // Which rows clash is asked after the rollback, as on DuckDB.
-      if (onConflict !== "fail" || !isKeyConflict(error)) throw error;
-      throw await explainKeyConflict(database, ref, held, error);
-    }
-  });
-
-  function load(held: StagingRows): Promise<Inserted> {
-    return keyedTransaction(database, keyed, async (session) => {
-      const table = await lockedTable(session, ref, onConflict);
-      const staged = await held.stage(table, onConflict);
-      try {
-        const result = { table, ...await copyStaged(session, table, staged, onConflict) };
-        if (keyed) await keepAnswer(session, keyed, result);
-        return result;
-      } finally {
-        await Deno.remove(staged.path).catch(() => {});
-      }
-    });
-  }
 }
