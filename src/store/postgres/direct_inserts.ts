@@ -17,6 +17,7 @@ import { type KeyColumn, matchRowKeys } from "../../catalog/rows.ts";
 import type { Table } from "../../catalog/model.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
+import { CopyText } from "./copy_json.ts";
 import { insertEmptyRows, insertResolving } from "./copy_rows.ts";
 import type { Session } from "./database.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
@@ -91,6 +92,9 @@ const PLAIN: ReadonlyMap<string, PlainRule> = new Map([
   ],
 ]);
 
+/** The type names {@link PLAIN} knows, for the test that keeps copy_json.ts's beside them. */
+export const PLAIN_TYPES: readonly string[] = [...PLAIN.keys()];
+
 /** The rule for `type`; `character varying(n)` as `character varying`, its length checked on insert. */
 function ruleOf(type: string): PlainRule | undefined {
   return PLAIN.get(type.replace(/^character varying\(\d+\)$/, "character varying"));
@@ -105,19 +109,15 @@ export interface DirectRows {
 }
 
 /**
- * `bytes` (newline-delimited JSON objects, as the spool keeps them) ready to go straight into
- * `table`, or undefined when they may not: too many, positional, keys not all known or not
- * each one column's, or a column of a type {@link PLAIN} does not name.
+ * The columns the keys of `summary`'s rows fill when every one is of a plain type; undefined
+ * when the rows may not go straight in: positional, keys not all known or not each one
+ * column's, or a column of a type {@link PLAIN} does not name.
  */
-export async function directRows(
+export async function plainMapping(
   table: Table,
   summary: RowsSummary,
-  bytes: Uint8Array,
-): Promise<DirectRows | undefined> {
-  if (
-    summary.form !== "objects" || !summary.keysComplete || summary.rows > DIRECT_ROWS ||
-    bytes.length > DIRECT_BYTES
-  ) return undefined;
+): Promise<readonly KeyColumn[] | undefined> {
+  if (summary.form !== "objects" || !summary.keysComplete) return undefined;
   const encoder = new TextEncoder();
   if (summary.keys.some((key) => encoder.encode(key).length > MAX_KEY_BYTES)) return undefined;
   const { mapping, problems } = await matchRowKeys(
@@ -126,18 +126,44 @@ export async function directRows(
     () => Promise.resolve(undefined),
   );
   if (problems.length > 0 || mapping.some((m) => !ruleOf(m.column.type))) return undefined;
-  return { json: jsonArray(bytes), rows: summary.rows, mapping };
+  return mapping;
 }
 
-/** Newline-delimited JSON rows as one JSON array's text. */
-function jsonArray(bytes: Uint8Array): string {
+/**
+ * `bytes` (newline-delimited JSON objects, as the spool keeps them) ready to go straight into
+ * `table` in one statement, or undefined when they may not: too many, or not
+ * {@link plainMapping}'s.
+ */
+export async function directRows(
+  table: Table,
+  summary: RowsSummary,
+  bytes: Uint8Array,
+): Promise<DirectRows | undefined> {
+  if (summary.rows > DIRECT_ROWS || bytes.length > DIRECT_BYTES) return undefined;
+  const mapping = await plainMapping(table, summary);
+  if (!mapping) return undefined;
+  const json = jsonArray(bytes);
+  return json === undefined ? undefined : { json, rows: summary.rows, mapping };
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Newline-delimited JSON rows as one JSON array's text; undefined when they are not UTF-8,
+ * which the staging refuses.
+ */
+function jsonArray(bytes: Uint8Array): string | undefined {
   let end = bytes.length;
   while (end > 0 && bytes[end - 1] === 0x0a) end--;
   const array = new Uint8Array(end + 2);
   array[0] = 0x5b;
   for (let i = 0; i < end; i++) array[i + 1] = bytes[i] === 0x0a ? 0x2c : bytes[i]!;
   array[end + 1] = 0x5d;
-  return new TextDecoder().decode(array);
+  try {
+    return UTF8.decode(array);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -189,4 +215,34 @@ export async function insertDirect(
   if (onConflict === "skip") return { inserted, skipped: rows - inserted };
   if (onConflict === "update") return { inserted, updated: rows - inserted };
   return { inserted };
+}
+
+/**
+ * Copies rows into `table` with `COPY … FROM STDIN`, each part of `parts` (newline-delimited
+ * JSON objects) turned into COPY text as the copy reads on (copy_json.ts), for `fail` (no
+ * conflict resolved). Throws {@link NotPlain} or PostgreSQL's error, unexplained, for any row
+ * it does not take: the caller rolls back and loads the rows the staging's way. Answers how
+ * many rows were copied, which must be `rows`.
+ */
+export async function copyRows(
+  session: Session,
+  table: Table,
+  mapping: readonly KeyColumn[],
+  parts: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  rows: number,
+): Promise<LoadCounts> {
+  if (mapping.length === 0) {
+    return { inserted: await insertEmptyRows(session, table, rows, "fail") };
+  }
+  const text = new CopyText(mapping);
+  const copied = await session.copyIn(
+    `COPY ${qualified(table.schema, table.name)} (${
+      mapping.map((m) => quoteIdent(m.column.name)).join(", ")
+    }) FROM STDIN`,
+    ReadableStream.from((async function* () {
+      for await (const part of parts) yield text.rows(part);
+    })()),
+  );
+  if (copied !== rows) throw new Error(`COPY took ${copied} rows of ${rows}`);
+  return { inserted: copied };
 }

@@ -8,7 +8,8 @@ import { openStaging } from "../duckdb/mod.ts";
 import type { OnConflict } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { Database } from "./database.ts";
-import { directRows, insertDirect } from "./direct_inserts.ts";
+import { COPY_TYPES } from "./copy_json.ts";
+import { copyRows, directRows, insertDirect, PLAIN_TYPES, plainMapping } from "./direct_inserts.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { openPostgresStore, type PostgresStore } from "./postgres_store.ts";
 import { insert, insertRecords } from "./records.ts";
@@ -146,26 +147,91 @@ async function outcome(bench: Bench, ref: TableRef, insert: () => Promise<unknow
   return { stored: rows.map((r) => r.v as string | null) };
 }
 
-/** Tries `body` on the direct path alone, in a transaction rolled back: whether it took it. */
-async function takenDirectly(bench: Bench, ref: TableRef, body: string, onConflict: OnConflict) {
-  const spooled = arriving(bench.dir, body);
-  const small = (await spooled.inMemory())!;
-  let taken = false;
+/**
+ * Tries `body` on each straight way alone (one statement, COPY), each in a savepoint rolled
+ * back: the column's values it stored, or undefined when it did not take the rows.
+ */
+async function straightWays(bench: Bench, ref: TableRef, body: string, onConflict: OnConflict) {
+  const small = (await arriving(bench.dir, body).inMemory())!;
+  const stored: Record<"statement" | "copy", (string | null)[] | undefined> = {
+    statement: undefined,
+    copy: undefined,
+  };
   await bench.context.database.transaction(async (session) => {
     const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
-    const direct = await directRows(table, small, small.bytes);
-    if (direct) {
-      await session.run("SAVEPOINT direct");
-      taken = await insertDirect(session, table, direct, onConflict).then(() => true, () => false);
-      await session.run("ROLLBACK TO SAVEPOINT direct");
+    const ways = {
+      statement: async () => {
+        const direct = await directRows(table, small, small.bytes);
+        if (!direct) throw new Error("Not direct");
+        await insertDirect(session, table, direct, onConflict);
+      },
+      copy: async () => {
+        const mapping = await plainMapping(table, small);
+        if (!mapping) throw new Error("Not plain");
+        await copyRows(session, table, mapping, [small.bytes], small.rows);
+      },
+    };
+    for (const [way, run] of Object.entries(ways)) {
+      await session.run("SAVEPOINT straight");
+      if (await run().then(() => true, () => false)) {
+        const rows = await session.rows(
+          `SELECT v::text AS v FROM "${ref.schema}"."t" ORDER BY id`,
+        );
+        stored[way as keyof typeof stored] = rows.map((r) => r.v as string | null);
+      }
+      await session.run("ROLLBACK TO SAVEPOINT straight");
     }
   });
-  return taken;
+  return stored;
 }
+
+/** Tries `body` on the direct path alone, in a transaction rolled back: whether it took it. */
+async function takenDirectly(bench: Bench, ref: TableRef, body: string, onConflict: OnConflict) {
+  return (await straightWays(bench, ref, body, onConflict)).statement !== undefined;
+}
+
+Deno.test("copy_json.ts knows the types direct_inserts.ts knows", () => {
+  assert.deepEqual([...COPY_TYPES].sort(), [...PLAIN_TYPES].sort());
+});
 
 await postgresTest("Direct inserts", async (t, server) => {
   const url = await freshDatabase(server);
   await withBench(url, async (bench) => {
+    await t.step(
+      "a body past 10,000 rows is copied in as it is, or staged when a value is not plain",
+      async () => {
+        const ref = { schema: "public", name: "big" };
+        await bench.store.createTable(
+          planTable(ref, {
+            columns: [{ name: "id", type: "integer" }, { name: "name", type: "text" }],
+            constraints: { primary_key: { columns: ["id"] } },
+          }),
+          { ifNotExists: false },
+        );
+        const rows = (from: number, count: number, last = "") =>
+          Array.from({ length: count }, (_, i) => `{"id": ${from + i}, "name": "n\\t${i}"}`)
+            .join(",") + last;
+        const plain = `[${rows(0, 12_000)}]`;
+        assert.deepEqual(
+          (await insertRecords(bench.context, ref, arriving(bench.dir, plain), "fail")).inserted,
+          12_000,
+        );
+        // The last row's 40000.4 is no plain integer: the staging takes it, rounded.
+        const mixed = `[${rows(20_000, 12_000, ', {"id": 40000.4, "name": null}')}]`;
+        assert.deepEqual(
+          (await insertRecords(bench.context, ref, arriving(bench.dir, mixed), "fail")).inserted,
+          12_001,
+        );
+        const [row] = await bench.context.database.withSession((s) =>
+          s.rows(
+            `SELECT count(*)::int AS n, max(name) FILTER (WHERE id = 11999) AS name,
+             count(*) FILTER (WHERE id = 40000)::int AS rounded FROM public.big`,
+          )
+        );
+        assert.deepEqual(row, { n: 24_001, name: "n\t11999", rounded: 1 });
+      },
+    );
+
     await t.step(
       "skip and update: the direct path counts and keeps the rows the staging keeps",
       async () => {
@@ -235,8 +301,7 @@ await postgresTest("Direct inserts", async (t, server) => {
             }
             // Two rows, so that row numbers in errors are the second row's.
             const body = `[{"v": null}, {"v": ${value}}]`;
-            const taken = await takenDirectly(bench, refs[0]!, body, "fail");
-            assert.equal(taken, direct.includes(value), `${type} ${value}: taken directly`);
+            const ways = await straightWays(bench, refs[0]!, body, "fail");
             const viaDirect = await outcome(
               bench,
               refs[0]!,
@@ -254,6 +319,14 @@ await postgresTest("Direct inserts", async (t, server) => {
                 ),
             );
             assert.deepEqual(viaDirect, viaStaging, `${type} ${value}`);
+            for (const [way, stored] of Object.entries(ways)) {
+              // Taken exactly when plain, and then stored as the staging stores it.
+              assert.deepEqual(
+                stored,
+                direct.includes(value) ? (viaStaging as { stored: unknown }).stored : undefined,
+                `${type} ${value} by ${way}`,
+              );
+            }
           }
         },
       );

@@ -14,7 +14,14 @@ import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict, RowsSource } fro
 import type { StoreContext } from "./context.ts";
 import { copyStaged } from "./copy_rows.ts";
 import type { Session } from "./database.ts";
-import { DIRECT_BYTES, DIRECT_ROWS, directRows, insertDirect } from "./direct_inserts.ts";
+import {
+  copyRows,
+  DIRECT_BYTES,
+  DIRECT_ROWS,
+  directRows,
+  insertDirect,
+  plainMapping,
+} from "./direct_inserts.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks, upsertLock } from "./locks.ts";
@@ -40,7 +47,7 @@ export async function insertRecords(
   onConflict: OnConflict,
   keyed?: KeyedWrite<Inserted>,
 ): Promise<Inserted> {
-  const body = await smallBody(rows);
+  const body = await arrived(rows);
   try {
     return await insert(context, ref, () => rows.whole(), onConflict, keyed, body);
   } catch (error) {
@@ -49,19 +56,68 @@ export async function insertRecords(
   }
 }
 
-/** A body that may be small enough to go straight in, with what the pass learned of it. */
-interface SmallBody {
+/** A body that has arrived whole: what the pass learned of it, and its bytes. */
+export interface ArrivedBody {
   readonly summary: RowsSummary;
-  readonly bytes: Uint8Array;
+  /** The bytes when the body stayed in memory. */
+  readonly bytes?: Uint8Array;
+  /** Otherwise the files of its parts, in order. */
+  readonly parts: readonly string[];
 }
 
-async function smallBody(rows: ArrivingRows): Promise<SmallBody | undefined> {
+/** Waits for the whole body (an insert takes its lock only then; docs/api.md). */
+export async function arrived(rows: ArrivingRows): Promise<ArrivedBody> {
   const small = await rows.inMemory();
-  if (small) return { summary: small, bytes: small.bytes };
-  const whole = await rows.whole();
-  if (whole.rows > DIRECT_ROWS || whole.localFile === undefined) return undefined;
-  if ((await Deno.stat(whole.localFile)).size > DIRECT_BYTES) return undefined;
-  return { summary: whole, bytes: await Deno.readFile(whole.localFile) };
+  if (small) return { summary: small, bytes: small.bytes, parts: [] };
+  const parts: string[] = [];
+  let summary: RowsSummary | undefined;
+  for await (const part of rows.parts()) {
+    if (part.localFile === undefined) throw new Error("A part of the body is not in a file");
+    parts.push(part.localFile);
+    summary = part.progress;
+  }
+  return { summary: summary!, parts };
+}
+
+/** The body's bytes whole when it may go in one statement, else undefined. */
+async function smallBytes(body: ArrivedBody): Promise<Uint8Array | undefined> {
+  if (body.bytes) return body.bytes;
+  if (body.summary.rows > DIRECT_ROWS) return undefined;
+  let size = 0;
+  for (const path of body.parts) size += (await Deno.stat(path)).size;
+  if (size > DIRECT_BYTES) return undefined;
+  const joined = new Uint8Array(size);
+  let at = 0;
+  for (const path of body.parts) {
+    const bytes = await Deno.readFile(path);
+    joined.set(bytes, at);
+    at += bytes.length;
+  }
+  return joined;
+}
+
+async function* partBytes(paths: readonly string[]): AsyncGenerator<Uint8Array> {
+  for (const path of paths) yield await Deno.readFile(path);
+}
+
+/**
+ * How `body` goes straight into `table`, when it may: in one statement when small, else by
+ * `COPY` (under `fail` only); undefined when it is to be staged.
+ */
+async function straight(
+  table: Table,
+  body: ArrivedBody,
+  onConflict: OnConflict,
+): Promise<((session: Session) => Promise<LoadCounts>) | undefined> {
+  const bytes = await smallBytes(body);
+  if (bytes) {
+    const direct = await directRows(table, body.summary, bytes);
+    return direct && ((session) => insertDirect(session, table, direct, onConflict));
+  }
+  if (onConflict !== "fail") return undefined;
+  const mapping = await plainMapping(table, body.summary);
+  return mapping &&
+    ((session) => copyRows(session, table, mapping, partBytes(body.parts), body.summary.rows));
 }
 
 /** The direct insert failed: the transaction is rolled back, and the rows go the staging's way. */
@@ -78,17 +134,17 @@ export async function insert(
   source: () => Promise<RowsSource>,
   onConflict: OnConflict,
   keyed?: KeyedWrite<Inserted>,
-  body?: SmallBody,
+  body?: ArrivedBody,
 ): Promise<Inserted> {
   let refused = false;
   try {
     return await keyedTransaction(database, keyed, async (session) => {
       const table = await lockedTable(session, ref, onConflict);
-      const direct = body && await directRows(table, body.summary, body.bytes);
+      const straightIn = body && await straight(table, body, onConflict);
       let counts: LoadCounts;
-      if (direct) {
+      if (straightIn) {
         try {
-          counts = await insertDirect(session, table, direct, onConflict);
+          counts = await straightIn(session);
         } catch (error) {
           refused = true;
           throw error;
