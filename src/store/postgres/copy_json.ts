@@ -22,10 +22,80 @@ export class NotPlain extends Error {}
 /** How a column takes values: the JSON kind it accepts, and for strings what they match. */
 type Rule =
   | { readonly kind: "boolean" | "integer" | "float" | "text" }
-  | { readonly kind: "pattern"; readonly pattern: RegExp };
+  | { readonly kind: "pattern"; readonly matches: Matcher };
 
-const DATE = String.raw`^\d{4}-\d{2}-\d{2}`;
-const CLOCK = String.raw`[T ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?`;
+/** Whether `bytes[start, end)` (a JSON string's raw content) has a form. */
+type Matcher = (bytes: Uint8Array, start: number, end: number) => boolean;
+
+function digitsAt(bytes: Uint8Array, at: number, count: number): boolean {
+  for (let k = 0; k < count; k++) {
+    const c = bytes[at + k]!;
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
+/** The two digits at `at` as a number. */
+function twoDigits(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! - 0x30) * 10 + bytes[at + 1]! - 0x30;
+}
+
+/** `YYYY-MM-DD` at `at` (digits and dashes; PostgreSQL judges the date). */
+function dateAt(bytes: Uint8Array, at: number): boolean {
+  return digitsAt(bytes, at, 4) && bytes[at + 4] === 0x2d && digitsAt(bytes, at + 5, 2) &&
+    bytes[at + 7] === 0x2d && digitsAt(bytes, at + 8, 2);
+}
+
+/**
+ * `[T ]hh:mm:ss[.f{1,6}]` at `at`, hours to 23, minutes and seconds to 59; the index after
+ * it, or -1.
+ */
+function clockAt(bytes: Uint8Array, at: number, end: number): number {
+  const t = bytes[at];
+  if (t !== 0x54 && t !== 0x20) return -1;
+  if (
+    !digitsAt(bytes, at + 1, 2) || bytes[at + 3] !== COLON || !digitsAt(bytes, at + 4, 2) ||
+    bytes[at + 6] !== COLON || !digitsAt(bytes, at + 7, 2) || twoDigits(bytes, at + 1) > 23 ||
+    twoDigits(bytes, at + 4) > 59 || twoDigits(bytes, at + 7) > 59
+  ) return -1;
+  let i = at + 9;
+  if (bytes[i] === 0x2e) {
+    let digits = 0;
+    while (i + 1 < end && digitsAt(bytes, i + 1, 1)) (i++, digits++);
+    if (digits === 0 || digits > 6) return -1;
+    i++;
+  }
+  return i;
+}
+
+const DATE: Matcher = (b, start, end) => end - start === 10 && dateAt(b, start);
+const TIMESTAMP: Matcher = (b, start, end) =>
+  end - start >= 19 && dateAt(b, start) && clockAt(b, start + 10, end) === end;
+/** A timestamp ending in `Z` or an offset `±hh:mm` within ±15:59. */
+const TIMESTAMPTZ: Matcher = (b, start, end) => {
+  if (end - start < 20 || !dateAt(b, start)) return false;
+  const i = clockAt(b, start + 10, end);
+  if (i < 0) return false;
+  if (b[i] === 0x5a) return i + 1 === end;
+  return (b[i] === 0x2b || b[i] === 0x2d) && i + 6 === end && digitsAt(b, i + 1, 2) &&
+    b[i + 3] === COLON && digitsAt(b, i + 4, 2) && twoDigits(b, i + 1) <= 15 &&
+    twoDigits(b, i + 4) <= 59;
+};
+/** 8-4-4-4-12 hex digits. */
+const UUID: Matcher = (b, start, end) => {
+  if (end - start !== 36) return false;
+  for (let k = 0; k < 36; k++) {
+    const c = b[start + k]!;
+    if (k === 8 || k === 13 || k === 18 || k === 23) {
+      if (c !== 0x2d) return false;
+    } else if (
+      !((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46))
+    ) {
+      return false;
+    }
+  }
+  return true;
+};
 
 /** The rules by PostgreSQL's canonical type names, as direct_inserts.ts's PLAIN. */
 const RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
@@ -36,16 +106,10 @@ const RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["double precision", { kind: "float" }],
   ["text", { kind: "text" }],
   ["character varying", { kind: "text" }],
-  ["date", { kind: "pattern", pattern: new RegExp(`${DATE}$`) }],
-  ["timestamp without time zone", { kind: "pattern", pattern: new RegExp(`${DATE}${CLOCK}$`) }],
-  [
-    "timestamp with time zone",
-    { kind: "pattern", pattern: new RegExp(`${DATE}${CLOCK}(Z|[+-](0\\d|1[0-5]):[0-5]\\d)$`) },
-  ],
-  [
-    "uuid",
-    { kind: "pattern", pattern: /^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$/ },
-  ],
+  ["date", { kind: "pattern", matches: DATE }],
+  ["timestamp without time zone", { kind: "pattern", matches: TIMESTAMP }],
+  ["timestamp with time zone", { kind: "pattern", matches: TIMESTAMPTZ }],
+  ["uuid", { kind: "pattern", matches: UUID }],
 ]);
 
 /** The rule for a column of `type`, or undefined when its values are never plain. */
@@ -55,10 +119,6 @@ export function copyRule(type: string): Rule | undefined {
 
 /** The type names {@link copyRule} knows, for the test that keeps it beside the SQL rules. */
 export const COPY_TYPES: readonly string[] = [...RULES.keys()];
-
-const INTEGER = /^-?(0|[1-9]\d*)$/;
-const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
-const NEGATIVE_ZERO = /^-0(\.0*)?([eE][-+]?\d+)?$/;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -190,27 +250,32 @@ export class CopyText {
     if (c === QUOTE) {
       const end = stringEnd(bytes, i + 1);
       if (rule.kind === "text") this.#text(bytes, i + 1, end);
-      else if (rule.kind === "pattern") {
-        const raw = bytes.subarray(i + 1, end);
-        if (raw.includes(BACKSLASH) || !rule.pattern.test(latin1(raw))) {
-          throw new NotPlain("A string is not plain in its column");
-        }
-        this.#write(raw);
+      else if (rule.kind === "pattern" && rule.matches(bytes, i + 1, end)) {
+        this.#copy(bytes, i + 1, end);
       } else throw new NotPlain("A string is not plain in its column");
       return end + 1;
     }
-    let end = i;
-    while (end < bytes.length && !delimits(bytes[end]!)) end++;
-    const token = latin1(bytes.subarray(i, end));
-    if (token === "null") this.#write(NULL);
-    else if (token === "true" && rule.kind === "boolean") this.#write(TRUE);
-    else if (token === "false" && rule.kind === "boolean") this.#write(FALSE);
-    else if (
-      (rule.kind === "integer" && INTEGER.test(token)) ||
-      (rule.kind === "float" && NUMBER.test(token) && !NEGATIVE_ZERO.test(token))
-    ) this.#write(bytes.subarray(i, end));
-    else throw new NotPlain("A value is not plain in its column");
-    return end;
+    if (c === 0x6e && literal(bytes, i, NULL_WORD)) {
+      this.#copy(NULL, 0, 2);
+      return i + 4;
+    }
+    if (rule.kind === "boolean") {
+      if (c === 0x74 && literal(bytes, i, TRUE_WORD)) {
+        this.#copy(TRUE, 0, 1);
+        return i + 4;
+      }
+      if (c === 0x66 && literal(bytes, i, FALSE_WORD)) {
+        this.#copy(FALSE, 0, 1);
+        return i + 5;
+      }
+    } else if (rule.kind === "integer" || rule.kind === "float") {
+      const end = numberEnd(bytes, i, rule.kind === "integer");
+      if (end > 0) {
+        this.#copy(bytes, i, end);
+        return end;
+      }
+    }
+    throw new NotPlain("A value is not plain in its column");
   }
 
   /** A JSON string's content, `bytes[start, end)`, unescaped and escaped as COPY text. */
@@ -268,10 +333,13 @@ export class CopyText {
     this.#scratchAt = at;
   }
 
-  #write(value: Uint8Array): void {
-    this.#reserve(value.length);
-    this.#scratch.set(value, this.#scratchAt);
-    this.#scratchAt += value.length;
+  /** `bytes[start, end)` to the scratch buffer as they are. */
+  #copy(bytes: Uint8Array, start: number, end: number): void {
+    this.#reserve(end - start);
+    const out = this.#scratch;
+    let at = this.#scratchAt;
+    for (let i = start; i < end; i++) out[at++] = bytes[i]!;
+    this.#scratchAt = at;
   }
 
   #reserve(bytes: number): void {
@@ -298,11 +366,13 @@ export class CopyText {
       if (c > 0) out[this.#at++] = TAB;
       const start = this.#starts[c]!;
       if (start === -1) {
-        out.set(NULL, this.#at);
-        this.#at += 2;
+        out[this.#at++] = BACKSLASH;
+        out[this.#at++] = 0x4e; // N
       } else {
-        out.set(this.#scratch.subarray(start, this.#ends[c]), this.#at);
-        this.#at += this.#ends[c]! - start;
+        const scratch = this.#scratch;
+        let at = this.#at;
+        for (let i = start, end = this.#ends[c]!; i < end; i++) out[at++] = scratch[i]!;
+        this.#at = at;
       }
     }
     out[this.#at++] = LF;
@@ -313,6 +383,51 @@ export class CopyText {
 const NULL = new TextEncoder().encode("\\N");
 const TRUE = new TextEncoder().encode("t");
 const FALSE = new TextEncoder().encode("f");
+const NULL_WORD = new TextEncoder().encode("null");
+const TRUE_WORD = new TextEncoder().encode("true");
+const FALSE_WORD = new TextEncoder().encode("false");
+
+/** Whether `word` stands at `at`, followed by what ends a value. */
+function literal(bytes: Uint8Array, at: number, word: Uint8Array): boolean {
+  for (let k = 0; k < word.length; k++) if (bytes[at + k] !== word[k]) return false;
+  const next = bytes[at + word.length];
+  return next === undefined || delimits(next);
+}
+
+function digit(c: number | undefined): boolean {
+  return c !== undefined && c >= 0x30 && c <= 0x39;
+}
+
+/**
+ * The end of the JSON number at `at`, when it is one and plain: for `integer` without a
+ * fraction or exponent; otherwise any but a negative zero (`-0`, `-0.0`, `-0e5`), which the
+ * staging reads as the integer 0. -1 when it is not.
+ */
+function numberEnd(bytes: Uint8Array, at: number, integer: boolean): number {
+  let i = at;
+  const negative = bytes[i] === 0x2d;
+  if (negative) i++;
+  let zero = false;
+  if (bytes[i] === 0x30) {
+    zero = true;
+    i++;
+  } else if (digit(bytes[i])) { while (digit(bytes[i])) i++; }
+  else return -1;
+  if (bytes[i] === 0x2e) {
+    if (integer || !digit(bytes[++i])) return -1;
+    while (digit(bytes[i])) if (bytes[i++] !== 0x30) zero = false;
+  }
+  if (bytes[i] === 0x65 || bytes[i] === 0x45) {
+    if (integer) return -1;
+    i++;
+    if (bytes[i] === 0x2b || bytes[i] === 0x2d) i++;
+    if (!digit(bytes[i])) return -1;
+    while (digit(bytes[i])) i++;
+  }
+  if (negative && zero && !integer) return -1;
+  const next = bytes[i];
+  return next === undefined || delimits(next) ? i : -1;
+}
 
 /** Where the JSON string starting at `from` (after its quote) ends: its closing quote. */
 function stringEnd(bytes: Uint8Array, from: number): number {
@@ -333,13 +448,6 @@ function sameBytes(a: Uint8Array, b: Uint8Array, start: number, end: number): bo
   if (a.length !== end - start) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[start + i]) return false;
   return true;
-}
-
-/** `bytes` as text of one character per byte: for tokens and patterns that are ASCII. */
-function latin1(bytes: Uint8Array): string {
-  // Longer than any plain number or pattern, and than a call's arguments may be.
-  if (bytes.length > 256) throw new NotPlain("A value is longer than any plain one");
-  return String.fromCharCode(...bytes);
 }
 
 function hex4(bytes: Uint8Array, at: number): number {

@@ -240,9 +240,31 @@ export async function copyRows(
       mapping.map((m) => quoteIdent(m.column.name)).join(", ")
     }) FROM STDIN`,
     ReadableStream.from((async function* () {
-      for await (const part of parts) yield text.rows(part);
+      for await (const part of parts) {
+        for (const slice of slices(part)) yield text.rows(slice);
+      }
     })()),
   );
   if (copied !== rows) throw new Error(`COPY took ${copied} rows of ${rows}`);
   return { inserted: copied };
+}
+
+/** Input bytes turned into COPY text at a time: small enough for the copy to run alongside. */
+const SLICE_BYTES = 256 * 1024;
+
+/**
+ * `bytes` (whole lines) in slices of about {@link SLICE_BYTES}, each ending after a line: the
+ * pass over one slice holds the event loop, and the copy's writes wait for it to end.
+ */
+function* slices(bytes: Uint8Array): Generator<Uint8Array> {
+  for (let start = 0; start < bytes.length;) {
+    let end = start + SLICE_BYTES;
+    if (end >= bytes.length) end = bytes.length;
+    else {
+      const line = bytes.indexOf(0x0a, end);
+      end = line < 0 ? bytes.length : line + 1;
+    }
+    yield bytes.subarray(start, end);
+    start = end;
+  }
 }

@@ -6,10 +6,11 @@
  * @module
  */
 
-import type { Table } from "../../catalog/model.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
 import { assembleTables } from "../shared/table_descriptions.ts";
 import type { Prepared, Session } from "./database.ts";
 import { META, type TableRow } from "./metadata.ts";
+import { toTableRow } from "../shared/metadata_tables.ts";
 import { sequenceDefault } from "./sql.ts";
 
 /**
@@ -26,6 +27,20 @@ export async function describeTables(
     DESCRIBE,
     [tables.map((t) => t.id), tables.map((t) => t.schema), tables.map((t) => t.name)],
   );
+  return assembled(tables, row!);
+}
+
+/**
+ * The table `ref` names (case-insensitively), found and described in one query; undefined
+ * when there is none.
+ */
+export async function describeNamed(session: Session, ref: TableRef): Promise<Table | undefined> {
+  const [row] = await session.rows(DESCRIBE_NAMED, [ref.schema, ref.name]);
+  const found = (row!.tables as Record<string, unknown>[]).map(toTableRow);
+  return found.length === 0 ? undefined : assembled(found, row!)[0];
+}
+
+function assembled(tables: readonly TableRow[], row: Record<string, unknown>): Table[] {
   const rows = row as Record<"columns" | "constraints" | "origins", Record<string, unknown>[]>;
   return assembleTables(
     tables,
@@ -38,12 +53,16 @@ export async function describeTables(
   );
 }
 
-// Every request describes the tables it touches: prepared, planned once per connection.
-const DESCRIBE_COLUMNS = `SELECT m.table_id, m.column_id, a.attname AS column_name,
+/**
+ * The three row sets of a description, of the tables in relation `t` (`table_id`,
+ * `schema_name`, `table_name`), as the columns of one row: each a JSON array of its rows.
+ */
+function describing(t: string): string {
+  const columns = `SELECT m.table_id, m.column_id, a.attname AS column_name,
        format_type(a.atttypid, a.atttypmod) AS data_type,
        pg_get_expr(d.adbin, d.adrelid) AS column_default, NOT a.attnotnull AS is_nullable,
        s.schema_name AS sequence_schema, s.sequence_name
-     FROM unnest($1::integer[], $2::text[], $3::text[]) AS t(table_id, schema_name, table_name)
+     FROM ${t}
      JOIN pg_namespace n ON n.nspname = t.schema_name
      JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = t.table_name
      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
@@ -51,31 +70,38 @@ const DESCRIBE_COLUMNS = `SELECT m.table_id, m.column_id, a.attname AS column_na
      LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
      LEFT JOIN ${META}.sequences s ON s.table_id = m.table_id AND s.column_id = m.column_id
      ORDER BY t.table_id, a.attnum`;
-
-const DESCRIBE_CONSTRAINTS = `SELECT k.table_id, k.kind, k.constraint_name, k.column_ids,
+  const constraints = `SELECT k.table_id, k.kind, k.constraint_name, k.column_ids,
        r.schema_name AS ref_schema, r.table_name AS ref_table, rc.column_name AS ref_column
-     FROM ${META}.constraints k
+     FROM ${t} JOIN ${META}.constraints k ON k.table_id = t.table_id
      LEFT JOIN ${META}.tables r ON r.table_id = k.ref_table_id
      LEFT JOIN ${META}.columns rc ON rc.table_id = k.ref_table_id AND rc.column_id = k.ref_column_id
-     WHERE k.table_id = ANY($1::integer[])
      ORDER BY k.table_id, k.position`;
+  const origins = `SELECT o.table_id, o.template_name, o.template_version
+     FROM ${t} JOIN ${META}.table_origins o ON o.table_id = t.table_id`;
+  return Object.entries({ columns, constraints, origins }).map(([name, sql]) =>
+    // Aggregated in the order the query gives: PostgreSQL keeps a subquery's ORDER BY.
+    `(SELECT coalesce(json_agg(r), '[]') FROM (${sql}) AS r) AS ${name}`
+  ).join(", ");
+}
 
-const DESCRIBE_ORIGINS =
-  `SELECT table_id, template_name, template_version FROM ${META}.table_origins
-     WHERE table_id = ANY($1::integer[])`;
-
-/** The three as one statement, one round trip: each row set as a JSON array of its rows. */
+// Every request describes the tables it touches: prepared, planned once per connection, and
+// one round trip.
 const DESCRIBE: Prepared = {
   name: "describe_tables",
   text: `SELECT ${
-    Object.entries({
-      columns: DESCRIBE_COLUMNS,
-      constraints: DESCRIBE_CONSTRAINTS,
-      origins: DESCRIBE_ORIGINS,
-    }).map(([name, sql]) =>
-      // Aggregated in the order the query gives: PostgreSQL keeps a subquery's ORDER BY.
-      `(SELECT coalesce(json_agg(r), '[]') FROM (${sql}) AS r) AS ${name}`
-    ).join(", ")
+    describing(
+      `(SELECT DISTINCT * FROM unnest($1::integer[], $2::text[], $3::text[])
+         AS u(table_id, schema_name, table_name)) AS t`,
+    )
+  }`,
+};
+
+const DESCRIBE_NAMED: Prepared = {
+  name: "describe_named",
+  text: `WITH found AS (SELECT table_id, schema_name, table_name FROM ${META}.tables
+       WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2))
+     SELECT (SELECT coalesce(json_agg(found), '[]') FROM found) AS tables, ${
+    describing("found AS t")
   }`,
 };
 

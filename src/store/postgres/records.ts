@@ -25,7 +25,7 @@ import {
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { schemaLock, tableLock, takeLocks, upsertLock } from "./locks.ts";
-import { describeTables } from "./metadata_describe.ts";
+import { describeNamed, describeTables } from "./metadata_describe.ts";
 import { existingTable } from "./tables.ts";
 
 /** What an insert answers: the table and the counts. */
@@ -181,7 +181,9 @@ async function lockedTable(session: Session, ref: TableRef, onConflict: OnConfli
     tableLock(ref, "shared"),
     ...(onConflict === "fail" ? [] : [upsertLock(ref)]),
   ]);
-  const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+  // Found and described in one round trip; when missing, existingTable says why (404).
+  const table = await describeNamed(session, ref) ??
+    (await describeTables(session, [await existingTable(session, ref)]))[0]!;
   checkConflictKey(table, onConflict);
   return table;
 }
