@@ -13,18 +13,13 @@ import { BoundValues, type SortKey, typedValue, type ValueCheck } from "./record
 /** The cursor after the row whose keys' texts (see {@link keyText}) are `texts`. */
 export { cursorAfter } from "../shared/cursor.ts";
 
-/** The type a key's values have: its column's, or BIGINT for `rowid`. */
-function keyType(key: SortKey): string {
-  return key.column?.type ?? "BIGINT";
-}
-
 /**
  * The text a cursor keeps of a key's value, `expression` being the key in the statement: the
  * value as VARCHAR, which casts back to the same value (BLOB in base64, as filters take it).
  */
 export function keyText(key: SortKey, expression: string): string {
-  if (keyType(key) === "BLOB") return `to_base64(${expression})`;
-  if (keyType(key) === "VARCHAR") return expression;
+  if (key.type === "BLOB") return `to_base64(${expression})`;
+  if (key.type === "VARCHAR") return expression;
   return `CAST(${expression} AS VARCHAR)`;
 }
 
@@ -37,7 +32,7 @@ export function cursorValues(
   keys: readonly SortKey[],
   cursor: string,
 ): { texts: (string | null)[]; checks: ValueCheck[] } {
-  return sharedCursorValues(keys, cursor, keyType);
+  return sharedCursorValues(keys, cursor, (key) => key.type);
 }
 
 /**
@@ -53,7 +48,7 @@ export function cursorValues(
  * import { BoundValues } from "./record_filters.ts";
  *
  * const bound = new BoundValues();
- * const keys = [{ sql: "rowid", direction: "asc" as const, nulls: "last" as const }];
+ * const keys = [{ sql: "rowid", type: "BIGINT", direction: "asc" as const, nulls: "last" as const }];
  * assert.equal(afterCondition(keys, ["41"], bound), "rowid > CAST($1 AS BIGINT)");
  * assert.deepEqual(bound.values, ["41"]);
  * ```
@@ -65,7 +60,7 @@ export function afterCondition(
 ): string {
   const values = keys.map((key, i) => {
     const text = texts[i] ?? null;
-    return text === null ? null : typedValue({ type: keyType(key) }, bound.add(text));
+    return text === null ? null : typedValue(key.type, bound.add(text));
   });
   return keysetCondition(keys, values);
 }
