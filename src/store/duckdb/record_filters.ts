@@ -171,3 +171,38 @@ export function surelyConverts(check: ValueCheck): boolean {
 export function sortKeys(table: Table, order: readonly OrderTerm[]): SortKey[] {
   return grammar.sortKeys(DUCKDB, table, order);
 }
+
+/**
+ * The text a cursor keeps of a key's value, `expression` being the key in the statement: the
+ * value as VARCHAR, which casts back to the same value (BLOB in base64, as filters take it).
+ */
+export function keyText(key: SortKey, expression: string): string {
+  if (key.type === "BLOB") return `to_base64(${expression})`;
+  if (key.type === "VARCHAR") return expression;
+  return `CAST(${expression} AS VARCHAR)`;
+}
+
+/**
+ * The condition that a row comes strictly after the one whose key texts are `texts`, in the
+ * order of `keys` (see `shared/cursor.ts`), the values bound into `bound`: its leading
+ * comparison DuckDB pushes into the scan (zonemaps, the key's index), so a page deep in a
+ * table costs what the first one does.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { afterCondition, BoundValues } from "./record_filters.ts";
+ *
+ * const bound = new BoundValues();
+ * const keys = [{ sql: "rowid", type: "BIGINT", direction: "asc" as const, nulls: "last" as const }];
+ * assert.equal(afterCondition(keys, ["41"], bound), "rowid > CAST($1 AS BIGINT)");
+ * assert.deepEqual(bound.values, ["41"]);
+ * ```
+ */
+export function afterCondition(
+  keys: readonly SortKey[],
+  texts: readonly (string | null)[],
+  bound: BoundValues,
+): string {
+  return grammar.afterCondition(DUCKDB, keys, texts, bound);
+}

@@ -25,13 +25,15 @@ import { qualified, quoteIdent } from "./sql.ts";
 import { jsonMembers, jsonObject } from "./values.ts";
 import type { ResultFormat } from "../store.ts";
 import { streamResult } from "./result_formats.ts";
-import { afterCondition, cursorValues, keyText } from "./record_cursor.ts";
+import { cursorValues } from "../shared/cursor.ts";
 import {
+  afterCondition,
   BoundValues,
   checkFilterValues,
   checkValues,
   filterCondition,
   filterValueChecks,
+  keyText,
   orderBy,
   selectedColumns,
   sortKeys,
@@ -81,7 +83,7 @@ export async function readPage(
   const filtered = read.filters.length > 0 ? filterCondition(table, read.filters, bound) : "";
   // The count's statement, when it is one of its own, binds only the filters' values.
   const filterValues = bound.values.slice();
-  const cursor = after ? cursorValues(keys, after) : undefined;
+  const cursor = after ? cursorValues(keys, after, (key) => key.type) : undefined;
   await checkValues(session, [
     ...filterValueChecks(table, read.filters),
     ...(cursor?.checks ?? []),

@@ -209,6 +209,39 @@ export function sortKeys(table: Table, order: readonly OrderTerm[]): SortKey[] {
 }
 
 /**
+ * The text a cursor keeps of a key's value, `expression` being the key in the statement: its
+ * text, which casts back to the same value (bytea in base64, as filters take it).
+ */
+export function keyText(key: SortKey, expression: string): string {
+  if (key.type === "bytea") return `translate(encode(${expression}, 'base64'), E'\\n', '')`;
+  return `${expression}::text`;
+}
+
+/**
+ * The condition that a row comes strictly after the one whose key texts are `texts`, in the
+ * order of `keys` (see `shared/cursor.ts`), the values bound into `params`: its leading
+ * comparison an index on the first key can serve.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { afterCondition } from "./record_filters.ts";
+ *
+ * const params: unknown[] = [];
+ * const keys = [{ sql: '"id"', type: "bigint", direction: "asc" as const, nulls: "last" as const }];
+ * assert.equal(afterCondition(keys, ["41"], params), '"id" > $1::bigint');
+ * assert.deepEqual(params, ["41"]);
+ * ```
+ */
+export function afterCondition(
+  keys: readonly SortKey[],
+  texts: readonly (string | null)[],
+  params: unknown[],
+): string {
+  return grammar.afterCondition(POSTGRES, keys, texts, new grammar.BoundValues(params));
+}
+
+/**
  * The SELECT of a records read, for any code that reads records: `read`'s selected columns
  * (all by default, never the hidden insertion order), in table order, of the rows its
  * filters let through, in its order made total (see {@link sortKeys}; record order by

@@ -20,11 +20,13 @@ import type { Param, Session } from "./database.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { boundedTransaction } from "./read_bounds.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { afterCondition, cursorValues, keyText } from "./record_cursor.ts";
+import { cursorValues } from "../shared/cursor.ts";
 import {
+  afterCondition,
   checkValues,
   filterCondition,
   filterValueChecks,
+  keyText,
   orderBy,
   selectedColumns,
   sortKeys,
@@ -87,7 +89,7 @@ async function readPage(
   const params: unknown[] = [];
   const filtered = read.filters.length > 0 ? filterCondition(table, read.filters, params) : "";
   // An empty cursor starts a walk: its first page.
-  const cursor = after ? cursorValues(keys, after) : undefined;
+  const cursor = after ? cursorValues(keys, after, (key) => key.type) : undefined;
   await checkValues(session, [
     ...filterValueChecks(table, read.filters),
     ...(cursor?.checks ?? []),

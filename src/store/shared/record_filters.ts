@@ -13,6 +13,7 @@ import type { Filter, OrderTerm } from "../../catalog/filters.ts";
 import type { Column, Table } from "../../catalog/model.ts";
 import { printable } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
+import { keysetCondition } from "./cursor.ts";
 import { columnOf, type OrderKey, type ValueCheck } from "./record_terms.ts";
 import { quoteIdent } from "./sql.ts";
 
@@ -290,4 +291,22 @@ export function sortKeys(
     keys.push(key(columnOf(table, name), "asc", "last"));
   }
   return keys;
+}
+
+/**
+ * The condition that a row comes strictly after the one whose key texts (a cursor's, see
+ * `cursor.ts`) are `texts`, in the order of `keys`, the texts bound into `bound` as values of
+ * their keys' types.
+ */
+export function afterCondition(
+  dialect: AnyDialect,
+  keys: readonly SortKey[],
+  texts: readonly (string | null)[],
+  bound: Binder,
+): string {
+  const values = keys.map((key, i) => {
+    const text = texts[i] ?? null;
+    return text === null ? null : typedValue(dialect, key.type, bound.add(text));
+  });
+  return keysetCondition(keys, values);
 }
