@@ -24,7 +24,7 @@ export class BoundValues extends grammar.BoundValues<DuckDBValue> {}
 export type SortKey = grammar.SortKey;
 
 /** DuckDB's spelling of the read grammar. */
-const DUCKDB: grammar.FilterDialect<Session, BoundValues> = {
+export const DUCKDB: grammar.FilterDialect<Session, BoundValues> = {
   boolean: "BOOLEAN",
   binary: "BLOB",
   text: "VARCHAR",
@@ -37,6 +37,7 @@ const DUCKDB: grammar.FilterDialect<Session, BoundValues> = {
   // A statement without bound values is one call to DuckDB rather than prepare, bind and run,
   // and a key `eq` read is the commonest filtered read.
   inlinesIntegers: true,
+  hiddenColumns: false,
   insertion: { sql: "rowid", type: "BIGINT" },
   inList: (left, type, items, bound) =>
     `${left} IN (${items.map((v) => grammar.filterValue(DUCKDB, type, v, bound)).join(", ")})`,
@@ -55,11 +56,6 @@ const DUCKDB: grammar.FilterDialect<Session, BoundValues> = {
 function tryTyped(type: string, placeholder: string): string {
   if (type === "BLOB") return `try(from_base64(${placeholder}))`;
   return `TRY_CAST(${placeholder} AS ${type})`;
-}
-
-/** `placeholder`, text bound, as a value of `type` (BLOB from base64). */
-export function typedValue(type: string, placeholder: string): string {
-  return grammar.typedValue(DUCKDB, type, placeholder);
 }
 
 /**
@@ -148,8 +144,8 @@ export async function checkFilterValues(
   await checkValues(session, filterValueChecks(table, filters));
 }
 
-/** The checks {@link checkFilterValues} makes, to run with others in one statement. */
-export function filterValueChecks(table: Table, filters: readonly Filter[]): ValueCheck[] {
+/** The checks {@link checkFilterValues} makes. */
+function filterValueChecks(table: Table, filters: readonly Filter[]): ValueCheck[] {
   return grammar.filterValueChecks(DUCKDB, table, filters);
 }
 
@@ -180,29 +176,4 @@ export function keyText(key: SortKey, expression: string): string {
   if (key.type === "BLOB") return `to_base64(${expression})`;
   if (key.type === "VARCHAR") return expression;
   return `CAST(${expression} AS VARCHAR)`;
-}
-
-/**
- * The condition that a row comes strictly after the one whose key texts are `texts`, in the
- * order of `keys` (see `shared/cursor.ts`), the values bound into `bound`: its leading
- * comparison DuckDB pushes into the scan (zonemaps, the key's index), so a page deep in a
- * table costs what the first one does.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { afterCondition, BoundValues } from "./record_filters.ts";
- *
- * const bound = new BoundValues();
- * const keys = [{ sql: "rowid", type: "BIGINT", direction: "asc" as const, nulls: "last" as const }];
- * assert.equal(afterCondition(keys, ["41"], bound), "rowid > CAST($1 AS BIGINT)");
- * assert.deepEqual(bound.values, ["41"]);
- * ```
- */
-export function afterCondition(
-  keys: readonly SortKey[],
-  texts: readonly (string | null)[],
-  bound: BoundValues,
-): string {
-  return grammar.afterCondition(DUCKDB, keys, texts, bound);
 }

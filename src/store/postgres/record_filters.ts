@@ -1,7 +1,6 @@
 /**
  * The read grammar of `shared/record_filters.ts` in PostgreSQL's dialect: its casts and type
  * names, json compared as text, an `in` list bound as one array, no NUL in text.
- * {@link recordsSelect} puts them together for any code that reads records.
  *
  * A value cast at a `$n::type` placeholder is converted when the statement is bound, so a
  * value its type cannot take fails the statement whatever rows there are; run
@@ -10,15 +9,15 @@
  * @module
  */
 
-import type { Filter, OrderTerm, ReadQuery } from "../../catalog/filters.ts";
-import type { Column, Table } from "../../catalog/model.ts";
-import { orderBy, selectedColumns, type ValueCheck } from "../shared/record_terms.ts";
+import type { Filter } from "../../catalog/filters.ts";
+import type { Table } from "../../catalog/model.ts";
+import { selectedColumns, type ValueCheck } from "../shared/record_terms.ts";
 import * as grammar from "../shared/record_filters.ts";
 import { type Param, probing, type Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
-import { qualified, quoteIdent } from "./sql.ts";
+import { quoteIdent } from "./sql.ts";
 
-export { orderBy, selectedColumns, type ValueCheck };
+export { selectedColumns, type ValueCheck };
 
 /** The binder of PostgreSQL statements, over the array of their values. */
 type Bound = grammar.BoundValues<unknown>;
@@ -45,7 +44,7 @@ export function unordered(type: string): boolean {
 }
 
 /** PostgreSQL's spelling of the read grammar. */
-const POSTGRES: grammar.FilterDialect<Session, Bound> = {
+export const POSTGRES: grammar.FilterDialect<Session, Bound> = {
   boolean: "boolean",
   binary: "bytea",
   text: "text",
@@ -56,6 +55,7 @@ const POSTGRES: grammar.FilterDialect<Session, Bound> = {
   signedIntegers: { smallint: 16, integer: 32, bigint: 64 },
   inlinesIntegers: false,
   refusesNul: "PostgreSQL",
+  hiddenColumns: true,
   insertion: { sql: quoteIdent(INSERTION_COLUMN), type: "bigint" },
   inList,
   // No escape character, as on DuckDB: a backslash is itself, also as the last character.
@@ -141,22 +141,6 @@ export function filterValueChecks(table: Table, filters: readonly Filter[]): Val
 }
 
 /**
- * Whether `check`'s text is certain to convert without asking PostgreSQL.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { surelyConverts } from "./record_filters.ts";
- *
- * assert.equal(surelyConverts({ type: "smallint", text: "-32768", what: "" }), true);
- * assert.equal(surelyConverts({ type: "smallint", text: "32768", what: "" }), false);
- * ```
- */
-export function surelyConverts(check: ValueCheck): boolean {
-  return grammar.surelyConverts(POSTGRES, check);
-}
-
-/**
  * Checks that every text of `checks` converts to its type: one statement, under a savepoint
  * (a failed cast aborts a transaction), none when every text {@link surelyConverts}. Run it
  * inside a transaction.
@@ -203,11 +187,6 @@ function conversionFailure(error: unknown): boolean {
 /** One key of a total order on PostgreSQL: its `sql` over the unqualified table. */
 export type SortKey = grammar.SortKey;
 
-/** The keys of `order`, made total by the primary key, else {@link INSERTION_COLUMN}. */
-export function sortKeys(table: Table, order: readonly OrderTerm[]): SortKey[] {
-  return grammar.sortKeys(POSTGRES, table, order);
-}
-
 /**
  * The text a cursor keeps of a key's value, `expression` being the key in the statement: its
  * text, which casts back to the same value (bytea in base64, as filters take it).
@@ -215,86 +194,4 @@ export function sortKeys(table: Table, order: readonly OrderTerm[]): SortKey[] {
 export function keyText(key: SortKey, expression: string): string {
   if (key.type === "bytea") return `translate(encode(${expression}, 'base64'), E'\\n', '')`;
   return `${expression}::text`;
-}
-
-/**
- * The condition that a row comes strictly after the one whose key texts are `texts`, in the
- * order of `keys` (see `shared/cursor.ts`), the values bound into `params`: its leading
- * comparison an index on the first key can serve.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { afterCondition } from "./record_filters.ts";
- *
- * const params: unknown[] = [];
- * const keys = [{ sql: '"id"', type: "bigint", direction: "asc" as const, nulls: "last" as const }];
- * assert.equal(afterCondition(keys, ["41"], params), '"id" > $1::bigint');
- * assert.deepEqual(params, ["41"]);
- * ```
- */
-export function afterCondition(
-  keys: readonly SortKey[],
-  texts: readonly (string | null)[],
-  params: unknown[],
-): string {
-  return grammar.afterCondition(POSTGRES, keys, texts, new grammar.BoundValues(params));
-}
-
-/**
- * The SELECT of a records read, for any code that reads records: `read`'s selected columns
- * (all by default, never the hidden insertion order), in table order, of the rows its
- * filters let through, in its order made total (see {@link sortKeys}; record order by
- * default). Filter values are bound into `params` after any already there; `read.count` does
- * not apply. Run {@link checkValues} over {@link filterValueChecks} of `read.filters` first,
- * in the same transaction, so a bad value is a 400 naming its column. `columns` are what the
- * statement returns, in order, for rendering (record_values.ts renders their values as pages
- * do).
- *
- * @throws {ApiError} 400 for a column the table lacks or `is.true` on a column not boolean.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { recordsSelect } from "./record_filters.ts";
- *
- * const table = {
- *   name: "t", schema: "s",
- *   columns: [
- *     { id: 1, name: "id", type: "integer", default: null, is_nullable: false },
- *     { id: 2, name: "name", type: "text", default: null, is_nullable: true },
- *   ],
- *   constraints: { primary_key: { name: "pk", columns: ["id"] }, unique: [], foreign_keys: [] },
- * };
- * const params: unknown[] = [];
- * const { sql } = recordsSelect(table, {
- *   select: ["name"],
- *   filters: [{ column: "id", op: "gt", negated: false, value: "2" }],
- *   order: [{ column: "name", direction: "desc" }],
- *   count: "exact",
- * }, params);
- * assert.equal(
- *   sql,
- *   'SELECT "name" FROM "s"."t" WHERE ("id" > $1::integer) ORDER BY "name" DESC NULLS FIRST, "id" ASC NULLS LAST',
- * );
- * assert.deepEqual(params, ["2"]);
- * ```
- */
-export function recordsSelect(
-  table: Table,
-  read: ReadQuery,
-  params: unknown[],
-): { sql: string; columns: Column[] } {
-  const columns = selectedColumns(table, read.select);
-  const list = columns.map((c) => quoteIdent(c.name)).join(", ");
-  const where = read.filters.length > 0
-    ? ` WHERE ${filterCondition(table, read.filters, params)}`
-    : "";
-  const keys = sortKeys(table, read.order);
-  return {
-    sql: `SELECT ${list} FROM ${qualified(table.schema, table.name)}${where} ORDER BY ${
-      orderBy(keys)
-    }`,
-    columns,
-  };
 }

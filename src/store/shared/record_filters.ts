@@ -84,6 +84,8 @@ export interface FilterDialect<S, B extends Binder> {
   readonly inlinesIntegers: boolean;
   /** The engine's name when its text cannot hold NUL: a filter value with one is then a 400. */
   readonly refusesNul?: string;
+  /** Whether a table has a column `*` selects but the API never shows. */
+  readonly hiddenColumns: boolean;
   /** The hidden insertion order, the tiebreaker of a table without a primary key. */
   readonly insertion: { readonly sql: string; readonly type: string };
   /** `left` (of `type`) in the non-empty list `items`, bound into `bound`. */
