@@ -79,12 +79,15 @@ export async function readPage(
   const bound = new BoundValues();
   const plan = planPage(DUCKDB, table, offset, query, bound);
   await checkValues(session, plan.checks);
-  const walking = query.after !== undefined;
+  const { after } = query;
   // The checked integers are written into the statement: without bound values it is one call
   // to DuckDB. One statement is one snapshot without a transaction around it.
   if (!readsInSlices(plan.columns)) {
-    const [row] = await session.rows(pageStatement(PAGES, plan, limit, walking), bound.values);
-    return pageOf(PAGES, plan, row, query.after);
+    const [row] = await session.rows(
+      pageStatement(PAGES, plan, limit, after !== undefined),
+      bound.values,
+    );
+    return pageOf(PAGES, plan, row, after);
   }
   // Each row's members, a slice of columns at a time, in the caller's snapshot.
   const { columns, keys, page, pageOrder } = plan;
@@ -94,15 +97,15 @@ export async function readPage(
       bound.values.slice(0, plan.filterValues),
     )
     : [];
-  let next: string | null = null;
-  if (walking) {
+  let next: string | null | undefined;
+  if (after !== undefined) {
     const rows = await session.rows(
       `SELECT ${keyTexts(keys)} AS k FROM (${page(limit + 1)}) AS page ORDER BY ${pageOrder}`,
       bound.values,
     );
     next = nextCursor(
       keys,
-      query.after!,
+      after,
       rows.length > limit,
       rows[limit - 1]?.k as (string | null)[],
     );
@@ -121,7 +124,7 @@ export async function readPage(
   return pageAnswer(
     `[${members.map((m) => `{${m}}`).join(",")}]`,
     counted?.total,
-    walking ? next : undefined,
+    next,
   );
 }
 

@@ -22,7 +22,10 @@ export { selectedColumns, type ValueCheck };
 /** The binder of PostgreSQL statements, over the array of their values. */
 type Bound = grammar.BoundValues<unknown>;
 
-/** Binds `value` as the next parameter of a statement whose values are `params`. */
+/**
+ * Binds `value` as the next parameter of a statement whose values are `params`: the shared
+ * binder, for callers that hold the values as a plain array.
+ */
 export function bind(params: unknown[], value: Param): string {
   return new grammar.BoundValues(params).add(value);
 }
@@ -142,8 +145,8 @@ export function filterValueChecks(table: Table, filters: readonly Filter[]): Val
 
 /**
  * Checks that every text of `checks` converts to its type: one statement, under a savepoint
- * (a failed cast aborts a transaction), none when every text {@link surelyConverts}. Run it
- * inside a transaction.
+ * (a failed cast aborts a transaction), none when every text surely converts (plain text or
+ * integers in range). Run it inside a transaction.
  *
  * @throws {ApiError} 400 for the first text that does not convert, naming what `what` says
  * and quoting the text.
@@ -154,9 +157,9 @@ export function checkValues(session: Session, checks: readonly ValueCheck[]): Pr
 
 /** Whether every text of `checks` converts, asked in one statement under a savepoint. */
 function converts(session: Session, checks: readonly ValueCheck[]): Promise<boolean> {
-  const params: unknown[] = [];
-  const list = checks.map((c) => typedValue(c.type, bind(params, c.text))).join(", ");
-  return evaluates(session, `SELECT ${list}`, params);
+  const bound = new grammar.BoundValues();
+  const list = checks.map((c) => typedValue(c.type, bound.add(c.text))).join(", ");
+  return evaluates(session, `SELECT ${list}`, bound.values);
 }
 
 /**
