@@ -265,8 +265,8 @@ export async function checkValues<S>(
  * The keys of `order`, then the tiebreaker that makes the order total: the primary key's
  * columns not already in it, else (no primary key) the engine's hidden insertion order.
  * Without `order`, that is the default record order: primary key, else insertion. Nulls go
- * last ascending and first descending unless a term says otherwise (PostgreSQL's default,
- * made explicit). An unordered type sorts by its text.
+ * last ascending and first descending unless a term says otherwise (PostgREST's default,
+ * written out so that no engine's own default applies). An unordered type sorts by its text.
  */
 export function sortKeys(
   dialect: AnyDialect,
