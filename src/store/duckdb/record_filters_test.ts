@@ -2,10 +2,12 @@ import assert from "node:assert/strict";
 import { type Filter, parseReadQuery } from "../../catalog/filters.ts";
 import type { Table } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
+import { afterCondition } from "../shared/record_filters.ts";
 import { Database, type Session } from "./database.ts";
 import {
   BoundValues,
   checkFilterValues,
+  DUCKDB,
   filterCondition,
   orderBy,
   selectedColumns,
@@ -273,4 +275,16 @@ Deno.test("filterCondition() matches like and ilike in time linear in the text",
     sql: `(regexp_full_match(lower("name"), lower($1), 's'))`,
     values: ["a\\x00."],
   });
+});
+
+Deno.test("afterCondition() binds a cursor's key texts as their keys' types", () => {
+  const bound = new BoundValues();
+  const keys = [{
+    sql: "rowid",
+    type: "BIGINT",
+    direction: "asc" as const,
+    nulls: "last" as const,
+  }];
+  assert.equal(afterCondition(DUCKDB, keys, ["41"], bound), "rowid > CAST($1 AS BIGINT)");
+  assert.deepEqual(bound.values, ["41"]);
 });

@@ -15,26 +15,29 @@ import {
   keyAlias,
   nextCursor,
   pageAnswer,
-  whereClause,
 } from "../shared/record_pages.ts";
-import type { RecordsPage, RecordsQuery } from "../store.ts";
+import {
+  type PageDialect,
+  pageOf,
+  pageStatement,
+  planPage,
+  recordsSelect,
+} from "../shared/record_reads.ts";
+import type { RecordsPage, RecordsQuery, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { describeIn, getTable } from "./tables.ts";
-import { qualified, quoteIdent } from "./sql.ts";
+import { quoteIdent } from "./sql.ts";
 import { jsonMembers, jsonObject } from "./values.ts";
-import type { ResultFormat } from "../store.ts";
 import { streamResult } from "./result_formats.ts";
-import { afterCondition, cursorValues, keyText } from "./record_cursor.ts";
 import {
   BoundValues,
   checkFilterValues,
   checkValues,
-  filterCondition,
-  filterValueChecks,
-  orderBy,
+  DUCKDB,
+  keyText,
   selectedColumns,
-  sortKeys,
+  type SortKey,
 } from "./record_filters.ts";
 
 /** The order records are read in: primary key order, else insertion order. */
@@ -73,88 +76,70 @@ export async function readPage(
   query: RecordsQuery = { read: ALL_RECORDS },
 ): Promise<RecordsPage> {
   checkRowCounts(offset, limit);
-  const { read, after } = query;
-  const target = qualified(table.schema, table.name);
-  const columns = selectedColumns(table, read.select);
-  const keys = sortKeys(table, read.order);
   const bound = new BoundValues();
-  const filtered = read.filters.length > 0 ? filterCondition(table, read.filters, bound) : "";
-  // The count's statement, when it is one of its own, binds only the filters' values.
-  const filterValues = bound.values.slice();
-  const cursor = after ? cursorValues(keys, after) : undefined;
-  await checkValues(session, [
-    ...filterValueChecks(table, read.filters),
-    ...(cursor?.checks ?? []),
-  ]);
-  const where = whereClause(filtered, cursor && afterCondition(keys, cursor.texts, bound));
-  const walking = after !== undefined;
-  // The page is chosen on the stored values and only its rows are rendered: rendered in the
-  // same SELECT as the ORDER BY, every row of the table would be turned into JSON first. A
-  // walk reads one row more, to know whether another page follows.
-  const page = (rows: number) =>
-    `SELECT ${read.select ? columns.map((c) => quoteIdent(c.name)).join(", ") : "*"}, ${
-      keys.map((k, i) => `${k.sql} AS ${keyAlias(i)}`).join(", ")
-    } FROM ${target}${where} ORDER BY ${orderBy(keys)} LIMIT ${rows} OFFSET ${offset}`;
-  const pageOrder = orderBy(keys, (_k, i) => keyAlias(i));
-  const counting = read.count === "exact"
-    ? `(SELECT count(*) FROM ${target}${filtered ? ` WHERE ${filtered}` : ""})`
-    : "NULL";
-  const keyTexts = `[${keys.map((k, i) => keyText(k, keyAlias(i))).join(", ")}]`;
-  const values = bound.values;
-
-  if (readsInSlices(columns)) {
-    // Each row's members, a slice of columns at a time, in the caller's snapshot.
-    const [counted] = read.count === "exact"
-      ? await session.rows(`SELECT ${counting} AS total`, filterValues)
-      : [];
-    let next: string | null = null;
-    if (walking) {
-      const rows = await session.rows(
-        `SELECT ${keyTexts} AS k FROM (${page(limit + 1)}) AS page ORDER BY ${pageOrder}`,
-        values,
-      );
-      next = nextCursor(keys, after, rows.length > limit, rows[limit - 1]?.k as (string | null)[]);
-    }
-    const members: string[] = [];
-    for (let from = 0; from < columns.length; from += RENDER_SLICE) {
-      const slice = columns.slice(from, from + RENDER_SLICE);
-      const parts = await session.rows(
-        `SELECT ${jsonMembers(slice, from === 0)} AS part FROM (${
-          page(limit)
-        }) AS page ORDER BY ${pageOrder}`,
-        values,
-      );
-      parts.forEach((p, i) => members[i] = (members[i] ?? "") + (p.part as string));
-    }
-    return pageAnswer(
-      `[${members.map((m) => `{${m}}`).join(",")}]`,
-      counted?.total,
-      walking ? next : undefined,
-    );
-  }
-  if (!walking) {
-    // One statement, so one snapshot without a transaction around it; the checked integers
-    // are written into it because a statement without bound values is one call to DuckDB.
+  const plan = planPage(DUCKDB, table, offset, query, bound);
+  await checkValues(session, plan.checks);
+  const { after } = query;
+  // The checked integers are written into the statement: without bound values it is one call
+  // to DuckDB. One statement is one snapshot without a transaction around it.
+  if (!readsInSlices(plan.columns)) {
     const [row] = await session.rows(
-      `SELECT ${counting} AS total, (SELECT string_agg(${
-        jsonObject(columns)
-      }, ',' ORDER BY ${pageOrder}) FROM (${page(limit)}) AS page) AS json`,
-      values,
+      pageStatement(PAGES, plan, limit, after !== undefined),
+      bound.values,
     );
-    return pageAnswer(`[${row?.json ?? ""}]`, row?.total);
+    return pageOf(PAGES, plan, row, after);
   }
-  const [row] = await session.rows(
-    `SELECT ${counting} AS total, string_agg(${
-      jsonObject(columns)
-    }, ',' ORDER BY " n") FILTER (WHERE " n" <= ${limit}) AS json, count(*) > ${limit} AS more,
-       max_by(${keyTexts}, " n") FILTER (WHERE " n" <= ${limit}) AS last
-     FROM (SELECT *, row_number() OVER (ORDER BY ${pageOrder}) AS " n"
-           FROM (${page(limit + 1)}) AS page) AS page`,
-    values,
+  // Each row's members, a slice of columns at a time, in the caller's snapshot.
+  const { columns, keys, page, pageOrder } = plan;
+  const [counted] = query.read.count === "exact"
+    ? await session.rows(
+      `SELECT ${plan.counting} AS total`,
+      bound.values.slice(0, plan.filterValues),
+    )
+    : [];
+  let next: string | null | undefined;
+  if (after !== undefined) {
+    const rows = await session.rows(
+      `SELECT ${keyTexts(keys)} AS k FROM (${page(limit + 1)}) AS page ORDER BY ${pageOrder}`,
+      bound.values,
+    );
+    next = nextCursor(
+      keys,
+      after,
+      rows.length > limit,
+      rows[limit - 1]?.k as (string | null)[],
+    );
+  }
+  const members: string[] = [];
+  for (let from = 0; from < columns.length; from += RENDER_SLICE) {
+    const slice = columns.slice(from, from + RENDER_SLICE);
+    const parts = await session.rows(
+      `SELECT ${jsonMembers(slice, from === 0)} AS part FROM (${
+        page(limit)
+      }) AS page ORDER BY ${pageOrder}`,
+      bound.values,
+    );
+    parts.forEach((p, i) => members[i] = (members[i] ?? "") + (p.part as string));
+  }
+  return pageAnswer(
+    `[${members.map((m) => `{${m}}`).join(",")}]`,
+    counted?.total,
+    next,
   );
-  const next = nextCursor(keys, after, Boolean(row?.more), row?.last as (string | null)[]);
-  return pageAnswer(`[${row?.json ?? ""}]`, row?.total, next);
 }
+
+/** The cursor texts of a page row's keys, as one list. */
+function keyTexts(keys: readonly SortKey[]): string {
+  return `[${keys.map((k, i) => keyText(k, keyAlias(i))).join(", ")}]`;
+}
+
+/** How DuckDB renders a page: its rows by jsonObject, the last row's key texts as a list. */
+const PAGES: PageDialect = {
+  jsonRow: jsonObject,
+  lastKeys: (keys, limit) =>
+    `max_by(${keyTexts(keys)}, page." n") FILTER (WHERE page." n" <= ${limit})`,
+  lastTexts: (value) => value as (string | null)[],
+};
 
 /**
  * One page of records of the table at `ref` as JSON array text, with the count of the records
@@ -237,20 +222,14 @@ export async function exportRecords(
   let table: Table | undefined;
   const { stream } = await streamResult(context, format, async (session) => {
     const described = table = await describeIn(context, session, ref, since);
-    const columns = selectedColumns(described, read.select);
-    checkExportable(described, format);
     const bound = new BoundValues();
-    const where = read.filters.length > 0
-      ? ` WHERE ${filterCondition(described, read.filters, bound)}`
-      : "";
-    await checkFilterValues(session, described, read.filters);
-    const list = read.select ? columns.map((c) => quoteIdent(c.name)).join(", ") : "*";
     // Parquet without `order` is written in the table's storage order: a columnar file is
     // read as a set (readers sort or filter it themselves), and sorting the whole table by
     // key would cost more than writing it. The text formats keep record order.
     const sorted = format !== "parquet" || read.order.length > 0;
-    const sql = `SELECT ${list} FROM ${qualified(described.schema, described.name)}${where}` +
-      (sorted ? ` ORDER BY ${orderBy(sortKeys(described, read.order))}` : "");
+    const { sql, columns } = recordsSelect(DUCKDB, described, read, bound, sorted);
+    checkExportable(described, format);
+    await checkFilterValues(session, described, read.filters);
     return {
       query: { sql, values: bound.values },
       columns: columns.map(({ name, type }) => ({ name, type })),

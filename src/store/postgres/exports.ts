@@ -1,6 +1,6 @@
 /**
  * A table's records streamed as a file (CSV, NDJSON, JSON, Parquet): the SELECT of
- * record_filters.ts run by the streamer of result_formats.ts, in one snapshot.
+ * shared/record_reads.ts run by the streamer of result_formats.ts, in one snapshot.
  *
  * @module
  */
@@ -11,7 +11,9 @@ import type { ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param } from "./database.ts";
 import { onDescribedTable } from "./record_reads.ts";
-import { checkValues, filterValueChecks, recordsSelect } from "./record_filters.ts";
+import { checkValues, filterValueChecks, POSTGRES } from "./record_filters.ts";
+import { BoundValues } from "../shared/record_filters.ts";
+import { recordsSelect } from "../shared/record_reads.ts";
 import { streamSelect } from "./result_formats.ts";
 import { checkExportable } from "../shared/exports.ts";
 
@@ -42,9 +44,8 @@ export async function exportRecords(
         described = table;
         checkExportable(table, format);
         await checkValues(session, filterValueChecks(table, read.filters));
-        const params: unknown[] = [];
-        const { sql } = recordsSelect(table, read, params);
-        return { sql, params: params as Param[] };
+        const bound = new BoundValues<Param>();
+        return { sql: recordsSelect(POSTGRES, table, read, bound).sql, params: bound.values };
       }),
     format,
     { timeoutMs: context.readTimeoutMs, perBatch: true },

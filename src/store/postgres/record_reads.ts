@@ -6,31 +6,18 @@
  */
 
 import type { Table, TableRef } from "../../catalog/model.ts";
-import {
-  ALL_RECORDS,
-  checkRowCounts,
-  keyAlias,
-  nextCursor,
-  pageAnswer,
-  whereClause,
-} from "../shared/record_pages.ts";
+import { ALL_RECORDS, checkRowCounts, keyAlias } from "../shared/record_pages.ts";
+import { BoundValues } from "../shared/record_filters.ts";
+import { type PageDialect, pageOf, pageStatement, planPage } from "../shared/record_reads.ts";
 import type { RecordsPage, RecordsQuery } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { boundedTransaction } from "./read_bounds.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { afterCondition, cursorValues, keyText } from "./record_cursor.ts";
-import {
-  checkValues,
-  filterCondition,
-  filterValueChecks,
-  orderBy,
-  selectedColumns,
-  sortKeys,
-} from "./record_filters.ts";
+import { checkValues, keyText, POSTGRES } from "./record_filters.ts";
 import { jsonObject } from "./record_values.ts";
-import { qualified, quoteIdent } from "./sql.ts";
+import { quoteIdent } from "./sql.ts";
 import { existingTable } from "./tables.ts";
 
 /**
@@ -79,62 +66,25 @@ async function readPage(
   table: Table,
   offset: number,
   limit: number,
-  { read, after }: RecordsQuery,
+  query: RecordsQuery,
 ): Promise<RecordsPage> {
-  const target = qualified(table.schema, table.name);
-  const columns = selectedColumns(table, read.select);
-  const keys = sortKeys(table, read.order);
-  const params: unknown[] = [];
-  const filtered = read.filters.length > 0 ? filterCondition(table, read.filters, params) : "";
-  // An empty cursor starts a walk: its first page.
-  const cursor = after ? cursorValues(keys, after) : undefined;
-  await checkValues(session, [
-    ...filterValueChecks(table, read.filters),
-    ...(cursor?.checks ?? []),
-  ]);
-  const where = whereClause(filtered, cursor && afterCondition(keys, cursor.texts, params));
-  // The page is chosen on the stored values and only its rows are rendered. A walk reads one
-  // row more, to know whether another page follows.
-  const page = (rows: number) =>
-    `SELECT ${
-      [
-        ...columns.map((c) => quoteIdent(c.name)),
-        ...keys.map((k, i) => `${k.sql} AS ${keyAlias(i)}`),
-      ].join(", ")
-    } FROM ${target}${where} ORDER BY ${orderBy(keys)} LIMIT ${rows} OFFSET ${offset}`;
-  const pageOrder = orderBy(keys, (_k, i) => `page.${keyAlias(i)}`);
-  const counting = read.count === "exact"
-    ? `(SELECT count(*) FROM ${target}${filtered ? ` WHERE ${filtered}` : ""})`
-    : "NULL";
-  const row = jsonObject(
-    columns.map((c) => ({ name: c.name, type: c.type, ref: `page.${quoteIdent(c.name)}` })),
-  );
-  if (after === undefined) {
-    const [answer] = await session.rows(
-      `SELECT ${counting} AS total, (SELECT string_agg(${row}, ',' ORDER BY ${pageOrder}) FROM (${
-        page(limit)
-      }) AS page) AS json`,
-      params as Param[],
-    );
-    return pageAnswer(`[${(answer?.json as string | null) ?? ""}]`, answer?.total);
-  }
-  const keyTexts = `to_json(ARRAY[${
-    keys.map((k, i) => keyText(k, `page.${keyAlias(i)}`)).join(", ")
-  }]::text[])::text`;
-  const [answer] = await session.rows(
-    `SELECT ${counting} AS total,
-       string_agg(${row}, ',' ORDER BY page." n") FILTER (WHERE page." n" <= ${limit}) AS json,
-       count(*) > ${limit} AS more,
-       (array_agg(${keyTexts} ORDER BY page." n" DESC) FILTER (WHERE page." n" <= ${limit}))[1]
-         AS last
-     FROM (SELECT page.*, row_number() OVER (ORDER BY ${pageOrder}) AS " n"
-           FROM (${page(limit + 1)}) AS page) AS page`,
-    params as Param[],
-  );
-  const last = typeof answer?.last === "string" ? JSON.parse(answer.last) : undefined;
-  return pageAnswer(
-    `[${(answer?.json as string | null) ?? ""}]`,
-    answer?.total,
-    nextCursor(keys, after, Boolean(answer?.more), last),
-  );
+  const bound = new BoundValues<Param>();
+  const plan = planPage(POSTGRES, table, offset, query, bound);
+  await checkValues(session, plan.checks);
+  const walking = query.after !== undefined;
+  const [row] = await session.rows(pageStatement(PAGES, plan, limit, walking), bound.values);
+  return pageOf(PAGES, plan, row, query.after);
 }
+
+/** How PostgreSQL renders a page: each row by jsonObject, the last row's key texts in JSON. */
+const PAGES: PageDialect = {
+  jsonRow: (columns) =>
+    jsonObject(
+      columns.map((c) => ({ name: c.name, type: c.type, ref: `page.${quoteIdent(c.name)}` })),
+    ),
+  lastKeys: (keys, limit) =>
+    `(array_agg(to_json(ARRAY[${
+      keys.map((k, i) => keyText(k, `page.${keyAlias(i)}`)).join(", ")
+    }]::text[])::text ORDER BY page." n" DESC) FILTER (WHERE page." n" <= ${limit}))[1]`,
+  lastTexts: (value) => typeof value === "string" ? JSON.parse(value) : undefined,
+};
