@@ -63,21 +63,30 @@ export async function takeLocks(
   const keys = [...wanted.keys()].sort();
   if (keys.length === 0) return;
   // One statement: PostgreSQL evaluates a select list in the order written, so the keys are
-  // taken in sorted order. Prepared per pattern of modes up to PREPARED_KEYS keys (at most 30
-  // patterns); more keys, which few changes take, go as plain text.
-  const modes = keys.map((key) => wanted.get(key)!);
-  const calls = modes.map((mode, i) =>
-    `${mode === "exclusive" ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"}` +
-    `(hashtextextended($${i + 1}, 0))`
+  // taken in sorted order. Its keys are literals, not parameters: as text without parameters
+  // it goes in the same round trip as its transaction's BEGIN (database.ts).
+  const calls = keys.map((key) =>
+    `${
+      wanted.get(key) === "exclusive" ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"
+    }` +
+    `(hashtextextended(${escapedLiteral(NAMESPACE + key)}, 0))`
   );
-  const text = `SELECT ${calls.join(", ")}`;
-  await session.run(
-    keys.length > PREPARED_KEYS
-      ? text
-      : { name: `locks_${modes.map((mode) => mode[0]).join("")}`, text },
-    keys.map((key) => NAMESPACE + key),
-  );
+  await session.run(`SELECT ${calls.join(", ")}`);
 }
 
-/** Most keys whose statement is prepared. */
-const PREPARED_KEYS = 4;
+/**
+ * `text` as an escaped string literal (`E'…'`), which reads the same whatever
+ * `standard_conforming_strings` says.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { escapedLiteral } from "./locks.ts";
+ *
+ * assert.equal(escapedLiteral("a'b\\c"), "E'a''b\\\\c'");
+ * ```
+ */
+export function escapedLiteral(text: string): string {
+  if (text.includes("\u0000")) throw new Error("A literal cannot contain NUL");
+  return `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
+}
