@@ -25,13 +25,12 @@ import { underDeadline } from "./interrupts.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
 import type { Assignment, Deleted, Updated } from "../shared/assignments.ts";
-import * as shared from "../shared/record_changes.ts";
 import {
   type ChangeRefusal,
   explainChangeFailure,
   type RecordChanges,
+  recordChangesFor,
 } from "../shared/record_changes.ts";
-import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
 import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer } from "./idempotency.ts";
@@ -75,30 +74,8 @@ function changes(context: StoreContext): RecordChanges<Session, BoundValues> {
   };
 }
 
-/**
- * {@link shared.updateRecords} on DuckDB; 409 also for a concurrent change of the same rows.
- */
-export function updateRecords(
-  context: StoreContext,
-  ref: TableRef,
-  columns: readonly ColumnChange[],
-  where: RowChoice,
-  keyed?: KeyedWrite<Updated>,
-): Promise<Updated> {
-  return shared.updateRecords(changes(context), ref, columns, where, keyed);
-}
-
-/**
- * {@link shared.deleteRecords} on DuckDB; 409 also for a concurrent change of the same rows.
- */
-export function deleteRecords(
-  context: StoreContext,
-  ref: TableRef,
-  where: RowChoice,
-  keyed?: KeyedWrite<Deleted>,
-): Promise<Deleted> {
-  return shared.deleteRecords(changes(context), ref, where, keyed);
-}
+/** PATCH and DELETE by filter (shared/record_changes.ts) on DuckDB; 409 also for a concurrent change of the same rows. */
+export const { updateRecords, deleteRecords } = recordChangesFor(changes);
 
 /**
  * Runs `work` on the table as found under its append locks and, exclusively, the locks of the

@@ -22,15 +22,13 @@
  * @module
  */
 
-import type { TableRef } from "../../catalog/model.ts";
 import type { Assignment, Deleted, Updated } from "../shared/assignments.ts";
-import * as shared from "../shared/record_changes.ts";
 import {
   type ChangeRefusal,
   explainChangeFailure,
   type RecordChanges,
+  recordChangesFor,
 } from "../shared/record_changes.ts";
-import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
@@ -85,26 +83,8 @@ function changes(context: StoreContext): RecordChanges<Session, unknown[]> {
   };
 }
 
-/** {@link shared.updateRecords} on PostgreSQL; 404 for no table, 408 past the deadline. */
-export function updateRecords(
-  context: StoreContext,
-  ref: TableRef,
-  columns: readonly ColumnChange[],
-  where: RowChoice,
-  keyed?: KeyedWrite<Updated>,
-): Promise<Updated> {
-  return shared.updateRecords(changes(context), ref, columns, where, keyed);
-}
-
-/** {@link shared.deleteRecords} on PostgreSQL; 404 for no table, 408 past the deadline. */
-export function deleteRecords(
-  context: StoreContext,
-  ref: TableRef,
-  where: RowChoice,
-  keyed?: KeyedWrite<Deleted>,
-): Promise<Deleted> {
-  return shared.deleteRecords(changes(context), ref, where, keyed);
-}
+/** PATCH and DELETE by filter (shared/record_changes.ts) on PostgreSQL; 404 for no table, 408 past the deadline. */
+export const { updateRecords, deleteRecords } = recordChangesFor(changes);
 
 /**
  * A SQL expression giving the JSON text bound at `placeholder` as a value of `type`, as an

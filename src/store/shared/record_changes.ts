@@ -85,6 +85,31 @@ export async function updateRecords<S, B>(
 }
 
 /**
+ * {@link updateRecords} and {@link deleteRecords} on the engine `engine` gives for a store's
+ * context, taking that context first, as the stores call them.
+ */
+export function recordChangesFor<C, S, B>(engine: (context: C) => RecordChanges<S, B>): {
+  updateRecords(
+    context: C,
+    ref: TableRef,
+    changes: readonly ColumnChange[],
+    where: RowChoice,
+    keyed?: KeyedWrite<Updated>,
+  ): Promise<Updated>;
+  deleteRecords(
+    context: C,
+    ref: TableRef,
+    where: RowChoice,
+    keyed?: KeyedWrite<Deleted>,
+  ): Promise<Deleted>;
+} {
+  return {
+    updateRecords: (context, ...args) => updateRecords(engine(context), ...args),
+    deleteRecords: (context, ...args) => deleteRecords(engine(context), ...args),
+  };
+}
+
+/**
  * Deletes the rows `where` chooses, in one transaction, keeping the answer of a keyed write
  * in it.
  *
