@@ -32,6 +32,7 @@
  * @module
  */
 
+import type { TableRef } from "../../catalog/model.ts";
 import { printable } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import {
@@ -53,13 +54,7 @@ import {
 } from "../shared/query_rules.ts";
 import { boundQuery, checkSizes } from "./query_bounds.ts";
 import { isNode, type Node, parseTree, stringifyTree } from "./query_tree.ts";
-import {
-  type QueryCatalog,
-  type QueryRunner,
-  readQueryCatalog,
-  rows,
-  type TableName,
-} from "./query_catalog.ts";
+import { type QueryCatalog, type QueryRunner, readQueryCatalog, rows } from "./query_catalog.ts";
 
 /** Whom the query is checked for, and against what. */
 export interface QueryScope extends Scope {
@@ -76,7 +71,7 @@ export interface CheckedQuery {
   /** The query rewritten with full table names and renamed CTEs; run this, not the original. */
   readonly sql: string;
   /** Each table or view read, once, as the catalogue spells it. */
-  readonly tables: readonly TableName[];
+  readonly tables: readonly TableRef[];
 }
 
 /**
@@ -221,7 +216,7 @@ type Ctes = ReadonlyMap<string, string>;
  */
 class Walk {
   /** The tables read. */
-  readonly tables = new TablesRead<TableName>();
+  readonly tables = new TablesRead<TableRef>();
   #ctes = 0;
 
   constructor(
@@ -394,7 +389,7 @@ class Walk {
   }
 
   /** The table `schema.name` as the catalogue spells it; 403 outside the scope, 400 absent. */
-  #resolve(schema: string, name: string): TableName {
+  #resolve(schema: string, name: string): TableRef {
     checkReadableSchema(schema, this.scope);
     const key = schema.toLowerCase();
     const table = this.catalog.tables.get(key)?.get(name.toLowerCase());

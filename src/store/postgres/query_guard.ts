@@ -38,6 +38,7 @@
  * @module
  */
 
+import type { TableRef } from "../../catalog/model.ts";
 import { printable, printableMessage } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import { checkQueryText, MAX_EXPRESSION_DEPTH, tooDeep } from "../shared/query_bounds.ts";
@@ -48,7 +49,6 @@ import {
   notAQuery,
   otherDatabase,
   type QueryScope,
-  type QueryTable,
   TablesRead,
   unsupported,
 } from "../shared/query_rules.ts";
@@ -62,7 +62,7 @@ import {
 } from "./query_functions.ts";
 
 /** One place a query names a table or view (not a CTE), as query_tables.ts rewrites it. */
-export interface TableRead extends QueryTable {
+export interface TableRead extends TableRef {
   /** The `RangeVar` as parsed: where the name is written, its alias, `ONLY`. */
   readonly node: Node;
   /** The `RangeTableSample` that samples it, when it is sampled. */
@@ -72,7 +72,7 @@ export interface TableRead extends QueryTable {
 /** A query that passed: what it reads and how many parameters it takes. */
 export interface CheckedPostgresQuery {
   /** Each table or view read, once, sorted; the caller checks that each exists. */
-  readonly tables: readonly QueryTable[];
+  readonly tables: readonly TableRef[];
   /** The highest `$n` the query names (0 for none): the count of parameters it binds. */
   readonly parameters: number;
   /** Every place the query names a table or view, in the order the walk met them. */

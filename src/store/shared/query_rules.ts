@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { TableRef } from "../../catalog/model.ts";
 import { printable, RESERVED_SCHEMAS } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 
@@ -16,12 +17,6 @@ export interface QueryScope {
   readonly defaultSchema: string;
   /** The schemas the token may read (its `schemas` claim); all of them when absent. */
   readonly visibleSchemas?: readonly string[];
-}
-
-/** A table or view a query reads. */
-export interface QueryTable {
-  readonly schema: string;
-  readonly name: string;
 }
 
 /** Refuses (400) a parse of `count` statements unless it is one. */
@@ -89,7 +84,7 @@ export function checkReadableSchema(
 }
 
 /** The tables a query reads, each once, listed by schema, then name. */
-export class TablesRead<T extends QueryTable = QueryTable> {
+export class TablesRead<T extends TableRef = TableRef> {
   readonly #tables = new Map<string, T>();
 
   /** Notes `table` as read. */
