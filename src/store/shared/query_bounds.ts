@@ -1,6 +1,6 @@
 /**
  * The bounds a client's query (`POST /api/v1/query`) meets on both engines before it reaches
- * a parser, and the numbers each engine's guard checks on the parse tree. A parser, a binder
+ * a parser, and the depth each engine's guard checks on the parse tree. A parser, a binder
  * and a constant folder recurse over the query and do not look at the clock: the deeper the
  * query, the longer they run before a deadline can stop them (DuckDB took 17 s to bind 990
  * nested `abs()` calls, PostgreSQL's parser ran out of stack on `1+1+…+1` with 5,000 terms).
@@ -17,15 +17,6 @@ export const MAX_QUERY_LENGTH = 100_000;
 
 /** Deepest nesting of brackets in the text, and of expressions in the parse tree. */
 export const MAX_EXPRESSION_DEPTH = 64;
-
-/** Deepest nesting of lambdas (`x -> …`) inside one another: binding them grows exponentially. */
-export const MAX_LAMBDA_DEPTH = 8;
-
-/** Longest text a query may ask a function to build (`repeat`, `lpad`, `rpad`), in characters. */
-export const MAX_BUILT_TEXT = 1_000_000;
-
-/** Most elements a query may ask a function to build (`range`, `list_resize`, `repeat` of a list). */
-export const MAX_BUILT_LIST = 100_000;
 
 /** The 400 for a query nested deeper than {@link MAX_EXPRESSION_DEPTH}. */
 export function tooDeep(): ApiError {
