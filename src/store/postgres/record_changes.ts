@@ -4,11 +4,8 @@
  * waits for it, and it for DDL; loads and other changes go on beside it, PostgreSQL's row
  * locks ordering changes of the same rows).
  *
- * What the client is answered, as on the DuckDB store:
+ * What the client is answered beyond shared/record_changes.ts's rules:
  *
- * - A filter value its column cannot take is 400; a key naming no column, a value its column
- *   cannot take (checked before the statement, every one named) or a null for a NOT NULL
- *   column is 422.
  * - A duplicate primary or unique key is 409. PostgreSQL checks a key at each row, so a change
  *   whose keys shift onto each other (`id = id + 1` over several rows) can be 409 where DuckDB
  *   takes it.
