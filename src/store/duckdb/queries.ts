@@ -23,6 +23,7 @@ import { engineMessage } from "./sql.ts";
 import type { Session } from "./database.ts";
 import type { Descriptions } from "./descriptions.ts";
 import { type CheckedQuery, checkQuery } from "./query_guard.ts";
+import { wrongParameterCount } from "../shared/query_rules.ts";
 import { type QueryCatalog, readQueryCatalog } from "./query_catalog.ts";
 import {
   describeResult,
@@ -221,14 +222,7 @@ const TOO_MANY_PARAMS = /Can not bind to parameter number \d+, statement only ha
 function queryFailure(error: unknown, request: QueryRequest): unknown {
   if (error instanceof ApiError || !(error instanceof Error)) return error;
   const takes = TOO_MANY_PARAMS.exec(error.message);
-  if (takes) {
-    const given = request.params.length;
-    return ApiError.badRequest(
-      `The query takes ${takes[1]} parameter${takes[1] === "1" ? "" : "s"}, but ${given} ${
-        given === 1 ? "was" : "were"
-      } given`,
-    );
-  }
+  if (takes) return wrongParameterCount(Number(takes[1]), request.params.length);
   if (!madeByQuery(error)) return outOfMemory(error) ?? error;
   return ApiError.badRequest(`The query failed: ${engineMessage(error)}`);
 }

@@ -1,6 +1,6 @@
 /**
  * The bounds a client's query meets on DuckDB's parse tree, before it runs (see
- * `../shared/query_bounds.ts` for the numbers and why). DuckDB's `interrupt()` is not looked
+ * `../shared/query_bounds.ts` for the depth and why). DuckDB's `interrupt()` is not looked
  * at while it binds, folds constants or evaluates one value, and its memory limit does not
  * cover the strings and lists a function builds, so what would run past the deadline or the
  * memory bound in one step is refused before it starts:
@@ -17,15 +17,18 @@
  */
 
 import { ApiError } from "../../errors.ts";
-import {
-  MAX_BUILT_LIST,
-  MAX_BUILT_TEXT,
-  MAX_EXPRESSION_DEPTH,
-  MAX_LAMBDA_DEPTH,
-  tooDeep,
-} from "../shared/query_bounds.ts";
+import { MAX_EXPRESSION_DEPTH, tooDeep } from "../shared/query_bounds.ts";
 import { globRegex, likeRegex, needsRegex } from "./patterns.ts";
 import { isNode, type Node } from "./query_tree.ts";
+
+/** Deepest nesting of lambdas (`x -> …`) inside one another: binding them grows exponentially. */
+export const MAX_LAMBDA_DEPTH = 8;
+
+/** Longest text a query may ask a function to build (`repeat`, `lpad`, `rpad`), in characters. */
+export const MAX_BUILT_TEXT = 1_000_000;
+
+/** Most elements a query may ask a function to build (`range`, `list_resize`, `repeat` of a list). */
+export const MAX_BUILT_LIST = 100_000;
 
 /** A call whose size comes from arguments written in the query, to evaluate before it runs. */
 export interface SizeProbe {

@@ -5,12 +5,8 @@ import fc from "npm:fast-check@^4.10.2";
 import { ApiError } from "../../errors.ts";
 import { checkQuery, type QueryScope } from "./query_guard.ts";
 import { readQueryCatalog } from "./query_catalog.ts";
-import {
-  MAX_BUILT_LIST,
-  MAX_BUILT_TEXT,
-  MAX_EXPRESSION_DEPTH,
-  MAX_LAMBDA_DEPTH,
-} from "../shared/query_bounds.ts";
+import { MAX_EXPRESSION_DEPTH } from "../shared/query_bounds.ts";
+import { MAX_BUILT_LIST, MAX_BUILT_TEXT, MAX_LAMBDA_DEPTH } from "./query_bounds.ts";
 
 const instance = await DuckDBInstance.create(":memory:");
 const connection = await instance.connect();

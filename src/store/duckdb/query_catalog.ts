@@ -6,6 +6,7 @@
  */
 
 import type { DuckDBConnection, DuckDBValue } from "@duckdb/node-api";
+import type { TableRef } from "../../catalog/model.ts";
 import { PLACEHOLDER_COLUMN } from "./metadata.ts";
 
 /** What runs SQL for the check: a connection, or anything with a Session's `rows`. */
@@ -13,18 +14,12 @@ export type QueryRunner =
   | DuckDBConnection
   | { rows(sql: string, values?: DuckDBValue[]): Promise<Record<string, unknown>[]> };
 
-/** A table or view a query reads. */
-export interface TableName {
-  readonly schema: string;
-  readonly name: string;
-}
-
 /** What the database holds that a query may name, or that would change what a name means. */
 export interface QueryCatalog {
   /** The database's name in DuckDB (its file's name without extension; `memory` in memory). */
   readonly database: string;
   /** Schema (lower case) → table or view name (lower case) → both as the catalogue spells them. */
-  readonly tables: ReadonlyMap<string, ReadonlyMap<string, TableName>>;
+  readonly tables: ReadonlyMap<string, ReadonlyMap<string, TableRef>>;
   /**
    * Functions and macros (lower case) defined outside DuckDB's system catalogue, temporary ones
    * too. An unqualified call looks in the database's schemas before the built-ins, so a macro
@@ -71,11 +66,11 @@ export async function readQueryCatalog(runner: QueryRunner): Promise<QueryCatalo
        WHERE database_name = current_database() AND NOT temporary AND NOT internal`,
     [],
   );
-  const tables = new Map<string, Map<string, TableName>>();
+  const tables = new Map<string, Map<string, TableRef>>();
   for (const row of found) {
     const schema = String(row.s);
     const name = String(row.t);
-    const inSchema = tables.get(schema.toLowerCase()) ?? new Map<string, TableName>();
+    const inSchema = tables.get(schema.toLowerCase()) ?? new Map<string, TableRef>();
     inSchema.set(name.toLowerCase(), { schema, name });
     tables.set(schema.toLowerCase(), inSchema);
   }

@@ -3,7 +3,8 @@ import { type DuckDBConnection, DuckDBInstance, type DuckDBValue } from "@duckdb
 // deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
 import fc from "npm:fast-check@^4.10.2";
 import { ApiError } from "../../errors.ts";
-import { checkQuery, MAX_QUERY_LENGTH, type QueryScope } from "./query_guard.ts";
+import { MAX_QUERY_LENGTH } from "../shared/query_bounds.ts";
+import { checkQuery, type QueryScope } from "./query_guard.ts";
 import { readQueryCatalog } from "./query_catalog.ts";
 import { HOSTILE, LEGITIMATE } from "../../../tests/fixtures/query_catalogue.ts";
 import {

@@ -15,6 +15,8 @@ import { bound, type BoundTypes } from "./session.ts";
 import { underDeadline } from "./interrupts.ts";
 import { parquetRefusal } from "./engine_errors.ts";
 import { quoteIdent, quoteLiteral } from "./sql.ts";
+import { checkRowCounts } from "../shared/record_pages.ts";
+import { resultFrame } from "../shared/exports.ts";
 import { csvLine, jsonObject, type RenderedColumn } from "./values.ts";
 
 /** A SELECT and its bound values. */
@@ -111,15 +113,9 @@ export function resultLines(
   // A table may have no columns, and an empty list of names is not SQL.
   const refs = rendered.length ? `(${rendered.map((c) => c.ref).join(", ")})` : "";
   const sql = `SELECT ${line} AS line FROM (${query.sql}) AS "result"${refs}`;
+  const { head, separator, end, tail } = resultFrame(format, csvHeader(columns));
   const { values, types } = query;
-  switch (format) {
-    case "csv":
-      return { first: `${csvHeader(columns)}\n`, sql, values, types };
-    case "ndjson":
-      return { first: "", sql, values, types };
-    case "json":
-      return { first: "[", sql, values, types, separator: ",", terminator: "", last: "]\n" };
-  }
+  return { first: head, sql, values, types, separator, terminator: end, last: tail };
 }
 
 /**
@@ -155,7 +151,7 @@ export async function readResult(
   limit: number,
   options: ResultOptions = {},
 ): Promise<{ columns: readonly ResultColumn[]; json: string; truncated: boolean }> {
-  checkLimit(limit);
+  checkRowCounts(0, limit);
   const { columns, stream } = await streamResult(context, "ndjson", async (session) => {
     const prepared = await prepare(session);
     const columns = prepared.columns ?? await describeResult(session, prepared.query);
@@ -176,7 +172,7 @@ export async function readKnownResult(
   limit: number,
   options: ResultOptions = {},
 ): Promise<{ columns: readonly ResultColumn[]; json: string; truncated: boolean }> {
-  checkLimit(limit);
+  checkRowCounts(0, limit);
   const { sql, values, types } = resultLines("ndjson", limited(query, limit), columns);
   const rows = await context.database.withSession((session) =>
     underDeadline(
@@ -186,10 +182,6 @@ export async function readKnownResult(
     )
   );
   return { columns, ...page(rows.map((row) => row.line as string), limit) };
-}
-
-function checkLimit(limit: number): void {
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`Not a row count: ${limit}`);
 }
 
 /**

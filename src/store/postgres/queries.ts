@@ -21,6 +21,7 @@ import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { explained } from "./engine_errors.ts";
 import { checkPostgresQuery } from "./query_guard.ts";
+import { wrongParameterCount } from "../shared/query_rules.ts";
 import { withPostgresParser } from "./query_parser.ts";
 import { visibleColumns, withoutHiddenColumns } from "./query_tables.ts";
 import {
@@ -63,11 +64,7 @@ async function checked(request: QueryRequest): Promise<(session: Session) => Pro
   );
   const { parameters } = check;
   if (request.params.length !== parameters) {
-    throw ApiError.badRequest(
-      `The query takes ${parameters} parameter${
-        parameters === 1 ? "" : "s"
-      }, but ${request.params.length} ${request.params.length === 1 ? "was" : "were"} given`,
-    );
+    throw wrongParameterCount(parameters, request.params.length);
   }
   return async (session) => {
     const columns = await visibleColumns(session, check.tables);

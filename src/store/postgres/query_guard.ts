@@ -38,9 +38,20 @@
  * @module
  */
 
-import { printable, printableMessage, RESERVED_SCHEMAS } from "../../catalog/names.ts";
+import type { TableRef } from "../../catalog/model.ts";
+import { printable, printableMessage } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import { checkQueryText, MAX_EXPRESSION_DEPTH, tooDeep } from "../shared/query_bounds.ts";
+import {
+  checkOneStatement,
+  checkReadableSchema,
+  notAllowed,
+  notAQuery,
+  otherDatabase,
+  type QueryScope,
+  TablesRead,
+  unsupported,
+} from "../shared/query_rules.ts";
 import { ParserExhausted, type PostgresParser } from "./query_parser.ts";
 import {
   ALLOWED_FUNCTIONS,
@@ -50,22 +61,8 @@ import {
   SYNTAX_FUNCTIONS,
 } from "./query_functions.ts";
 
-/** Whom the query is checked for. */
-export interface PostgresQueryScope {
-  /** Where an unqualified table name is looked for. */
-  readonly defaultSchema: string;
-  /** The schemas the token may read (its `schemas` claim); all of them when absent. */
-  readonly visibleSchemas?: readonly string[];
-}
-
-/** A table or view a query reads, as written once PostgreSQL folded it. */
-export interface QueryTable {
-  readonly schema: string;
-  readonly name: string;
-}
-
 /** One place a query names a table or view (not a CTE), as query_tables.ts rewrites it. */
-export interface TableRead extends QueryTable {
+export interface TableRead extends TableRef {
   /** The `RangeVar` as parsed: where the name is written, its alias, `ONLY`. */
   readonly node: Node;
   /** The `RangeTableSample` that samples it, when it is sampled. */
@@ -75,7 +72,7 @@ export interface TableRead extends QueryTable {
 /** A query that passed: what it reads and how many parameters it takes. */
 export interface CheckedPostgresQuery {
   /** Each table or view read, once, sorted; the caller checks that each exists. */
-  readonly tables: readonly QueryTable[];
+  readonly tables: readonly TableRef[];
   /** The highest `$n` the query names (0 for none): the count of parameters it binds. */
   readonly parameters: number;
   /** Every place the query names a table or view, in the order the walk met them. */
@@ -84,8 +81,6 @@ export interface CheckedPostgresQuery {
   readonly statement: Node;
 }
 
-/** Longest query text checked, as on DuckDB. */
-export const MAX_QUERY_LENGTH = 100_000;
 /** Highest parameter number, the route's limit on `params`. */
 export const MAX_PARAMETERS = 1_000;
 
@@ -117,23 +112,17 @@ export const MAX_PARAMETERS = 1_000;
  */
 export function checkPostgresQuery(
   sql: string,
-  scope: PostgresQueryScope,
+  scope: QueryScope,
   parser: PostgresParser,
 ): CheckedPostgresQuery {
-  if (sql.length > MAX_QUERY_LENGTH) {
-    throw ApiError.badRequest(`The query is longer than ${MAX_QUERY_LENGTH} characters`);
-  }
   checkQueryText(sql);
   const statements = parse(parser, sql);
-  if (statements.length === 0) throw ApiError.badRequest("The query is empty");
-  if (statements.length > 1) {
-    throw ApiError.badRequest(`The query holds ${statements.length} statements; send exactly one`);
-  }
+  checkOneStatement(statements.length);
   const statement = isNode(statements[0]) ? statements[0].stmt : undefined;
   if (!isNode(statement) || !isNode(statement.SelectStmt)) throw notAQuery();
   const walk = new Walk(scope);
   walk.select(statement.SelectStmt, new Set(), 0);
-  return { tables: walk.tableList(), parameters: walk.parameters, reads: walk.reads, statement };
+  return { tables: walk.tables.list(), parameters: walk.parameters, reads: walk.reads, statement };
 }
 
 /** A parsed tree: plain JSON. */
@@ -260,17 +249,11 @@ type Scope = ReadonlySet<string>;
  * how many {@link NESTING} nodes enclose the node walked.
  */
 class Walk {
-  readonly #tables = new Map<string, QueryTable>();
+  readonly tables = new TablesRead();
   readonly reads: TableRead[] = [];
   parameters = 0;
 
-  constructor(private readonly scope: PostgresQueryScope) {}
-
-  tableList(): QueryTable[] {
-    return [...this.#tables.values()].sort((a, b) =>
-      a.schema === b.schema ? (a.name < b.name ? -1 : 1) : a.schema < b.schema ? -1 : 1
-    );
-  }
+  constructor(private readonly scope: QueryScope) {}
 
   /** Anything: each node by its kind, else every field. */
   #any(value: unknown, scope: Scope, depth: number): void {
@@ -386,7 +369,7 @@ class Walk {
     const schema = typeof node.schemaname === "string" ? node.schemaname : "";
     const name = String(node.relname ?? "");
     if (catalog !== "") {
-      throw ApiError.forbidden(`The query may not read database "${printable(catalog)}"`);
+      throw otherDatabase(catalog);
     }
     this.#any(node, scope, depth);
     if (schema === "") {
@@ -400,21 +383,10 @@ class Walk {
       }
     }
     const resolved = schema === "" ? this.scope.defaultSchema : schema;
-    this.#schema(resolved);
-    this.#tables.set(`${resolved}\u0000${name}`, { schema: resolved, name });
+    // PostgreSQL's own schemas are `pg_catalog`, `pg_toast`, `pg_temp_n`...: any `pg_*`.
+    checkReadableSchema(resolved, this.scope, (key) => key.startsWith("pg_"));
+    this.tables.add({ schema: resolved, name });
     this.reads.push({ schema: resolved, name, node, ...(sample ? { sample } : {}) });
-  }
-
-  /** 403 for PostgreSQL's and the service's schemas, and for one the token may not read. */
-  #schema(schema: string): void {
-    const key = schema.toLowerCase();
-    const visible = this.scope.visibleSchemas;
-    if (
-      RESERVED_SCHEMAS.has(key) || key.startsWith("pg_") ||
-      (visible !== undefined && !visible.some((s) => s.toLowerCase() === key))
-    ) {
-      throw ApiError.forbidden(`The query may not read schema "${printable(schema)}"`);
-    }
   }
 
   #function(funcname: unknown): void {
@@ -422,11 +394,7 @@ class Walk {
     const name = parts.at(-1) ?? "";
     const plain = parts.length === 1 ||
       (parts.length === 2 && parts[0] === "pg_catalog" && SYNTAX_FUNCTIONS.has(name));
-    if (!plain || !ALLOWED_FUNCTIONS.has(name)) {
-      throw ApiError.badRequest(
-        `The query calls function "${printable(parts.join("."))}", which is not allowed`,
-      );
-    }
+    if (!plain || !ALLOWED_FUNCTIONS.has(name)) throw notAllowed("function", parts.join("."));
   }
 
   /** `OPERATOR(schema.op)`: only PostgreSQL's own. */
@@ -472,17 +440,5 @@ function names(list: unknown): string[] {
   if (!Array.isArray(list)) return [];
   return list.map((item) =>
     isNode(item) && isNode(item.String) ? String(item.String.sval ?? "") : "?"
-  );
-}
-
-function notAQuery(): ApiError {
-  return ApiError.badRequest(
-    "Only a single read-only query is allowed: SELECT, WITH, VALUES or a set operation of them",
-  );
-}
-
-function unsupported(construct: string): ApiError {
-  return ApiError.badRequest(
-    `The query uses ${printable(construct)}, which a read-only query may not`,
   );
 }

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { ApiError } from "../../errors.ts";
-import { checkPostgresQuery, MAX_QUERY_LENGTH, type PostgresQueryScope } from "./query_guard.ts";
+import { MAX_QUERY_LENGTH } from "../shared/query_bounds.ts";
+import type { QueryScope } from "../shared/query_rules.ts";
+import { checkPostgresQuery } from "./query_guard.ts";
 import { type PostgresParser, withPostgresParser } from "./query_parser.ts";
 import { HOSTILE } from "../../../tests/fixtures/query_catalogue.ts";
 import { PG_HOSTILE } from "../../../tests/fixtures/postgres_query_catalogue.ts";
@@ -27,7 +29,7 @@ const EXISTING = new Set([
  */
 const HARMLESS_ON_POSTGRES = new Set([`SELECT * FROM json_each('{"a":1}')`]);
 
-function scope(schemas?: readonly string[]): PostgresQueryScope {
+function scope(schemas?: readonly string[]): QueryScope {
   return { defaultSchema: "public", visibleSchemas: schemas };
 }
 

@@ -23,7 +23,8 @@ import { printable } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import type { Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
-import type { CheckedPostgresQuery, Node, QueryTable, TableRead } from "./query_guard.ts";
+import type { CheckedPostgresQuery, Node, TableRead } from "./query_guard.ts";
+import type { TableRef } from "../../catalog/model.ts";
 import { isNode } from "./query_guard.ts";
 import type { PostgresParser } from "./query_parser.ts";
 import { indexOfByte, type Token, tokenize } from "../shared/sql_tokens.ts";
@@ -39,7 +40,7 @@ export type VisibleColumns = ReadonlyMap<string, readonly string[]>;
 export const MAX_REWRITTEN_LENGTH = 2_000_000;
 
 /** The key of a table in {@link VisibleColumns}. */
-export function tableKey(table: QueryTable): string {
+export function tableKey(table: TableRef): string {
   return `${table.schema}\u0000${table.name}`;
 }
 
@@ -52,7 +53,7 @@ export function tableKey(table: QueryTable): string {
  */
 export async function visibleColumns(
   session: Session,
-  tables: readonly QueryTable[],
+  tables: readonly TableRef[],
 ): Promise<VisibleColumns> {
   const columns = new Map<string, readonly string[]>();
   if (tables.length === 0) return columns;

@@ -19,6 +19,8 @@ import { explained } from "./engine_errors.ts";
 import { workMem } from "./read_bounds.ts";
 import { csvQuoted, csvRender, jsonRender, type Render, textRender } from "./result_values.ts";
 import { quoteIdent } from "./sql.ts";
+import { checkRowCounts } from "../shared/record_pages.ts";
+import { type ResultFrame, resultFrame } from "../shared/exports.ts";
 
 /** A SELECT and its `$n` parameters. */
 export interface SelectQuery {
@@ -154,7 +156,7 @@ export async function readSelect(
   limit: number,
   options: SelectOptions = {},
 ): Promise<{ columns: readonly ResultColumn[]; json: string; truncated: boolean }> {
-  if (!Number.isSafeInteger(limit) || limit < 0) throw new Error(`Not a row count: ${limit}`);
+  checkRowCounts(0, limit);
   const cursor = await openCursor(context.database, source, limit + 1, options);
   await cursor.close();
   const row = jsonRow(cursor.columns);
@@ -175,31 +177,19 @@ export async function readSelect(
 }
 
 /** What a format writes first, between rows, per row and last. */
-interface Lines {
-  readonly head: string;
-  readonly separator: string;
+interface Lines extends Omit<ResultFrame, "end"> {
   readonly row: (row: readonly (string | null)[]) => string;
-  readonly tail: string;
 }
 
 function renderer(format: Exclude<ResultFormat, "parquet">, columns: readonly Column[]): Lines {
-  switch (format) {
-    case "csv": {
-      const cells = columns.map((c) => csvRender(c));
-      return {
-        head: `${columns.map((c) => csvQuoted(c.name)).join(",")}\n`,
-        separator: "",
-        row: (row) => `${row.map((v, i) => v === null ? "" : cells[i]!(v)).join(",")}\n`,
-        tail: "",
-      };
-    }
-    case "ndjson": {
-      const row = jsonRow(columns);
-      return { head: "", separator: "", row: (r) => `${row(r)}\n`, tail: "" };
-    }
-    case "json":
-      return { head: "[", separator: ",", row: jsonRow(columns), tail: "]\n" };
-  }
+  const header = columns.map((c) => csvQuoted(c.name)).join(",");
+  const { end, ...frame } = resultFrame(format, header);
+  const cells = columns.map((c) => csvRender(c));
+  const row = format === "csv"
+    ? (row: readonly (string | null)[]) =>
+      row.map((v, i) => v === null ? "" : cells[i]!(v)).join(",")
+    : jsonRow(columns);
+  return { ...frame, row: (r) => row(r) + end };
 }
 
 /**
