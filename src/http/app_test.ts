@@ -4,11 +4,11 @@ import { appOver } from "../../tests/helpers/app.ts";
 import { mint } from "../../tests/helpers/server.ts";
 
 Deno.test("createApp() answers an unexpected failure with 500, a request id and no internals", async () => {
+  const rejecting = () =>
+    Promise.reject(new Error('Catalog Error: SELECT * FROM "_table_service".tables at /srv/data'));
+  // Every operation of every resource fails so.
   const failing = new Proxy({}, {
-    get: () => () =>
-      Promise.reject(
-        new Error('Catalog Error: SELECT * FROM "_table_service".tables at /srv/data'),
-      ),
+    get: () => new Proxy(rejecting, { get: () => rejecting }),
   }) as Store;
   const logged: string[] = [];
   const app = await appOver(failing, (line) => logged.push(line));

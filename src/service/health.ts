@@ -10,13 +10,13 @@ import type { Store } from "../store/store.ts";
 
 /** Throws 503 when the database engine failed and reopening it failed too. */
 export async function checkLiveness(store: Store): Promise<void> {
-  if (await store.healthy()) return;
+  if (await store.health.healthy()) return;
   throw ApiError.unavailable("The database failed and cannot be reopened; restart the service");
 }
 
 /** Throws 503 when the database is closed or refuses writes. */
 export async function checkReadiness(store: Store): Promise<void> {
-  if (await store.ready()) return;
+  if (await store.health.ready()) return;
   throw ApiError.unavailable("The database is not writable");
 }
 
@@ -24,5 +24,8 @@ export async function checkReadiness(store: Store): Promise<void> {
 export async function storageGauges(
   store: Store,
 ): Promise<{ openTransactions: number; storageMemory: Map<string, number> }> {
-  return { openTransactions: store.openTransactions(), storageMemory: await store.memoryByUse() };
+  return {
+    openTransactions: store.health.openTransactions(),
+    storageMemory: await store.health.memoryByUse(),
+  };
 }

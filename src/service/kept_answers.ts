@@ -28,8 +28,8 @@ export class KeptAnswers {
     if (at - this.#swept >= SWEEP_EVERY_MS) {
       this.#swept = at;
       // Housekeeping only: a lookup never takes an expired answer.
-      await this.store.forgetAnswers(since).catch(() => {});
+      await this.store.answers.forget(since).catch(() => {});
     }
-    return await this.store.keptAnswer(scope, key, since);
+    return await this.store.answers.find(scope, key, since);
   }
 }

@@ -27,7 +27,7 @@ export async function readQuery(
   request: QueryRequest,
   limit: number,
 ): Promise<QueryPage> {
-  return await deps.store.readQuery(request, limit);
+  return await deps.store.queries.read(request, limit);
 }
 
 /** The whole result of the query in `format`, streamed from one snapshot. */
@@ -36,5 +36,5 @@ export async function streamQuery(
   request: QueryRequest,
   format: ResultFormat,
 ): Promise<{ columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }> {
-  return await deps.store.streamQuery(request, format);
+  return await deps.store.queries.stream(request, format);
 }

@@ -34,7 +34,7 @@ export async function updateRecords(
   if (changes.length === 0) {
     throw badShape('it names no column to change; send {"column": value, …}');
   }
-  return await deps.store.updateRecords(
+  return await deps.store.records.update(
     ref,
     changes,
     (table) => changeFilters(query, table.columns),
@@ -55,7 +55,7 @@ export async function deleteRecords(
   keyed?: KeyedWrite<{ table: Table; deleted: number }>,
 ): Promise<{ table: Table; deleted: number }> {
   const query = checkChangeQuery(params);
-  return await deps.store.deleteRecords(
+  return await deps.store.records.delete(
     ref,
     (table) => changeFilters(query, table.columns),
     keyed,

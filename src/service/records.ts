@@ -46,7 +46,7 @@ export async function insertRecords(
     partBytes: onConflict === "fail" ? PART_BYTES : Infinity,
   });
   try {
-    return await deps.store.insertRecords(ref, rows, onConflict, keyed);
+    return await deps.store.records.insert(ref, rows, onConflict, keyed);
   } finally {
     await rows.discard();
   }
@@ -71,7 +71,7 @@ export async function readRecords(
   limit: number,
 ): Promise<RecordsPage> {
   if ([...params.keys()].every((key) => PAGE_PARAMETERS.has(key))) {
-    return await deps.store.readRecords(ref, offset, limit);
+    return await deps.store.records.read(ref, offset, limit);
   }
   const afters = params.getAll("after");
   if (afters.length > 1) throw ApiError.badRequest("Query parameter after is given more than once");
@@ -81,9 +81,9 @@ export async function readRecords(
       "Query parameters after and offset cannot be given together: the cursor says where the page starts",
     );
   }
-  const table = await deps.store.getTable(ref);
+  const table = await deps.store.tables.get(ref);
   const read = parseReadQuery(params, table.columns);
-  return await deps.store.readRecords(ref, offset, limit, {
+  return await deps.store.records.read(ref, offset, limit, {
     read,
     ...(after === undefined ? {} : { after }),
   });
@@ -111,9 +111,9 @@ export async function summarizeRecords(
       );
     }
   }
-  const table = await deps.store.getTable(ref);
+  const table = await deps.store.tables.get(ref);
   const { filters, select } = parseReadQuery(params, table.columns);
-  return await deps.store.summarizeRecords(ref, filters, select);
+  return await deps.store.records.summarize(ref, filters, select);
 }
 
 /** Parameters of a read that say nothing to an export, which has no pages. */
@@ -145,9 +145,9 @@ export async function exportRecords(
   }
   const given = [...params.keys()].some((key) => key !== "schema" && key !== "timezone_offset");
   const read = given
-    ? parseReadQuery(params, (await deps.store.getTable(ref)).columns, ["timezone_offset"])
+    ? parseReadQuery(params, (await deps.store.tables.get(ref)).columns, ["timezone_offset"])
     : undefined;
-  const { table, stream } = await deps.store.exportRecords(ref, format, read);
+  const { table, stream } = await deps.store.records.export(ref, format, read);
   // Each format's name is its file extension.
   const fileName = exportFileName(table.name, Date.now(), offsetHours, format);
   return { table, stream, fileName };

@@ -11,7 +11,7 @@ export async function listSchemas(
   store: Store,
   visible?: readonly string[],
 ): Promise<string[]> {
-  return await store.listSchemas(visible);
+  return await store.schemas.list(visible);
 }
 
 /** Creates a schema (409 when it exists) and returns its stored name. */
@@ -20,7 +20,7 @@ export async function createSchema(
   name: string,
   keyed?: KeyedWrite<string>,
 ): Promise<string> {
-  return await store.createSchema(name, keyed);
+  return await store.schemas.create(name, keyed);
 }
 
 /** Drops a schema (409 when it holds tables and `cascade` is false); returns its name. */
@@ -30,5 +30,5 @@ export async function dropSchema(
   cascade: boolean,
   keyed?: KeyedWrite<string>,
 ): Promise<string> {
-  return await store.dropSchema(name, cascade, keyed);
+  return await store.schemas.drop(name, cascade, keyed);
 }

@@ -37,17 +37,20 @@ export async function createTable(
   const plan = oneDefinition(fromTemplate, definition) ??
     planTable(ref, definition ?? {}, store.maxColumns);
   checkPlanLimits(plan, store);
-  return await store.createTable(plan, { ifNotExists: options.ifNotExists, keyed: options.keyed });
+  return await store.tables.create(plan, {
+    ifNotExists: options.ifNotExists,
+    keyed: options.keyed,
+  });
 }
 
 /** One table; 404 when the schema or the table does not exist. */
 export async function getTable(store: Store, ref: TableRef): Promise<Table> {
-  return await store.getTable(ref);
+  return await store.tables.get(ref);
 }
 
 /** A page of tables in schema, then name, order, with the count of all matches. */
 export async function listTables(store: Store, options: ListTablesOptions): Promise<TableListing> {
-  return await store.listTables(options);
+  return await store.tables.list(options);
 }
 
 /** How a table is updated. */
@@ -70,7 +73,7 @@ export async function updateTable(
   wanted: TableUpdateRequest,
   options: UpdateTableOptions = {},
 ): Promise<{ table: Table; how: UpdateHow }> {
-  return await store.updateTable(ref, (current) => {
+  return await store.tables.update(ref, (current) => {
     // Judged under the table's lock, against the definition the update starts from.
     options.expect?.(current);
     const update = planUpdate(current, wanted);
@@ -85,5 +88,5 @@ export async function deleteTable(
   ref: TableRef,
   keyed?: KeyedWrite<TableRef>,
 ): Promise<TableRef> {
-  return await store.dropTable(ref, keyed);
+  return await store.tables.drop(ref, keyed);
 }

@@ -30,17 +30,34 @@ function stored(version: string): StoredTemplate {
 }
 
 /** A store with the contract's limits and only what a test gives; any other call fails the test. */
-function fakeStore(parts: Partial<Store>): Store {
-  const limits = { maxColumns: MAX_COLUMNS, maxColumnNameBytes: Number.POSITIVE_INFINITY };
-  return new Proxy({ ...limits, ...parts }, {
+/** A store of `parts`' operations only: any other fails the test. */
+function fakeStore(
+  parts: {
+    templates?: Partial<Store["templates"]>;
+    tables?: Partial<Store["tables"]>;
+    maxColumnNameBytes?: number;
+  },
+): Store {
+  const limits = {
+    maxColumns: MAX_COLUMNS,
+    maxColumnNameBytes: parts.maxColumnNameBytes ?? Number.POSITIVE_INFINITY,
+  };
+  const resource = (name: string, given: object = {}) =>
+    new Proxy(given, {
+      get: (target, key: string) =>
+        target[key as keyof typeof target] ??
+          (() => assert.fail(`unexpected store.${name}.${key}()`)),
+    });
+  return new Proxy(limits, {
     get: (target, key: string) =>
-      target[key as keyof Store] ?? (() => assert.fail(`unexpected store.${key}()`)),
-  }) as Store;
+      target[key as keyof typeof target] ??
+        resource(key, parts[key as "tables" | "templates"]),
+  }) as unknown as Store;
 }
 
 Deno.test("planFromTemplate() plans the asked-for version and records it as the origin", async () => {
   const store = fakeStore({
-    templateVersions: () => Promise.resolve([stored("2.0"), stored("1.0")]),
+    templates: { versions: () => Promise.resolve([stored("2.0"), stored("1.0")]) },
   });
   const latest = await planFromTemplate(store, ref, { name: "orders", version: "latest" });
   assert.deepEqual(latest?.template, { name: "Orders", version: "2.0" });
@@ -58,7 +75,7 @@ Deno.test("planFromTemplate() plans the asked-for version and records it as the 
 });
 
 Deno.test("createTable() refuses a template and a body definition together, storing nothing", async () => {
-  const store = fakeStore({ templateVersions: () => Promise.resolve([stored("1.0")]) });
+  const store = fakeStore({ templates: { versions: () => Promise.resolve([stored("1.0")]) } });
   await assert.rejects(
     createTable(store, ref, { columns: [] }, {
       template: { name: "orders", version: "latest" },
@@ -71,9 +88,11 @@ Deno.test("createTable() refuses a template and a body definition together, stor
 Deno.test("createTable() plans the body's definition at the table's address", async () => {
   let planned: TablePlan | undefined;
   const store = fakeStore({
-    createTable: (plan) => {
-      planned = plan;
-      return Promise.resolve({ table: {} as Table, created: true });
+    tables: {
+      create: (plan) => {
+        planned = plan;
+        return Promise.resolve({ table: {} as Table, created: true });
+      },
     },
   });
   await createTable(store, ref, { columns: [{ name: "id", type: "BIGINT" }] }, {
@@ -96,9 +115,11 @@ Deno.test("createTable() refuses a column name longer than the store keeps, befo
 Deno.test("updateTable() judges the table as the store finds it before planning the update", async () => {
   const current = { ...ref, columns: [], constraints: {} } as unknown as Table;
   const store = fakeStore({
-    updateTable: (_ref, decide) => {
-      decide(current);
-      return assert.fail("the update went on past a refusing expect");
+    tables: {
+      update: (_ref, decide) => {
+        decide(current);
+        return assert.fail("the update went on past a refusing expect");
+      },
     },
   });
   const refused = new ApiError(409, "edit_conflict", "changed since it was read");

@@ -43,7 +43,7 @@ export async function planFromTemplate(
   use: TemplateUse | undefined,
 ): Promise<TablePlan | undefined> {
   if (use === undefined) return undefined;
-  const existing = await store.templateVersions(use.name);
+  const existing = await store.templates.versions(use.name);
   const { template } = pickVersions(use.name, existing, use.version)[0]!;
   return {
     ...planTable(ref, template.table_template),
@@ -84,7 +84,7 @@ export async function createTemplate(
   keyed?: KeyedWrite<Template>,
 ): Promise<Template> {
   const { draft, types, typed } = await draftOf(store, name, request);
-  return await store.addTemplate(
+  return await store.templates.add(
     { ...draft, types },
     (existing) => admitVersion(draft, existing.map(typedOf), typed),
     keyed,
@@ -102,7 +102,7 @@ export async function checkTemplate(
   request: TemplateRequest,
 ): Promise<Verdict> {
   const { draft, typed } = await draftOf(store, name, request);
-  const existing = await store.templateVersions(draft.name);
+  const existing = await store.templates.versions(draft.name);
   const earlier = request.version == null
     ? existing
     : existing.filter((e) => compareVersions(e.version, draft.version) < 0);
@@ -116,7 +116,7 @@ export async function listTemplates(
   store: Store,
   options: ListTemplatesOptions,
 ): Promise<Template[]> {
-  return await store.listTemplates(options);
+  return await store.templates.list(options);
 }
 
 /**
@@ -128,7 +128,7 @@ export async function getTemplate(
   name: string,
   version: Version | "latest" | undefined,
 ): Promise<{ templates: Template[]; versions: string[] }> {
-  const existing = await store.templateVersions(name);
+  const existing = await store.templates.versions(name);
   return {
     templates: pickVersions(name, existing, version).map((e) => e.template),
     versions: existing.map((e) => e.template.version),
@@ -142,14 +142,14 @@ export async function deleteTemplate(
   version: Version | "latest" | undefined,
   keyed?: KeyedWrite<string>,
 ): Promise<string> {
-  return await store.dropTemplate(name, version, keyed);
+  return await store.templates.drop(name, version, keyed);
 }
 
 /** The draft of a request, its definition checked by the store, typed for compatibility. */
 async function draftOf(store: Store, name: string, request: TemplateRequest) {
   try {
     const draft = draftTemplate(name, request);
-    const types = await store.columnTypes(draft.plan);
+    const types = await store.tables.columnTypes(draft.plan);
     const typed = typedVersion(formatVersion(draft.version), draft.definition, types);
     return { draft, types, typed };
   } catch (error) {

@@ -58,7 +58,7 @@ export async function uploadJson(
         : planTable(ref, options.readDefinition(file.table), deps.store.maxColumns));
     checkPlanLimits(plan, deps.store);
     checkKeyCount(file, deps.store);
-    return await deps.store.uploadTable(ref, file, {
+    return await deps.store.records.upload(ref, file, {
       plan,
       ifExists: options.ifExists,
       keyed: options.keyed,
@@ -85,7 +85,7 @@ export async function uploadSpreadsheet(
     const load = { plan, ifExists: options.ifExists, keyed: options.keyed };
     if (format === "csv") {
       await checkCsvWidth(file.path, deps.store);
-      return await deps.store.uploadCsv(ref, file, load);
+      return await deps.store.records.uploadCsv(ref, file, load);
     }
     const limits = {
       maxRows: deps.maxSheetRows,
@@ -98,7 +98,7 @@ export async function uploadSpreadsheet(
     const rows = await readSheetApart(bytes, { ...limits, sheet: options.sheet, outPath });
     try {
       checkKeyCount(rows, deps.store, "The sheet has", "columns");
-      return await deps.store.uploadTable(ref, rows, load);
+      return await deps.store.records.upload(ref, rows, load);
     } catch (error) {
       throw inSheetTerms(error, rows);
     }
@@ -119,7 +119,7 @@ export async function uploadCsv(
       );
     }
     await checkCsvWidth(file.path, deps.store);
-    return await deps.store.uploadCsv(ref, file, {
+    return await deps.store.records.uploadCsv(ref, file, {
       plan,
       ifExists: options.ifExists,
       keyed: options.keyed,

@@ -258,18 +258,22 @@ export interface RecordsSummary {
   readonly columns: ColumnSummary[];
 }
 
-/** The storage operations the routes use; the only place data lives. */
-export interface Store extends EngineLimits {
+/** Schemas: listed, created, dropped, their stored spelling. */
+export interface SchemaStore {
   /** Schema names in order, without internal ones, filtered to `visible` when given. */
-  listSchemas(visible?: readonly string[]): Promise<string[]>;
+  list(visible?: readonly string[]): Promise<string[]>;
   /** Creates a schema; 409 when it exists. Returns the stored name. */
-  createSchema(name: string, keyed?: KeyedWrite<string>): Promise<string>;
+  create(name: string, keyed?: KeyedWrite<string>): Promise<string>;
   /** Drops a schema; 409 when it holds tables and `cascade` is false. */
-  dropSchema(name: string, cascade: boolean, keyed?: KeyedWrite<string>): Promise<string>;
+  drop(name: string, cascade: boolean, keyed?: KeyedWrite<string>): Promise<string>;
   /** The stored spelling of an existing schema's name; 404 when there is none. */
-  resolveSchema(name: string): Promise<string>;
+  resolve(name: string): Promise<string>;
+}
+
+/** Table definitions: created, described, listed, updated, dropped. */
+export interface TableStore {
   /** Creates a table from a checked plan; with `ifNotExists` an existing table is returned. */
-  createTable(
+  create(
     plan: TablePlan,
     options: {
       readonly ifNotExists: boolean;
@@ -277,25 +281,34 @@ export interface Store extends EngineLimits {
     },
   ): Promise<{ readonly table: Table; readonly created: boolean }>;
   /** One table; 404 when the schema or the table does not exist. */
-  getTable(ref: TableRef): Promise<Table>;
+  get(ref: TableRef): Promise<Table>;
   /** A page of tables in schema, then name, order. */
-  listTables(options: ListTablesOptions): Promise<TableListing>;
+  list(options: ListTablesOptions): Promise<TableListing>;
   /**
    * Updates a table to the wanted definition `decide` gives for the table as it is, in one
    * transaction, keeping its rows and column ids; 404 when it does not exist.
    */
-  updateTable(
+  update(
     ref: TableRef,
     decide: (current: Table) => TableUpdate,
     keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
   ): Promise<{ table: Table; how: UpdateHow }>;
   /** Drops a table; 409 when another table's foreign key references it. */
-  dropTable(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef>;
+  drop(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef>;
+  /**
+   * The canonical types of a plan's columns, in order; 422 when a type is unknown or a
+   * default is not one scalar expression of its column's type.
+   */
+  columnTypes(plan: TablePlan): Promise<string[]>;
+}
+
+/** The rows of tables: loaded, changed, read, summarised, exported. */
+export interface RecordStore {
   /**
    * Inserts arriving rows into an existing table, in one transaction; with
    * `on_conflict=fail` loading may start before the last row has arrived.
    */
-  insertRecords(
+  insert(
     ref: TableRef,
     rows: ArrivingRows,
     onConflict: OnConflict,
@@ -305,13 +318,13 @@ export interface Store extends EngineLimits {
    * Creates (or replaces, or appends to) a table from `rows`, in one transaction; without a
    * plan the columns are inferred from the rows.
    */
-  uploadTable(
+  upload(
     ref: TableRef,
     rows: RowsSource,
     options: UploadOptions,
   ): Promise<{ table: Table; inserted: number }>;
   /**
-   * {@link uploadTable} from a CSV file: delimiter, quoting and, without a plan, the
+   * {@link upload} from a CSV file: delimiter, quoting and, without a plan, the
    * columns' types detected; the first line with any text is the header.
    */
   uploadCsv(
@@ -326,7 +339,7 @@ export interface Store extends EngineLimits {
    * that the change would break either way (a value no referenced row has, or a change to
    * the key of a row others reference).
    */
-  updateRecords(
+  update(
     ref: TableRef,
     changes: readonly ColumnChange[],
     where: RowChoice,
@@ -336,7 +349,7 @@ export interface Store extends EngineLimits {
    * Deletes the rows `where` chooses, in one transaction; 409 when another table's foreign
    * key references one of them.
    */
-  deleteRecords(
+  delete(
     ref: TableRef,
     where: RowChoice,
     keyed?: KeyedWrite<{ table: Table; deleted: number }>,
@@ -347,7 +360,7 @@ export interface Store extends EngineLimits {
    * it asks for none) and, walking by cursor, the next cursor. 400 for a filter or cursor
    * value its column's type cannot take.
    */
-  readRecords(
+  read(
     ref: TableRef,
     offset: number,
     limit: number,
@@ -357,7 +370,7 @@ export interface Store extends EngineLimits {
    * Per column of `select` (all by default), figures of the records `filters` let through;
    * 400 for a filter value its column's type cannot take.
    */
-  summarizeRecords(
+  summarize(
     ref: TableRef,
     filters: readonly Filter[],
     select?: readonly string[],
@@ -368,55 +381,66 @@ export interface Store extends EngineLimits {
    * by default; Parquet without an order in storage order); its `limit` and `count` do not
    * apply.
    */
-  exportRecords(
+  export(
     ref: TableRef,
     format: ResultFormat,
     read?: ReadQuery,
   ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }>;
+}
+
+/** Clients' read-only SQL. */
+export interface QueryStore {
   /**
    * At most `limit` rows of a read-only query; 400 for anything but one query over readable
    * tables, 403 for a schema the token may not read, 408 past its deadline.
    */
-  readQuery(request: QueryRequest, limit: number): Promise<QueryPage>;
-  /** The whole result of a read-only query in `format`, streamed; refused as {@link readQuery}. */
-  streamQuery(
+  read(request: QueryRequest, limit: number): Promise<QueryPage>;
+  /** The whole result of a read-only query in `format`, streamed; refused as {@link read}. */
+  stream(
     request: QueryRequest,
     format: ResultFormat,
   ): Promise<{ columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }>;
-  /**
-   * The canonical types of a plan's columns, in order; 422 when a type is unknown or a
-   * default is not one scalar expression of its column's type.
-   */
-  columnTypes(plan: TablePlan): Promise<string[]>;
+}
+
+/** Versioned table templates. */
+export interface TemplateStore {
   /** Every version of a template (name in any case), newest first; empty when there is none. */
-  templateVersions(name: string): Promise<StoredTemplate[]>;
+  versions(name: string): Promise<StoredTemplate[]>;
   /** Template versions in the requested order. */
-  listTemplates(options: ListTemplatesOptions): Promise<Template[]>;
+  list(options: ListTemplatesOptions): Promise<Template[]>;
   /**
    * Stores a new version of a template unless `admit`, given the existing versions newest
    * first, throws; one version at a time per template name. A template that exists keeps
    * the spelling of its name.
    */
-  addTemplate(
+  add(
     template: NewTemplate,
     admit: (existing: readonly StoredTemplate[]) => void,
     keyed?: KeyedWrite<Template>,
   ): Promise<Template>;
   /** Deletes one version, or all; 404 when there is none. Returns the template's name. */
-  dropTemplate(
+  drop(
     name: string,
     version?: Version | "latest",
     keyed?: KeyedWrite<string>,
   ): Promise<string>;
+}
+
+/** Answers kept for `Idempotency-Key`s. */
+export interface AnswerStore {
   /** The answer kept for `key` in `scope` since `since` (ms since the epoch), if any. */
-  keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined>;
+  find(scope: string, key: string, since: number): Promise<KeptAnswer | undefined>;
   /**
    * Keeps a keyed write's answer on its own, for a write that changed nothing (such as an
    * update to the definition a table already has).
    */
-  keepAnswer<R>(keyed: KeyedWrite<R>, result: R): Promise<void>;
+  keep<R>(keyed: KeyedWrite<R>, result: R): Promise<void>;
   /** Forgets the answers kept before `before` (ms since the epoch). */
-  forgetAnswers(before: number): Promise<void>;
+  forget(before: number): Promise<void>;
+}
+
+/** What `/readyz`, `/healthz` and `/metrics` ask of the database. */
+export interface HealthStore {
   /** Is the database open and writable? */
   ready(): Promise<boolean>;
   /**
@@ -432,6 +456,20 @@ export interface Store extends EngineLimits {
    * vanishes; the names are the engine's own and may change with it.
    */
   memoryByUse(): Promise<Map<string, number>>;
+}
+
+/**
+ * The storage operations the routes use, grouped by resource as postgres-meta groups its
+ * classes; the only place data lives.
+ */
+export interface Store extends EngineLimits {
+  readonly schemas: SchemaStore;
+  readonly tables: TableStore;
+  readonly records: RecordStore;
+  readonly queries: QueryStore;
+  readonly templates: TemplateStore;
+  readonly answers: AnswerStore;
+  readonly health: HealthStore;
   /**
    * Interrupts the work under way and breaks off every export, each failing with `failure`:
    * the service is stopping, and what would run on past its grace must not hold it.

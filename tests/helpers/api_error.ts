@@ -13,7 +13,7 @@ import { ApiError } from "../../src/errors.ts";
  *
  * @example
  * ```ts ignore
- * const error = await rejectsWith(store.getTable(ref), 404, /"people"/);
+ * const error = await rejectsWith(store.tables.get(ref), 404, /"people"/);
  * ```
  */
 export async function rejectsWith(

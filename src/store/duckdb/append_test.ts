@@ -138,7 +138,7 @@ Deno.test("plainRows() and appendRows() store what read_json stores, or leave th
         const ref = { schema: "public", name: `${name}_${type}` };
         const columns = [{ name: "id", type: "integer" }, { name: "v", type }];
         tables.push(
-          (await store.createTable(planTable(ref, { columns }), { ifNotExists: false }))
+          (await store.tables.create(planTable(ref, { columns }), { ifNotExists: false }))
             .table,
         );
       }
@@ -189,7 +189,7 @@ Deno.test("appendRows() refuses a description whose column types are not the tab
   await withTempStore(async (store) => {
     const ref = { schema: "public", name: "t" };
     const columns = [{ name: "id", type: "integer" }, { name: "v", type: "varchar" }];
-    const { table } = await store.createTable(planTable(ref, { columns }), {
+    const { table } = await store.tables.create(planTable(ref, { columns }), {
       ifNotExists: false,
     });
     // The same names, with v described as a double: the appender's column is VARCHAR.
@@ -238,7 +238,7 @@ Deno.test("appendRows() outside a transaction commits all its rows or none, up t
     const ref = { schema: "public", name: "t" };
     const columns = [{ name: "id", type: "integer" }];
     const plan = planTable(ref, { columns, constraints: { primary_key: { columns: ["id"] } } });
-    const { table } = await store.createTable(plan, { ifNotExists: false });
+    const { table } = await store.tables.create(plan, { ifNotExists: false });
     const mapping: KeyColumn[] = [{ key: "id", column: table.columns[0]! }];
     const body = (
       ids: number[],

@@ -40,7 +40,7 @@ async function insert(store: DuckDBStore, dir: string, stream: ReadableStream<Ui
     inMemory: () => rows.inMemory(),
   };
   try {
-    return { result: await store.insertRecords(REF, counted, "fail"), seen };
+    return { result: await store.records.insert(REF, counted, "fail"), seen };
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     return { error, seen };
@@ -52,7 +52,7 @@ async function insert(store: DuckDBStore, dir: string, stream: ReadableStream<Ui
 /** A store of its own holding the table REF, for `work`. */
 function withStore(work: (store: DuckDBStore, dir: string) => Promise<void>): Promise<void> {
   return withTempStore(async (store, dir) => {
-    await store.createTable(
+    await store.tables.create(
       planTable(REF, {
         columns: [
           { name: "id", type: "bigint", is_nullable: false },
@@ -77,7 +77,7 @@ Deno.test("insertRecords() loads a large body part by part while it arrives", as
     assert.equal(result?.inserted, 3000);
     assert.ok(seen.parts > 5, `${seen.parts} parts`);
     assert.equal(seen.whole, false, "the whole body was not needed");
-    assert.equal((await store.readRecords(REF, 0, 1)).total, 3000);
+    assert.equal((await store.records.read(REF, 0, 1)).total, 3000);
     const left = [...Deno.readDirSync(dir)].filter((e) => e.name.endsWith(".json"));
     assert.deepEqual(left, [], "discard() removed every part");
   });
@@ -109,7 +109,7 @@ Deno.test("insertRecords() answers failures in later parts with whole-body rows,
       }
       // A body that fails to spool may be gone before its second part is asked for.
       if (status !== 400) assert.ok(seen.parts > 1, `${label}: loading began early`);
-      assert.equal((await store.readRecords(REF, 0, 1)).total, 0, `${label}: nothing changed`);
+      assert.equal((await store.records.read(REF, 0, 1)).total, 0, `${label}: nothing changed`);
     }
   });
 });
@@ -120,7 +120,7 @@ Deno.test("insertRecords() takes keys that first appear past the sample", async 
     const { result, seen } = await insert(store, dir, body(rows));
     assert.equal(result?.inserted, 3000);
     assert.equal(seen.whole, true, "the late key sent the load down the whole-body path");
-    const page = JSON.parse((await store.readRecords(REF, 2999, 1)).json);
+    const page = JSON.parse((await store.records.read(REF, 2999, 1)).json);
     assert.deepEqual(page, [{ id: 2999, n: 2999 % 7, note: "late 2999" }]);
   });
 });
@@ -158,7 +158,7 @@ Deno.test("insertRecords() inserts small bodies arriving together in one stateme
     assert.ok(groups >= 1 && groups <= 2, `${groups} group statements for 20 bodies`);
     // Every group gave its connection back.
     assert.equal(store.database.activeSessions, 0);
-    const page = JSON.parse((await store.readRecords(REF, 0, 100)).json);
+    const page = JSON.parse((await store.records.read(REF, 0, 100)).json);
     assert.equal(page.length, 40);
     assert.deepEqual(page[3], { id: 3, n: null, note: null });
   });
@@ -185,7 +185,7 @@ Deno.test("insertRecords() answers each small body of a failed group on its own"
     const clash = [first!, second!];
     assert.equal(clash.filter((r) => r.result?.inserted === 1).length, 1);
     assert.deepEqual(clash.flatMap((r) => r.error?.details?.map((d) => d.row) ?? []), [0]);
-    const ids = JSON.parse((await store.readRecords(REF, 0, 100)).json).map((r: { id: number }) =>
+    const ids = JSON.parse((await store.records.read(REF, 0, 100)).json).map((r: { id: number }) =>
       r.id
     );
     assert.deepEqual(ids, [...Array.from({ length: 12 }, (_, i) => i), 300, 500]);

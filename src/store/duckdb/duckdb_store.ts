@@ -8,32 +8,17 @@
  */
 
 import { copyDatabase } from "./backup.ts";
-import { MAX_COLUMNS, type TablePlan } from "../../catalog/definition.ts";
-import type { Filter, ReadQuery } from "../../catalog/filters.ts";
-import type { Table, TableRef } from "../../catalog/model.ts";
-import type { TableUpdate } from "../../catalog/update.ts";
+import { MAX_COLUMNS } from "../../catalog/definition.ts";
 import type { Logger } from "../../log.ts";
 import type {
-  ArrivingRows,
-  ColumnChange,
-  CsvSource,
-  KeptAnswer,
-  KeyedWrite,
-  OnConflict,
-  QueryPage,
-  QueryRequest,
-  RecordsPage,
-  RecordsQuery,
-  RecordsSummary,
-  ResultColumn,
-  ResultFormat,
-  RowChoice,
-  RowsSource,
+  AnswerStore,
+  HealthStore,
+  QueryStore,
+  RecordStore,
   Store,
-  UpdateHow,
-  UploadOptions,
+  TableStore,
 } from "../store.ts";
-import { noted, type StoreContext } from "./context.ts";
+import { noted } from "./context.ts";
 import { Database, type DatabaseOptions, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import * as health from "./health.ts";
@@ -42,13 +27,13 @@ import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { PageCache } from "./page_cache.ts";
 import { bootstrap } from "./metadata.ts";
-import { type Deleted, deleteRecords, type Updated, updateRecords } from "./record_changes.ts";
+import { deleteRecords, updateRecords } from "./record_changes.ts";
 import { exportRecords, readRecords } from "./record_reads.ts";
 import { readQuery, streamQuery } from "./queries.ts";
 import { summarizeRecords } from "./record_summary.ts";
 import { CoreStore } from "../shared/core_store.ts";
 import { duckdbCore } from "./core.ts";
-import { type Inserted, type SmallInserts, smallInserts } from "./small_inserts.ts";
+import { smallInserts } from "./small_inserts.ts";
 import * as tables from "./tables.ts";
 import { updateTable } from "./update.ts";
 import { uploadCsv, uploadTable } from "./uploads.ts";
@@ -76,7 +61,7 @@ export type StoreOptions = DatabaseOptions & {
  *
  * const dir = await Deno.makeTempDir();
  * const store = await openStore({ path: `${dir}/t.duckdb`, spoolDir: dir, tempDir: dir });
- * assert.deepEqual(await store.listSchemas(), ["public"]);
+ * assert.deepEqual(await store.schemas.list(), ["public"]);
  * await store.close();
  * await Deno.remove(dir, { recursive: true });
  * ```
@@ -99,8 +84,11 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
   readonly maxColumns: number = MAX_COLUMNS;
   /** DuckDB keeps names of any length. */
   readonly maxColumnNameBytes: number = Number.POSITIVE_INFINITY;
-  readonly #context: StoreContext;
-  readonly #smallInserts: SmallInserts;
+  readonly tables: TableStore;
+  readonly records: RecordStore;
+  readonly queries: QueryStore;
+  readonly answers: AnswerStore;
+  readonly health: HealthStore;
 
   /**
    * `spoolDir`: the directory DuckDB may read files from, for the store's own; `kept`: the
@@ -126,148 +114,55 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
       readTimeoutMs,
     };
     super(duckdbCore(context));
-    this.#context = context;
-    this.#smallInserts = smallInserts(
+    const grouped = smallInserts(
       context,
       async (m) => insertWhole(context, m.ref, await m.rows.whole(), "fail", m.keyed),
     );
-  }
-
-  createTable(
-    plan: TablePlan,
-    options: {
-      readonly ifNotExists: boolean;
-      readonly keyed?: KeyedWrite<{ table: Table; created: boolean }>;
-    },
-  ): Promise<{ table: Table; created: boolean }> {
-    return tables.createTable(this.#context, plan, options);
-  }
-
-  /** The table's description, from the cache when nothing changed since it was read. */
-  getTable(ref: TableRef): Promise<Table> {
-    return tables.getTable(this.#context, ref);
-  }
-
-  updateTable(
-    ref: TableRef,
-    decide: (current: Table) => TableUpdate,
-    keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
-  ): Promise<{ table: Table; how: UpdateHow }> {
-    return updateTable(this.#context, ref, decide, keyed);
-  }
-
-  dropTable(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef> {
-    return tables.dropTable(this.#context, ref, keyed);
-  }
-
-  insertRecords(
-    ref: TableRef,
-    rows: ArrivingRows,
-    onConflict: OnConflict,
-    keyed?: KeyedWrite<Inserted>,
-  ): Promise<Inserted> {
-    return insertRecords(this.#context, this.#smallInserts, ref, rows, onConflict, keyed);
-  }
-
-  uploadTable(
-    ref: TableRef,
-    rows: RowsSource,
-    options: UploadOptions,
-  ): Promise<{ table: Table; inserted: number }> {
-    return uploadTable(this.#context, ref, rows, options);
-  }
-
-  uploadCsv(
-    ref: TableRef,
-    csv: CsvSource,
-    options: UploadOptions,
-  ): Promise<{ table: Table; inserted: number }> {
-    return uploadCsv(this.#context, ref, csv, options);
-  }
-
-  updateRecords(
-    ref: TableRef,
-    changes: readonly ColumnChange[],
-    where: RowChoice,
-    keyed?: KeyedWrite<Updated>,
-  ): Promise<Updated> {
-    return updateRecords(this.#context, ref, changes, where, keyed);
-  }
-
-  deleteRecords(ref: TableRef, where: RowChoice, keyed?: KeyedWrite<Deleted>): Promise<Deleted> {
-    return deleteRecords(this.#context, ref, where, keyed);
-  }
-
-  readRecords(
-    ref: TableRef,
-    offset: number,
-    limit: number,
-    query?: RecordsQuery,
-  ): Promise<RecordsPage> {
-    return readRecords(this.#context, ref, offset, limit, query);
-  }
-
-  summarizeRecords(
-    ref: TableRef,
-    filters: readonly Filter[],
-    select?: readonly string[],
-  ): Promise<RecordsSummary> {
-    return summarizeRecords(this.#context, ref, filters, select);
-  }
-
-  exportRecords(
-    ref: TableRef,
-    format: ResultFormat,
-    read?: ReadQuery,
-  ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
-    return exportRecords(this.#context, ref, format, read);
-  }
-
-  readQuery(request: QueryRequest, limit: number): Promise<QueryPage> {
-    return readQuery(this.#context, request, limit);
-  }
-
-  streamQuery(
-    request: QueryRequest,
-    format: ResultFormat,
-  ): Promise<{ columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }> {
-    return streamQuery(this.#context, request, format);
-  }
-
-  columnTypes(plan: TablePlan): Promise<string[]> {
-    return tables.columnTypes(this.#context, plan);
-  }
-
-  async keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {
-    if (!this.#context.kept.mayHave(scope, key, since)) return undefined;
-    return await this.database.withSession((session) => findAnswer(session, scope, key, since));
-  }
-
-  keepAnswer<R>(keyed: KeyedWrite<R>, result: R): Promise<void> {
-    noted(this.#context, keyed);
-    return this.database.transaction((session) => keepAnswer(session, keyed, result));
-  }
-
-  async forgetAnswers(before: number): Promise<void> {
-    await this.database.withSession((session) => forgetAnswers(session, before));
-    this.#context.kept.forget(before);
-  }
-
-  ready(): Promise<boolean> {
-    return health.ready(this.database);
-  }
-
-  healthy(): Promise<boolean> {
-    return this.database.usable();
-  }
-
-  openTransactions(): number {
-    return this.database.openTransactions;
-  }
-
-  /** See {@link health.memoryByUse}: DuckDB's tags of `duckdb_memory()`. */
-  memoryByUse(): Promise<Map<string, number>> {
-    return health.memoryByUse(this.database);
+    this.tables = {
+      create: (plan, options) => tables.createTable(context, plan, options),
+      // From the cache when nothing changed since it was read.
+      get: (ref) => tables.getTable(context, ref),
+      list: (options) => this.listTables(options),
+      update: (ref, decide, keyed) => updateTable(context, ref, decide, keyed),
+      drop: (ref, keyed) => tables.dropTable(context, ref, keyed),
+      columnTypes: (plan) => tables.columnTypes(context, plan),
+    };
+    this.records = {
+      insert: (ref, rows, onConflict, keyed) =>
+        insertRecords(context, grouped, ref, rows, onConflict, keyed),
+      upload: (ref, rows, options) => uploadTable(context, ref, rows, options),
+      uploadCsv: (ref, csv, options) => uploadCsv(context, ref, csv, options),
+      update: (ref, changes, where, keyed) => updateRecords(context, ref, changes, where, keyed),
+      delete: (ref, where, keyed) => deleteRecords(context, ref, where, keyed),
+      read: (ref, offset, limit, query) => readRecords(context, ref, offset, limit, query),
+      summarize: (ref, filters, select) => summarizeRecords(context, ref, filters, select),
+      export: (ref, format, read) => exportRecords(context, ref, format, read),
+    };
+    this.queries = {
+      read: (request, limit) => readQuery(context, request, limit),
+      stream: (request, format) => streamQuery(context, request, format),
+    };
+    this.answers = {
+      async find(scope, key, since) {
+        if (!context.kept.mayHave(scope, key, since)) return undefined;
+        return await database.withSession((session) => findAnswer(session, scope, key, since));
+      },
+      keep(keyed, result) {
+        noted(context, keyed);
+        return database.transaction((session) => keepAnswer(session, keyed, result));
+      },
+      async forget(before) {
+        await database.withSession((session) => forgetAnswers(session, before));
+        context.kept.forget(before);
+      },
+    };
+    this.health = {
+      ready: () => health.ready(database),
+      healthy: () => database.usable(),
+      openTransactions: () => database.openTransactions,
+      // DuckDB's tags of `duckdb_memory()`.
+      memoryByUse: () => health.memoryByUse(database),
+    };
   }
 
   interrupt(failure: Error): void {

@@ -42,7 +42,7 @@ Deno.test("insertRecords() keeps a key in the rows' own transaction: no row stay
       columns: [{ name: "id", type: "bigint" }, { name: "note", type: "text" }],
       constraints: { primary_key: { columns: ["id"] } },
     });
-    await store.createTable(plan, { ifNotExists: false });
+    await store.tables.create(plan, { ifNotExists: false });
     const cases: [string, number, number, OnConflict][] = [
       ["a small body, grouped and appended", 10, Infinity, "fail"],
       ["a body loaded part by part while it arrives", 2000, 4096, "fail"],
@@ -51,12 +51,12 @@ Deno.test("insertRecords() keeps a key in the rows' own transaction: no row stay
     for (const [what, count, partBytes, onConflict] of cases) {
       const rows = arriving(dir, count, partBytes);
       try {
-        await assert.rejects(store.insertRecords(REF, rows, onConflict, unkeepable(what)), what);
+        await assert.rejects(store.records.insert(REF, rows, onConflict, unkeepable(what)), what);
       } finally {
         await rows.discard();
       }
-      assert.equal((await store.readRecords(REF, 0, 1)).total, 0, what);
-      assert.equal(await store.keptAnswer("tester", what, 0), undefined, what);
+      assert.equal((await store.records.read(REF, 0, 1)).total, 0, what);
+      assert.equal(await store.answers.find("tester", what, 0), undefined, what);
     }
   });
 });
@@ -64,11 +64,11 @@ Deno.test("insertRecords() keeps a key in the rows' own transaction: no row stay
 Deno.test("createTable() and dropTable() keep a key in their own transaction", async () => {
   await withTempStore(async (store) => {
     const plan = planTable(REF, { columns: [{ name: "id", type: "bigint" }] });
-    await assert.rejects(store.createTable(plan, { ifNotExists: false, keyed: unkeepable("c") }));
-    await assert.rejects(store.getTable(REF), /does not exist/);
-    await store.createTable(plan, { ifNotExists: false });
-    await assert.rejects(store.dropTable(REF, unkeepable("d")));
-    assert.equal((await store.getTable(REF)).name, REF.name);
+    await assert.rejects(store.tables.create(plan, { ifNotExists: false, keyed: unkeepable("c") }));
+    await assert.rejects(store.tables.get(REF), /does not exist/);
+    await store.tables.create(plan, { ifNotExists: false });
+    await assert.rejects(store.tables.drop(REF, unkeepable("d")));
+    assert.equal((await store.tables.get(REF)).name, REF.name);
   });
 });
 
@@ -85,18 +85,18 @@ Deno.test("keptAnswer() finds a kept answer after the store is opened again, and
       answer: (name) => ({ status: 200, body: { schema: name } }),
     };
     const first = await openStore(options);
-    await first.createSchema("s", keyed);
-    assert.equal(await first.keptAnswer("tester", "other", 0), undefined);
+    await first.schemas.create("s", keyed);
+    assert.equal(await first.answers.find("tester", "other", 0), undefined);
     await first.close();
     const again = await openStore(options);
     try {
-      assert.deepEqual(await again.keptAnswer("tester", "k", 1000), {
+      assert.deepEqual(await again.answers.find("tester", "k", 1000), {
         fingerprint: "f",
         answer: { status: 200, body: { schema: "s" } },
       });
-      assert.equal(await again.keptAnswer("tester", "k", 1001), undefined);
-      await again.forgetAnswers(1001);
-      assert.equal(await again.keptAnswer("tester", "k", 0), undefined);
+      assert.equal(await again.answers.find("tester", "k", 1001), undefined);
+      await again.answers.forget(1001);
+      assert.equal(await again.answers.find("tester", "k", 0), undefined);
     } finally {
       await again.close();
     }

@@ -18,7 +18,7 @@ Deno.test("a read that grows the process past the memory bound is 503, and the s
         defaultSchema: "main",
         timeoutMs: 60_000,
       };
-      await assert.rejects(store.readQuery(growing, 1), (error) => {
+      await assert.rejects(store.queries.read(growing, 1), (error) => {
         assert.ok(error instanceof ApiError, String(error));
         assert.equal(error.status, 503);
         assert.match(error.message, /more memory than the service allows/);
@@ -27,7 +27,7 @@ Deno.test("a read that grows the process past the memory bound is 503, and the s
     } finally {
       boundMemory(undefined);
     }
-    const page = await store.readQuery(
+    const page = await store.queries.read(
       { sql: "SELECT 42 AS n", params: [], defaultSchema: "main", timeoutMs: 30_000 },
       1,
     );

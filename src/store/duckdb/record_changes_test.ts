@@ -13,7 +13,7 @@ const ref = { schema: "public", name: "things" };
 const eq = (column: string, value: string): Filter => ({ column, op: "eq", negated: false, value });
 
 async function things(store: DuckDBStore): Promise<void> {
-  await store.createTable(
+  await store.tables.create(
     planTable(ref, {
       columns: [
         { name: "id", type: "integer" },
@@ -32,14 +32,14 @@ async function things(store: DuckDBStore): Promise<void> {
 }
 
 async function row(store: DuckDBStore, id: number) {
-  const { json } = await store.readRecords(ref, 0, 100);
+  const { json } = await store.records.read(ref, 0, 100);
   return JSON.parse(json).find((r: { id: number }) => r.id === id);
 }
 
 Deno.test("DuckDBStore.updateRecords() casts JSON values as an insert reads them", async () => {
   await withTempStore(async (store) => {
     await things(store);
-    const result = await store.updateRecords(ref, [
+    const result = await store.records.update(ref, [
       { key: "data", json: '"aGk="' },
       { key: "tags", json: '["t", "false", 1]' },
       { key: "doc", json: '{"a": [1, 2.50]}' },
@@ -66,7 +66,7 @@ Deno.test("DuckDBStore.updateRecords() refuses what an insert refuses, naming ea
   await withTempStore(async (store) => {
     await things(store);
     const error = await rejectsWith(
-      store.updateRecords(ref, [
+      store.records.update(ref, [
         { key: "data", json: '"not base64!"' },
         { key: "tags", json: '["maybe"]' },
         { key: "at", json: '"2024-01-02T03:04:05+16:00"' },
@@ -90,7 +90,7 @@ Deno.test("DuckDBStore.updateRecords() answers a write-write conflict with 409, 
       Array.from(
         { length: 8 },
         (_, i) =>
-          store.updateRecords(ref, [{ key: "label", json: `"${i}"` }], () => [eq("id", "1")]),
+          store.records.update(ref, [{ key: "label", json: `"${i}"` }], () => [eq("id", "1")]),
       ),
     );
     for (const answer of answers) {
@@ -111,7 +111,7 @@ Deno.test("DuckDBStore.updateRecords() answers one key given to two rows at once
     // at its commit, as DuckDB checks) is refused.
     const answers = await Promise.allSettled(
       ["1", "2"].map((id) =>
-        store.updateRecords(ref, [{ key: "id", json: "10" }], () => [eq("id", id)])
+        store.records.update(ref, [{ key: "id", json: "10" }], () => [eq("id", id)])
       ),
     );
     const statuses = answers.map((a) =>
@@ -125,14 +125,14 @@ Deno.test("DuckDBStore changes that could orphan a row wait for writes into the 
   await withTempStore(async (store, dir) => {
     const customers = { schema: "public", name: "customers" };
     const orders = { schema: "public", name: "orders" };
-    await store.createTable(
+    await store.tables.create(
       planTable(customers, {
         columns: [{ name: "id", type: "integer" }, { name: "name", type: "varchar" }],
         constraints: { primary_key: { columns: ["id"] } },
       }),
       { ifNotExists: false },
     );
-    await store.createTable(
+    await store.tables.create(
       planTable(orders, {
         columns: [{ name: "id", type: "integer" }, { name: "customer_id", type: "integer" }],
         constraints: {
@@ -180,7 +180,7 @@ Deno.test("DuckDBStore changes that could orphan a row wait for writes into the 
     };
     const done: string[] = [];
     try {
-      const inserting = store.insertRecords(orders, signalled, "fail").then((r) => {
+      const inserting = store.records.insert(orders, signalled, "fail").then((r) => {
         done.push("insert");
         return r.inserted;
       });
@@ -189,13 +189,13 @@ Deno.test("DuckDBStore changes that could orphan a row wait for writes into the 
       // DuckDB checks a foreign key only against what is committed when it looks: a delete
       // or key change beside an open insert into orders could pass its check and both
       // commit, leaving orders pointing nowhere. These wait for the insert.
-      const deleting = store.deleteRecords(customers, () => [eq("id", "2")])
+      const deleting = store.records.delete(customers, () => [eq("id", "2")])
         .then(() => done.push("delete"));
-      const rekeying = store.updateRecords(customers, [{ key: "id", json: "30" }], () => [
+      const rekeying = store.records.update(customers, [{ key: "id", json: "30" }], () => [
         eq("id", "3"),
       ]).then(() => done.push("key change"));
       // A change of other columns cannot break a foreign key, and does not wait.
-      await store.updateRecords(customers, [{ key: "name", json: '"z"' }], () => [eq("id", "3")]);
+      await store.records.update(customers, [{ key: "name", json: '"z"' }], () => [eq("id", "3")]);
       done.push("other change");
       release();
       assert.equal(await inserting, 600);

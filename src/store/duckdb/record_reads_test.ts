@@ -19,7 +19,7 @@ async function load(
     constraints: keyed ? { primary_key: { columns: [columns[0]!.name] } } : {},
   });
   const text = rows.map((r) => JSON.stringify(r)).join("\n") + "\n";
-  await store.uploadTable(ref, {
+  await store.records.upload(ref, {
     rows: rows.length,
     form: "objects",
     keys: columns.map((c) => c.name),
@@ -38,12 +38,12 @@ async function walk(
   limit: number,
 ): Promise<unknown[]> {
   const ref = { schema: "public", name };
-  const table = await store.getTable(ref);
+  const table = await store.tables.get(ref);
   const read = parseReadQuery(new URLSearchParams(query), table.columns);
   const rows: unknown[] = [];
   let after: string | null | undefined = "";
   while (typeof after === "string") {
-    const page = await store.readRecords(ref, 0, limit, { read, after });
+    const page = await store.records.read(ref, 0, limit, { read, after });
     rows.push(...JSON.parse(page.json));
     after = page.next;
   }
@@ -63,10 +63,10 @@ Deno.test("readRecords() walks a table of many columns by cursor, rendered in sl
     });
     await load(store, "wide", columns, rows);
     const ref = { schema: "public", name: "wide" };
-    const table = await store.getTable(ref);
+    const table = await store.tables.get(ref);
     const query = "order=c%200.desc,c%201&c%202=lt.5";
     const read = parseReadQuery(new URLSearchParams(query), table.columns);
-    const whole = await store.readRecords(ref, 0, 1000, { read });
+    const whole = await store.records.read(ref, 0, 1000, { read });
     assert.equal(whole.total, rows.filter((r) => (r["c 2"] as number) < 5).length);
     assert.deepEqual(await walk(store, "wide", query, 4), JSON.parse(whole.json));
     assert.deepEqual(await walk(store, "wide", `${query}&count=none`, 9), JSON.parse(whole.json));
@@ -76,7 +76,7 @@ Deno.test("readRecords() walks a table of many columns by cursor, rendered in sl
       new URLSearchParams(`select=${encodeURIComponent(selected)}&id=eq.3`),
       table.columns,
     );
-    const page = await store.readRecords(ref, 0, 10, { read: picked, after: "" });
+    const page = await store.records.read(ref, 0, 10, { read: picked, after: "" });
     const [record] = JSON.parse(page.json);
     assert.equal(Object.keys(record)[0], "c 119");
     assert.equal(Object.keys(record).length, 120);
@@ -113,12 +113,12 @@ Deno.test("readRecords() walks by every kind of key a column can hold", async ()
     }));
     await load(store, "kinds", columns, rows, false);
     const ref = { schema: "public", name: "kinds" };
-    const table = await store.getTable(ref);
+    const table = await store.tables.get(ref);
     for (const column of ["big", "dec", "f", "t", "d", "b", "s", "u", "l"]) {
       for (const modifiers of ["", ".desc", ".asc.nullsfirst", ".desc.nullslast"]) {
         const query = `order=${column}${modifiers}`;
         const read = parseReadQuery(new URLSearchParams(query), table.columns);
-        const whole = JSON.parse((await store.readRecords(ref, 0, 1000, { read })).json);
+        const whole = JSON.parse((await store.records.read(ref, 0, 1000, { read })).json);
         assert.equal(whole.length, rows.length);
         assert.deepEqual(await walk(store, "kinds", query, 7), whole, query);
       }
@@ -155,7 +155,7 @@ Deno.test("summarizeRecords() gives figures of columns of every kind, many at on
     });
     await load(store, "kinds", columns, rows);
     const ref = { schema: "public", name: "kinds" };
-    const summary = await store.summarizeRecords(ref, [
+    const summary = await store.records.summarize(ref, [
       { column: "id", op: "lt", negated: false, value: "10" },
     ]);
     assert.equal(summary.rows, 10);

@@ -12,7 +12,7 @@ function request(sql: string, timeoutMs = 30_000): QueryRequest {
 Deno.test("streamQuery() streams a JSON array across chunks, in the query's order", async () => {
   await withTempStore(async (store) => {
     const sql = "SELECT range AS n FROM range(5000) ORDER BY n DESC";
-    const { columns, stream } = await store.streamQuery(request(sql), "json");
+    const { columns, stream } = await store.queries.stream(request(sql), "json");
     assert.deepEqual(columns, [{ name: "n", type: "BIGINT" }]);
     const rows = JSON.parse(await new Response(stream).text()) as { n: number }[];
     assert.equal(rows.length, 5000);
@@ -25,7 +25,7 @@ Deno.test("streamQuery() answers an empty result as a header, nothing, or an emp
   await withTempStore(async (store) => {
     const sql = "SELECT range AS n, 'x' AS \"a b\" FROM range(0)";
     const text = async (format: "csv" | "ndjson" | "json") =>
-      await new Response((await store.streamQuery(request(sql), format)).stream).text();
+      await new Response((await store.queries.stream(request(sql), format)).stream).text();
     assert.equal(await text("csv"), "n,a b\n");
     assert.equal(await text("ndjson"), "");
     assert.equal(await text("json"), "[]\n");
@@ -34,7 +34,7 @@ Deno.test("streamQuery() answers an empty result as a header, nothing, or an emp
 
 Deno.test("streamQuery() writes Parquet to the spool directory and leaves nothing there", async () => {
   await withTempStore(async (store, dir) => {
-    const { stream } = await store.streamQuery(request("SELECT 1 AS a, 2 AS a"), "parquet");
+    const { stream } = await store.queries.stream(request("SELECT 1 AS a, 2 AS a"), "parquet");
     const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
     assert.equal(new TextDecoder().decode(bytes.subarray(0, 4)), "PAR1");
     const left = [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
@@ -46,11 +46,11 @@ Deno.test("streamQuery() writes Parquet to the spool directory and leaves nothin
 
 Deno.test("readQuery() answers at most limit rows and whether more followed; repeated names get a suffix", async () => {
   await withTempStore(async (store) => {
-    const page = await store.readQuery(request("SELECT 1 AS a, 2 AS a FROM range(3)"), 2);
+    const page = await store.queries.read(request("SELECT 1 AS a, 2 AS a FROM range(3)"), 2);
     assert.deepEqual(page.columns.map((c) => c.name), ["a", "a_1"]);
     assert.deepEqual(JSON.parse(page.json), [{ a: 1, a_1: 2 }, { a: 1, a_1: 2 }]);
     assert.equal(page.truncated, true);
-    assert.equal((await store.readQuery(request("SELECT 1 AS a"), 1)).truncated, false);
+    assert.equal((await store.queries.read(request("SELECT 1 AS a"), 1)).truncated, false);
   });
 });
 
@@ -61,18 +61,18 @@ Deno.test("streamQuery() is 408 when its first rows take longer than the deadlin
       300,
     );
     await assert.rejects(
-      store.streamQuery(slow, "ndjson").then(({ stream }) => new Response(stream).text()),
+      store.queries.stream(slow, "ndjson").then(({ stream }) => new Response(stream).text()),
       (error) => error instanceof ApiError && error.status === 408,
     );
     // The store goes on.
-    const page = await store.readQuery(request("SELECT 42 AS n"), 1);
+    const page = await store.queries.read(request("SELECT 42 AS n"), 1);
     assert.equal(page.json, '[{"n":42}]');
   });
 });
 
 Deno.test("streamQuery() does not count the time its client takes to read against the deadline", async () => {
   await withTempStore(async (store) => {
-    const { stream } = await store.streamQuery(
+    const { stream } = await store.queries.stream(
       request("SELECT range AS x FROM range(300000)", 300),
       "ndjson",
     );
@@ -88,11 +88,14 @@ Deno.test("streamQuery() does not count the time its client takes to read agains
 Deno.test("readQuery() is 408 past the deadline and 400 for an error of the query itself", async () => {
   await withTempStore(async (store) => {
     await assert.rejects(
-      store.readQuery(request("SELECT count(*) FROM range(1000000) a, range(1000000) b", 300), 1),
+      store.queries.read(
+        request("SELECT count(*) FROM range(1000000) a, range(1000000) b", 300),
+        1,
+      ),
       (error) => error instanceof ApiError && error.status === 408,
     );
     await assert.rejects(
-      store.readQuery(request("SELECT CAST('x' AS INTEGER) AS n"), 1),
+      store.queries.read(request("SELECT CAST('x' AS INTEGER) AS n"), 1),
       (error) => error instanceof ApiError && error.status === 400,
     );
   });
@@ -124,7 +127,7 @@ Deno.test("fileStream() reads the file in chunks of its size as they are pulled,
 Deno.test("streamQuery() streams a Parquet file of several row groups whole, as DuckDB reads it", async () => {
   await withTempStore(async (store, dir) => {
     const sql = "SELECT range AS n, 'row ' || range AS s FROM range(300000) ORDER BY n DESC";
-    const { stream } = await store.streamQuery(request(sql), "parquet");
+    const { stream } = await store.queries.stream(request(sql), "parquet");
     const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
     const path = `${dir}/../check-${crypto.randomUUID()}.parquet`;
     await Deno.writeFile(path, bytes);

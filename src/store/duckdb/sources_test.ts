@@ -30,7 +30,7 @@ function lines(from: number, to: number): string {
 }
 
 async function createTable(store: DuckDBStore): Promise<void> {
-  await store.createTable(
+  await store.tables.create(
     planTable(REF, {
       columns: [{ name: "id", type: "bigint", is_nullable: false }, { name: "name", type: "text" }],
       constraints: { primary_key: { columns: ["id"] } },
@@ -51,10 +51,10 @@ async function spooled(dir: string): Promise<string[]> {
 Deno.test("uploadTable() loads rows given only as a stream, and leaves no file behind", async () => {
   await withTempStore(async (store, dir) => {
     const rows: RowsSource = { ...summary(3), ...streamOnly(lines(0, 3)) };
-    const result = await store.uploadTable(REF, rows, { ifExists: "fail" });
+    const result = await store.records.upload(REF, rows, { ifExists: "fail" });
     assert.equal(result.inserted, 3);
     assert.deepEqual(result.table.columns.map((c) => c.name), ["id", "name"]);
-    const { json, total } = await store.readRecords(REF, 0, 10);
+    const { json, total } = await store.records.read(REF, 0, 10);
     assert.equal(total, 3);
     assert.deepEqual(JSON.parse(json)[2], { id: 2, name: "n2" });
     assert.deepEqual(await spooled(dir), []);
@@ -67,7 +67,7 @@ Deno.test("uploadTable() reads a local file outside the spool directory from its
     try {
       await Deno.writeTextFile(elsewhere, lines(0, 2));
       const rows: RowsSource = { ...summary(2), ...streamOnly(lines(0, 2)), localFile: elsewhere };
-      assert.equal((await store.uploadTable(REF, rows, { ifExists: "fail" })).inserted, 2);
+      assert.equal((await store.records.upload(REF, rows, { ifExists: "fail" })).inserted, 2);
       assert.deepEqual(await spooled(dir), []);
     } finally {
       await Deno.remove(elsewhere);
@@ -78,9 +78,9 @@ Deno.test("uploadTable() reads a local file outside the spool directory from its
 Deno.test("uploadCsv() loads a CSV file given only as a stream", async () => {
   await withTempStore(async (store, dir) => {
     const csv = streamOnly("id,name\n1,a\n2,b\n");
-    const result = await store.uploadCsv(REF, csv, { ifExists: "fail" });
+    const result = await store.records.uploadCsv(REF, csv, { ifExists: "fail" });
     assert.equal(result.inserted, 2);
-    assert.deepEqual(JSON.parse((await store.readRecords(REF, 0, 10)).json), [
+    assert.deepEqual(JSON.parse((await store.records.read(REF, 0, 10)).json), [
       { id: 1, name: "a" },
       { id: 2, name: "b" },
     ]);
@@ -96,8 +96,8 @@ Deno.test("insertRecords() loads a whole body given only as a stream", async () 
       whole: () => Promise.resolve({ ...summary(5), ...streamOnly(lines(0, 5)) }),
       inMemory: () => Promise.resolve(undefined),
     };
-    assert.equal((await store.insertRecords(REF, rows, "fail")).inserted, 5);
-    assert.equal((await store.readRecords(REF, 0, 1)).total, 5);
+    assert.equal((await store.records.insert(REF, rows, "fail")).inserted, 5);
+    assert.equal((await store.records.read(REF, 0, 1)).total, 5);
     assert.deepEqual(await spooled(dir), []);
   });
 });
@@ -116,8 +116,8 @@ Deno.test("insertRecords() loads parts given only as streams while they arrive",
       whole: () => Promise.reject(new Error("The whole body was asked for")),
       inMemory: () => Promise.resolve(undefined),
     };
-    assert.equal((await store.insertRecords(REF, rows, "fail")).inserted, 9);
-    assert.equal((await store.readRecords(REF, 0, 1)).total, 9);
+    assert.equal((await store.records.insert(REF, rows, "fail")).inserted, 9);
+    assert.equal((await store.records.read(REF, 0, 1)).total, 9);
     assert.deepEqual(await spooled(dir), []);
   });
 });

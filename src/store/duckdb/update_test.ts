@@ -11,7 +11,7 @@ async function update(
   store: DuckDBStore,
   request: TableUpdateRequest | ((t: Table) => TableUpdateRequest),
 ) {
-  return await store.updateTable(
+  return await store.tables.update(
     ref,
     (current) => planUpdate(current, typeof request === "function" ? request(current) : request),
   );
@@ -29,7 +29,7 @@ async function tableOid(store: DuckDBStore): Promise<bigint> {
 
 Deno.test("DuckDBStore.updateTable() rewrites nothing for a GET response sent back", async () => {
   await withTempStore(async (store) => {
-    await store.createTable(
+    await store.tables.create(
       planTable(ref, {
         columns: [{ name: "id", type: "serial" }, { name: "label", type: "varchar" }],
         constraints: { primary_key: { columns: ["id"] }, unique: [{ columns: ["label"] }] },
@@ -46,7 +46,7 @@ Deno.test("DuckDBStore.updateTable() rewrites nothing for a GET response sent ba
 
 Deno.test("DuckDBStore.updateTable() alters in place where DuckDB can and rebuilds where not", async () => {
   await withTempStore(async (store) => {
-    await store.createTable(
+    await store.tables.create(
       planTable(ref, {
         columns: [{ name: "a", type: "int" }, { name: "b", type: "varchar" }],
       }),
@@ -66,7 +66,7 @@ Deno.test("DuckDBStore.updateTable() alters in place where DuckDB can and rebuil
 
 Deno.test("DuckDBStore.updateTable() alters a table that references itself in place, keeping the rows", async () => {
   await withTempStore(async (store) => {
-    await store.createTable(
+    await store.tables.create(
       planTable(ref, {
         columns: [{ name: "id", type: "int" }, { name: "up", type: "int" }, {
           name: "note",
@@ -96,7 +96,7 @@ Deno.test("DuckDBStore.updateTable() alters a table that references itself in pl
 
 Deno.test("DuckDBStore.updateTable() checkpoints after a rebuild: the new key's index is not left in memory", async () => {
   await withTempStore(async (store) => {
-    await store.createTable(
+    await store.tables.create(
       planTable(ref, {
         columns: [{ name: "id", type: "bigint" }, { name: "label", type: "varchar" }],
         constraints: { primary_key: { columns: ["id"] } },
@@ -111,7 +111,7 @@ Deno.test("DuckDBStore.updateTable() checkpoints after a rebuild: the new key's 
     });
     const rebuilt = await update(store, (t) => ({ columns: [...t.columns].reverse() }));
     assert.equal(rebuilt.how, "rebuilt");
-    const index = (await store.memoryByUse()).get("art_index") ?? 0;
+    const index = (await store.health.memoryByUse()).get("art_index") ?? 0;
     assert.ok(index < 256 * 1024, `${index} bytes of key index held in memory after the rebuild`);
     const [row] = await store.database.withSession((session) =>
       session.rows("SELECT count(*) AS n, max(id) AS top FROM public.items")

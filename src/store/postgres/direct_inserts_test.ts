@@ -201,7 +201,7 @@ await postgresTest("Direct inserts", async (t, server) => {
       "a body past 10,000 rows is copied in as it is, or staged when a value is not plain",
       async () => {
         const ref = { schema: "public", name: "big" };
-        await bench.store.createTable(
+        await bench.store.tables.create(
           planTable(ref, {
             columns: [{ name: "id", type: "integer" }, { name: "name", type: "text" }],
             constraints: { primary_key: { columns: ["id"] } },
@@ -238,9 +238,9 @@ await postgresTest("Direct inserts", async (t, server) => {
         for (const onConflict of ["skip", "update"] as const) {
           const outcomes = [];
           for (const schema of [`direct_${onConflict}`, `staged_${onConflict}`]) {
-            await bench.store.createSchema(schema);
+            await bench.store.schemas.create(schema);
             const ref = { schema, name: "t" };
-            await bench.store.createTable(
+            await bench.store.tables.create(
               planTable(ref, {
                 columns: [{ name: "id", type: "integer" }, { name: "v", type: "text" }],
                 constraints: { primary_key: { columns: ["id"] } },
@@ -282,7 +282,9 @@ await postgresTest("Direct inserts", async (t, server) => {
         `${type}: the direct path takes exactly the plain values, storing what the staging stores`,
         async () => {
           for (const schema of ["direct_", "staged_"]) {
-            await bench.store.createSchema(`${schema}${type.replace(/\W/g, "_")}`).catch(() => {});
+            await bench.store.schemas.create(`${schema}${type.replace(/\W/g, "_")}`).catch(
+              () => {},
+            );
           }
           for (const value of [...direct, ...staged]) {
             const refs = ["direct_", "staged_"].map((s) => ({
@@ -290,8 +292,8 @@ await postgresTest("Direct inserts", async (t, server) => {
               name: "t",
             }));
             for (const ref of refs) {
-              await bench.store.dropTable(ref).catch(() => {});
-              await bench.store.createTable(
+              await bench.store.tables.drop(ref).catch(() => {});
+              await bench.store.tables.create(
                 planTable(ref, {
                   columns: [{ name: "id", type: "serial" }, { name: "v", type }],
                   constraints: { primary_key: { columns: ["id"] } },

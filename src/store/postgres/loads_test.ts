@@ -44,11 +44,11 @@ function csv(text: string): CsvSource {
 const T: TableRef = { schema: "public", name: "T" };
 
 async function create(store: PostgresStore, definition: TableDefinition, ref = T) {
-  await store.createTable(planTable(ref, definition), { ifNotExists: false });
+  await store.tables.create(planTable(ref, definition), { ifNotExists: false });
 }
 
 async function insert(bench: Bench, rows: unknown[], onConflict: OnConflict = "fail", ref = T) {
-  return await bench.store.insertRecords(ref, arriving(bench.dir, rows), onConflict);
+  return await bench.store.records.insert(ref, arriving(bench.dir, rows), onConflict);
 }
 
 async function rows(db: Database, sql: string) {
@@ -255,8 +255,8 @@ await postgresTest(`PostgreSQL loads`, async (t, server) => {
         at: Date.now(),
         since: 0,
       };
-      await bench.store.insertRecords(C, arriving(bench.dir, [{ p: 1 }]), "fail", keyed);
-      const kept = await bench.store.keptAnswer("tester POST /x", "k1", 0);
+      await bench.store.records.insert(C, arriving(bench.dir, [{ p: 1 }]), "fail", keyed);
+      const kept = await bench.store.answers.find("tester POST /x", "k1", 0);
       assert.deepEqual(kept?.answer.body, { inserted: 1 });
     });
   });
@@ -274,14 +274,14 @@ await postgresTest(`PostgreSQL loads`, async (t, server) => {
             columns: defaults.map((d, i) => ({ name: `c${i}`, type: "integer", default: d })),
           });
         const started = Date.now();
-        const made = await store.uploadCsv(T, csv("c0,c1\n1,2\n"), {
+        const made = await store.records.uploadCsv(T, csv("c0,c1\n1,2\n"), {
           ifExists: "replace",
           plan: plan(["7", "8"]),
         });
         assert.equal(made.inserted, 1);
         // A default that is no integer fails its probe; the next probe still runs.
         const wrong = await rejectsWith(
-          store.uploadCsv(T, csv("c0,c1\n1,2\n"), {
+          store.records.uploadCsv(T, csv("c0,c1\n1,2\n"), {
             ifExists: "replace",
             plan: plan(["'x'", "'y'"]),
           }),
@@ -289,7 +289,7 @@ await postgresTest(`PostgreSQL loads`, async (t, server) => {
         );
         assert.equal(wrong.details?.length, 2, JSON.stringify(wrong.details));
         assert.ok(Date.now() - started < 5_000, "a probe waited for a connection");
-        await store.uploadCsv(T, csv("c0,c1\n1,2\n"), {
+        await store.records.uploadCsv(T, csv("c0,c1\n1,2\n"), {
           ifExists: "replace",
           plan: plan(["1", "2"]),
         });
@@ -303,7 +303,7 @@ await postgresTest(`PostgreSQL loads`, async (t, server) => {
   await t.step("uploadCsv() infers types, and if_exists fail, append, replace", async () => {
     await withStore(server, async (bench) => {
       const text = 'id,name,price,day\n1,"a, b",1.5,2024-01-01\n2,"say ""hi""",2,2024-01-02\n';
-      const made = await bench.store.uploadCsv(T, csv(text), { ifExists: "fail" });
+      const made = await bench.store.records.uploadCsv(T, csv(text), { ifExists: "fail" });
       assert.equal(made.inserted, 2);
       assert.deepEqual(made.table.columns.map((c) => c.type), [
         "bigint",
@@ -316,27 +316,29 @@ await postgresTest(`PostgreSQL loads`, async (t, server) => {
         { name: 'say "hi"' },
       ]);
       await rejectsWith(
-        bench.store.uploadCsv(T, csv(text), { ifExists: "fail" }),
+        bench.store.records.uploadCsv(T, csv(text), { ifExists: "fail" }),
         409,
         /already exists; use if_exists=replace or append/,
       );
-      const appended = await bench.store.uploadCsv(T, csv(text), { ifExists: "append" });
+      const appended = await bench.store.records.uploadCsv(T, csv(text), { ifExists: "append" });
       assert.equal(appended.inserted, 2);
       assert.equal((await rows(bench.db, `SELECT count(*)::int AS n FROM "T"`))[0]!.n, 4);
       // A failed append changes nothing.
       await rejectsWith(
-        bench.store.uploadCsv(T, csv("id,name,price,day\n3,c,x,2024-01-01\n"), {
+        bench.store.records.uploadCsv(T, csv("id,name,price,day\n3,c,x,2024-01-01\n"), {
           ifExists: "append",
         }),
         422,
       );
       assert.equal((await rows(bench.db, `SELECT count(*)::int AS n FROM "T"`))[0]!.n, 4);
-      const replaced = await bench.store.uploadCsv(T, csv("a\nx\n"), { ifExists: "replace" });
+      const replaced = await bench.store.records.uploadCsv(T, csv("a\nx\n"), {
+        ifExists: "replace",
+      });
       assert.deepEqual(replaced.table.columns.map((c) => c.name), ["a"]);
       assert.deepEqual(await rows(bench.db, `SELECT a FROM "T"`), [{ a: "x" }]);
       // A failed replace leaves the old table.
       await rejectsWith(
-        bench.store.uploadTable(T, await arriving(bench.dir, [{ z: 1 }]).whole(), {
+        bench.store.records.upload(T, await arriving(bench.dir, [{ z: 1 }]).whole(), {
           ifExists: "replace",
           plan: planTable(T, { columns: [{ name: "z", type: "date" }] }),
         }),
@@ -352,7 +354,7 @@ await postgresTest(`PostgreSQL loads`, async (t, server) => {
         { id: 1, at: "2024-01-01T00:00:00Z", tags: ["a"], meta: { k: 1 }, ok: true },
         { id: 2, at: null, tags: [], meta: null, ok: false },
       ]).whole();
-      const made = await bench.store.uploadTable(T, source, { ifExists: "fail" });
+      const made = await bench.store.records.upload(T, source, { ifExists: "fail" });
       assert.equal(made.inserted, 2);
       assert.deepEqual(
         made.table.columns.map((c) => `${c.name} ${c.type}`),

@@ -11,32 +11,15 @@
  * @module
  */
 
-import type { TablePlan } from "../../catalog/definition.ts";
 import { PG_MAX_COLUMNS, PG_MAX_NAME_BYTES } from "./ddl.ts";
-import type { Filter, ReadQuery } from "../../catalog/filters.ts";
-import type { Table, TableRef } from "../../catalog/model.ts";
-import type { TableUpdate } from "../../catalog/update.ts";
 import type { Logger } from "../../log.ts";
 import type {
-  ArrivingRows,
-  ColumnChange,
-  CsvSource,
-  KeptAnswer,
-  KeyedWrite,
-  LoadCounts,
-  OnConflict,
-  QueryPage,
-  QueryRequest,
-  RecordsPage,
-  RecordsQuery,
-  RecordsSummary,
-  ResultColumn,
-  ResultFormat,
-  RowChoice,
-  RowsSource,
+  AnswerStore,
+  HealthStore,
+  QueryStore,
+  RecordStore,
   Store,
-  UpdateHow,
-  UploadOptions,
+  TableStore,
 } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { Database, type Session } from "./database.ts";
@@ -113,154 +96,59 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 export class PostgresStore extends CoreStore<Session> implements Store {
   readonly maxColumns: number = PG_MAX_COLUMNS;
   readonly maxColumnNameBytes: number = PG_MAX_NAME_BYTES;
-  readonly #context: StoreContext;
-
+  readonly tables: TableStore;
+  readonly records: RecordStore;
+  readonly queries: QueryStore;
+  readonly answers: AnswerStore;
+  readonly health: HealthStore;
+  readonly #database: Database;
   readonly #closeStaging: () => Promise<void>;
 
   constructor(context: StoreContext, closeStaging: () => Promise<void>) {
     super(postgresCore(context));
-    this.#context = context;
+    const { database } = context;
+    this.#database = database;
     this.#closeStaging = closeStaging;
-  }
-
-  createTable(
-    plan: TablePlan,
-    options: {
-      readonly ifNotExists: boolean;
-      readonly keyed?: KeyedWrite<{ table: Table; created: boolean }>;
-    },
-  ): Promise<{ table: Table; created: boolean }> {
-    return tables.createTable(this.#context, plan, options);
-  }
-
-  getTable(ref: TableRef): Promise<Table> {
-    return tables.getTable(this.#context, ref);
-  }
-
-  updateTable(
-    ref: TableRef,
-    decide: (current: Table) => TableUpdate,
-    keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
-  ): Promise<{ table: Table; how: UpdateHow }> {
-    return update.updateTable(this.#context, ref, decide, keyed);
-  }
-
-  dropTable(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef> {
-    return tables.dropTable(this.#context, ref, keyed);
-  }
-
-  insertRecords(
-    ref: TableRef,
-    rows: ArrivingRows,
-    onConflict: OnConflict,
-    keyed?: KeyedWrite<{ table: Table } & LoadCounts>,
-  ): Promise<{ table: Table } & LoadCounts> {
-    return records.insertRecords(this.#context, ref, rows, onConflict, keyed);
-  }
-
-  uploadTable(
-    ref: TableRef,
-    rows: RowsSource,
-    options: UploadOptions,
-  ): Promise<{ table: Table; inserted: number }> {
-    return uploads.uploadTable(this.#context, ref, rows, options);
-  }
-
-  uploadCsv(
-    ref: TableRef,
-    csv: CsvSource,
-    options: UploadOptions,
-  ): Promise<{ table: Table; inserted: number }> {
-    return uploads.uploadCsv(this.#context, ref, csv, options);
-  }
-
-  updateRecords(
-    ref: TableRef,
-    changes: readonly ColumnChange[],
-    where: RowChoice,
-    keyed?: KeyedWrite<{ table: Table; updated: number }>,
-  ): Promise<{ table: Table; updated: number }> {
-    return recordChanges.updateRecords(this.#context, ref, changes, where, keyed);
-  }
-
-  deleteRecords(
-    ref: TableRef,
-    where: RowChoice,
-    keyed?: KeyedWrite<{ table: Table; deleted: number }>,
-  ): Promise<{ table: Table; deleted: number }> {
-    return recordChanges.deleteRecords(this.#context, ref, where, keyed);
-  }
-
-  readRecords(
-    ref: TableRef,
-    offset: number,
-    limit: number,
-    query?: RecordsQuery,
-  ): Promise<RecordsPage> {
-    return reads.readRecords(this.#context, ref, offset, limit, query);
-  }
-
-  summarizeRecords(
-    ref: TableRef,
-    filters: readonly Filter[],
-    select?: readonly string[],
-  ): Promise<RecordsSummary> {
-    return summary.summarizeRecords(this.#context, ref, filters, select);
-  }
-
-  exportRecords(
-    ref: TableRef,
-    format: ResultFormat,
-    read?: ReadQuery,
-  ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }> {
-    return exports.exportRecords(this.#context, ref, format, read);
-  }
-
-  readQuery(request: QueryRequest, limit: number): Promise<QueryPage> {
-    return queries.readQuery(this.#context, request, limit);
-  }
-
-  streamQuery(request: QueryRequest, format: ResultFormat): Promise<
-    { columns: readonly ResultColumn[]; stream: ReadableStream<Uint8Array> }
-  > {
-    return queries.streamQuery(this.#context, request, format);
-  }
-
-  columnTypes(plan: TablePlan): Promise<string[]> {
-    return tables.columnTypes(this.#context, plan);
-  }
-
-  keptAnswer(scope: string, key: string, since: number): Promise<KeptAnswer | undefined> {
-    return this.#context.database.withSession((s) => answers.findAnswer(s, scope, key, since));
-  }
-
-  keepAnswer<R>(keyed: KeyedWrite<R>, result: R): Promise<void> {
-    return this.#context.database.transaction((s) => answers.keepAnswer(s, keyed, result));
-  }
-
-  forgetAnswers(before: number): Promise<void> {
-    return this.#context.database.withSession((s) => answers.forgetAnswers(s, before));
-  }
-
-  ready(): Promise<boolean> {
-    return health.ready(this.#context.database);
-  }
-
-  healthy(): Promise<boolean> {
-    return this.#context.database.usable();
-  }
-
-  openTransactions(): number {
-    return this.#context.database.openTransactions;
-  }
-
-  /** See {@link health.memoryByUse}. */
-  memoryByUse(): Promise<Map<string, number>> {
-    return health.memoryByUse(this.#context.database);
+    this.tables = {
+      create: (plan, options) => tables.createTable(context, plan, options),
+      get: (ref) => tables.getTable(context, ref),
+      list: (options) => this.listTables(options),
+      update: (ref, decide, keyed) => update.updateTable(context, ref, decide, keyed),
+      drop: (ref, keyed) => tables.dropTable(context, ref, keyed),
+      columnTypes: (plan) => tables.columnTypes(context, plan),
+    };
+    this.records = {
+      insert: (ref, rows, onConflict, keyed) =>
+        records.insertRecords(context, ref, rows, onConflict, keyed),
+      upload: (ref, rows, options) => uploads.uploadTable(context, ref, rows, options),
+      uploadCsv: (ref, csv, options) => uploads.uploadCsv(context, ref, csv, options),
+      update: (ref, changes, where, keyed) =>
+        recordChanges.updateRecords(context, ref, changes, where, keyed),
+      delete: (ref, where, keyed) => recordChanges.deleteRecords(context, ref, where, keyed),
+      read: (ref, offset, limit, query) => reads.readRecords(context, ref, offset, limit, query),
+      summarize: (ref, filters, select) => summary.summarizeRecords(context, ref, filters, select),
+      export: (ref, format, read) => exports.exportRecords(context, ref, format, read),
+    };
+    this.queries = {
+      read: (request, limit) => queries.readQuery(context, request, limit),
+      stream: (request, format) => queries.streamQuery(context, request, format),
+    };
+    this.answers = {
+      find: (scope, key, since) =>
+        database.withSession((s) => answers.findAnswer(s, scope, key, since)),
+      keep: (keyed, result) => database.transaction((s) => answers.keepAnswer(s, keyed, result)),
+      forget: (before) => database.withSession((s) => answers.forgetAnswers(s, before)),
+    };
+    this.health = {
+      ready: () => health.ready(database),
+      healthy: () => database.usable(),
+      openTransactions: () => database.openTransactions,
+      memoryByUse: () => health.memoryByUse(database),
+    };
   }
 
   async close(): Promise<void> {
-    await this.#context.database.close();
+    await this.#database.close();
     await this.#closeStaging();
   }
 }

@@ -65,7 +65,7 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
       const url = await freshDatabase(server);
       const stores = await Promise.all([1, 2, 3].map(() => openPostgresStore({ url })));
       try {
-        for (const store of stores) assert.deepEqual(await store.listSchemas(), ["public"]);
+        for (const store of stores) assert.deepEqual(await store.schemas.list(), ["public"]);
         const again = await openPostgresStore({ url });
         await again.close();
       } finally {
@@ -76,22 +76,22 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
 
   await t.step("schemas are created, listed in any case, resolved and dropped", async () => {
     await withStore(server, async (store) => {
-      assert.equal(await store.createSchema("Sales"), "Sales");
-      await rejectsWith(store.createSchema("sales"), 409, /Schema "Sales" already exists/);
-      assert.deepEqual(await store.listSchemas(), ["public", "Sales"]);
-      assert.deepEqual(await store.listSchemas(["SALES"]), ["Sales"]);
-      assert.equal(await store.resolveSchema("sAlEs"), "Sales");
-      await rejectsWith(store.resolveSchema(META), 404);
-      await rejectsWith(store.resolveSchema("nowhere"), 404, /Schema "nowhere" does not exist/);
-      await rejectsWith(store.dropSchema("public", true), 409);
+      assert.equal(await store.schemas.create("Sales"), "Sales");
+      await rejectsWith(store.schemas.create("sales"), 409, /Schema "Sales" already exists/);
+      assert.deepEqual(await store.schemas.list(), ["public", "Sales"]);
+      assert.deepEqual(await store.schemas.list(["SALES"]), ["Sales"]);
+      assert.equal(await store.schemas.resolve("sAlEs"), "Sales");
+      await rejectsWith(store.schemas.resolve(META), 404);
+      await rejectsWith(store.schemas.resolve("nowhere"), 404, /Schema "nowhere" does not exist/);
+      await rejectsWith(store.schemas.drop("public", true), 409);
 
-      await store.createTable(plan("Sales", "t", { columns: [{ name: "a", type: "int" }] }), {
+      await store.tables.create(plan("Sales", "t", { columns: [{ name: "a", type: "int" }] }), {
         ifNotExists: false,
       });
-      await rejectsWith(store.dropSchema("sales", false), 409, /holds 1 table\(s\)/);
-      assert.equal(await store.dropSchema("sales", true), "Sales");
-      assert.deepEqual(await store.listSchemas(), ["public"]);
-      const listing = await store.listTables({ offset: 0, limit: 10, verbose: false });
+      await rejectsWith(store.schemas.drop("sales", false), 409, /holds 1 table\(s\)/);
+      assert.equal(await store.schemas.drop("sales", true), "Sales");
+      assert.deepEqual(await store.schemas.list(), ["public"]);
+      const listing = await store.tables.list({ offset: 0, limit: 10, verbose: false });
       assert.equal(listing.total, 0);
     });
   });
@@ -100,7 +100,7 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
     "createTable() builds keys, defaults and serials; getTable() describes them with PostgreSQL's type names",
     async () => {
       await withStore(server, async (store) => {
-        const created = await store.createTable(plan("public", "Parent", PARENT), {
+        const created = await store.tables.create(plan("public", "Parent", PARENT), {
           ifNotExists: false,
         });
         assert.equal(created.created, true);
@@ -139,9 +139,9 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
           },
         };
         assert.deepEqual(created.table, expected);
-        assert.deepEqual(await store.getTable({ schema: "PUBLIC", name: "parent" }), expected);
+        assert.deepEqual(await store.tables.get({ schema: "PUBLIC", name: "parent" }), expected);
 
-        const child = await store.createTable(plan("public", "child", CHILD), {
+        const child = await store.tables.create(plan("public", "child", CHILD), {
           ifNotExists: false,
         });
         assert.deepEqual(child.table.constraints.foreign_keys, [{
@@ -152,21 +152,21 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
           reference_schema: "public",
         }]);
         await rejectsWith(
-          store.createTable(plan("public", "CHILD", CHILD), { ifNotExists: false }),
+          store.tables.create(plan("public", "CHILD", CHILD), { ifNotExists: false }),
           409,
           /Table "public.child" already exists/,
         );
-        const again = await store.createTable(plan("public", "child", CHILD), {
+        const again = await store.tables.create(plan("public", "child", CHILD), {
           ifNotExists: true,
         });
         assert.equal(again.created, false);
         assert.deepEqual(again.table, child.table);
 
-        const listing = await store.listTables({ offset: 1, limit: 5, verbose: true });
+        const listing = await store.tables.list({ offset: 1, limit: 5, verbose: true });
         assert.equal(listing.total, 2);
         assert.deepEqual(listing.tables, [expected]);
-        await rejectsWith(store.getTable({ schema: "public", name: "nope" }), 404);
-        await rejectsWith(store.getTable({ schema: "nope", name: "t" }), 404, /Schema "nope"/);
+        await rejectsWith(store.tables.get({ schema: "public", name: "nope" }), 404);
+        await rejectsWith(store.tables.get({ schema: "nope", name: "t" }), 404, /Schema "nope"/);
       });
     },
   );
@@ -176,12 +176,12 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
     async () => {
       await withStore(server, async (store) => {
         await rejectsWith(
-          store.createTable(plan("public", "child", CHILD), { ifNotExists: false }),
+          store.tables.create(plan("public", "child", CHILD), { ifNotExists: false }),
           422,
           /references table "public.Parent", which does not exist/,
         );
         await rejectsWith(
-          store.createTable(
+          store.tables.create(
             plan("public", "t", { columns: [{ name: "n", type: "int", default: "'x'" }] }),
             { ifNotExists: false },
           ),
@@ -189,7 +189,7 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
           /Default of column "n" is not a value of type integer/,
         );
         await rejectsWith(
-          store.createTable(
+          store.tables.create(
             plan("public", "t", {
               columns: [{ name: "n", type: "int", default: "1); DROP SCHEMA public; --" }],
             }),
@@ -198,7 +198,7 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
           422,
           /is not an expression/,
         );
-        assert.deepEqual(await store.listSchemas(), ["public"]);
+        assert.deepEqual(await store.schemas.list(), ["public"]);
       });
     },
   );
@@ -208,13 +208,15 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
     async () => {
       await withStore(server, async (store) => {
         assert.deepEqual(
-          await store.columnTypes(plan("public", "t", {
+          await store.tables.columnTypes(plan("public", "t", {
             columns: [{ name: "a", type: "VARCHAR(20)[]" }, { name: "b", type: "float" }],
           })),
           ["character varying(20)[]", "double precision"],
         );
         await rejectsWith(
-          store.columnTypes(plan("public", "t", { columns: [{ name: "n", type: "hugeint" }] })),
+          store.tables.columnTypes(
+            plan("public", "t", { columns: [{ name: "n", type: "hugeint" }] }),
+          ),
           422,
           /Column "n": Type "HUGEINT" does not exist on PostgreSQL .*: use numeric\(39,0\)/,
         );
@@ -226,20 +228,20 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
     "dropTable() is 409 while another table references it, then drops it with its sequence",
     async () => {
       await withStore(server, async (store, url) => {
-        await store.createTable(plan("public", "Parent", PARENT), { ifNotExists: false });
-        await store.createTable(plan("public", "child", CHILD), { ifNotExists: false });
+        await store.tables.create(plan("public", "Parent", PARENT), { ifNotExists: false });
+        await store.tables.create(plan("public", "child", CHILD), { ifNotExists: false });
         await rejectsWith(
-          store.dropTable({ schema: "public", name: "parent" }),
+          store.tables.drop({ schema: "public", name: "parent" }),
           409,
           /foreign key "child_parent_fkey" of table "public.child" references it/,
         );
-        await rejectsWith(store.dropSchema("public", true), 409);
-        assert.deepEqual(await store.dropTable({ schema: "public", name: "CHILD" }), {
+        await rejectsWith(store.schemas.drop("public", true), 409);
+        assert.deepEqual(await store.tables.drop({ schema: "public", name: "CHILD" }), {
           schema: "public",
           name: "child",
         });
-        await store.dropTable({ schema: "public", name: "parent" });
-        await rejectsWith(store.getTable({ schema: "public", name: "Parent" }), 404);
+        await store.tables.drop({ schema: "public", name: "parent" });
+        await rejectsWith(store.tables.get({ schema: "public", name: "Parent" }), 404);
         const database = await Database.open({ url });
         try {
           const left = await database.withSession((s) =>
@@ -258,7 +260,7 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
 
   await t.step("a column keeps its id when renamed, and ids are never reused", async () => {
     await withStore(server, async (store, url) => {
-      const { table } = await store.createTable(plan("public", "t", PARENT), {
+      const { table } = await store.tables.create(plan("public", "t", PARENT), {
         ifNotExists: false,
       });
       const database = await Database.open({ url });
@@ -281,15 +283,15 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
       } finally {
         await database.close();
       }
-      const after = await store.getTable({ schema: "public", name: "t" });
+      const after = await store.tables.get({ schema: "public", name: "t" });
       assert.deepEqual(after.columns.map((c) => [c.id, c.name]), [
         [1, "id"],
         [2, "mail"],
         [4, "active"],
         [5, "born"],
       ]);
-      await store.dropTable({ schema: "public", name: "t" });
-      const { table: next } = await store.createTable(plan("public", "u", PARENT), {
+      await store.tables.drop({ schema: "public", name: "t" });
+      const { table: next } = await store.tables.create(plan("public", "u", PARENT), {
         ifNotExists: false,
       });
       assert.deepEqual(next.columns.map((c) => c.id), [1, 2, 3, 4, 5]);
@@ -304,7 +306,7 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
         try {
           const results = await Promise.allSettled(
             [first, second, first, second].map((store) =>
-              store.createTable(plan("public", "Parent", PARENT), { ifNotExists: false })
+              store.tables.create(plan("public", "Parent", PARENT), { ifNotExists: false })
             ),
           );
           assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
@@ -330,7 +332,7 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
         constraints: { primary_key: null, unique: [], foreign_keys: [] },
       } as unknown as TemplateDefinition;
       const add = (name: string, minor: number) =>
-        store.addTemplate({
+        store.templates.add({
           name,
           version: { major: 1, minor },
           compatibility: "backward",
@@ -343,7 +345,7 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
       assert.equal(second.name, "Orders", "the first spelling is kept");
       await add("items", 0);
       await assert.rejects(
-        store.addTemplate({
+        store.templates.add({
           name: "orders",
           version: { major: 2, minor: 0 },
           compatibility: "none",
@@ -354,28 +356,28 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
         }),
         /refused/,
       );
-      const versions = await store.templateVersions("orders");
+      const versions = await store.templates.versions("orders");
       assert.deepEqual(versions.map((v) => v.template.version), ["1.1", "1.0"]);
       assert.deepEqual(versions[0]!.types, ["integer"]);
       assert.deepEqual(versions[0]!.template.table_template, definition);
-      const latest = await store.listTemplates({ orderBy: "name_asc", latest: true });
+      const latest = await store.templates.list({ orderBy: "name_asc", latest: true });
       assert.deepEqual(latest.map((t) => `${t.name} ${t.version}`), [
         "items 1.0",
         "Orders 1.1",
       ]);
-      const found = await store.listTemplates({
+      const found = await store.templates.list({
         search: "DER",
         orderBy: "recent",
         latest: false,
       });
       assert.deepEqual(found.map((t) => t.version), ["1.1", "1.0"]);
-      assert.equal(await store.dropTemplate("orders", "latest"), "Orders");
-      assert.deepEqual((await store.templateVersions("Orders")).map((v) => v.version), [
+      assert.equal(await store.templates.drop("orders", "latest"), "Orders");
+      assert.deepEqual((await store.templates.versions("Orders")).map((v) => v.version), [
         { major: 1, minor: 0 },
       ]);
-      await store.dropTemplate("ORDERS");
-      assert.deepEqual(await store.templateVersions("orders"), []);
-      await rejectsWith(store.dropTemplate("orders"), 404);
+      await store.templates.drop("ORDERS");
+      assert.deepEqual(await store.templates.versions("orders"), []);
+      await rejectsWith(store.templates.drop("orders"), 404);
     });
   });
 
@@ -384,22 +386,22 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
     async () => {
       await withStore(server, async (store) => {
         const since = Date.now() - 1000;
-        await store.createSchema("kept", keyedWrite("k1"));
-        const kept = await store.keptAnswer("tester POST /x", "k1", since);
+        await store.schemas.create("kept", keyedWrite("k1"));
+        const kept = await store.answers.find("tester POST /x", "k1", since);
         assert.deepEqual(kept, {
           fingerprint: "f".repeat(64),
           answer: { status: 201, body: "kept" },
         });
-        await rejectsWith(store.createSchema("KEPT", keyedWrite("k2")), 409);
-        assert.equal(await store.keptAnswer("tester POST /x", "k2", since), undefined);
-        assert.equal(await store.keptAnswer("someone else", "k1", since), undefined);
-        await store.keepAnswer(keyedWrite<string>("k3"), "same");
+        await rejectsWith(store.schemas.create("KEPT", keyedWrite("k2")), 409);
+        assert.equal(await store.answers.find("tester POST /x", "k2", since), undefined);
+        assert.equal(await store.answers.find("someone else", "k1", since), undefined);
+        await store.answers.keep(keyedWrite<string>("k3"), "same");
         assert.equal(
-          (await store.keptAnswer("tester POST /x", "k3", since))?.answer.body,
+          (await store.answers.find("tester POST /x", "k3", since))?.answer.body,
           "same",
         );
-        await store.forgetAnswers(Date.now() + 1000);
-        assert.equal(await store.keptAnswer("tester POST /x", "k1", since), undefined);
+        await store.answers.forget(Date.now() + 1000);
+        assert.equal(await store.answers.find("tester POST /x", "k1", since), undefined);
       });
     },
   );
@@ -408,10 +410,10 @@ await postgresTest(`PostgresStore on PostgreSQL 15`, async (t, server) => {
     "ready(), healthy(), openTransactions() and memoryByUse() report the database",
     async () => {
       await withStore(server, async (store) => {
-        assert.equal(await store.ready(), true);
-        assert.equal(await store.healthy(), true);
-        assert.equal(store.openTransactions(), 0);
-        const memory = await store.memoryByUse();
+        assert.equal(await store.health.ready(), true);
+        assert.equal(await store.health.healthy(), true);
+        assert.equal(store.health.openTransactions(), 0);
+        const memory = await store.health.memoryByUse();
         assert.deepEqual([...memory.keys()], ["backend_contexts", "shared_buffers"]);
         assert.equal(memory.get("shared_buffers"), 256 * 1024 * 1024);
       });

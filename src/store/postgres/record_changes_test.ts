@@ -48,8 +48,8 @@ await postgresTest(`updateRecords() and deleteRecords() on PostgreSQL`, async (t
            FROM orders ORDER BY id`,
         )
       );
-    await store.createTable(planTable(customers, CUSTOMERS), { ifNotExists: false });
-    await store.createTable(planTable(orders, ORDERS), { ifNotExists: false });
+    await store.tables.create(planTable(customers, CUSTOMERS), { ifNotExists: false });
+    await store.tables.create(planTable(orders, ORDERS), { ifNotExists: false });
     await database.withSession(async (s) => {
       await s.run("INSERT INTO customers (id, name) VALUES (1, 'Ada'), (2, 'Grace'), (3, 'L')");
       await s.run(
@@ -60,7 +60,7 @@ await postgresTest(`updateRecords() and deleteRecords() on PostgreSQL`, async (t
     });
 
     await t.step("sets values cast as inserted values are, in the chosen rows", async () => {
-      const result = await store.updateRecords(orders, [
+      const result = await store.records.update(orders, [
         { key: "ID", json: "9007199254740993" },
         { key: "Price", json: "12345678.99" },
         { key: "paid", json: '"f"' },
@@ -82,23 +82,23 @@ await postgresTest(`updateRecords() and deleteRecords() on PostgreSQL`, async (t
         tags: [1, null, 3],
         doc: { a: [1] },
       });
-      const none = await store.updateRecords(orders, [{ key: "qty", json: "null" }], () => [
+      const none = await store.records.update(orders, [{ key: "qty", json: "null" }], () => [
         eq("status", "nobody"),
       ]);
       assert.equal(none.updated, 0);
-      const all = await store.updateRecords(orders, [{ key: "qty", json: "null" }], () => []);
+      const all = await store.records.update(orders, [{ key: "qty", json: "null" }], () => []);
       assert.equal(all.updated, 3);
     });
 
     await t.step("what is refused changes nothing", async () => {
       const before = await rows();
       await rejectsWith(
-        store.updateRecords(orders, [{ key: "qty", json: "1" }], () => [eq("qty", "many")]),
+        store.records.update(orders, [{ key: "qty", json: "1" }], () => [eq("qty", "many")]),
         400,
         /"qty"/,
       );
       const unknown = await rejectsWith(
-        store.updateRecords(orders, [{ key: "colour", json: '"red"' }], () => []),
+        store.records.update(orders, [{ key: "colour", json: '"red"' }], () => []),
         422,
         /colour/,
       );
@@ -107,7 +107,7 @@ await postgresTest(`updateRecords() and deleteRecords() on PostgreSQL`, async (t
         message: 'Unknown column "colour"',
       }]);
       const bad = await rejectsWith(
-        store.updateRecords(orders, [
+        store.records.update(orders, [
           { key: "qty", json: '"many"' },
           { key: "paid", json: "2" },
           { key: "status", json: '"fine"' },
@@ -117,46 +117,46 @@ await postgresTest(`updateRecords() and deleteRecords() on PostgreSQL`, async (t
       );
       assert.deepEqual(bad.details?.map((d) => d.column), ["qty", "paid"]);
       await rejectsWith(
-        store.updateRecords(orders, [{ key: "status", json: "null" }], () => []),
+        store.records.update(orders, [{ key: "status", json: "null" }], () => []),
         422,
         /"status" is NOT NULL/,
       );
       await rejectsWith(
-        store.updateRecords(orders, [{ key: "code", json: '"too long"' }], () => []),
+        store.records.update(orders, [{ key: "code", json: '"too long"' }], () => []),
         422,
         /does not fit table "orders"/,
       );
       await rejectsWith(
-        store.updateRecords(orders, [{ key: "id", json: "3" }], () => [eq("id", "2")]),
+        store.records.update(orders, [{ key: "id", json: "3" }], () => [eq("id", "2")]),
         409,
         /primary or unique key another row has/,
       );
       await rejectsWith(
-        store.updateRecords(orders, [{ key: "code", json: '"Z"' }], () => [
+        store.records.update(orders, [{ key: "code", json: '"Z"' }], () => [
           eq("customer_id", "1"),
         ]),
         409,
         /"orders"/,
       );
       await rejectsWith(
-        store.updateRecords(orders, [{ key: "customer_id", json: "99" }], () => [eq("id", "2")]),
+        store.records.update(orders, [{ key: "customer_id", json: "99" }], () => [eq("id", "2")]),
         422,
         /reference a row that does not exist/,
       );
       await rejectsWith(
-        store.deleteRecords(customers, () => [
+        store.records.delete(customers, () => [
           { column: "id", op: "in", negated: false, value: ["2", "1", "3"] },
         ]),
         409,
         /referenced by another table's foreign key/,
       );
       await rejectsWith(
-        store.updateRecords(customers, [{ key: "id", json: "10" }], () => [eq("id", "1")]),
+        store.records.update(customers, [{ key: "id", json: "10" }], () => [eq("id", "1")]),
         409,
         /foreign key references/,
       );
       await rejectsWith(
-        store.updateRecords(
+        store.records.update(
           { schema: "public", name: "nothing" },
           [{ key: "a", json: "1" }],
           () => [],
@@ -164,20 +164,20 @@ await postgresTest(`updateRecords() and deleteRecords() on PostgreSQL`, async (t
         404,
         /nothing/,
       );
-      await rejectsWith(store.updateRecords(orders, [], () => []), 400, /no column/);
+      await rejectsWith(store.records.update(orders, [], () => []), 400, /no column/);
       assert.deepEqual(await rows(), before);
     });
 
     await t.step("deletes the chosen rows; a referenced key may keep its value", async () => {
-      const same = await store.updateRecords(customers, [{ key: "id", json: "1" }], () => [
+      const same = await store.records.update(customers, [{ key: "id", json: "1" }], () => [
         eq("id", "1"),
       ]);
       assert.equal(same.updated, 1);
-      const deleted = await store.deleteRecords(orders, () => [eq("customer_id", "1")]);
+      const deleted = await store.records.delete(orders, () => [eq("customer_id", "1")]);
       assert.equal(deleted.deleted, 2);
-      assert.equal((await store.deleteRecords(customers, () => [eq("id", "1")])).deleted, 1);
+      assert.equal((await store.records.delete(customers, () => [eq("id", "1")])).deleted, 1);
       assert.deepEqual((await rows()).map((r) => r.id), ["3"]);
-      await rejectsWith(store.deleteRecords(orders, () => [eq("id", "x")]), 400, /"id"/);
+      await rejectsWith(store.records.delete(orders, () => [eq("id", "x")]), 400, /"id"/);
     });
 
     await t.step("a keyed change keeps its answer in its own transaction", async () => {
@@ -189,8 +189,8 @@ await postgresTest(`updateRecords() and deleteRecords() on PostgreSQL`, async (t
         at: Date.now(),
         since: 0,
       };
-      await store.deleteRecords(orders, () => [], keyed);
-      const kept = await store.keptAnswer("tester DELETE /x", "k1", 0);
+      await store.records.delete(orders, () => [], keyed);
+      const kept = await store.answers.find("tester DELETE /x", "k1", 0);
       assert.equal(kept?.answer.body, 1);
     });
   });

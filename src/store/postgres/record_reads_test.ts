@@ -36,7 +36,7 @@ const TYPES: TableDefinition = {
 await postgresTest(`readRecords() on PostgreSQL`, async (t, server) => {
   await t.step("renders each type as the DuckDB store does", async () => {
     await withPostgresStore(server, async (store, database) => {
-      await store.createTable(planTable({ schema: "public", name: "types" }, TYPES), {
+      await store.tables.create(planTable({ schema: "public", name: "types" }, TYPES), {
         ifNotExists: false,
       });
       await database.withSession((s) =>
@@ -50,7 +50,7 @@ await postgresTest(`readRecords() on PostgreSQL`, async (t, server) => {
                 'infinity', NULL, NULL, NULL, NULL, 'null', NULL, '{}', NULL, NULL, NULL)`,
         )
       );
-      const page = await store.readRecords({ schema: "public", name: "types" }, 0, 10);
+      const page = await store.records.read({ schema: "public", name: "types" }, 0, 10);
       assert.equal(page.total, 2);
       assert.equal(
         page.json,
@@ -83,7 +83,7 @@ await postgresTest(`readRecords() on PostgreSQL`, async (t, server) => {
           { name: "born", type: "date" },
         ],
       };
-      const table = (await store.createTable(planTable(ref, definition), {
+      const table = (await store.tables.create(planTable(ref, definition), {
         ifNotExists: false,
       })).table;
       // Inserted out of name order: no key, so records come in insertion order.
@@ -96,7 +96,7 @@ await postgresTest(`readRecords() on PostgreSQL`, async (t, server) => {
       );
       const read = async (query: string, offset = 0, limit = 100, after?: string) => {
         const parsed = parseReadQuery(new URLSearchParams(query), table.columns);
-        const page = await store.readRecords(ref, offset, limit, {
+        const page = await store.records.read(ref, offset, limit, {
           read: parsed,
           ...(after === undefined ? {} : { after }),
         });
@@ -176,7 +176,7 @@ await postgresTest(`readRecords() on PostgreSQL`, async (t, server) => {
       await rejectsWith(read("order=age.desc", 0, 2, next!), 400, /another order/);
       await rejectsWith(read("", 0, 2, "not-a-cursor"), 400, /after/);
       await rejectsWith(
-        store.readRecords({ schema: "public", name: "nobody" }, 0, 1),
+        store.records.read({ schema: "public", name: "nobody" }, 0, 1),
         404,
         /nobody/,
       );

@@ -9,7 +9,7 @@ await postgresTest(
   async (_t, server) => {
     await withPostgresStore(server, async (store, database) => {
       const ref = { schema: "public", name: "sales" };
-      await store.createTable(
+      await store.tables.create(
         planTable(ref, {
           columns: [
             { name: "id", type: "bigint", is_nullable: false },
@@ -33,7 +33,7 @@ await postgresTest(
            (9007199254740993, 10.00, 'c', '2024-01-03', true, NULL, '{1}', NULL)`,
         )
       );
-      const summary = await store.summarizeRecords(ref, []);
+      const summary = await store.records.summarize(ref, []);
       assert.equal(summary.table, "sales");
       assert.equal(summary.rows, 4);
       const [id, price, kind, at, ok, doc, tags, uid] = summary.columns;
@@ -76,7 +76,7 @@ await postgresTest(
       assert.deepEqual([tags!.min, tags!.max], [[1], [3]]);
       assert.deepEqual([uid!.min, uid!.count], ["a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", 1]);
 
-      const filtered = await store.summarizeRecords(
+      const filtered = await store.records.summarize(
         ref,
         [{ column: "kind", op: "eq", negated: false, value: "a" }],
         ["price", "kind"],
@@ -86,7 +86,7 @@ await postgresTest(
         ["price", 1, 2.5],
         ["kind", 2, "a"],
       ]);
-      const none = await store.summarizeRecords(
+      const none = await store.records.summarize(
         ref,
         [{ column: "id", op: "lt", negated: false, value: "0" }],
         ["price"],
@@ -106,7 +106,7 @@ await postgresTest(
         q75: null,
       });
       await assert.rejects(
-        store.summarizeRecords(ref, [{ column: "price", op: "gt", negated: false, value: "x" }]),
+        store.records.summarize(ref, [{ column: "price", op: "gt", negated: false, value: "x" }]),
         (error) =>
           error instanceof ApiError && error.status === 400 && /"price"/.test(error.message),
       );
