@@ -1,7 +1,7 @@
 /**
  * The engine-neutral terms of a records read: the columns it names, the keys of its order
- * and their ORDER BY list, and the value checks its filters need. Each engine's
- * `record_filters.ts` builds its SQL from these.
+ * and their ORDER BY list, and the value checks its filters need. `record_filters.ts` beside
+ * it builds the SQL from these, in each engine's dialect.
  *
  * @module
  */
