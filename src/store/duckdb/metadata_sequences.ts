@@ -9,22 +9,6 @@ import { listValue } from "@duckdb/node-api";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 
-/** Records the sequence a serial column draws from, so it is dropped with the table. */
-export async function recordSequence(
-  session: Session,
-  tableId: number,
-  columnId: number,
-  schema: string,
-  sequence: string,
-): Promise<void> {
-  await session.run(`INSERT INTO ${META}.sequences VALUES ($1, $2, $3, $4)`, [
-    tableId,
-    columnId,
-    schema,
-    sequence,
-  ]);
-}
-
 /** A sequence a serial column draws from. */
 export interface SequenceRow {
   readonly columnId: number;

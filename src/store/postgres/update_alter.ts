@@ -19,6 +19,7 @@ import { createSequence, ownSequence } from "./ddl.ts";
 import { META } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
 import { recordUpdatedTable } from "../shared/metadata_tables.ts";
+import { recordSequences } from "../shared/table_creation.ts";
 import { refuseRequiredColumns as refuseRequired } from "../shared/required_columns.ts";
 import { retypeSql } from "./retype.ts";
 import { columnPlacesLeft, compactTable } from "./update_rebuild.ts";
@@ -281,13 +282,12 @@ async function recordUpdate(
     row.id,
     plan.ref.schema,
   ]);
-  for (const [change, sequence] of sequences) {
-    await session.run(
-      `INSERT INTO ${META}.sequences (table_id, column_id, schema_name, sequence_name)
-       VALUES ($1, $2, $3, $4)`,
-      [row.id, ids[columns.indexOf(change)]!, plan.ref.schema, sequence],
-    );
-  }
+  await recordSequences(
+    session,
+    row.id,
+    plan.ref.schema,
+    [...sequences].map(([change, name]) => ({ columnId: ids[columns.indexOf(change)]!, name })),
+  );
 }
 
 /** The record order of the rows while the update runs: the primary key's, else physical. */
