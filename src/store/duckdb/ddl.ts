@@ -10,7 +10,6 @@ import { createTableSql as createShapeSql, type TableShapeSql } from "../shared/
 import {
   buildTable as buildWith,
   checkColumns as checkWith,
-  resolvePlannedKeys,
   type TableDialect,
 } from "../shared/table_creation.ts";
 import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
@@ -20,13 +19,12 @@ import type { Session } from "./database.ts";
 import { checkDefault } from "./defaults.ts";
 import { findTable, PLACEHOLDER_COLUMN, recordTable } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
-import type { ResolvedForeignKey } from "../shared/foreign_keys.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { sequenceExists } from "./metadata_sequences.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 
 /** DuckDB's part of creating a table (shared/table_creation.ts). */
-const DIALECT: TableDialect<Session> = {
+export const TABLE_DIALECT: TableDialect<Session> = {
   async columnType(session, column) {
     if (!(await checkType(session, column.type.sql))) return column.type.sql;
     return {
@@ -57,7 +55,7 @@ export async function checkColumns(
   session: Session,
   plan: TablePlan,
 ): Promise<Map<PlannedColumn, string>> {
-  return new Map((await checkWith(session, DIALECT, plan)).defaults);
+  return new Map((await checkWith(session, TABLE_DIALECT, plan)).defaults);
 }
 
 /** Creates the table, its sequences and its metadata; `defaults` come from {@link checkColumns}. */
@@ -68,19 +66,7 @@ export function buildTable(
   checkedDefaults: ReadonlyMap<PlannedColumn, string>,
 ): Promise<Table> {
   const types = plan.columns.map((c) => c.type.sql);
-  return buildWith(session, DIALECT, ref, plan, { types, defaults: checkedDefaults });
-}
-
-export type { ResolvedForeignKey };
-
-/** Finds each foreign key's target and checks it is a single-column key there. */
-export function resolveForeignKeys(
-  session: Session,
-  ref: TableRef,
-  plan: TablePlan,
-  problems: ErrorDetail[],
-): Promise<ResolvedForeignKey[]> {
-  return resolvePlannedKeys(session, DIALECT, ref, plan, problems);
+  return buildWith(session, TABLE_DIALECT, ref, plan, { types, defaults: checkedDefaults });
 }
 
 /** Each planned column's canonical type: one query for all, one per column on a failure. */

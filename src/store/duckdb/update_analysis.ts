@@ -14,7 +14,7 @@ import {
   type UpdateDialect,
 } from "../shared/update_analysis.ts";
 import type { Session } from "./database.ts";
-import { canonicalTypes, resolveForeignKeys } from "./ddl.ts";
+import { canonicalTypes, TABLE_DIALECT } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { type TableRow, tablesById } from "./metadata.ts";
 import { foreignKeysInto, foreignKeysOf, referencedTableIds } from "./metadata_constraints.ts";
@@ -34,11 +34,11 @@ export interface UpdateAnalysis extends AnalysedUpdate {
 
 /** DuckDB's part of the analysis: its canonical types, defaults, casts and lookups. */
 const DIALECT: Omit<UpdateDialect<Session>, "leadingBack"> = {
+  ...TABLE_DIALECT,
   types: (session, plan) => canonicalTypes(session, plan),
   checkDefault: (session, expression, planned) =>
     checkDefault(session, expression, planned.type.sql),
   castable,
-  resolveForeignKeys,
   async referencesInto(session, tableId) {
     const into = await foreignKeysInto(session, tableId);
     if (into.length === 0) return [];

@@ -7,12 +7,10 @@
 
 import type { TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
-import type { ErrorDetail } from "../../errors.ts";
 import type { Session } from "./database.ts";
 import { checkDefault } from "./defaults.ts";
 import { findTable, recordTable } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
-import type { ResolvedForeignKey } from "../shared/foreign_keys.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { postgresType } from "./types.ts";
@@ -21,7 +19,6 @@ import {
   buildTable as buildWith,
   checkColumns as checkWith,
   type CheckedColumns,
-  resolvePlannedKeys,
   type TableDialect,
 } from "../shared/table_creation.ts";
 
@@ -58,7 +55,7 @@ export const PG_MAX_COLUMNS = PG_COLUMN_PLACES - 1;
 export const PG_MAX_NAME_BYTES = 63;
 
 /** PostgreSQL's part of creating a table (shared/table_creation.ts). */
-const DIALECT: TableDialect<Session> = {
+export const TABLE_DIALECT: TableDialect<Session> = {
   columnType(_session, column) {
     const type = postgresType(column.type);
     return Promise.resolve(
@@ -85,7 +82,7 @@ const DIALECT: TableDialect<Session> = {
  * transaction on a `probing` one.
  */
 export function checkColumns(session: Session, plan: TablePlan): Promise<CheckedColumns> {
-  return checkWith(session, DIALECT, plan);
+  return checkWith(session, TABLE_DIALECT, plan);
 }
 
 /** Creates the table, its sequences and its metadata; `checked` comes from {@link checkColumns}. */
@@ -95,19 +92,7 @@ export function buildTable(
   plan: TablePlan,
   checked: CheckedColumns,
 ): Promise<Table> {
-  return buildWith(session, DIALECT, ref, plan, checked);
-}
-
-export type { ResolvedForeignKey };
-
-/** Finds each foreign key's target and checks it is a single-column key there. */
-export function resolveForeignKeys(
-  session: Session,
-  ref: TableRef,
-  plan: TablePlan,
-  problems: ErrorDetail[],
-): Promise<ResolvedForeignKey[]> {
-  return resolvePlannedKeys(session, DIALECT, ref, plan, problems);
+  return buildWith(session, TABLE_DIALECT, ref, plan, checked);
 }
 
 /**

@@ -20,6 +20,12 @@ import { META } from "./metadata.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
 import { recordUpdatedTable } from "../shared/metadata_tables.ts";
 import { recordSequences } from "../shared/table_creation.ts";
+import {
+  foreignKeySignature,
+  keySignature,
+  plannedForeignKeySignature,
+  plannedKeySignatures,
+} from "../shared/update_analysis.ts";
 import { refuseRequiredColumns as refuseRequired } from "../shared/required_columns.ts";
 import { retypeSql } from "./retype.ts";
 import { columnPlacesLeft, compactTable } from "./update_rebuild.ts";
@@ -51,7 +57,7 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
     const change = columns.find((c) => nameKey(c.planned.name) === nameKey(name));
     return change?.source ? String(change.source.id) : `new:${nameKey(name)}`;
   };
-  const wanted = wantedSignatures(analysis, idOf);
+  const wanted = new Set(plannedKeySignatures(plan, analysis.foreignKeys, idOf));
   const existing = await engineConstraints(session, analysis);
   const have = new Set(existing.map((c) => c.signature));
   // Foreign keys first: a table's own unique key may be what its foreign key references.
@@ -117,7 +123,7 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
   }
   for (const fk of analysis.foreignKeys) {
     const change = columns.find((c) => nameKey(c.planned.name) === nameKey(fk.column))!;
-    if (!change.source || have.has(foreignSignature(fk, idOf))) continue;
+    if (!change.source || have.has(plannedForeignKeySignature(fk, idOf))) continue;
     const parent = fk.table.id === undefined
       ? { table, column: fk.refColumn }
       : { table: qualified(fk.table.schema, fk.table.name), column: fk.refColumn };
@@ -144,8 +150,7 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
   ];
   const conflicts: RowCheck[] = [];
   for (const { key, kind, sql } of keys) {
-    const signature = `${sql === "UNIQUE" ? "U" : "P"}:${setOf(key.columns.map(idOf))}`;
-    if (have.has(signature)) continue;
+    if (have.has(keySignature(sql === "UNIQUE" ? "U" : "P", key.columns.map(idOf)))) continue;
     // New columns hold one default in every row; adding the key refuses that by itself.
     if (key.columns.some((name) => idOf(name).startsWith("new:"))) continue;
     conflicts.push(duplicateCheck(table, order, key.columns, `${kind} "${key.name}"`));
@@ -165,11 +170,11 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
     }
   }
   for (const { key, sql } of keys) {
-    const signature = `${sql === "UNIQUE" ? "U" : "P"}:${setOf(key.columns.map(idOf))}`;
+    const signature = keySignature(sql === "UNIQUE" ? "U" : "P", key.columns.map(idOf));
     if (!have.has(signature)) await alter(`ADD ${sql} (${key.columns.map(quoteIdent).join(", ")})`);
   }
   for (const fk of analysis.foreignKeys) {
-    if (have.has(foreignSignature(fk, idOf))) continue;
+    if (have.has(plannedForeignKeySignature(fk, idOf))) continue;
     const target = fk.table.id === undefined ? table : qualified(fk.table.schema, fk.table.name);
     await alter(
       `ADD FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${target} (${
@@ -301,30 +306,6 @@ function recordOrder({ current, columns }: UpdateAnalysis): string {
   return names.every((n) => n !== undefined) ? names.map((n) => quoteIdent(n!)).join(", ") : "ctid";
 }
 
-function setOf(ids: readonly string[]): string {
-  return [...ids].sort().join(",");
-}
-
-function foreignSignature(
-  fk: UpdateAnalysis["foreignKeys"][number],
-  idOf: (name: string) => string,
-): string {
-  const target = fk.table.id === undefined
-    ? `self.${idOf(fk.refColumn)}`
-    : `${fk.table.id}.${fk.refColumnId}`;
-  return `F:${idOf(fk.column)}>${target}`;
-}
-
-/** The keys and foreign keys the plan wants, as signatures. */
-function wantedSignatures(analysis: UpdateAnalysis, idOf: (name: string) => string): Set<string> {
-  const { plan } = analysis;
-  return new Set([
-    ...(plan.primaryKey ? [`P:${setOf(plan.primaryKey.columns.map(idOf))}`] : []),
-    ...plan.unique.map((k) => `U:${setOf(k.columns.map(idOf))}`),
-    ...analysis.foreignKeys.map((fk) => foreignSignature(fk, idOf)),
-  ]);
-}
-
 /**
  * The table's primary key, unique and foreign key constraints as PostgreSQL holds them,
  * their columns by the metadata's column ids.
@@ -356,11 +337,11 @@ async function engineConstraints(
   const idOf = (name: string) => String(current.columns.find((c) => c.name === name)?.id ?? name);
   return rows.map((r) => {
     const ids = (r.columns as string[]).map(idOf);
-    const signature = r.contype === "f"
-      ? `F:${ids[0]}>${
-        r.self ? `self.${idOf(r.ref_column as string)}` : `${r.ref_table_id}.${r.ref_column_id}`
-      }`
-      : `${r.contype === "p" ? "P" : "U"}:${setOf(ids)}`;
+    const signature = r.contype !== "f"
+      ? keySignature(r.contype === "p" ? "P" : "U", ids)
+      : r.self
+      ? foreignKeySignature(ids[0]!, "self", idOf(r.ref_column as string))
+      : foreignKeySignature(ids[0]!, r.ref_table_id as number, r.ref_column_id as number);
     return { name: r.conname as string, signature };
   });
 }

@@ -17,12 +17,11 @@ import {
   type UpdateDialect,
 } from "../shared/update_analysis.ts";
 import { probing, type Session } from "./database.ts";
-import { resolveForeignKeys } from "./ddl.ts";
+import { TABLE_DIALECT } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { META, type TableRow } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
 import { retypeSql } from "./retype.ts";
-import { postgresType } from "./types.ts";
 
 export type { ColumnChange } from "../shared/column_change.ts";
 export { changesAnything } from "../shared/update_analysis.ts";
@@ -35,13 +34,9 @@ export interface UpdateAnalysis extends AnalysedUpdate {
 
 /** PostgreSQL's part of the analysis: its types, defaults, casts and lookups. */
 const DIALECT: UpdateDialect<Session> = {
-  types: (_session, plan) =>
-    Promise.resolve(plan.columns.map((planned) => {
-      const mapped = postgresType(planned.type);
-      return typeof mapped === "string"
-        ? mapped
-        : { column: planned.name, message: `Column "${planned.name}": ${mapped.problem}` };
-    })),
+  ...TABLE_DIALECT,
+  types: (session, plan) =>
+    Promise.all(plan.columns.map((column) => TABLE_DIALECT.columnType(session, column))),
   // A default sent back as read is PostgreSQL's own rendering (`'v'::character varying`),
   // of an expression once checked: on a retype only its cast to the new type is.
   checkDefault: (session, expression, _planned, type, asRead) =>
@@ -49,7 +44,6 @@ const DIALECT: UpdateDialect<Session> = {
       ? castDefault(probing(session), expression, type)
       : checkDefault(probing(session), expression, type),
   castable,
-  resolveForeignKeys,
   leadingBack: tablesLeadingTo,
   referencesInto: (session, tableId) => referencingTables(session, [tableId]),
   foreignKeyTypesLast: true,

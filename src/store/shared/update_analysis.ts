@@ -10,27 +10,21 @@
  */
 
 import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
-import type { Column, Table, TableRef } from "../../catalog/model.ts";
+import type { Column, Table } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
 import type { ColumnChange } from "./column_change.ts";
 import type { TableRow } from "./core.ts";
 import type { ResolvedForeignKey } from "./foreign_keys.ts";
+import { resolvePlannedKeys, type TableDialect } from "./table_creation.ts";
 import { plannedConstraints, type ReferenceInto, referenceProblems } from "./update_constraints.ts";
 
-/** What one engine does for {@link analyseUpdate}. */
-export interface UpdateDialect<S> {
-  /**
-   * Each planned column's type as the engine names it, in order, or the problem with a type
-   * the engine lacks; or a 422 thrown for all of them at once.
-   */
+/** What one engine does for {@link analyseUpdate}, besides finding and describing tables. */
+export interface UpdateDialect<S> extends Pick<TableDialect<S>, "findTable" | "describeTables"> {
+  /** Each planned column's type as the engine names it, or its problem; or throws 422. */
   types(session: S, plan: TablePlan): Promise<readonly (string | ErrorDetail)[]>;
-  /**
-   * A default checked against column `planned` of type `type`: the expression as the engine
-   * renders it, or the problem. `asRead` when it is the continued column's own default sent
-   * back as it was read.
-   */
+  /** A default checked for `planned`, of `type`; `asRead` when it is the column's own, sent back. */
   checkDefault(
     session: S,
     expression: string,
@@ -40,21 +34,11 @@ export interface UpdateDialect<S> {
   ): Promise<string | { problem: string }>;
   /** Whether values of one type convert to another at all (each value may still fail). */
   castable(session: S, from: string, to: string): Promise<boolean>;
-  /** The plan's foreign keys resolved, with a problem pushed for each bad one. */
-  resolveForeignKeys(
-    session: S,
-    ref: TableRef,
-    plan: TablePlan,
-    problems: ErrorDetail[],
-  ): Promise<ResolvedForeignKey[]>;
   /** The ids of the other tables whose foreign keys lead to `tableId`, directly or not. */
   leadingBack(session: S, tableId: number): Promise<ReadonlySet<number>>;
   /** Other tables' foreign keys into `tableId`, in the order their problems are told. */
   referencesInto(session: S, tableId: number): Promise<readonly ReferenceInto[]>;
-  /**
-   * Foreign keys that join columns of two types are told only when nothing else is wrong
-   * (PostgreSQL), rather than among the other problems (DuckDB).
-   */
+  /** Foreign keys joining two types are told only when nothing else is wrong (PostgreSQL). */
   readonly foreignKeyTypesLast?: boolean;
 }
 
@@ -138,7 +122,7 @@ export async function analyseUpdate<S>(
       notNullChanged: source !== undefined && notNull === source.is_nullable,
     });
   }
-  const foreignKeys = await dialect.resolveForeignKeys(session, plan.ref, plan, problems);
+  const foreignKeys = await resolvePlannedKeys(session, dialect, plan.ref, plan, problems);
   const typeProblems = foreignKeyTypeProblems(columns, foreignKeys);
   const told = dialect.foreignKeyTypesLast && problems.length > 0
     ? problems
@@ -237,44 +221,72 @@ export function keySignature(kind: "P" | "U", columns: readonly ColumnKey[]): st
   return `${kind}:${columns.map(String).sort().join(",")}`;
 }
 
+/** A foreign key's signature: its column, and its target's table (or `self`) and column. */
+export function foreignKeySignature(
+  column: ColumnKey,
+  table: number | "self",
+  refColumn: ColumnKey,
+): string {
+  return `F:${column}>${table}.${refColumn}`;
+}
+
+/**
+ * The signatures of the keys and foreign keys a plan wants, columns by `idOf`; a foreign key
+ * to the table itself (or to table `selfId`) aims at `self`.
+ */
+export function plannedKeySignatures(
+  plan: TablePlan,
+  foreignKeys: readonly ResolvedForeignKey[],
+  idOf: (name: string) => ColumnKey,
+  selfId?: number,
+): string[] {
+  return [
+    ...(plan.primaryKey ? [keySignature("P", plan.primaryKey.columns.map(idOf))] : []),
+    ...plan.unique.map((k) => keySignature("U", k.columns.map(idOf))),
+    ...foreignKeys.map((fk) => plannedForeignKeySignature(fk, idOf, selfId)),
+  ];
+}
+
+/** A planned foreign key's signature (see {@link plannedKeySignatures}). */
+export function plannedForeignKeySignature(
+  fk: ResolvedForeignKey,
+  idOf: (name: string) => ColumnKey,
+  selfId?: number,
+): string {
+  const target = fk.table.id === undefined || fk.table.id === selfId ? "self" : fk.table.id;
+  const refColumn = fk.table.id === undefined ? idOf(fk.refColumn) : fk.refColumnId!;
+  return foreignKeySignature(idOf(fk.column), target, refColumn);
+}
+
 /**
  * Whether the keys and foreign keys of the update differ from the table's in their columns
- * or targets, not only in names or order. `currentForeignKeys` are the table's foreign keys
- * as the metadata holds them, columns by id.
+ * or targets, not only in names or order; `currentForeignKeys` as the metadata holds them.
  */
 export function keysChanged(
-  analysis: Pick<AnalysedUpdate, "row" | "current" | "plan" | "columns" | "foreignKeys">,
+  { row, current, plan, columns, foreignKeys }: AnalysedUpdate,
   currentForeignKeys: readonly {
     readonly columnId: number;
     readonly refTableId: number;
     readonly refColumnId: number;
   }[],
 ): boolean {
-  const { row, current, plan, columns, foreignKeys } = analysis;
   const idOfCurrent = (name: string) => current.columns.find((c) => c.name === name)?.id ?? -1;
-  const currentKeys = signatures([
+  const have = [
     ...(current.constraints.primary_key
       ? [keySignature("P", current.constraints.primary_key.columns.map(idOfCurrent))]
       : []),
     ...current.constraints.unique.map((k) => keySignature("U", k.columns.map(idOfCurrent))),
-    ...currentForeignKeys.map((fk) => `F:${fk.columnId}>${fk.refTableId}.${fk.refColumnId}`),
-  ]);
-  const idOfPlanned = (name: string) => {
+    ...currentForeignKeys.map((fk) =>
+      foreignKeySignature(
+        fk.columnId,
+        fk.refTableId === row.id ? "self" : fk.refTableId,
+        fk.refColumnId,
+      )
+    ),
+  ];
+  const wanted = plannedKeySignatures(plan, foreignKeys, (name) => {
     const change = columns.find((c) => nameKey(c.planned.name) === nameKey(name));
     return change?.source?.id ?? `new:${nameKey(name)}`;
-  };
-  const wantedKeys = signatures([
-    ...(plan.primaryKey ? [keySignature("P", plan.primaryKey.columns.map(idOfPlanned))] : []),
-    ...plan.unique.map((k) => keySignature("U", k.columns.map(idOfPlanned))),
-    ...foreignKeys.map((fk) =>
-      `F:${idOfPlanned(fk.column)}>${fk.table.id ?? row.id}.${
-        fk.table.id === undefined ? idOfPlanned(fk.refColumn) : fk.refColumnId!
-      }`
-    ),
-  ]);
-  return wantedKeys !== currentKeys;
-}
-
-function signatures(keys: readonly string[]): string {
-  return [...keys].sort().join("|");
+  }, row.id);
+  return have.sort().join("|") !== wanted.sort().join("|");
 }
