@@ -23,6 +23,7 @@ import { recordSequences } from "../shared/table_creation.ts";
 import {
   foreignKeySignature,
   keySignature,
+  plannedColumnKey,
   plannedForeignKeySignature,
   plannedKeySignatures,
 } from "../shared/update_analysis.ts";
@@ -53,10 +54,7 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
   const alter = (clause: string) => session.run(`ALTER TABLE ${table} ${clause}`);
   await refuseRequiredColumns(session, table, analysis);
 
-  const idOf = (name: string): string => {
-    const change = columns.find((c) => nameKey(c.planned.name) === nameKey(name));
-    return change?.source ? String(change.source.id) : `new:${nameKey(name)}`;
-  };
+  const idOf = plannedColumnKey(columns);
   const wanted = new Set(plannedKeySignatures(plan, analysis.foreignKeys, idOf));
   const existing = await engineConstraints(session, analysis);
   const have = new Set(existing.map((c) => c.signature));
@@ -152,7 +150,7 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
   for (const { key, kind, sql } of keys) {
     if (have.has(keySignature(sql === "UNIQUE" ? "U" : "P", key.columns.map(idOf)))) continue;
     // New columns hold one default in every row; adding the key refuses that by itself.
-    if (key.columns.some((name) => idOf(name).startsWith("new:"))) continue;
+    if (key.columns.some((name) => typeof idOf(name) === "string")) continue;
     conflicts.push(duplicateCheck(table, order, key.columns, `${kind} "${key.name}"`));
   }
   const repeated = await failingRows(session, conflicts);

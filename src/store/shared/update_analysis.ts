@@ -235,7 +235,7 @@ export function foreignKeySignature(
  * to the table itself (or to table `selfId`) aims at `self`.
  */
 export function plannedKeySignatures(
-  plan: TablePlan,
+  plan: Pick<TablePlan, "primaryKey" | "unique">,
   foreignKeys: readonly ResolvedForeignKey[],
   idOf: (name: string) => ColumnKey,
   selfId?: number,
@@ -258,24 +258,25 @@ export function plannedForeignKeySignature(
   return foreignKeySignature(idOf(fk.column), target, refColumn);
 }
 
+/** A wanted column's key by name: the id of the column it continues, or `new:` and its name. */
+export function plannedColumnKey(columns: readonly ColumnChange[]) {
+  return (name: string): ColumnKey =>
+    columns.find((c) => nameKey(c.planned.name) === nameKey(name))?.source?.id ??
+      `new:${nameKey(name)}`;
+}
+
 /**
  * Whether the keys and foreign keys of the update differ from the table's in their columns
  * or targets, not only in names or order; `currentForeignKeys` as the metadata holds them.
  */
 export function keysChanged(
   { row, current, plan, columns, foreignKeys }: AnalysedUpdate,
-  currentForeignKeys: readonly {
-    readonly columnId: number;
-    readonly refTableId: number;
-    readonly refColumnId: number;
-  }[],
+  currentForeignKeys: readonly { columnId: number; refTableId: number; refColumnId: number }[],
 ): boolean {
+  const { primary_key, unique } = current.constraints;
   const idOfCurrent = (name: string) => current.columns.find((c) => c.name === name)?.id ?? -1;
   const have = [
-    ...(current.constraints.primary_key
-      ? [keySignature("P", current.constraints.primary_key.columns.map(idOfCurrent))]
-      : []),
-    ...current.constraints.unique.map((k) => keySignature("U", k.columns.map(idOfCurrent))),
+    ...plannedKeySignatures({ primaryKey: primary_key, unique }, [], idOfCurrent),
     ...currentForeignKeys.map((fk) =>
       foreignKeySignature(
         fk.columnId,
@@ -284,9 +285,6 @@ export function keysChanged(
       )
     ),
   ];
-  const wanted = plannedKeySignatures(plan, foreignKeys, (name) => {
-    const change = columns.find((c) => nameKey(c.planned.name) === nameKey(name));
-    return change?.source?.id ?? `new:${nameKey(name)}`;
-  }, row.id);
+  const wanted = plannedKeySignatures(plan, foreignKeys, plannedColumnKey(columns), row.id);
   return have.sort().join("|") !== wanted.sort().join("|");
 }
