@@ -21,7 +21,6 @@ import { foreignKeysInto, foreignKeysOf, referencedTableIds } from "./metadata_c
 import { type SequenceRow, sequencesOf } from "./metadata_sequences.ts";
 
 export type { ColumnChange } from "../shared/column_change.ts";
-export { changesAnything } from "../shared/update_analysis.ts";
 
 /** Everything an update changes, worked out before anything is done. */
 export interface UpdateAnalysis extends AnalysedUpdate {

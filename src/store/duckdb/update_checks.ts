@@ -7,8 +7,7 @@
 import type { PlannedKey } from "../../catalog/definition.ts";
 import { nameKey } from "../../catalog/names.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS, summarise } from "../../errors.ts";
-import { refuseRequiredColumns } from "../shared/required_columns.ts";
-import { failureDetails } from "../shared/row_failures.ts";
+import { failureDetails, refuseRequiredColumns } from "../shared/required_columns.ts";
 import type { Session } from "./database.ts";
 import { recordOrder } from "./record_reads.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";

@@ -24,7 +24,6 @@ import { referencingTables } from "./metadata_constraints.ts";
 import { retypeSql } from "./retype.ts";
 
 export type { ColumnChange } from "../shared/column_change.ts";
-export { changesAnything } from "../shared/update_analysis.ts";
 
 /** Everything an update changes, worked out before anything is done. */
 export interface UpdateAnalysis extends AnalysedUpdate {

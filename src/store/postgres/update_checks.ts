@@ -11,7 +11,7 @@ import { type ErrorDetail, MAX_DETAILS } from "../../errors.ts";
 import type { Param, Session } from "./database.ts";
 import { retypeSql } from "./retype.ts";
 import { quoteIdent } from "./sql.ts";
-import { failureDetails, type RowFailure } from "../shared/row_failures.ts";
+import { failureDetails, type RowFailure } from "../shared/required_columns.ts";
 
 /** The function that says whether one value converts by an expression, made once per session. */
 const CASTABLE = "pg_temp.table_service_converts";

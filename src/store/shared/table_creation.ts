@@ -1,9 +1,7 @@
 /**
- * Creating a table from a plan, the same on both engines: every column's type and default
- * checked first (naming every problem), then the foreign keys resolved, the sequences of
- * serial columns made, the CREATE TABLE run and the metadata written. The engine gives its
- * types, its check of a default, its sequences, its hidden column and its lookups
- * ({@link TableDialect}).
+ * Creating a table from a plan, the same on both engines: types and defaults checked, foreign
+ * keys resolved, sequences made, CREATE TABLE run, metadata written. The engine gives its
+ * types, default check, sequences, hidden column and lookups ({@link TableDialect}).
  *
  * @module
  */
@@ -22,31 +20,25 @@ import type { TableShapeSql } from "./table_ddl.ts";
 export interface TableDialect<S> {
   /** A planned column's type as the engine writes it in DDL, or the problem with it. */
   columnType(session: S, column: PlannedColumn): Promise<string | ErrorDetail>;
-  /** A default checked against `type`: the expression as the engine renders it, or the problem. */
+  /** A default checked for `type`: the expression as the engine renders it, or the problem. */
   checkDefault(session: S, expression: string, type: string): Promise<string | { problem: string }>;
-  /** A table's metadata row, looked up case-insensitively. */
   findTable(session: S, ref: TableRef): Promise<TableRow | undefined>;
-  /** Tables as the API shows them, in the order of `tables`. */
   describeTables(session: S, tables: readonly TableRow[]): Promise<Table[]>;
   /** The CREATE TABLE statement of a shape, with whatever hidden column the engine adds. */
   createTableSql(ref: TableRef, shape: TableShapeSql): string;
-  /**
-   * Creates the sequence new serial column `column` (of `type`) of table `ref` is to draw
-   * from, under a free name; gives that name and the column's default.
-   */
+  /** Creates the sequence of a new serial column under a free name; gives it, and the default. */
   createSequence(
     session: S,
     ref: TableRef,
     column: string,
     type: string,
   ): Promise<{ name: string; defaultSql: string }>;
-  /** Ties sequence `name` to column `column` once the table exists, where the engine can. */
+  /** Ties sequence `name` to its column once the table exists, where the engine can. */
   ownSequence?(session: S, ref: TableRef, name: string, column: string): Promise<void>;
   /** What a failed statement says, as an answer may show it. */
   message(error: unknown): string;
   /** Records a new table with its columns (ids 1..n); gives the table id. */
   recordTable(session: S, ref: TableRef, columnNames: readonly string[]): Promise<number>;
-  /** Records a table's constraints, in the given order. */
   recordConstraints(session: S, tableId: number, records: ConstraintRecord[]): Promise<void>;
 }
 
@@ -57,10 +49,7 @@ export interface CheckedColumns {
   readonly defaults: ReadonlyMap<PlannedColumn, string>;
 }
 
-/**
- * Checks every column's type and default with the engine, or throws 422 naming every
- * problem. Probes that fail abort a transaction, so this runs where they may.
- */
+/** Checks every column's type and default with the engine, or throws 422 naming every problem. */
 export async function checkColumns<S>(
   session: S,
   dialect: TableDialect<S>,
@@ -105,10 +94,7 @@ export function resolvePlannedKeys<S>(
   });
 }
 
-/**
- * Creates table `ref` of `plan`, its sequences and its metadata; `checked` comes from
- * {@link checkColumns}. 422 for a bad foreign key, or when the engine refuses the table.
- */
+/** Creates table `ref` of `plan`, its sequences and metadata; `checked` from {@link checkColumns}. */
 export async function buildTable<S extends ListSession>(
   session: S,
   dialect: TableDialect<S>,

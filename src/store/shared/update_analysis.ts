@@ -1,10 +1,8 @@
 /**
  * What a table update changes, worked out alike on both engines before any DDL runs: each
- * wanted column next to the column it continues (its type, its rendered default, what
- * differs), the foreign keys resolved and their types matched, the columns dropped or put in
- * another order, a new foreign key that would close a cycle, and what other tables' foreign
- * keys would lose. The engine gives its types, its check of a default, its probe of a cast
- * and its lookups ({@link UpdateDialect}); it runs nothing else.
+ * wanted column next to the column it continues, foreign keys resolved and matched, columns
+ * dropped or reordered, cycles and lost references refused, keys compared by column ids. The
+ * engine gives its types, default check, cast probe and lookups ({@link UpdateDialect}).
  *
  * @module
  */
@@ -15,7 +13,8 @@ import { nameKey } from "../../catalog/names.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError, type ErrorDetail, summarise } from "../../errors.ts";
 import type { ColumnChange } from "./column_change.ts";
-import type { TableRow } from "./core.ts";
+import type { CoreMetadata, TableRow } from "./core.ts";
+import { existingSchema } from "./schemas.ts";
 import type { ResolvedForeignKey } from "./foreign_keys.ts";
 import { resolvePlannedKeys, type TableDialect } from "./table_creation.ts";
 import { plannedConstraints, type ReferenceInto, referenceProblems } from "./update_constraints.ts";
@@ -60,11 +59,9 @@ export interface AnalysedUpdate {
 }
 
 /**
- * Works out what `update` changes against the table `current` (at `row`) as it is: types,
- * rendered defaults, foreign keys resolved; 422 for an unknown type, a bad default, a type
- * no cast reaches or a bad foreign key; 409 when a new foreign key would close a cycle or
- * other tables' foreign keys would lose what they reference. `serialIds` are the ids of the
- * columns drawing from a sequence the metadata records. Runs no DDL and writes nothing.
+ * Works out what `update` changes against `current`: 422 for an unknown type, a bad default,
+ * a type no cast reaches or a bad foreign key; 409 for a cycle of foreign keys or a lost
+ * reference. `serialIds`: the columns drawing from a recorded sequence. Writes nothing.
  */
 export async function analyseUpdate<S>(
   session: S,
@@ -170,6 +167,29 @@ export async function analyseUpdate<S>(
   };
 }
 
+/**
+ * `update` aimed at its address as stored: a new schema in its stored spelling (404 when
+ * there is none); 409 when another table holds the address.
+ */
+export async function settleAddress<S>(
+  session: S,
+  lookups: Pick<CoreMetadata<S>, "findSchema"> & Pick<TableDialect<S>, "findTable">,
+  row: TableRow,
+  current: Table,
+  update: TableUpdate,
+): Promise<TableUpdate> {
+  const target = update.plan.ref;
+  if (target.schema !== current.schema) {
+    const schema = await existingSchema(lookups, session, target.schema);
+    update = { ...update, plan: { ...update.plan, ref: { ...target, schema } } };
+  }
+  const other = await lookups.findTable(session, update.plan.ref);
+  if (other && other.id !== row.id) {
+    throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
+  }
+  return update;
+}
+
 /** Whether the update changes anything at all. */
 export function changesAnything(analysis: AnalysedUpdate): boolean {
   return analysis.moved || analysis.renamed || analysis.constraintsChanged ||
@@ -206,8 +226,7 @@ function foreignKeyTypeProblems(
 export type ColumnKey = number | string;
 
 /**
- * A key's signature: its kind (`P` primary, `U` unique) and its columns as a set, so names
- * and order do not count.
+ * A key's signature: its kind (`P` primary, `U` unique) and its columns as a set.
  *
  * @example
  * ```ts
