@@ -17,7 +17,8 @@ import type { Table, TableRef } from "../../catalog/model.ts";
 import type { ErrorDetail } from "../../errors.ts";
 import type { Session } from "./database.ts";
 import { checkDefault } from "./defaults.ts";
-import { findTable, PLACEHOLDER_COLUMN, recordTable } from "./metadata.ts";
+import { findTable, META, PLACEHOLDER_COLUMN } from "./metadata.ts";
+import { recordTable } from "../shared/metadata_tables.ts";
 import { recordConstraints } from "./metadata_constraints.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { sequenceExists } from "./metadata_sequences.ts";
@@ -42,7 +43,8 @@ export const TABLE_DIALECT: TableDialect<Session> = {
     return { name, defaultSql: sequenceDefault({ schema: ref.schema, name }) };
   },
   message: engineMessage,
-  recordTable,
+  recordTable: (session, ref, columnNames) =>
+    recordTable(session, ref, columnNames, `nextval('${META}.table_ids')::INTEGER`),
   recordConstraints,
 };
 

@@ -14,9 +14,9 @@
 import {
   nextColumnId,
   pageOfTables,
-  recordColumns,
   rewriteTable,
   tablesById,
+  tablesInSchema,
   toTableRow,
 } from "../shared/metadata_tables.ts";
 import type { TableRow } from "../shared/core.ts";
@@ -27,7 +27,7 @@ import { META } from "../shared/metadata_rows.ts";
 import type { Session } from "./database.ts";
 
 export { META, recordOrigin } from "../shared/metadata_rows.ts";
-export { nextColumnId, pageOfTables, rewriteTable, tablesById };
+export { nextColumnId, pageOfTables, rewriteTable, tablesById, tablesInSchema };
 
 /** Bumped when the metadata layout changes, so an old file can be migrated or refused. */
 export const FORMAT_VERSION = "1";
@@ -142,32 +142,6 @@ export async function findTable(session: Session, ref: TableRef): Promise<TableR
     [ref.schema, ref.name],
   );
   return rows[0] && toTableRow(rows[0]);
-}
-
-/** The tables of one schema. */
-export async function tablesInSchema(session: Session, schema: string): Promise<TableRow[]> {
-  const rows = await session.rows(
-    `SELECT table_id, schema_name, table_name FROM ${META}.tables
-     WHERE lower(schema_name) = lower($1) ORDER BY lower(table_name)`,
-    [schema],
-  );
-  return rows.map(toTableRow);
-}
-
-/** Records a new table with its columns (ids 1..n) and constraints; returns the table id. */
-export async function recordTable(
-  session: Session,
-  ref: TableRef,
-  columnNames: readonly string[],
-): Promise<number> {
-  const rows = await session.rows(
-    `INSERT INTO ${META}.tables (table_id, schema_name, table_name, next_column_id)
-     VALUES (nextval('${META}.table_ids')::INTEGER, $1, $2, $3) RETURNING table_id`,
-    [ref.schema, ref.name, columnNames.length + 1],
-  );
-  const id = rows[0]!.table_id as number;
-  await recordColumns(session, id, columnNames.map((name, i) => ({ id: i + 1, name })));
-  return id;
 }
 
 /** Forgets tables: their rows in every metadata table. */

@@ -32,27 +32,7 @@ export async function recordConstraints(
     );
   }
 }
-/** Tables other than `tableId` whose foreign keys reference it, with the constraint names. */
-export async function referencingTables(
-  session: Session,
-  tableIds: readonly number[],
-): Promise<{ schema: string; name: string; constraint: string }[]> {
-  // An empty list has no element type DuckDB could bind.
-  if (tableIds.length === 0) return [];
-  const rows = await session.rows(
-    `SELECT t.schema_name, t.table_name, k.constraint_name
-     FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id
-     WHERE k.kind = 'FOREIGN KEY' AND list_contains($1, k.ref_table_id)
-       AND NOT list_contains($1, k.table_id)
-     ORDER BY lower(t.schema_name), lower(t.table_name), k.position`,
-    [listValue([...tableIds])],
-  );
-  return rows.map((r) => ({
-    schema: r.schema_name as string,
-    name: r.table_name as string,
-    constraint: r.constraint_name as string,
-  }));
-}
+export { referencingTables } from "../shared/metadata_tables.ts";
 
 /** A foreign key as stored: columns by id. */
 export interface ForeignKeyRow {

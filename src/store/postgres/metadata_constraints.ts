@@ -6,7 +6,6 @@
  */
 
 import type { ConstraintRecord } from "../shared/constraint_records.ts";
-import type { ReferenceInto } from "../shared/update_constraints.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 
@@ -40,29 +39,6 @@ export async function recordConstraints(
   );
 }
 
-/**
- * Tables not among `tableIds` whose foreign keys reference one of them, with the constraints
- * and the columns they reference.
- */
-export async function referencingTables(
-  session: Session,
-  tableIds: readonly number[],
-): Promise<ReferenceInto[]> {
-  if (tableIds.length === 0) return [];
-  const rows = await session.rows(
-    `SELECT t.schema_name, t.table_name, k.constraint_name, k.ref_column_id
-     FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id
-     WHERE k.kind = 'FOREIGN KEY' AND k.ref_table_id = ANY($1::integer[])
-       AND NOT k.table_id = ANY($1::integer[])
-     ORDER BY lower(t.schema_name), lower(t.table_name), k.position`,
-    [[...tableIds]],
-  );
-  return rows.map((r) => ({
-    schema: r.schema_name as string,
-    name: r.table_name as string,
-    constraint: r.constraint_name as string,
-    refColumnId: r.ref_column_id as number,
-  }));
-}
+export { referencingTables } from "../shared/metadata_tables.ts";
 
 export { referencedTableIds } from "../shared/metadata_rows.ts";
