@@ -27,11 +27,13 @@ import { engineMessage, qualified, quoteIdent } from "./sql.ts";
 /** DuckDB's part of creating a table (shared/table_creation.ts). */
 export const TABLE_DIALECT: TableDialect<Session> = {
   async columnType(session, column) {
-    if (!(await checkType(session, column.type.sql))) return column.type.sql;
-    return {
-      column: column.name,
-      message: `Column "${column.name}" has unknown type "${column.typeText}"`,
-    };
+    try {
+      await session.rows(`SELECT CAST(NULL AS ${column.type.sql}) AS probe`);
+      return column.type.sql;
+    } catch {
+      const message = `Column "${column.name}" has unknown type "${column.typeText}"`;
+      return { column: column.name, message };
+    }
   },
   checkDefault,
   findTable,
@@ -82,24 +84,10 @@ export async function canonicalTypes(session: Session, plan: TablePlan): Promise
   } catch {
     const problems: ErrorDetail[] = [];
     for (const column of plan.columns) {
-      if (await checkType(session, column.type.sql)) {
-        problems.push({
-          column: column.name,
-          message: `Column "${column.name}" has unknown type "${column.typeText}"`,
-        });
-      }
+      const type = await TABLE_DIALECT.columnType(session, column);
+      if (typeof type !== "string") problems.push(type);
     }
     throw invalidDefinition(plan.ref.name, problems);
-  }
-}
-
-/** Undefined when DuckDB knows the type, else its complaint. */
-async function checkType(session: Session, typeSql: string): Promise<string | undefined> {
-  try {
-    await session.rows(`SELECT CAST(NULL AS ${typeSql}) AS probe`);
-    return undefined;
-  } catch (error) {
-    return engineMessage(error);
   }
 }
 
