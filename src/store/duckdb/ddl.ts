@@ -19,7 +19,6 @@ import type { Session } from "./database.ts";
 import { checkDefault } from "./defaults.ts";
 import { findTable, META, PLACEHOLDER_COLUMN } from "./metadata.ts";
 import { recordTable } from "../shared/metadata_tables.ts";
-import { recordConstraints } from "./metadata_constraints.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { sequenceExists } from "./metadata_sequences.ts";
 import { engineMessage, qualified, quoteIdent } from "./sql.ts";
@@ -47,7 +46,6 @@ export const TABLE_DIALECT: TableDialect<Session> = {
   message: engineMessage,
   recordTable: (session, ref, columnNames) =>
     recordTable(session, ref, columnNames, `nextval('${META}.table_ids')::INTEGER`),
-  recordConstraints,
 };
 
 /**

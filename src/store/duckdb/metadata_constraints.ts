@@ -1,37 +1,14 @@
 /**
- * Constraints in the metadata: recording them with their user-chosen names, and reading
- * foreign keys back by table and column id.
+ * DuckDB's reads of foreign keys in the metadata, by table and column id: into a table, of
+ * a table, and with their targets' names of now. (They are written by shared code.)
  *
  * @module
  */
 
-import { listValue } from "@duckdb/node-api";
 import type { TableRef } from "../../catalog/model.ts";
-import type { ConstraintRecord } from "../shared/constraint_records.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 
-/** Records a table's constraints, in the given order. */
-export async function recordConstraints(
-  session: Session,
-  tableId: number,
-  constraints: readonly ConstraintRecord[],
-): Promise<void> {
-  for (const [position, c] of constraints.entries()) {
-    await session.run(
-      `INSERT INTO ${META}.constraints VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [
-        tableId,
-        position,
-        c.kind,
-        c.name,
-        listValue([...c.columnIds]),
-        c.refTableId ?? null,
-        c.refColumnId ?? null,
-      ],
-    );
-  }
-}
 export { referencingTables } from "../shared/metadata_tables.ts";
 
 /** A foreign key as stored: columns by id. */

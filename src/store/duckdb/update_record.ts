@@ -5,7 +5,6 @@
  */
 
 import type { Session } from "./database.ts";
-import { recordConstraints } from "./metadata_constraints.ts";
 import { recordUpdatedTable } from "../shared/metadata_tables.ts";
 import { forgetSequences } from "./metadata_sequences.ts";
 import { recordSequences } from "../shared/table_creation.ts";
@@ -19,7 +18,7 @@ export async function recordUpdate(
   newSequences: ReadonlyMap<ColumnChange, string>,
 ): Promise<void> {
   const { row, plan, columns } = analysis;
-  const ids = await recordUpdatedTable(session, analysis, recordConstraints);
+  const ids = await recordUpdatedTable(session, analysis);
   const sequences = [...newSequences].map(([change, name]) => ({
     columnId: ids[columns.indexOf(change)]!,
     name,

@@ -13,7 +13,7 @@ import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { takeLocks } from "./locks.ts";
 import { allSchemas, findSchema, forgetTables, pageOfTables, tablesInSchema } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { referencingTables } from "./metadata_constraints.ts";
+import { referencingTables } from "../shared/metadata_tables.ts";
 
 /** The shared operations' view of the store working with `context`. */
 export function postgresCore({ database }: StoreContext): Core<Session> {

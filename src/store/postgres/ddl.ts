@@ -11,7 +11,6 @@ import type { Session } from "./database.ts";
 import { checkDefault } from "./defaults.ts";
 import { findTable } from "./metadata.ts";
 import { recordTable } from "../shared/metadata_tables.ts";
-import { recordConstraints } from "./metadata_constraints.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { postgresType } from "./types.ts";
@@ -73,7 +72,6 @@ export const TABLE_DIALECT: TableDialect<Session> = {
   ownSequence,
   message: (error) => error instanceof Error ? error.message : String(error),
   recordTable,
-  recordConstraints,
 };
 
 /**

@@ -17,7 +17,7 @@ import { buildTable, checkColumns } from "./ddl.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { findTable, forgetTables, type TableRow } from "./metadata.ts";
-import { referencingTables } from "./metadata_constraints.ts";
+import { referencingTables } from "../shared/metadata_tables.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { existingSchema } from "./metadata.ts";
 import { qualified } from "./sql.ts";

@@ -17,7 +17,6 @@ import { ApiError, summarise } from "../../errors.ts";
 import { probing, type Session } from "./database.ts";
 import { createSequence, ownSequence } from "./ddl.ts";
 import { META } from "./metadata.ts";
-import { recordConstraints } from "./metadata_constraints.ts";
 import { recordUpdatedTable } from "../shared/metadata_tables.ts";
 import { recordSequences } from "../shared/table_creation.ts";
 import {
@@ -270,7 +269,7 @@ async function recordUpdate(
   sequences: ReadonlyMap<ColumnChange, string>,
 ): Promise<void> {
   const { row, plan, columns } = analysis;
-  const ids = await recordUpdatedTable(session, analysis, recordConstraints);
+  const ids = await recordUpdatedTable(session, analysis);
   // Sequences of dropped columns went with them; a column whose default no longer draws
   // from its sequence is no longer serial.
   const gone = [

@@ -20,7 +20,7 @@ import { probing, type Session } from "./database.ts";
 import { TABLE_DIALECT } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { META, type TableRow } from "./metadata.ts";
-import { referencingTables } from "./metadata_constraints.ts";
+import { referencingTables } from "../shared/metadata_tables.ts";
 import { retypeSql } from "./retype.ts";
 
 export type { ColumnChange } from "../shared/column_change.ts";

@@ -10,9 +10,9 @@ import type { TablePlan } from "../../catalog/definition.ts";
 import type { TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import {
-  type ConstraintRecord,
   constraintRecords,
   type ForeignKeyToRecord,
+  recordConstraints,
 } from "./constraint_records.ts";
 import type { ListSession, TableRow } from "./core.ts";
 import { META } from "./metadata_rows.ts";
@@ -190,12 +190,11 @@ export interface RecordedUpdate {
 
 /**
  * Records an updated table's address, columns (ids kept, new ones drawn) and constraints,
- * the last through the engine's `recordConstraints`; answers each wanted column's id.
+ * and answers each wanted column's id.
  */
-export async function recordUpdatedTable<S extends ListSession>(
-  session: S,
+export async function recordUpdatedTable(
+  session: ListSession,
   update: RecordedUpdate,
-  recordConstraints: (session: S, tableId: number, records: ConstraintRecord[]) => Promise<void>,
 ): Promise<number[]> {
   const { row, plan, columns } = update;
   let next = await nextColumnId(session, row.id);

@@ -10,7 +10,7 @@ import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../cat
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import { ApiError, type ErrorDetail } from "../../errors.ts";
-import { type ConstraintRecord, constraintRecords } from "./constraint_records.ts";
+import { constraintRecords, recordConstraints } from "./constraint_records.ts";
 import type { ListSession, TableRow } from "./core.ts";
 import { type ResolvedForeignKey, resolveForeignKeys } from "./foreign_keys.ts";
 import { META, recordOrigin } from "./metadata_rows.ts";
@@ -39,7 +39,6 @@ export interface TableDialect<S> {
   message(error: unknown): string;
   /** Records a new table with its columns (ids 1..n); gives the table id. */
   recordTable(session: S, ref: TableRef, columnNames: readonly string[]): Promise<number>;
-  recordConstraints(session: S, tableId: number, records: ConstraintRecord[]): Promise<void>;
 }
 
 /** A plan's columns as the engine takes them: each one's type, and its checked default. */
@@ -138,7 +137,7 @@ export async function buildTable<S extends ListSession>(
   const columnNames = plan.columns.map((c) => c.name);
   const tableId = await dialect.recordTable(session, ref, columnNames);
   const idOf = (name: string) => columnNames.findIndex((n) => nameKey(n) === nameKey(name)) + 1;
-  await dialect.recordConstraints(
+  await recordConstraints(
     session,
     tableId,
     constraintRecords(plan, references, tableId, idOf),
