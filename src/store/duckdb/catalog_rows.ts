@@ -11,7 +11,7 @@ import { existingSchema as existingSchemaIn } from "../shared/schemas.ts";
 import type { Session } from "./database.ts";
 import { findSchema, findTable, forgetTables, type TableRow } from "./metadata.ts";
 import { referencingTables } from "./metadata_constraints.ts";
-import { sequencesOf } from "./metadata_sequences.ts";
+import { sequencesOf } from "../shared/metadata_rows.ts";
 import { qualified } from "./sql.ts";
 
 /** The stored spelling of an existing schema's name; 404 when there is none. */

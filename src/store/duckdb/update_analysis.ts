@@ -18,7 +18,7 @@ import { canonicalTypes, TABLE_DIALECT } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
 import { type TableRow, tablesById } from "./metadata.ts";
 import { foreignKeysInto, foreignKeysOf, referencedTableIds } from "./metadata_constraints.ts";
-import { type SequenceRow, sequencesOf } from "./metadata_sequences.ts";
+import { type SequenceRow, sequencesOf } from "../shared/metadata_rows.ts";
 
 export type { ColumnChange } from "../shared/column_change.ts";
 

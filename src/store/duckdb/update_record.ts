@@ -6,8 +6,7 @@
 
 import type { Session } from "./database.ts";
 import { recordUpdatedTable } from "../shared/metadata_tables.ts";
-import { forgetSequences } from "./metadata_sequences.ts";
-import { recordSequences } from "../shared/table_creation.ts";
+import { forgetSequences, recordSequences } from "../shared/metadata_rows.ts";
 import { qualified } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
 

@@ -18,7 +18,7 @@ import { probing, type Session } from "./database.ts";
 import { createSequence, ownSequence } from "./ddl.ts";
 import { META } from "./metadata.ts";
 import { recordUpdatedTable } from "../shared/metadata_tables.ts";
-import { recordSequences } from "../shared/table_creation.ts";
+import { forgetSequences, recordSequences } from "../shared/metadata_rows.ts";
 import {
   foreignKeySignature,
   keySignature,
@@ -276,10 +276,7 @@ async function recordUpdate(
     ...analysis.dropped.map((c) => c.id),
     ...columns.filter((c) => c.source && c.defaultChanged).map((c) => c.source!.id),
   ];
-  await session.run(
-    `DELETE FROM ${META}.sequences WHERE table_id = $1 AND column_id = ANY($2::integer[])`,
-    [row.id, gone],
-  );
+  await forgetSequences(session, row.id, gone);
   await session.run(`UPDATE ${META}.sequences SET schema_name = $2 WHERE table_id = $1`, [
     row.id,
     plan.ref.schema,

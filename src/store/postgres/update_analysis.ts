@@ -19,7 +19,8 @@ import {
 import { probing, type Session } from "./database.ts";
 import { TABLE_DIALECT } from "./ddl.ts";
 import { checkDefault } from "./defaults.ts";
-import { META, type TableRow } from "./metadata.ts";
+import type { TableRow } from "./metadata.ts";
+import { META, sequencesOf } from "../shared/metadata_rows.ts";
 import { referencingTables } from "../shared/metadata_tables.ts";
 import { retypeSql } from "./retype.ts";
 
@@ -58,10 +59,7 @@ export async function analyseUpdate(
   current: Table,
   update: TableUpdate,
 ): Promise<UpdateAnalysis> {
-  const serialIds = new Set(
-    (await session.rows(`SELECT column_id FROM ${META}.sequences WHERE table_id = $1`, [row.id]))
-      .map((r) => r.column_id as number),
-  );
+  const serialIds = new Set((await sequencesOf(session, row.id)).map((s) => s.columnId));
   const analysed = await analyseWith(session, DIALECT, { row, current, update, serialIds });
   return { ...analysed, serialIds };
 }

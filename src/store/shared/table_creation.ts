@@ -13,7 +13,7 @@ import { ApiError, type ErrorDetail } from "../../errors.ts";
 import { constraintRecords, recordConstraints } from "./constraint_records.ts";
 import type { ListSession, TableRow } from "./core.ts";
 import { type ResolvedForeignKey, resolveForeignKeys } from "./foreign_keys.ts";
-import { META, recordOrigin } from "./metadata_rows.ts";
+import { recordOrigin, recordSequences } from "./metadata_rows.ts";
 import type { TableShapeSql } from "./table_ddl.ts";
 
 /** What one engine does to create a table. */
@@ -150,25 +150,4 @@ export async function buildTable<S extends ListSession>(
   );
   if (plan.template) await recordOrigin(session, tableId, plan.template);
   return (await dialect.describeTables(session, [{ id: tableId, ...ref }]))[0]!;
-}
-
-/** Records the sequences serial columns draw from, so they go with the table. */
-export async function recordSequences(
-  session: ListSession,
-  tableId: number,
-  schema: string,
-  sequences: readonly { readonly columnId: number; readonly name: string }[],
-): Promise<void> {
-  // An empty list has no element type DuckDB could bind.
-  if (sequences.length === 0) return;
-  await session.run(
-    `INSERT INTO ${META}.sequences (table_id, column_id, schema_name, sequence_name)
-     SELECT $1, unnest($2::integer[]), $3, unnest($4::text[])`,
-    [
-      tableId,
-      session.list(sequences.map((s) => s.columnId)),
-      schema,
-      session.list(sequences.map((s) => s.name)),
-    ],
-  );
 }
