@@ -16,18 +16,16 @@ import {
   pageOfTables,
   rewriteTable,
   tablesById,
-  tablesInSchema,
   toTableRow,
 } from "../shared/metadata_tables.ts";
 import type { TableRow } from "../shared/core.ts";
-import { listValue } from "@duckdb/node-api";
 import type { TableRef } from "../../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
 import { META } from "../shared/metadata_rows.ts";
 import type { Session } from "./database.ts";
 
 export { META, recordOrigin } from "../shared/metadata_rows.ts";
-export { nextColumnId, pageOfTables, rewriteTable, tablesById, tablesInSchema };
+export { nextColumnId, pageOfTables, rewriteTable, tablesById };
 
 /** Bumped when the metadata layout changes, so an old file can be migrated or refused. */
 export const FORMAT_VERSION = "1";
@@ -142,13 +140,4 @@ export async function findTable(session: Session, ref: TableRef): Promise<TableR
     [ref.schema, ref.name],
   );
   return rows[0] && toTableRow(rows[0]);
-}
-
-/** Forgets tables: their rows in every metadata table. */
-export async function forgetTables(session: Session, tableIds: readonly number[]): Promise<void> {
-  if (tableIds.length === 0) return;
-  const ids = listValue([...tableIds]);
-  for (const table of ["constraints", "sequences", "table_origins", "columns", "tables"]) {
-    await session.run(`DELETE FROM ${META}.${table} WHERE list_contains($1, table_id)`, [ids]);
-  }
 }

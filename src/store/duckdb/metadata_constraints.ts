@@ -9,8 +9,6 @@ import type { TableRef } from "../../catalog/model.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
 
-export { referencingTables } from "../shared/metadata_tables.ts";
-
 /** A foreign key as stored: columns by id. */
 export interface ForeignKeyRow {
   readonly tableId: number;

@@ -15,7 +15,6 @@ import {
   pageOfTables,
   rewriteTable,
   tablesById,
-  tablesInSchema,
   toTableRow,
 } from "../shared/metadata_tables.ts";
 import type { TableRow } from "../shared/core.ts";
@@ -27,7 +26,7 @@ import type { Prepared, Session } from "./database.ts";
 import { BOOTSTRAP_LOCK, takeLocks } from "./locks.ts";
 
 export { META, recordOrigin } from "../shared/metadata_rows.ts";
-export { nextColumnId, pageOfTables, rewriteTable, tablesById, tablesInSchema };
+export { nextColumnId, pageOfTables, rewriteTable, tablesById };
 
 /** Bumped when the metadata layout changes, so an old database can be migrated or refused. */
 const FORMAT_VERSION = "1";
@@ -152,11 +151,3 @@ const FIND_TABLE: Prepared = {
   text: `SELECT ${TABLE_COLUMNS} FROM ${META}.tables
      WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2)`,
 };
-
-/** Forgets tables: their rows in every metadata table (the others follow by cascade). */
-export async function forgetTables(session: Session, tableIds: readonly number[]): Promise<void> {
-  if (tableIds.length === 0) return;
-  await session.run(`DELETE FROM ${META}.tables WHERE table_id = ANY($1::integer[])`, [
-    [...tableIds],
-  ]);
-}

@@ -15,7 +15,7 @@ import type {
   Store,
   TableListing,
 } from "../store.ts";
-import type { Core, SqlSession } from "./core.ts";
+import type { Core, ListSession, SqlSession } from "./core.ts";
 import * as schemas from "./schemas.ts";
 import { listTables } from "./tables.ts";
 import * as templates from "./templates.ts";
@@ -33,7 +33,7 @@ type Shared =
   | "dropTemplate";
 
 /** A store's operations that are the same on every engine, over the engine's `core`. */
-export abstract class CoreStore<S extends SqlSession> implements Pick<Store, Shared> {
+export abstract class CoreStore<S extends SqlSession & ListSession> implements Pick<Store, Shared> {
   protected constructor(protected readonly core: Core<S>) {}
 
   listSchemas(visible?: readonly string[]): Promise<string[]> {

@@ -98,6 +98,20 @@ export async function referencingTables(
   }));
 }
 
+/** Forgets tables: their rows in every metadata table. */
+export async function forgetTables(
+  session: ListSession,
+  tableIds: readonly number[],
+): Promise<void> {
+  if (tableIds.length === 0) return;
+  for (const table of ["constraints", "sequences", "table_origins", "columns", "tables"]) {
+    await session.run(
+      `DELETE FROM ${META}.${table} WHERE table_id IN (SELECT unnest($1::integer[]))`,
+      [session.list(tableIds)],
+    );
+  }
+}
+
 /**
  * Rewrites a table's metadata after an update: its address, its columns (ids kept, new
  * ones given) and the next column id; its constraints are forgotten, to be recorded anew.
