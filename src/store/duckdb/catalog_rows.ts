@@ -9,9 +9,9 @@ import { ApiError } from "../../errors.ts";
 import { checkTableDrop } from "../shared/drop_checks.ts";
 import { existingSchema as existingSchemaIn } from "../shared/schemas.ts";
 import type { Session } from "./database.ts";
-import { findSchema, findTable, forgetTables, type TableRow } from "./metadata.ts";
-import { referencingTables } from "./metadata_constraints.ts";
-import { sequencesOf } from "./metadata_sequences.ts";
+import { findSchema, findTable, type TableRow } from "./metadata.ts";
+import { forgetTables, referencingTables } from "../shared/metadata_tables.ts";
+import { sequencesOf } from "../shared/metadata_rows.ts";
 import { qualified } from "./sql.ts";
 
 /** The stored spelling of an existing schema's name; 404 when there is none. */

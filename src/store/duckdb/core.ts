@@ -10,16 +10,8 @@ import type { Core } from "../shared/core.ts";
 import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer } from "./idempotency.ts";
-import {
-  allSchemas,
-  findSchema,
-  forgetTables,
-  META,
-  pageOfTables,
-  tablesInSchema,
-} from "./metadata.ts";
+import { allSchemas, findSchema, META, pageOfTables } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { referencingTables } from "./metadata_constraints.ts";
 import { heldBy } from "./store_locks.ts";
 
 /** The shared operations' view of the store working with `context`. */
@@ -47,10 +39,7 @@ export function duckdbCore(context: StoreContext): Core<Session> {
       allSchemas,
       describeTables,
       findSchema,
-      forgetTables,
       pageOfTables,
-      referencingTables,
-      tablesInSchema,
       nextTemplateId: `nextval('${META}.template_ids')::INTEGER`,
     },
   };

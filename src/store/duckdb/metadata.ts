@@ -14,13 +14,11 @@
 import {
   nextColumnId,
   pageOfTables,
-  recordColumns,
   rewriteTable,
   tablesById,
   toTableRow,
 } from "../shared/metadata_tables.ts";
 import type { TableRow } from "../shared/core.ts";
-import { listValue } from "@duckdb/node-api";
 import type { TableRef } from "../../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
 import { META } from "../shared/metadata_rows.ts";
@@ -142,39 +140,4 @@ export async function findTable(session: Session, ref: TableRef): Promise<TableR
     [ref.schema, ref.name],
   );
   return rows[0] && toTableRow(rows[0]);
-}
-
-/** The tables of one schema. */
-export async function tablesInSchema(session: Session, schema: string): Promise<TableRow[]> {
-  const rows = await session.rows(
-    `SELECT table_id, schema_name, table_name FROM ${META}.tables
-     WHERE lower(schema_name) = lower($1) ORDER BY lower(table_name)`,
-    [schema],
-  );
-  return rows.map(toTableRow);
-}
-
-/** Records a new table with its columns (ids 1..n) and constraints; returns the table id. */
-export async function recordTable(
-  session: Session,
-  ref: TableRef,
-  columnNames: readonly string[],
-): Promise<number> {
-  const rows = await session.rows(
-    `INSERT INTO ${META}.tables (table_id, schema_name, table_name, next_column_id)
-     VALUES (nextval('${META}.table_ids')::INTEGER, $1, $2, $3) RETURNING table_id`,
-    [ref.schema, ref.name, columnNames.length + 1],
-  );
-  const id = rows[0]!.table_id as number;
-  await recordColumns(session, id, columnNames.map((name, i) => ({ id: i + 1, name })));
-  return id;
-}
-
-/** Forgets tables: their rows in every metadata table. */
-export async function forgetTables(session: Session, tableIds: readonly number[]): Promise<void> {
-  if (tableIds.length === 0) return;
-  const ids = listValue([...tableIds]);
-  for (const table of ["constraints", "sequences", "table_origins", "columns", "tables"]) {
-    await session.run(`DELETE FROM ${META}.${table} WHERE list_contains($1, table_id)`, [ids]);
-  }
 }

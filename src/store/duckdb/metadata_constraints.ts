@@ -1,58 +1,13 @@
 /**
- * Constraints in the metadata: recording them with their user-chosen names, and reading
- * foreign keys back by table and column id.
+ * DuckDB's reads of foreign keys in the metadata, by table and column id: into a table, of
+ * a table, and with their targets' names of now. (They are written by shared code.)
  *
  * @module
  */
 
-import { listValue } from "@duckdb/node-api";
 import type { TableRef } from "../../catalog/model.ts";
-import type { ConstraintRecord } from "../shared/constraint_records.ts";
 import type { Session } from "./database.ts";
 import { META } from "./metadata.ts";
-
-/** Records a table's constraints, in the given order. */
-export async function recordConstraints(
-  session: Session,
-  tableId: number,
-  constraints: readonly ConstraintRecord[],
-): Promise<void> {
-  for (const [position, c] of constraints.entries()) {
-    await session.run(
-      `INSERT INTO ${META}.constraints VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [
-        tableId,
-        position,
-        c.kind,
-        c.name,
-        listValue([...c.columnIds]),
-        c.refTableId ?? null,
-        c.refColumnId ?? null,
-      ],
-    );
-  }
-}
-/** Tables other than `tableId` whose foreign keys reference it, with the constraint names. */
-export async function referencingTables(
-  session: Session,
-  tableIds: readonly number[],
-): Promise<{ schema: string; name: string; constraint: string }[]> {
-  // An empty list has no element type DuckDB could bind.
-  if (tableIds.length === 0) return [];
-  const rows = await session.rows(
-    `SELECT t.schema_name, t.table_name, k.constraint_name
-     FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id
-     WHERE k.kind = 'FOREIGN KEY' AND list_contains($1, k.ref_table_id)
-       AND NOT list_contains($1, k.table_id)
-     ORDER BY lower(t.schema_name), lower(t.table_name), k.position`,
-    [listValue([...tableIds])],
-  );
-  return rows.map((r) => ({
-    schema: r.schema_name as string,
-    name: r.table_name as string,
-    constraint: r.constraint_name as string,
-  }));
-}
 
 /** A foreign key as stored: columns by id. */
 export interface ForeignKeyRow {

@@ -1,63 +1,11 @@
 /**
- * The sequences serial columns draw from: recording, listing and forgetting them in the
- * metadata, and reading their state from DuckDB's catalog.
+ * The sequences serial columns draw from, as DuckDB's catalog holds them: whether one
+ * exists, and its next value. (Their rows in the metadata are shared/metadata_rows.ts's.)
  *
  * @module
  */
 
-import { listValue } from "@duckdb/node-api";
 import type { Session } from "./database.ts";
-import { META } from "./metadata.ts";
-
-/** Records the sequence a serial column draws from, so it is dropped with the table. */
-export async function recordSequence(
-  session: Session,
-  tableId: number,
-  columnId: number,
-  schema: string,
-  sequence: string,
-): Promise<void> {
-  await session.run(`INSERT INTO ${META}.sequences VALUES ($1, $2, $3, $4)`, [
-    tableId,
-    columnId,
-    schema,
-    sequence,
-  ]);
-}
-
-/** A sequence a serial column draws from. */
-export interface SequenceRow {
-  readonly columnId: number;
-  readonly schema: string;
-  readonly name: string;
-}
-
-/** The sequences owned by a table's serial columns. */
-export async function sequencesOf(session: Session, tableId: number): Promise<SequenceRow[]> {
-  const rows = await session.rows(
-    `SELECT column_id, schema_name, sequence_name FROM ${META}.sequences WHERE table_id = $1
-     ORDER BY column_id`,
-    [tableId],
-  );
-  return rows.map((r) => ({
-    columnId: r.column_id as number,
-    schema: r.schema_name as string,
-    name: r.sequence_name as string,
-  }));
-}
-
-/** Forgets the sequences of some columns of a table. */
-export async function forgetSequences(
-  session: Session,
-  tableId: number,
-  columnIds: readonly number[],
-): Promise<void> {
-  if (columnIds.length === 0) return;
-  await session.run(
-    `DELETE FROM ${META}.sequences WHERE table_id = $1 AND list_contains($2, column_id)`,
-    [tableId, listValue([...columnIds])],
-  );
-}
 
 /** The next value of a sequence when it is next drawn from. */
 export async function nextSequenceValue(

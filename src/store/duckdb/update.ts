@@ -20,10 +20,11 @@ import type { TableUpdate } from "../../catalog/update.ts";
 import { ApiError } from "../../errors.ts";
 import type { Database, Session } from "./database.ts";
 import type { KeyedWrite, UpdateHow } from "../store.ts";
-import { existingSchema, existingTable } from "./catalog_rows.ts";
+import { changesAnything, settleAddress } from "../shared/update_analysis.ts";
+import { existingTable } from "./catalog_rows.ts";
 import { checkpoint, noted, type StoreContext } from "./context.ts";
 import { keepAnswer } from "./idempotency.ts";
-import { findTable } from "./metadata.ts";
+import { findSchema, findTable } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { engineMessage } from "./sql.ts";
 import { lockKeys } from "./store_locks.ts";
@@ -31,13 +32,14 @@ import { underLookedUpLocks } from "./tables.ts";
 import { alterTable, canAlter } from "./update_alter.ts";
 import {
   analyseUpdate,
-  changesAnything,
   dependentsInDropOrder,
   tablesTouched,
   type UpdateAnalysis,
 } from "./update_analysis.ts";
 import { checkRows } from "./update_checks.ts";
 import { rebuildTable } from "./update_rebuild.ts";
+
+const LOOKUPS = { findSchema, findTable };
 
 /**
  * Updates a table to the wanted definition `decide` gives for the table as it is, in one
@@ -88,16 +90,8 @@ function updateUnderLocks(
     async (held) => {
       const prepared = await database.withSession(async (session) => {
         const { row, current, dependents, touched, ...planned } = await plan(session);
-        let update = planned.update;
         if (row.id !== seen || touched.some((l) => !held.has(l.key))) return undefined;
-        if (update.plan.ref.schema !== current.schema) {
-          const schema = await existingSchema(session, update.plan.ref.schema);
-          update = { ...update, plan: { ...update.plan, ref: { ...update.plan.ref, schema } } };
-        }
-        const other = await findTable(session, update.plan.ref);
-        if (other && other.id !== row.id) {
-          throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
-        }
+        const update = await settleAddress(session, LOOKUPS, row, current, planned.update);
         const analysis = await analyseUpdate(session, row, current, update, dependents);
         if (!changesAnything(analysis)) return { table: current, how: "unchanged" as const };
         await checkRows(session, analysis);

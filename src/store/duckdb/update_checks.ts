@@ -7,7 +7,7 @@
 import type { PlannedKey } from "../../catalog/definition.ts";
 import { nameKey } from "../../catalog/names.ts";
 import { ApiError, type ErrorDetail, MAX_DETAILS, summarise } from "../../errors.ts";
-import { refuseRequiredColumns } from "../shared/required_columns.ts";
+import { failureDetails, refuseRequiredColumns } from "../shared/required_columns.ts";
 import type { Session } from "./database.ts";
 import { recordOrder } from "./record_reads.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
@@ -127,16 +127,10 @@ async function failingRows(
     `WITH numbered AS MATERIALIZED (${numbered})
      SELECT * FROM (${queries.join(" UNION ALL ")}) ORDER BY 1, 2 LIMIT ${MAX_DETAILS}`,
   );
-  return rows.map((r) => {
-    const column = r.col as string;
-    const value = r.value as string | null;
-    return {
-      row: Number(r.row_),
-      column,
-      ...(value === null ? {} : { value }),
-      message: value === null
-        ? `Column "${column}" of row ${Number(r.row_)} ${r.why}`
-        : `Value "${value}" of column "${column}" in row ${Number(r.row_)} ${r.why}`,
-    };
-  });
+  return failureDetails(rows.map((r) => ({
+    row: Number(r.row_),
+    column: r.col as string,
+    value: r.value as string | null,
+    why: r.why as string,
+  })));
 }

@@ -5,9 +5,8 @@
  */
 
 import type { Session } from "./database.ts";
-import { recordConstraints } from "./metadata_constraints.ts";
 import { recordUpdatedTable } from "../shared/metadata_tables.ts";
-import { forgetSequences, recordSequence } from "./metadata_sequences.ts";
+import { forgetSequences, recordSequences } from "../shared/metadata_rows.ts";
 import { qualified } from "./sql.ts";
 import type { ColumnChange, UpdateAnalysis } from "./update_analysis.ts";
 
@@ -18,12 +17,13 @@ export async function recordUpdate(
   newSequences: ReadonlyMap<ColumnChange, string>,
 ): Promise<void> {
   const { row, plan, columns } = analysis;
-  const ids = await recordUpdatedTable(session, analysis, recordConstraints);
-  for (const [change, sequence] of newSequences) {
-    const id = ids[columns.indexOf(change)]!;
-    await forgetSequences(session, row.id, [id]);
-    await recordSequence(session, row.id, id, plan.ref.schema, sequence);
-  }
+  const ids = await recordUpdatedTable(session, analysis);
+  const sequences = [...newSequences].map(([change, name]) => ({
+    columnId: ids[columns.indexOf(change)]!,
+    name,
+  }));
+  await forgetSequences(session, row.id, sequences.map((s) => s.columnId));
+  await recordSequences(session, row.id, plan.ref.schema, sequences);
 }
 
 /** Drops the sequences of dropped columns, and those replaced by `replaced`'s new ones. */

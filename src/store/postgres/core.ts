@@ -11,9 +11,8 @@ import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { takeLocks } from "./locks.ts";
-import { allSchemas, findSchema, forgetTables, pageOfTables, tablesInSchema } from "./metadata.ts";
+import { allSchemas, findSchema, pageOfTables } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { referencingTables } from "./metadata_constraints.ts";
 
 /** The shared operations' view of the store working with `context`. */
 export function postgresCore({ database }: StoreContext): Core<Session> {
@@ -35,10 +34,7 @@ export function postgresCore({ database }: StoreContext): Core<Session> {
       allSchemas,
       describeTables,
       findSchema,
-      forgetTables,
       pageOfTables,
-      referencingTables,
-      tablesInSchema,
     },
   };
 }

@@ -5,23 +5,24 @@
  * @module
  */
 
-import { invalidDefinition, type PlannedColumn, type TablePlan } from "../../catalog/definition.ts";
+import type { TablePlan } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
-import { nameKey } from "../../catalog/names.ts";
-import { ApiError, type ErrorDetail } from "../../errors.ts";
 import type { Session } from "./database.ts";
 import { checkDefault } from "./defaults.ts";
-import { findTable, META, recordOrigin, recordTable } from "./metadata.ts";
-import { recordConstraints } from "./metadata_constraints.ts";
-import { constraintRecords } from "../shared/constraint_records.ts";
-import {
-  type ResolvedForeignKey,
-  resolveForeignKeys as resolveKeys,
-} from "../shared/foreign_keys.ts";
+import { findTable } from "./metadata.ts";
+import { recordTable } from "../shared/metadata_tables.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 import { postgresType } from "./types.ts";
 import { createTableSql as createShapeSql, type TableShapeSql } from "../shared/table_ddl.ts";
+import {
+  buildTable as buildWith,
+  checkColumns as checkWith,
+  type CheckedColumns,
+  type TableDialect,
+} from "../shared/table_creation.ts";
+
+export type { CheckedColumns };
 
 /**
  * The hidden column every table carries for its insertion order: PostgreSQL has no stable
@@ -53,12 +54,25 @@ export const PG_MAX_COLUMNS = PG_COLUMN_PLACES - 1;
  */
 export const PG_MAX_NAME_BYTES = 63;
 
-/** A plan's columns as PostgreSQL takes them: each one's type, and its checked default. */
-export interface CheckedColumns {
-  /** PostgreSQL's canonical type of each column, in order. */
-  readonly types: readonly string[];
-  readonly defaults: ReadonlyMap<PlannedColumn, string>;
-}
+/** PostgreSQL's part of creating a table (shared/table_creation.ts). */
+export const TABLE_DIALECT: TableDialect<Session> = {
+  columnType(_session, column) {
+    const type = postgresType(column.type);
+    return Promise.resolve(
+      typeof type === "string"
+        ? type
+        : { column: column.name, message: `Column "${column.name}": ${type.problem}` },
+    );
+  },
+  checkDefault,
+  findTable,
+  describeTables,
+  createTableSql,
+  createSequence,
+  ownSequence,
+  message: (error) => error instanceof Error ? error.message : String(error),
+  recordTable,
+};
 
 /**
  * Maps every column's type (types.ts) and checks every default with PostgreSQL, or throws
@@ -66,110 +80,18 @@ export interface CheckedColumns {
  * Probes that fail abort a transaction, so this runs on a session of its own, or inside a
  * transaction on a `probing` one.
  */
-export async function checkColumns(session: Session, plan: TablePlan): Promise<CheckedColumns> {
-  const problems: ErrorDetail[] = [];
-  const defaults = new Map<PlannedColumn, string>();
-  const types: string[] = [];
-  for (const column of plan.columns) {
-    const type = postgresType(column.type);
-    if (typeof type !== "string") {
-      problems.push({ column: column.name, message: `Column "${column.name}": ${type.problem}` });
-      types.push("");
-      continue;
-    }
-    types.push(type);
-    if (column.default === null) continue;
-    const checked = await checkDefault(session, column.default, type);
-    if (typeof checked === "string") defaults.set(column, checked);
-    else {
-      problems.push({
-        column: column.name,
-        message: `Default of column "${column.name}" ${checked.problem}`,
-      });
-    }
-  }
-  if (problems.length > 0) throw invalidDefinition(plan.ref.name, problems);
-  return { types, defaults };
+export function checkColumns(session: Session, plan: TablePlan): Promise<CheckedColumns> {
+  return checkWith(session, TABLE_DIALECT, plan);
 }
 
 /** Creates the table, its sequences and its metadata; `checked` comes from {@link checkColumns}. */
-export async function buildTable(
+export function buildTable(
   session: Session,
   ref: TableRef,
   plan: TablePlan,
   checked: CheckedColumns,
 ): Promise<Table> {
-  const problems: ErrorDetail[] = [];
-  const references = await resolveForeignKeys(session, ref, plan, problems);
-  if (problems.length > 0) throw invalidDefinition(ref.name, problems);
-
-  const defaults = new Map(checked.defaults);
-  const sequences = new Map<PlannedColumn, string>();
-  for (const [i, column] of plan.columns.entries()) {
-    if (!column.type.serial) continue;
-    const sequence = await createSequence(session, ref, column.name, checked.types[i]!);
-    sequences.set(column, sequence.name);
-    defaults.set(column, sequence.defaultSql);
-  }
-
-  const sql = createTableSql(ref, {
-    columns: plan.columns.map((column, i) => ({
-      name: column.name,
-      typeSql: checked.types[i]!,
-      defaultSql: defaults.get(column),
-      nullable: column.nullable,
-    })),
-    primaryKey: plan.primaryKey?.columns,
-    unique: plan.unique.map((key) => key.columns),
-    foreignKeys: references,
-  });
-  try {
-    await session.run(sql);
-  } catch (error) {
-    const said = error instanceof Error ? error.message : String(error);
-    throw ApiError.unprocessable(`Cannot create table "${ref.name}": ${said}`);
-  }
-  for (const [column, sequence] of sequences) {
-    await ownSequence(session, ref, sequence, column.name);
-  }
-
-  const columnNames = plan.columns.map((c) => c.name);
-  const tableId = await recordTable(session, ref, columnNames);
-  const idOf = (name: string) => columnNames.findIndex((n) => nameKey(n) === nameKey(name)) + 1;
-  await recordConstraints(
-    session,
-    tableId,
-    constraintRecords(plan, references, tableId, idOf),
-  );
-  if (sequences.size > 0) {
-    await session.run(
-      `INSERT INTO ${META}.sequences (table_id, column_id, schema_name, sequence_name)
-       SELECT $1, id, $2, name FROM unnest($3::integer[], $4::text[]) AS s(id, name)`,
-      [
-        tableId,
-        ref.schema,
-        [...sequences.keys()].map((c) => idOf(c.name)),
-        [...sequences.values()],
-      ],
-    );
-  }
-  if (plan.template) await recordOrigin(session, tableId, plan.template);
-  return (await describeTables(session, [{ id: tableId, ...ref }]))[0]!;
-}
-
-export type { ResolvedForeignKey };
-
-/** Finds each foreign key's target and checks it is a single-column key there. */
-export function resolveForeignKeys(
-  session: Session,
-  ref: TableRef,
-  plan: TablePlan,
-  problems: ErrorDetail[],
-): Promise<ResolvedForeignKey[]> {
-  return resolveKeys(ref, plan, problems, async (reference) => {
-    const row = await findTable(session, reference);
-    return row && { row, table: (await describeTables(session, [row]))[0]! };
-  });
+  return buildWith(session, TABLE_DIALECT, ref, plan, checked);
 }
 
 /**

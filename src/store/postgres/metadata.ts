@@ -13,7 +13,6 @@
 import {
   nextColumnId,
   pageOfTables,
-  recordColumns,
   rewriteTable,
   tablesById,
   toTableRow,
@@ -152,37 +151,3 @@ const FIND_TABLE: Prepared = {
   text: `SELECT ${TABLE_COLUMNS} FROM ${META}.tables
      WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2)`,
 };
-
-/** The tables of one schema. */
-export async function tablesInSchema(session: Session, schema: string): Promise<TableRow[]> {
-  const rows = await session.rows(
-    `SELECT ${TABLE_COLUMNS} FROM ${META}.tables
-     WHERE lower(schema_name) = lower($1) ORDER BY lower(table_name)`,
-    [schema],
-  );
-  return rows.map(toTableRow);
-}
-
-/** Records a new table with its columns (ids 1..n); returns the table id. */
-export async function recordTable(
-  session: Session,
-  ref: TableRef,
-  columnNames: readonly string[],
-): Promise<number> {
-  const rows = await session.rows(
-    `INSERT INTO ${META}.tables (schema_name, table_name, next_column_id)
-     VALUES ($1, $2, $3) RETURNING table_id`,
-    [ref.schema, ref.name, columnNames.length + 1],
-  );
-  const id = rows[0]!.table_id as number;
-  await recordColumns(session, id, columnNames.map((name, i) => ({ id: i + 1, name })));
-  return id;
-}
-
-/** Forgets tables: their rows in every metadata table (the others follow by cascade). */
-export async function forgetTables(session: Session, tableIds: readonly number[]): Promise<void> {
-  if (tableIds.length === 0) return;
-  await session.run(`DELETE FROM ${META}.tables WHERE table_id = ANY($1::integer[])`, [
-    [...tableIds],
-  ]);
-}

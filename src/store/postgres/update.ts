@@ -19,12 +19,12 @@ import type { KeyedWrite, UpdateHow } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
-import { findTable } from "./metadata.ts";
+import { findSchema, findTable } from "./metadata.ts";
 import { describeTables } from "./metadata_describe.ts";
-import { existingSchema } from "./metadata.ts";
 import { existingTable } from "./tables.ts";
 import { alterTable } from "./update_alter.ts";
-import { analyseUpdate, changesAnything } from "./update_analysis.ts";
+import { analyseUpdate } from "./update_analysis.ts";
+import { changesAnything, settleAddress } from "../shared/update_analysis.ts";
 import { rebuildInOrder } from "./update_rebuild.ts";
 
 /**
@@ -43,21 +43,14 @@ export function updateTable(
     await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
     const row = await existingTable(session, ref);
     const current = (await describeTables(session, [row]))[0]!;
-    let update = decide(current);
-    const target = update.plan.ref;
+    const decided = decide(current);
+    const target = decided.plan.ref;
     await takeLocks(session, [
       schemaLock(target.schema, "shared"),
       tableLock(target, "exclusive"),
-      ...update.plan.foreignKeys.map((fk) => tableLock(fk.reference, "shared")),
+      ...decided.plan.foreignKeys.map((fk) => tableLock(fk.reference, "shared")),
     ]);
-    if (target.schema !== current.schema) {
-      const schema = await existingSchema(session, target.schema);
-      update = { ...update, plan: { ...update.plan, ref: { ...target, schema } } };
-    }
-    const other = await findTable(session, update.plan.ref);
-    if (other && other.id !== row.id) {
-      throw ApiError.conflict(`Table "${other.schema}.${other.name}" already exists`);
-    }
+    const update = await settleAddress(session, { findSchema, findTable }, row, current, decided);
     const analysis = await analyseUpdate(session, row, current, update);
     let result: { table: Table; how: UpdateHow };
     if (!changesAnything(analysis)) result = { table: current, how: "unchanged" };

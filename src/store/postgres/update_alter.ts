@@ -17,8 +17,15 @@ import { ApiError, summarise } from "../../errors.ts";
 import { probing, type Session } from "./database.ts";
 import { createSequence, ownSequence } from "./ddl.ts";
 import { META } from "./metadata.ts";
-import { recordConstraints } from "./metadata_constraints.ts";
 import { recordUpdatedTable } from "../shared/metadata_tables.ts";
+import { forgetSequences, recordSequences } from "../shared/metadata_rows.ts";
+import {
+  foreignKeySignature,
+  keySignature,
+  plannedColumnKey,
+  plannedForeignKeySignature,
+  plannedKeySignatures,
+} from "../shared/update_analysis.ts";
 import { refuseRequiredColumns as refuseRequired } from "../shared/required_columns.ts";
 import { retypeSql } from "./retype.ts";
 import { columnPlacesLeft, compactTable } from "./update_rebuild.ts";
@@ -46,11 +53,8 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
   const alter = (clause: string) => session.run(`ALTER TABLE ${table} ${clause}`);
   await refuseRequiredColumns(session, table, analysis);
 
-  const idOf = (name: string): string => {
-    const change = columns.find((c) => nameKey(c.planned.name) === nameKey(name));
-    return change?.source ? String(change.source.id) : `new:${nameKey(name)}`;
-  };
-  const wanted = wantedSignatures(analysis, idOf);
+  const idOf = plannedColumnKey(columns);
+  const wanted = new Set(plannedKeySignatures(plan, analysis.foreignKeys, idOf));
   const existing = await engineConstraints(session, analysis);
   const have = new Set(existing.map((c) => c.signature));
   // Foreign keys first: a table's own unique key may be what its foreign key references.
@@ -116,7 +120,7 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
   }
   for (const fk of analysis.foreignKeys) {
     const change = columns.find((c) => nameKey(c.planned.name) === nameKey(fk.column))!;
-    if (!change.source || have.has(foreignSignature(fk, idOf))) continue;
+    if (!change.source || have.has(plannedForeignKeySignature(fk, idOf))) continue;
     const parent = fk.table.id === undefined
       ? { table, column: fk.refColumn }
       : { table: qualified(fk.table.schema, fk.table.name), column: fk.refColumn };
@@ -143,10 +147,9 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
   ];
   const conflicts: RowCheck[] = [];
   for (const { key, kind, sql } of keys) {
-    const signature = `${sql === "UNIQUE" ? "U" : "P"}:${setOf(key.columns.map(idOf))}`;
-    if (have.has(signature)) continue;
+    if (have.has(keySignature(sql === "UNIQUE" ? "U" : "P", key.columns.map(idOf)))) continue;
     // New columns hold one default in every row; adding the key refuses that by itself.
-    if (key.columns.some((name) => idOf(name).startsWith("new:"))) continue;
+    if (key.columns.some((name) => typeof idOf(name) === "string")) continue;
     conflicts.push(duplicateCheck(table, order, key.columns, `${kind} "${key.name}"`));
   }
   const repeated = await failingRows(session, conflicts);
@@ -164,11 +167,11 @@ export async function alterTable(session: Session, analysis: UpdateAnalysis): Pr
     }
   }
   for (const { key, sql } of keys) {
-    const signature = `${sql === "UNIQUE" ? "U" : "P"}:${setOf(key.columns.map(idOf))}`;
+    const signature = keySignature(sql === "UNIQUE" ? "U" : "P", key.columns.map(idOf));
     if (!have.has(signature)) await alter(`ADD ${sql} (${key.columns.map(quoteIdent).join(", ")})`);
   }
   for (const fk of analysis.foreignKeys) {
-    if (have.has(foreignSignature(fk, idOf))) continue;
+    if (have.has(plannedForeignKeySignature(fk, idOf))) continue;
     const target = fk.table.id === undefined ? table : qualified(fk.table.schema, fk.table.name);
     await alter(
       `ADD FOREIGN KEY (${quoteIdent(fk.column)}) REFERENCES ${target} (${
@@ -266,28 +269,24 @@ async function recordUpdate(
   sequences: ReadonlyMap<ColumnChange, string>,
 ): Promise<void> {
   const { row, plan, columns } = analysis;
-  const ids = await recordUpdatedTable(session, analysis, recordConstraints);
+  const ids = await recordUpdatedTable(session, analysis);
   // Sequences of dropped columns went with them; a column whose default no longer draws
   // from its sequence is no longer serial.
   const gone = [
     ...analysis.dropped.map((c) => c.id),
     ...columns.filter((c) => c.source && c.defaultChanged).map((c) => c.source!.id),
   ];
-  await session.run(
-    `DELETE FROM ${META}.sequences WHERE table_id = $1 AND column_id = ANY($2::integer[])`,
-    [row.id, gone],
-  );
+  await forgetSequences(session, row.id, gone);
   await session.run(`UPDATE ${META}.sequences SET schema_name = $2 WHERE table_id = $1`, [
     row.id,
     plan.ref.schema,
   ]);
-  for (const [change, sequence] of sequences) {
-    await session.run(
-      `INSERT INTO ${META}.sequences (table_id, column_id, schema_name, sequence_name)
-       VALUES ($1, $2, $3, $4)`,
-      [row.id, ids[columns.indexOf(change)]!, plan.ref.schema, sequence],
-    );
-  }
+  await recordSequences(
+    session,
+    row.id,
+    plan.ref.schema,
+    [...sequences].map(([change, name]) => ({ columnId: ids[columns.indexOf(change)]!, name })),
+  );
 }
 
 /** The record order of the rows while the update runs: the primary key's, else physical. */
@@ -299,30 +298,6 @@ function recordOrder({ current, columns }: UpdateAnalysis): string {
     return columns.find((c) => c.source?.id === id)?.planned.name;
   });
   return names.every((n) => n !== undefined) ? names.map((n) => quoteIdent(n!)).join(", ") : "ctid";
-}
-
-function setOf(ids: readonly string[]): string {
-  return [...ids].sort().join(",");
-}
-
-function foreignSignature(
-  fk: UpdateAnalysis["foreignKeys"][number],
-  idOf: (name: string) => string,
-): string {
-  const target = fk.table.id === undefined
-    ? `self.${idOf(fk.refColumn)}`
-    : `${fk.table.id}.${fk.refColumnId}`;
-  return `F:${idOf(fk.column)}>${target}`;
-}
-
-/** The keys and foreign keys the plan wants, as signatures. */
-function wantedSignatures(analysis: UpdateAnalysis, idOf: (name: string) => string): Set<string> {
-  const { plan } = analysis;
-  return new Set([
-    ...(plan.primaryKey ? [`P:${setOf(plan.primaryKey.columns.map(idOf))}`] : []),
-    ...plan.unique.map((k) => `U:${setOf(k.columns.map(idOf))}`),
-    ...analysis.foreignKeys.map((fk) => foreignSignature(fk, idOf)),
-  ]);
 }
 
 /**
@@ -356,11 +331,11 @@ async function engineConstraints(
   const idOf = (name: string) => String(current.columns.find((c) => c.name === name)?.id ?? name);
   return rows.map((r) => {
     const ids = (r.columns as string[]).map(idOf);
-    const signature = r.contype === "f"
-      ? `F:${ids[0]}>${
-        r.self ? `self.${idOf(r.ref_column as string)}` : `${r.ref_table_id}.${r.ref_column_id}`
-      }`
-      : `${r.contype === "p" ? "P" : "U"}:${setOf(ids)}`;
+    const signature = r.contype !== "f"
+      ? keySignature(r.contype === "p" ? "P" : "U", ids)
+      : r.self
+      ? foreignKeySignature(ids[0]!, "self", idOf(r.ref_column as string))
+      : foreignKeySignature(ids[0]!, r.ref_table_id as number, r.ref_column_id as number);
     return { name: r.conname as string, signature };
   });
 }

@@ -11,14 +11,7 @@ import { type ErrorDetail, MAX_DETAILS } from "../../errors.ts";
 import type { Param, Session } from "./database.ts";
 import { retypeSql } from "./retype.ts";
 import { quoteIdent } from "./sql.ts";
-
-/** One failing row as the checks find it. */
-interface Failure {
-  readonly row: number;
-  readonly column: string;
-  readonly value: string | null;
-  readonly why: string;
-}
+import { failureDetails, type RowFailure } from "../shared/required_columns.ts";
 
 /** The function that says whether one value converts by an expression, made once per session. */
 const CASTABLE = "pg_temp.table_service_converts";
@@ -55,7 +48,7 @@ export async function castFailures(
      ORDER BY row_ LIMIT ${MAX_DETAILS}`,
     [retypeSql("$1", from, type)],
   );
-  return details(rows.map((r) => ({
+  return failureDetails(rows.map((r) => ({
     row: Number(r.row_),
     column,
     value: r.value as string,
@@ -131,7 +124,7 @@ export async function failingRows(
   session: Session,
   checks: readonly RowCheck[],
 ): Promise<ErrorDetail[]> {
-  const failures: Failure[] = [];
+  const failures: RowFailure[] = [];
   for (const check of checks) {
     const rows = await session.rows(
       `${check.sql} ORDER BY 1 LIMIT ${MAX_DETAILS}`,
@@ -149,17 +142,5 @@ export async function failingRows(
   failures.sort((a, b) =>
     a.row - b.row || (a.column < b.column ? -1 : a.column > b.column ? 1 : 0)
   );
-  return details(failures.slice(0, MAX_DETAILS));
-}
-
-/** Failures as error details, worded as the DuckDB engine words them. */
-export function details(failures: readonly Failure[]): ErrorDetail[] {
-  return failures.map(({ row, column, value, why }) => ({
-    row,
-    column,
-    ...(value === null ? {} : { value }),
-    message: value === null
-      ? `Column "${column}" of row ${row} ${why}`
-      : `Value "${value}" of column "${column}" in row ${row} ${why}`,
-  }));
+  return failureDetails(failures.slice(0, MAX_DETAILS));
 }

@@ -8,7 +8,6 @@
 
 import type { Table } from "../../catalog/model.ts";
 import type { KeyedWrite } from "../store.ts";
-import type { OutsideReference } from "./drop_checks.ts";
 import type { LockRequest } from "./locks.ts";
 
 /** A value bound to a `$n` parameter. */
@@ -43,7 +42,6 @@ export interface CoreMetadata<S> {
   findSchema(session: S, name: string): Promise<string | undefined>;
   /** Schema names in order, without internal ones. */
   allSchemas(session: S): Promise<string[]>;
-  tablesInSchema(session: S, schema: string): Promise<TableRow[]>;
   /** A page of tables in schema, then name, order, and how many there are in all. */
   pageOfTables(
     session: S,
@@ -53,10 +51,6 @@ export interface CoreMetadata<S> {
   ): Promise<{ rows: TableRow[]; total: number }>;
   /** Tables as the API shows them, in the order of `tables`. */
   describeTables(session: S, tables: readonly TableRow[]): Promise<Table[]>;
-  /** Forgets tables: their rows in every metadata table. */
-  forgetTables(session: S, tableIds: readonly number[]): Promise<void>;
-  /** Foreign keys of other tables into these. */
-  referencingTables(session: S, tableIds: readonly number[]): Promise<readonly OutsideReference[]>;
   /** The expression of a new template version's id, where the engine does not draw it itself. */
   readonly nextTemplateId?: string;
 }

@@ -13,13 +13,13 @@ import type {
   TableListing,
   TemplateStore,
 } from "../store.ts";
-import type { Core, SqlSession } from "./core.ts";
+import type { Core, ListSession, SqlSession } from "./core.ts";
 import * as schemas from "./schemas.ts";
 import { listTables } from "./tables.ts";
 import * as templates from "./templates.ts";
 
 /** A store's resources written once for both engines. */
-export abstract class CoreStore<S extends SqlSession>
+export abstract class CoreStore<S extends SqlSession & ListSession>
   implements Pick<Store, "schemas" | "templates"> {
   readonly schemas: SchemaStore;
   readonly templates: TemplateStore;

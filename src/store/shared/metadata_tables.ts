@@ -10,12 +10,13 @@ import type { TablePlan } from "../../catalog/definition.ts";
 import type { TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import {
-  type ConstraintRecord,
   constraintRecords,
   type ForeignKeyToRecord,
+  recordConstraints,
 } from "./constraint_records.ts";
 import type { ListSession, TableRow } from "./core.ts";
 import { META } from "./metadata_rows.ts";
+import type { ReferenceInto } from "./update_constraints.ts";
 
 /** A table's metadata row read by `table_id, schema_name, table_name`. */
 export function toTableRow(row: Record<string, unknown>): TableRow {
@@ -39,6 +40,76 @@ export async function recordColumns(
      SELECT $1, unnest($2::integer[]), unnest($3::text[])`,
     [tableId, session.list(columns.map((c) => c.id)), session.list(columns.map((c) => c.name))],
   );
+}
+
+/**
+ * Records a new table with its columns (ids 1..n); gives the table id. `nextId` is the
+ * expression of the id where the engine does not draw it itself.
+ */
+export async function recordTable(
+  session: ListSession,
+  ref: TableRef,
+  columnNames: readonly string[],
+  nextId?: string,
+): Promise<number> {
+  const rows = await session.rows(
+    `INSERT INTO ${META}.tables (${nextId ? "table_id, " : ""}schema_name, table_name,
+       next_column_id) VALUES (${nextId ? `${nextId}, ` : ""}$1, $2, $3) RETURNING table_id`,
+    [ref.schema, ref.name, columnNames.length + 1],
+  );
+  const id = rows[0]!.table_id as number;
+  await recordColumns(session, id, columnNames.map((name, i) => ({ id: i + 1, name })));
+  return id;
+}
+
+/** The tables of one schema, by name. */
+export async function tablesInSchema(session: ListSession, schema: string): Promise<TableRow[]> {
+  const rows = await session.rows(
+    `SELECT table_id, schema_name, table_name FROM ${META}.tables
+     WHERE lower(schema_name) = lower($1) ORDER BY lower(table_name)`,
+    [schema],
+  );
+  return rows.map(toTableRow);
+}
+
+/**
+ * Tables not among `tableIds` whose foreign keys reference one of them, with the constraints
+ * and the columns they reference.
+ */
+export async function referencingTables(
+  session: ListSession,
+  tableIds: readonly number[],
+): Promise<ReferenceInto[]> {
+  // An empty list has no element type DuckDB could bind.
+  if (tableIds.length === 0) return [];
+  const rows = await session.rows(
+    `SELECT t.schema_name, t.table_name, k.constraint_name, k.ref_column_id
+     FROM ${META}.constraints k JOIN ${META}.tables t ON t.table_id = k.table_id
+     WHERE k.kind = 'FOREIGN KEY' AND k.ref_table_id IN (SELECT unnest($1::integer[]))
+       AND k.table_id NOT IN (SELECT unnest($1::integer[]))
+     ORDER BY lower(t.schema_name), lower(t.table_name), k.position`,
+    [session.list(tableIds)],
+  );
+  return rows.map((r) => ({
+    schema: r.schema_name as string,
+    name: r.table_name as string,
+    constraint: r.constraint_name as string,
+    refColumnId: r.ref_column_id as number,
+  }));
+}
+
+/** Forgets tables: their rows in every metadata table. */
+export async function forgetTables(
+  session: ListSession,
+  tableIds: readonly number[],
+): Promise<void> {
+  if (tableIds.length === 0) return;
+  for (const table of ["constraints", "sequences", "table_origins", "columns", "tables"]) {
+    await session.run(
+      `DELETE FROM ${META}.${table} WHERE table_id IN (SELECT unnest($1::integer[]))`,
+      [session.list(tableIds)],
+    );
+  }
 }
 
 /**
@@ -133,12 +204,11 @@ export interface RecordedUpdate {
 
 /**
  * Records an updated table's address, columns (ids kept, new ones drawn) and constraints,
- * the last through the engine's `recordConstraints`; answers each wanted column's id.
+ * and answers each wanted column's id.
  */
-export async function recordUpdatedTable<S extends ListSession>(
-  session: S,
+export async function recordUpdatedTable(
+  session: ListSession,
   update: RecordedUpdate,
-  recordConstraints: (session: S, tableId: number, records: ConstraintRecord[]) => Promise<void>,
 ): Promise<number[]> {
   const { row, plan, columns } = update;
   let next = await nextColumnId(session, row.id);

@@ -8,7 +8,8 @@
 import { DEFAULT_SCHEMA, nameKey } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import type { KeyedWrite } from "../store.ts";
-import type { Core, CoreMetadata, SqlSession } from "./core.ts";
+import type { Core, CoreMetadata, ListSession, SqlSession } from "./core.ts";
+import { forgetTables, referencingTables, tablesInSchema } from "./metadata_tables.ts";
 import { checkSchemaDrop } from "./drop_checks.ts";
 import { schemaLock } from "./locks.ts";
 import { quoteIdent } from "./sql.ts";
@@ -55,7 +56,7 @@ export function createSchema<S extends SqlSession>(
 }
 
 /** Drops a schema; 409 when it is `public`, or holds tables and `cascade` is false. */
-export async function dropSchema<S extends SqlSession>(
+export async function dropSchema<S extends SqlSession & ListSession>(
   core: Core<S>,
   name: string,
   cascade: boolean,
@@ -68,14 +69,9 @@ export async function dropSchema<S extends SqlSession>(
   // Exclusive on the schema: every change to one of its tables holds it shared.
   return await core.change([schemaLock(name, "exclusive")], keyed, async (session) => {
     const schema = await existingSchema(metadata, session, name);
-    const tables = await metadata.tablesInSchema(session, schema);
-    await checkSchemaDrop(
-      schema,
-      tables,
-      cascade,
-      (ids) => metadata.referencingTables(session, ids),
-    );
-    await metadata.forgetTables(session, tables.map((t) => t.id));
+    const tables = await tablesInSchema(session, schema);
+    await checkSchemaDrop(schema, tables, cascade, (ids) => referencingTables(session, ids));
+    await forgetTables(session, tables.map((t) => t.id));
     await session.run(`DROP SCHEMA ${quoteIdent(schema)} CASCADE`);
     return schema;
   }, { redescribes: true });
