@@ -393,6 +393,10 @@ onDuckDB.test("a closing checkpoint that runs out of memory is logged and exits 
       if (/closing checkpoint failed/.test(server.stderr)) {
         failed++;
         assert.equal(code, 1);
+      } else if (/did not stop in time/.test(server.stderr)) {
+        // A busy machine can hold the failed checkpoint's reopening past the stop's grace:
+        // that is logged and exits 1 too, and the rows are checked after the restart alike.
+        assert.equal(code, 1);
       } else assert.equal(code, 0, server.stderr);
       await server.restart();
       assert.equal(await appendCsv(server, "narrower", mixedCsv(300)), 3);
