@@ -60,6 +60,12 @@ export interface Session {
   texts(sql: string, params?: readonly Param[]): Promise<TextResult>;
   /** Runs one `COPY … FROM STDIN` fed with `bytes`; answers the number of rows it copied. */
   copyIn(sql: string, bytes: ReadableStream<Uint8Array>): Promise<number>;
+  /**
+   * Runs `sql` (text without parameters) and commits the session's transaction in the same
+   * round trip; answers the rows it touched. When it fails the transaction is left to roll
+   * back.
+   */
+  runAndCommit(sql: string): Promise<number>;
 }
 
 /** A result as {@link Session.texts} gives it. */
@@ -257,6 +263,12 @@ function sessionOf(client: pg.PoolClient, opening?: { open: boolean }): Session 
         rows: result.rows,
       };
     },
+    async runAndCommit(sql) {
+      await begin();
+      const results = await client.query(`${sql}; COMMIT`) as unknown as pg.QueryResult[];
+      if (opening) opening.open = false;
+      return results[0]!.rowCount ?? 0;
+    },
     async copyIn(sql, bytes) {
       await begin();
       const copy = client.query(copyFrom(sql));
@@ -290,5 +302,6 @@ export function probing(session: Session): Session {
     list: (values) => session.list(values),
     texts: (sql, params) => saved(() => session.texts(sql, params)),
     copyIn: (sql, bytes) => saved(() => session.copyIn(sql, bytes)),
+    runAndCommit: (sql) => session.runAndCommit(sql),
   };
 }

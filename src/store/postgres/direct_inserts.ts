@@ -20,7 +20,7 @@ import type { LoadCounts, OnConflict } from "../store.ts";
 import { CopyText } from "./copy_json.ts";
 import { insertEmptyRows, insertResolving } from "./copy_rows.ts";
 import type { Session } from "./database.ts";
-import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { escapedLiteral, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 
 /** Most rows a body may have to go straight in. */
 export const DIRECT_ROWS = 10_000;
@@ -168,14 +168,16 @@ function jsonArray(bytes: Uint8Array): string | undefined {
 
 /**
  * Inserts `direct` into `table` in the session's transaction, resolving key conflicts as
- * `onConflict` says. Throws PostgreSQL's error, unexplained, for any row it does not take:
- * the caller rolls back and loads the rows the staging's way.
+ * `onConflict` says; with `commit` under `fail`, committing the transaction in the same round
+ * trip. Throws PostgreSQL's error, unexplained, for any row it does not take: the caller
+ * rolls back and loads the rows the staging's way.
  */
 export async function insertDirect(
   session: Session,
   table: Table,
   direct: DirectRows,
   onConflict: OnConflict,
+  commit = false,
 ): Promise<LoadCounts> {
   const { mapping, rows } = direct;
   let inserted: number;
@@ -187,19 +189,23 @@ export async function insertDirect(
       const v = `r_.k${i}`;
       return `(${v} IS NULL OR (${ruleOf(m.column.type)!.takes(v)}))`;
     });
+    // Under fail with commit, the body as a literal, so that the insert and the COMMIT go in
+    // one round trip; else bound.
+    const fused = onConflict === "fail" && commit;
+    const body = fused ? escapedLiteral(direct.json) : "$1";
     // A row that breaks a rule makes the statement fail: a text no boolean reads.
-    const from = `ROWS FROM (json_to_recordset($1::json) AS (${
+    const from = `ROWS FROM (json_to_recordset(${body}::json) AS (${
       mapping.map((m) => `${quoteIdent(m.key)} json`).join(", ")
     })) WITH ORDINALITY AS r_(${mapping.map((_, i) => `k${i}`).join(", ")}, n_)
       WHERE CASE WHEN ${plain.join(" AND ")} THEN true
         ELSE ('row ' || (n_ - 1) || ' is not plain')::boolean END`;
     const columns = mapping.map((m) => m.column.name);
-    if (onConflict === "fail") {
-      inserted = await session.run(
-        `INSERT INTO ${qualified(table.schema, table.name)} (${columns.map(quoteIdent).join(", ")})
-         SELECT ${values.join(", ")} FROM ${from} ORDER BY n_`,
-        [direct.json],
-      );
+    const insert = `INSERT INTO ${qualified(table.schema, table.name)} (${
+      columns.map(quoteIdent).join(", ")
+    }) SELECT ${values.join(", ")} FROM ${from} ORDER BY n_`;
+    if (fused) inserted = await session.runAndCommit(insert);
+    else if (onConflict === "fail") {
+      inserted = await session.run(insert, [direct.json]);
     } else {
       const position = quoteIdent("\u0001position");
       inserted = await insertResolving(session, table, {

@@ -233,6 +233,37 @@ await postgresTest("Direct inserts", async (t, server) => {
     );
 
     await t.step(
+      "with commit, a direct insert commits in its own round trip, or leaves nothing",
+      async () => {
+        const ref = { schema: "public", name: "fused" };
+        await bench.store.tables.create(
+          planTable(ref, {
+            columns: [{ name: "n", type: "integer" }, { name: "s", type: "text" }],
+          }),
+          { ifNotExists: false },
+        );
+        const { database } = bench.context;
+        const attempt = (body: string) =>
+          database.transaction(async (session) => {
+            const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+            const small = (await arriving(bench.dir, body).inMemory())!;
+            const direct = (await directRows(table, small, small.bytes))!;
+            return await insertDirect(session, table, direct, "fail", true);
+          });
+        assert.deepEqual(await attempt(`[{"n": 1, "s": "it's \\\\ here"}, {"n": 2}]`), {
+          inserted: 2,
+        });
+        // 2^31 is a plain integer that PostgreSQL refuses: nothing of the body stays.
+        await assert.rejects(attempt(`[{"n": 3}, {"n": 2147483648}]`));
+        assert.equal(database.openTransactions, 0);
+        const rows = await database.withSession((s) =>
+          s.rows(`SELECT n, s FROM public.fused ORDER BY n`)
+        );
+        assert.deepEqual(rows, [{ n: 1, s: "it's \\ here" }, { n: 2, s: null }]);
+      },
+    );
+
+    await t.step(
       "skip and update: the direct path counts and keeps the rows the staging keeps",
       async () => {
         for (const onConflict of ["skip", "update"] as const) {

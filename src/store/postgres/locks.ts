@@ -10,6 +10,7 @@ import type { TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { LockMode, LockRequest } from "../shared/locks.ts";
 import type { Session } from "./database.ts";
+import { escapedLiteral } from "./sql.ts";
 
 export {
   type LockMode,
@@ -72,21 +73,4 @@ export async function takeLocks(
     `(hashtextextended(${escapedLiteral(NAMESPACE + key)}, 0))`
   );
   await session.run(`SELECT ${calls.join(", ")}`);
-}
-
-/**
- * `text` as an escaped string literal (`E'…'`), which reads the same whatever
- * `standard_conforming_strings` says.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { escapedLiteral } from "./locks.ts";
- *
- * assert.equal(escapedLiteral("a'b\\c"), "E'a''b\\\\c'");
- * ```
- */
-export function escapedLiteral(text: string): string {
-  if (text.includes("\u0000")) throw new Error("A literal cannot contain NUL");
-  return `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`;
 }

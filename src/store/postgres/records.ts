@@ -101,18 +101,20 @@ async function* partBytes(paths: readonly string[]): AsyncGenerator<Uint8Array> 
 }
 
 /**
- * How `body` goes straight into `table`, when it may: in one statement when small, else by
- * `COPY` (under `fail` only); undefined when it is to be staged.
+ * How `body` goes straight into `table`, when it may: in one statement when small (with
+ * `commit`, committing the transaction in the same round trip), else by `COPY` (under `fail`
+ * only); undefined when it is to be staged.
  */
 async function straight(
   table: Table,
   body: ArrivedBody,
   onConflict: OnConflict,
+  commit: boolean,
 ): Promise<((session: Session) => Promise<LoadCounts>) | undefined> {
   const bytes = await smallBytes(body);
   if (bytes) {
     const direct = await directRows(table, body.summary, bytes);
-    return direct && ((session) => insertDirect(session, table, direct, onConflict));
+    return direct && ((session) => insertDirect(session, table, direct, onConflict, commit));
   }
   if (onConflict !== "fail") return undefined;
   const mapping = await plainMapping(table, body.summary);
@@ -140,7 +142,8 @@ export async function insert(
   try {
     return await keyedTransaction(database, keyed, async (session) => {
       const table = await lockedTable(session, ref, onConflict);
-      const straightIn = body && await straight(table, body, onConflict);
+      // Without a key to keep an answer for, nothing follows the insert: it may commit.
+      const straightIn = body && await straight(table, body, onConflict, !keyed);
       let counts: LoadCounts;
       if (straightIn) {
         try {
