@@ -15,6 +15,7 @@ import { from as copyFrom } from "pg-copy-streams";
 import { ApiError } from "../../errors.ts";
 import type { Logger } from "../../log.ts";
 import { explained } from "./engine_errors.ts";
+import { escapedLiteral } from "./sql.ts";
 
 /** How to reach the database. */
 export interface DatabaseOptions {
@@ -66,7 +67,19 @@ export interface Session {
    * back.
    */
   runAndCommit(sql: string): Promise<number>;
+  /**
+   * Runs `statements` (text without parameters, or a prepared statement with its arguments,
+   * written as escaped literals) as one simple query, one round trip; answers each one's
+   * rows. A prepared statement is prepared by SQL on the connection the first time.
+   */
+  batch(statements: readonly Batched[]): Promise<Record<string, unknown>[][]>;
 }
+
+/** A statement of a {@link Session.batch}. */
+export type Batched = string | { readonly prepared: Prepared; readonly args: readonly string[] };
+
+/** The statements each connection has prepared by SQL (`PREPARE`), by name. */
+const PREPARED_BY_SQL = new WeakMap<pg.PoolClient, Set<string>>();
 
 /** A result as {@link Session.texts} gives it. */
 export interface TextResult {
@@ -263,6 +276,32 @@ function sessionOf(client: pg.PoolClient, opening?: { open: boolean }): Session 
         rows: result.rows,
       };
     },
+    async batch(statements) {
+      const prepared = PREPARED_BY_SQL.get(client) ?? new Set<string>();
+      PREPARED_BY_SQL.set(client, prepared);
+      const texts: string[] = [];
+      for (const statement of statements) {
+        if (typeof statement === "string") {
+          texts.push(statement);
+          continue;
+        }
+        // Its own name: node-postgres prepares `prepared.name` by the protocol and keeps count.
+        const name = `sql_${statement.prepared.name}`;
+        if (!prepared.has(name)) {
+          // Outside any transaction it may be in: a prepared statement is the session's.
+          await client.query(`PREPARE ${name} AS ${statement.prepared.text}`);
+          prepared.add(name);
+        }
+        texts.push(`EXECUTE ${name}(${statement.args.map(escapedLiteral).join(", ")})`);
+      }
+      const opens = opening !== undefined && !opening.open;
+      if (opening) opening.open = true;
+      const results = await client.query(
+        (opens ? ["BEGIN", ...texts] : texts).join(";\n"),
+      ) as unknown as pg.QueryResult | pg.QueryResult[];
+      const list = Array.isArray(results) ? results : [results];
+      return list.slice(opens ? 1 : 0).map((r) => r.rows);
+    },
     async runAndCommit(sql) {
       await begin();
       const results = await client.query(`${sql}; COMMIT`) as unknown as pg.QueryResult[];
@@ -303,5 +342,6 @@ export function probing(session: Session): Session {
     texts: (sql, params) => saved(() => session.texts(sql, params)),
     copyIn: (sql, bytes) => saved(() => session.copyIn(sql, bytes)),
     runAndCommit: (sql) => session.runAndCommit(sql),
+    batch: (statements) => saved(() => session.batch(statements)),
   };
 }

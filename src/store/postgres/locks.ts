@@ -57,20 +57,28 @@ export async function takeLocks(
   session: Session,
   requests: readonly LockRequest[],
 ): Promise<void> {
+  const statement = lockStatement(requests);
+  if (statement) await session.run(statement);
+}
+
+/**
+ * The one statement that takes `requests`' locks (each key once, exclusive over shared), or
+ * undefined when there are none. PostgreSQL evaluates a select list in the order written, so
+ * the keys are taken in sorted order. Its keys are literals, not parameters: as text without
+ * parameters it goes in the same round trip as its transaction's BEGIN (database.ts).
+ */
+export function lockStatement(requests: readonly LockRequest[]): string | undefined {
   const wanted = new Map<string, LockMode>();
   for (const { key, mode } of requests) {
     if (wanted.get(key) !== "exclusive") wanted.set(key, mode);
   }
   const keys = [...wanted.keys()].sort();
-  if (keys.length === 0) return;
-  // One statement: PostgreSQL evaluates a select list in the order written, so the keys are
-  // taken in sorted order. Its keys are literals, not parameters: as text without parameters
-  // it goes in the same round trip as its transaction's BEGIN (database.ts).
+  if (keys.length === 0) return undefined;
   const calls = keys.map((key) =>
     `${
       wanted.get(key) === "exclusive" ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"
     }` +
     `(hashtextextended(${escapedLiteral(NAMESPACE + key)}, 0))`
   );
-  await session.run(`SELECT ${calls.join(", ")}`);
+  return `SELECT ${calls.join(", ")}`;
 }

@@ -8,7 +8,7 @@
 
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { assembleTables } from "../shared/table_descriptions.ts";
-import type { Prepared, Session } from "./database.ts";
+import type { Batched, Prepared, Session } from "./database.ts";
 import { META, type TableRow } from "./metadata.ts";
 import { toTableRow } from "../shared/metadata_tables.ts";
 import { sequenceDefault } from "./sql.ts";
@@ -31,13 +31,17 @@ export async function describeTables(
 }
 
 /**
- * The table `ref` names (case-insensitively), found and described in one query; undefined
- * when there is none.
+ * The statement that finds the table `ref` names (case-insensitively) and describes it, as a
+ * statement of a batch (database.ts); {@link namedTable} reads its one row.
  */
-export async function describeNamed(session: Session, ref: TableRef): Promise<Table | undefined> {
-  const [row] = await session.rows(DESCRIBE_NAMED, [ref.schema, ref.name]);
-  const found = (row!.tables as Record<string, unknown>[]).map(toTableRow);
-  return found.length === 0 ? undefined : assembled(found, row!)[0];
+export function describeNamedBatched(ref: TableRef): Batched {
+  return { prepared: DESCRIBE_NAMED, args: [ref.schema, ref.name] };
+}
+
+/** The table of {@link describeNamedBatched}'s row, or undefined when there is none. */
+export function namedTable(row: Record<string, unknown>): Table | undefined {
+  const found = (row.tables as Record<string, unknown>[]).map(toTableRow);
+  return found.length === 0 ? undefined : assembled(found, row)[0];
 }
 
 function assembled(tables: readonly TableRow[], row: Record<string, unknown>): Table[] {

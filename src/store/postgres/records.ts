@@ -24,8 +24,8 @@ import {
 } from "./direct_inserts.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
-import { schemaLock, tableLock, takeLocks, upsertLock } from "./locks.ts";
-import { describeNamed, describeTables } from "./metadata_describe.ts";
+import { lockStatement, schemaLock, tableLock, upsertLock } from "./locks.ts";
+import { describeNamedBatched, describeTables, namedTable } from "./metadata_describe.ts";
 import { existingTable } from "./tables.ts";
 
 /** What an insert answers: the table and the counts. */
@@ -177,15 +177,19 @@ export async function insert(
   }
 }
 
-/** Takes the locks an insert into `ref` holds, and describes the table. */
+/**
+ * Takes the locks an insert into `ref` holds and describes the table, in one round trip with
+ * the transaction's BEGIN.
+ */
 async function lockedTable(session: Session, ref: TableRef, onConflict: OnConflict) {
-  await takeLocks(session, [
+  const locks = lockStatement([
     schemaLock(ref.schema, "shared"),
     tableLock(ref, "shared"),
     ...(onConflict === "fail" ? [] : [upsertLock(ref)]),
-  ]);
-  // Found and described in one round trip; when missing, existingTable says why (404).
-  const table = await describeNamed(session, ref) ??
+  ])!;
+  const [, described] = await session.batch([locks, describeNamedBatched(ref)]);
+  // When missing, existingTable says why (404).
+  const table = namedTable(described![0]!) ??
     (await describeTables(session, [await existingTable(session, ref)]))[0]!;
   checkConflictKey(table, onConflict);
   return table;
