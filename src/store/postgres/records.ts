@@ -37,8 +37,8 @@ export type Inserted = { table: Table } & LoadCounts;
  * a table without a key to match rows by, and for rows that do not fit (with row-level
  * details); 409 for a key that exists already or repeats within the rows under `fail`.
  *
- * A small body of plain values goes straight in (direct_inserts.ts); any other, or one the
- * direct insert fails, is staged.
+ * A body of plain values goes straight in (direct_inserts.ts): a small one in one statement,
+ * a larger one under `fail` by COPY; any other, or one those ways fail on, is staged.
  */
 export async function insertRecords(
   context: StoreContext,
