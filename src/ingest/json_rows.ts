@@ -18,16 +18,15 @@
  */
 
 // The pass is one byte-level state machine over private state; the hot loop keeps that state
-// in locals and the envelope and key steps share it, so it stays in one file of about 600
-// lines. Everything else is beside it: json_envelope.ts (the envelope's members),
-// json_rows_summary.ts (options and summary), json_rows_errors.ts (errors, depth limit),
-// json_row_keys.ts (key helpers) and json_bytes.ts (bytes, codecs).
+// in locals. Beside it: json_outline.ts (where the pass is outside the rows, and the envelope's
+// structural bytes), json_envelope.ts (the envelope's members), json_rows_summary.ts (options
+// and summary), json_rows_errors.ts (errors, depth limit), json_row_keys.ts (key helpers) and
+// json_bytes.ts (bytes, codecs).
 
 import { ApiError } from "../errors.ts";
 import {
   BACKSLASH,
   CLOSE_OBJECT,
-  COLON,
   COMMA,
   concat,
   CR,
@@ -42,31 +41,10 @@ import {
   SPACE,
   TAB,
 } from "./json_bytes.ts";
-import { EnvelopeMembers } from "./json_envelope.ts";
 import { equalAt, firstRepeat, positionKey } from "./json_row_keys.ts";
-import { badShape, malformed, MAX_DEPTH, tooDeep } from "./json_rows_errors.ts";
+import { malformed, MAX_DEPTH, tooDeep } from "./json_rows_errors.ts";
+import { END, ENVELOPE_KEY, ENVELOPE_NEXT, Outline, ROW_START, ROWS } from "./json_outline.ts";
 import type { RowForm, RowsOptions, RowsSummary } from "./json_rows_summary.ts";
-
-// Where the pass is, outside strings. Plain numbers: an enum object costs a property load
-// per byte in the hot loop.
-/** Before the top-level value. */
-const START = 0;
-/** Inside the envelope object, expecting a key or its end. */
-const ENVELOPE_KEY = 1;
-/** After an envelope key, expecting ':'. */
-const ENVELOPE_COLON = 2;
-/** Expecting an envelope member's value. */
-const ENVELOPE_VALUE = 3;
-/** Inside a member value we skip or capture, until depth returns to the envelope. */
-const ENVELOPE_MEMBER = 4;
-/** After an envelope member, expecting ',' or '}'. */
-const ENVELOPE_NEXT = 5;
-/** Inside the rows array, expecting a row or ']'. */
-const ROW_START = 6;
-/** Inside a row or between rows. */
-const ROWS = 7;
-/** After the top-level value. */
-const END = 8;
 
 /**
  * The pass itself: feed chunks to {@link JsonRows.push}, which hands the rows array (as
@@ -89,12 +67,10 @@ const END = 8;
  * ```
  */
 export class JsonRows {
-  #place: number = START;
+  /** Where the pass is in the body's outline, and whether inside a string. */
+  readonly #outline: Outline;
   #depth = 0;
-  #inString = false;
   #escaped = false;
-  /** Depth of the rows array itself (1 bare, 2 in an envelope). */
-  #arrayDepth = 0;
   #rows = 0;
   #form: RowForm | null = null;
   /** Current row is positional. */
@@ -134,36 +110,36 @@ export class JsonRows {
   #firstRepeat: number | undefined;
   readonly #keys = new Map<string, number>();
   readonly #firstRowOfLength = new Map<number, number>();
-  /** The envelope's members around the rows. */
-  readonly #members: EnvelopeMembers;
-  #hasData = false;
 
   constructor(
     private readonly options: RowsOptions,
     private readonly emit: (bytes: Uint8Array) => void,
   ) {
-    this.#members = new EnvelopeMembers(options.maxEnvelopeBytes);
+    this.#outline = new Outline(options);
   }
 
   /** Consumes one chunk of the body. */
   push(chunk: Uint8Array): void {
-    let segment = this.#place === ROWS || this.#place === ROW_START ? 0 : -1;
+    let segment = this.#outline.place === ROWS || this.#outline.place === ROW_START ? 0 : -1;
     // Partial tokens carried over from the previous chunk continue at this chunk's start.
-    if (this.#members.capturing || (this.#place === ENVELOPE_KEY && this.#inString)) {
-      this.#members.start = 0;
+    if (
+      this.#outline.members.capturing ||
+      (this.#outline.place === ENVELOPE_KEY && this.#outline.inString)
+    ) {
+      this.#outline.members.start = 0;
     }
     if (this.#inKey) this.#keyStart = 0;
     // The per-byte state lives in locals: fields in the hot loop cost several times more.
-    let place = this.#place;
+    let place = this.#outline.place;
     let depth = this.#depth;
-    let inString = this.#inString;
+    let inString = this.#outline.inString;
     let escaped = this.#escaped;
     let inKey = this.#inKey;
     let valueDue = this.#valueDue;
     let keyDue = this.#keyDue;
     const keySampleRows = this.options.keySampleRows ?? Infinity;
     let sampling = this.#rows <= keySampleRows;
-    let rowDepth = this.#arrayDepth + 1;
+    let rowDepth = this.#outline.arrayDepth + 1;
     const n = chunk.length;
     for (let i = 0; i < n; i++) {
       if (place === ROWS && !sampling && !this.#positional && !inKey) {
@@ -258,8 +234,8 @@ export class JsonRows {
             inKey = false;
             this.#endKey(chunk, i);
           } else if (place === ENVELOPE_KEY) {
-            this.#endMemberName(chunk, i);
-            place = this.#place;
+            this.#outline.endMemberName(chunk, i);
+            place = this.#outline.place;
           }
         }
         continue;
@@ -349,21 +325,21 @@ export class JsonRows {
         continue;
       }
       // Outside the rows: the envelope or the top level, one byte at a time.
-      this.#place = place;
-      this.#inString = inString;
-      depth = this.#structure(c, chunk, i, depth);
-      place = this.#place;
-      inString = this.#inString;
+      this.#outline.place = place;
+      this.#outline.inString = inString;
+      depth = this.#outline.structure(c, chunk, i, depth);
+      place = this.#outline.place;
+      inString = this.#outline.inString;
       if (place === ROW_START) {
         // The rows array starts here; its depth is known only now.
         chunk[i] = SPACE;
         segment = i;
-        rowDepth = this.#arrayDepth + 1;
+        rowDepth = this.#outline.arrayDepth + 1;
       }
     }
-    this.#place = place;
+    this.#outline.place = place;
     this.#depth = depth;
-    this.#inString = inString;
+    this.#outline.inString = inString;
     this.#escaped = escaped;
     this.#inKey = inKey;
     this.#valueDue = valueDue;
@@ -372,12 +348,14 @@ export class JsonRows {
     if (inKey && this.#keyStart >= 0 && this.#keyStart < n) {
       this.#keyParts.push(chunk.slice(this.#keyStart));
     }
-    this.#members.carry(chunk, place === ENVELOPE_KEY && inString);
+    this.#outline.members.carry(chunk, place === ENVELOPE_KEY && inString);
   }
 
   /** Ends the pass; throws 400 when the body was not a complete array of rows. */
   finish(): RowsSummary {
-    if (this.#inString || this.#place !== END) throw malformed("the body ends early");
+    if (this.#outline.inString || this.#outline.place !== END) {
+      throw malformed("the body ends early");
+    }
     return this.progress();
   }
 
@@ -390,8 +368,8 @@ export class JsonRows {
       keysComplete: this.#form === "arrays" || this.#keysVerified ||
         this.#rows <= (this.options.keySampleRows ?? Infinity),
       firstRowOfLength: this.#firstRowOfLength,
-      table: this.#members.table,
-      hasData: this.#hasData,
+      table: this.#outline.members.table,
+      hasData: this.#outline.hasData,
     };
   }
 
@@ -499,106 +477,5 @@ export class JsonRows {
       // Every key so far matched the sample, this row's too: it repeats the sample's repeat.
       throw ApiError.repeatedKey(row, this.#recentKeys[position]!);
     }
-  }
-
-  #endMemberName(chunk: Uint8Array, end: number): void {
-    this.#members.endName(chunk, end);
-    this.#place = ENVELOPE_COLON;
-  }
-
-  /** One structural byte outside the rows; returns the new depth. */
-  #structure(c: number, chunk: Uint8Array, i: number, depth: number): number {
-    switch (this.#place) {
-      case START:
-        if (this.options.envelope) {
-          if (c !== LBRACE) throw badShape('the body must be a JSON object with "data"');
-          this.#place = ENVELOPE_KEY;
-          return 1;
-        }
-        if (c !== LBRACKET) throw badShape("the body must be a JSON array of records");
-        this.#arrayDepth = 1;
-        this.#hasData = true;
-        this.#place = ROW_START;
-        return 1;
-      case ENVELOPE_KEY:
-        if (c === RBRACE && this.#members.count === 0) {
-          this.#place = END;
-          return 0;
-        }
-        if (c !== QUOTE) throw malformed("expected a member name");
-        this.#inString = true;
-        this.#members.start = i + 1;
-        return depth;
-      case ENVELOPE_COLON:
-        if (c !== COLON) throw malformed("expected ':'");
-        this.#place = ENVELOPE_VALUE;
-        return depth;
-      case ENVELOPE_VALUE:
-        if (this.#members.name === "data" && c === LBRACKET) {
-          this.#arrayDepth = 2;
-          this.#hasData = true;
-          this.#place = ROW_START;
-          return 2;
-        }
-        if (this.#members.name === "data" && c !== 0x6e /* n of null */) {
-          throw badShape('"data" must be an array of rows');
-        }
-        // Every other member is captured too, so that it is checked as JSON; only "table"
-        // is kept.
-        this.#members.beginValue(i);
-        this.#place = ENVELOPE_MEMBER;
-        return this.#member(c, chunk, i, depth);
-      case ENVELOPE_MEMBER:
-        return this.#member(c, chunk, i, depth);
-      case ENVELOPE_NEXT:
-        if (c === COMMA) {
-          this.#place = ENVELOPE_KEY;
-          return depth;
-        }
-        if (c === RBRACE && depth === 1) {
-          this.#place = END;
-          return 0;
-        }
-        throw malformed("expected ',' or '}' after a member");
-      case END:
-        throw malformed("unexpected content after the end of the body");
-      default:
-        throw malformed("unexpected character");
-    }
-  }
-
-  /** Inside a skipped or captured envelope member value. */
-  #member(c: number, chunk: Uint8Array, i: number, depth: number): number {
-    if (c === QUOTE) {
-      this.#inString = true;
-      return depth;
-    }
-    let next = depth;
-    if (c === LBRACE || c === LBRACKET) {
-      if (++next > MAX_DEPTH) throw tooDeep();
-      this.#members.open(c === LBRACE ? RBRACE : RBRACKET);
-      return next;
-    }
-    if ((c === RBRACE || c === RBRACKET) && depth > 1) {
-      this.#members.close(c);
-    }
-    if (c === RBRACE || c === RBRACKET) next--;
-    const ends = next === 1 && (c === RBRACE || c === RBRACKET || c === COMMA);
-    const closesEnvelope = next === 0 && c === RBRACE;
-    if (c === COMMA && depth === 1 || closesEnvelope) {
-      // A scalar member ends at the ',' or '}' after it.
-      this.#members.finish(chunk, i);
-      if (closesEnvelope) {
-        this.#place = END;
-        return 0;
-      }
-      this.#place = ENVELOPE_KEY;
-      return depth;
-    }
-    if (ends) {
-      this.#members.finish(chunk, i + 1);
-      this.#place = ENVELOPE_NEXT;
-    }
-    return next;
   }
 }

@@ -2,7 +2,8 @@
  * The service's own metadata in the database, in the schema `_table_service`: table
  * identities, stable column ids, constraint names, the sequences serial columns draw from,
  * the template each table was made from, templates and kept answers. (Constraints and
- * descriptions are read and written by metadata_constraints.ts and metadata_describe.ts.)
+ * sequences are written by ../shared/constraint_records.ts and ../shared/metadata_rows.ts;
+ * descriptions are read by metadata_describe.ts.)
  *
  * PostgreSQL's catalog holds the real tables; these rows hold what it cannot: ids that
  * survive renames and are never reused, and the constraint names users chose.
