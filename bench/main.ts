@@ -14,6 +14,7 @@ import { files } from "./files.ts";
 import { interactive } from "./interactive.ts";
 import { load } from "./load.ts";
 import { loading } from "./loading.ts";
+import { pages } from "./pages.ts";
 import { retained, retainedGrowth } from "./retained.ts";
 import { scaleOut } from "./scale_out.ts";
 import { percentile } from "./measure.ts";
@@ -108,6 +109,8 @@ if (import.meta.main) {
     );
   }
   if (!only || only === "interactive") await interactive(Number(Deno.args[1] ?? 10));
+  // Loads a million rows into each engine, a PostgreSQL of its own: run only when asked for.
+  if (only === "pages") await pages(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 300));
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   if (!only || only === "bounds") await readBounds();
   if (only === "backup") await backup(Number(Deno.args[1] ?? 10_000_000));

@@ -277,14 +277,23 @@ Deno.test("filterCondition() matches like and ilike in time linear in the text",
   });
 });
 
-Deno.test("afterCondition() binds a cursor's key texts as their keys' types", () => {
+Deno.test("afterCondition() writes an integer key's text as a literal and binds others", () => {
   const bound = new BoundValues();
-  const keys = [{
-    sql: "rowid",
-    type: "BIGINT",
+  const key = (sql: string, type: string) => ({
+    sql,
+    type,
     direction: "asc" as const,
     nulls: "last" as const,
-  }];
-  assert.equal(afterCondition(DUCKDB, keys, ["41"], bound), "rowid > CAST($1 AS BIGINT)");
-  assert.deepEqual(bound.values, ["41"]);
+  });
+  // A literal lets DuckDB skip the row groups before it; a bound value does not.
+  assert.equal(
+    afterCondition(DUCKDB, [key("rowid", "BIGINT")], ["41"], bound),
+    "rowid > CAST(41 AS BIGINT)",
+  );
+  assert.deepEqual(bound.values, []);
+  assert.equal(
+    afterCondition(DUCKDB, [key('"name"', "VARCHAR"), key("rowid", "BIGINT")], ["x", "7"], bound),
+    '"name" >= $1 AND ("name" > $1 OR ("name" = $1 AND (rowid > CAST(7 AS BIGINT))))',
+  );
+  assert.deepEqual(bound.values, ["x"]);
 });

@@ -297,8 +297,9 @@ export function sortKeys(
 
 /**
  * The condition that a row comes strictly after the one whose key texts (a cursor's, see
- * `cursor.ts`) are `texts`, in the order of `keys`, the texts bound into `bound` as values of
- * their keys' types.
+ * `cursor.ts`) are `texts`, in the order of `keys`, the texts as values of their keys' types
+ * as {@link filterValue} writes them: an integer key's as a literal where the engine inlines
+ * integers, which lets DuckDB skip the row groups before it rather than scan the table.
  */
 export function afterCondition(
   dialect: AnyDialect,
@@ -308,7 +309,7 @@ export function afterCondition(
 ): string {
   const values = keys.map((key, i) => {
     const text = texts[i] ?? null;
-    return text === null ? null : typedValue(dialect, key.type, bound.add(text));
+    return text === null ? null : filterValue(dialect, key.type, text, bound);
   });
   return keysetCondition(keys, values);
 }
