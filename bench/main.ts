@@ -110,7 +110,13 @@ if (import.meta.main) {
   }
   if (!only || only === "interactive") await interactive(Number(Deno.args[1] ?? 10));
   // Loads a million rows into each engine, a PostgreSQL of its own: run only when asked for.
-  if (only === "pages") await pages(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 300));
+  if (only === "pages") {
+    await pages(
+      Number(Deno.args[1] ?? 1_000_000),
+      Number(Deno.args[2] ?? 300),
+      Deno.args[3]?.split(","),
+    );
+  }
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   if (!only || only === "bounds") await readBounds();
   if (only === "backup") await backup(Number(Deno.args[1] ?? 10_000_000));

@@ -193,16 +193,23 @@ async function postgresFigures(
 }
 
 /** Runs the pages benchmark on both engines and prints each p50 against its baseline. */
-export async function pages(rows = 1_000_000, reads = 300): Promise<void> {
+export async function pages(
+  rows = 1_000_000,
+  reads = 300,
+  engines: readonly string[] = ["duckdb", "postgres"],
+): Promise<void> {
   const token = await mint({ scope: ALL_SCOPES, expiresIn: 3_600 });
   console.log(
     `\nPages of ${LIMIT} of ${rows.toLocaleString("en")} rows × 8 columns at random ids, ` +
       `${reads} reads after ${WARMUP} of warm-up, ${ROUNDS} rounds (the median of their p50s)`,
   );
-  const all: Figures[] = [await duckdbFigures(rows, reads, token)];
-  const postgres = await postgresFigures(rows, reads, token);
-  if (typeof postgres === "string") console.log(`PostgreSQL: not measured: ${postgres}`);
-  else all.push(postgres);
+  const all: Figures[] = [];
+  if (engines.includes("duckdb")) all.push(await duckdbFigures(rows, reads, token));
+  if (engines.includes("postgres")) {
+    const postgres = await postgresFigures(rows, reads, token);
+    if (typeof postgres === "string") console.log(`PostgreSQL: not measured: ${postgres}`);
+    else all.push(postgres);
+  }
   for (const f of all) {
     console.log(`${f.engine}: prepared statement p50 ${f.prepared.toFixed(2)} ms`);
     for (const [what, ms] of [["?id=gte.N", f.filter], ["?after=<cursor>", f.cursor]] as const) {

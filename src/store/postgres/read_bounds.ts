@@ -19,6 +19,7 @@
 import { ApiError } from "../../errors.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
+import { escapedLiteral } from "./sql.ts";
 
 /** The deadline of a store opened without one: `QUERY_TIMEOUT_SECONDS`' default. */
 export const DEFAULT_READ_TIMEOUT_MS = 30_000;
@@ -53,10 +54,12 @@ export function workMem(sorts = 1): string {
  * (`statement_timeout`), each sort and hash to {@link workMem}`(sorts)`.
  */
 export async function boundRead(session: Session, timeoutMs: number, sorts = 1): Promise<void> {
+  // Literals, not parameters: as text without parameters it goes in the same round trip as
+  // its transaction's BEGIN (database.ts).
   await session.run(
-    "SELECT pg_catalog.set_config('statement_timeout', $1, true), " +
-      "pg_catalog.set_config('work_mem', $2, true)",
-    [String(Math.max(1, Math.ceil(timeoutMs))), workMem(sorts)],
+    `SELECT pg_catalog.set_config('statement_timeout', ${
+      escapedLiteral(String(Math.max(1, Math.ceil(timeoutMs))))
+    }, true), pg_catalog.set_config('work_mem', ${escapedLiteral(workMem(sorts))}, true)`,
   );
 }
 

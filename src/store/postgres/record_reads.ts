@@ -12,9 +12,9 @@ import { type PageDialect, pageOf, pageStatement, planPage } from "../shared/rec
 import type { RecordsPage, RecordsQuery } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
-import { schemaLock, tableLock, takeLocks } from "./locks.ts";
+import { lockStatement, schemaLock, tableLock } from "./locks.ts";
 import { boundedTransaction } from "./read_bounds.ts";
-import { describeTables } from "./metadata_describe.ts";
+import { describeNamedBatched, describeTables, namedTable } from "./metadata_describe.ts";
 import { checkValues, keyText, POSTGRES } from "./record_filters.ts";
 import { jsonObject } from "./record_values.ts";
 import { quoteIdent } from "./sql.ts";
@@ -31,9 +31,12 @@ export async function onDescribedTable<T>(
   ref: TableRef,
   work: (table: Table) => Promise<T>,
 ): Promise<T> {
-  await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "shared")]);
-  const row = await existingTable(session, ref);
-  return await work((await describeTables(session, [row]))[0]!);
+  const locks = lockStatement([schemaLock(ref.schema, "shared"), tableLock(ref, "shared")])!;
+  // The locks and the description in one round trip; when missing, existingTable says why.
+  const [, described] = await session.batch([locks, describeNamedBatched(ref)]);
+  const table = namedTable(described![0]!) ??
+    (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+  return await work(table);
 }
 
 /**

@@ -18,7 +18,7 @@ import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
 import { findTable, type TableRow } from "./metadata.ts";
 import { forgetTables, referencingTables } from "../shared/metadata_tables.ts";
-import { describeTables } from "./metadata_describe.ts";
+import { describeNamedBatched, describeTables, namedTable } from "./metadata_describe.ts";
 import { existingSchema } from "./metadata.ts";
 import { qualified } from "./sql.ts";
 
@@ -71,9 +71,13 @@ export async function createTable(
 export function getTable({ database }: StoreContext, ref: TableRef): Promise<Table> {
   // One snapshot for the metadata and the catalog: a concurrent drop cannot fall between.
   return database.transaction(async (session) => {
-    await session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const row = await existingTable(session, ref);
-    return (await describeTables(session, [row]))[0]!;
+    const [, described] = await session.batch([
+      "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY",
+      describeNamedBatched(ref),
+    ]);
+    // When missing, existingTable says why (404).
+    return namedTable(described![0]!) ??
+      (await describeTables(session, [await existingTable(session, ref)]))[0]!;
   });
 }
 
