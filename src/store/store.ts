@@ -154,9 +154,12 @@ export interface ListTablesOptions {
   readonly verbose: boolean;
 }
 
+/** A listed table with the estimate of its rows from the engine's statistics. */
+export type ListedTable = (TableRef | Table) & { readonly rows_estimate: number };
+
 /** One page of a table listing, with the count of all matches. */
 export interface TableListing {
-  readonly tables: readonly (TableRef | Table)[];
+  readonly tables: readonly ListedTable[];
   readonly total: number;
 }
 
@@ -227,6 +230,8 @@ export interface RecordsPage {
   readonly json: string;
   /** The number of records the filters let through; absent when the read asked for no count. */
   readonly total?: number;
+  /** With `count=estimated`: whether `total` is an estimate (else it was counted). */
+  readonly estimated?: boolean;
   /** With a cursor asked for: the next page's, or null after the last row. */
   readonly next?: string | null;
 }

@@ -238,6 +238,10 @@ const readRecords = createRoute(scoped("tables:read", {
             total: z.number().int().optional().openapi({
               description: "Records the filters let through; absent with `count=none`",
             }),
+            estimated: z.boolean().optional().openapi({
+              description: "With `count=estimated`: true when `total` is an estimate, false " +
+                "when it was counted",
+            }),
             next: z.string().nullable().optional().openapi({
               description: "With `after`: the cursor of the next page, null after the last",
             }),
@@ -344,7 +348,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     const offset = parseCount("offset", query.offset, 0, Number.MAX_SAFE_INTEGER);
     const limit = parseCount("limit", query.limit, 100, MAX_RECORDS_PAGE);
     const params = new URL(c.req.url).searchParams;
-    const { json, total, next } = await records.readRecords(
+    const { json, total, estimated, next } = await records.readRecords(
       deps,
       { schema, name },
       params,
@@ -353,7 +357,8 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     );
     // The records arrive as JSON text from the database; they are not parsed again here.
     // Typed as the documented JSON, which it is, though assembled as text.
-    const counted = total === undefined ? "" : `,"total":${total}`;
+    const counted = (total === undefined ? "" : `,"total":${total}`) +
+      (estimated === undefined ? "" : `,"estimated":${estimated}`);
     const more = next === undefined ? "" : `,"next":${JSON.stringify(next)}`;
     return c.body(`{"records":${json}${counted}${more}}`, 200, {
       "content-type": "application/json; charset=utf-8",

@@ -286,9 +286,10 @@ export const ReadQueryShape = {
       "Not with `offset`",
   }),
   count: z.string().optional().openapi({
-    enum: ["exact", "none"],
-    description: "`exact` (default) answers `total`, the rows the filters let through; `none` " +
-      "leaves it out and does not count",
+    enum: ["exact", "estimated", "none"],
+    description: "`exact` (default) answers `total`, the rows the filters let through; " +
+      "`estimated` answers it from the engine's statistics (counted when at most 10,000) with " +
+      "`estimated` saying which; `none` leaves it out and does not count",
   }),
 };
 

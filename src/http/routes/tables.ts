@@ -146,7 +146,13 @@ const listTables = createRoute(scoped("tables:read", {
         "application/json": {
           schema: z.object({
             tables: z.array(
-              z.union([TableShape, z.object({ name: z.string(), schema: z.string() })]),
+              z.union([TableShape, z.object({ name: z.string(), schema: z.string() })])
+                .and(z.object({
+                  rows_estimate: z.number().int().openapi({
+                    description: "The table's rows as the engine's statistics estimate them, " +
+                      "not counted (`count=exact` on its records counts them)",
+                  }),
+                })),
             ),
             total: z.number().int(),
           }),
