@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { ENGINE } from "./helpers/engine.ts";
-import { errorOf, ok, TestServer, uploadForm } from "./helpers/server.ts";
+import { errorOf, ok, seededRandom, TestServer, uploadForm } from "./helpers/server.ts";
 
 const encoder = new TextEncoder();
 
@@ -108,6 +108,133 @@ Deno.test("count=estimated and the listing's rows_estimate", async (t) => {
           Array.isArray(t.columns) && Number.isInteger(t.rows_estimate)
         ),
       );
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("summary: bins=N histograms and top=K values, over the filtered rows", async (t) => {
+  const server = await TestServer.start();
+  try {
+    const random = seededRandom(47);
+    const names = ["ada", "grace", "alan", "edsger", "barbara"];
+    const rows = Array.from({ length: 300 }, (_, i) => ({
+      id: i,
+      n: i % 10 === 0 ? null : Math.floor(random() * 1000) - 200,
+      price: Math.round(random() * 100_000) / 100,
+      day: new Date(Date.UTC(2026, 0, 1) + Math.floor(random() * 90) * 86_400_000)
+        .toISOString().slice(0, 10),
+      at: new Date(Date.UTC(2026, 0, 1) + Math.floor(random() * 1e10)).toISOString(),
+      name: i % 7 === 0 ? null : names[Math.floor(random() * random() * names.length)]!,
+      flag: random() < 0.3,
+    }));
+    const table = {
+      columns: [
+        { name: "id", type: "integer" },
+        { name: "n", type: "bigint" },
+        { name: "price", type: "double precision" },
+        { name: "day", type: "date" },
+        { name: "at", type: "timestamp with time zone" },
+        { name: "name", type: "varchar" },
+        { name: "flag", type: "boolean" },
+      ],
+    };
+    ok(await server.request("POST", "table/people/upload/json", { body: { table, data: rows } }));
+    const summary = async (query: string) =>
+      ok(await server.request("GET", `table/people/summary?${query}`));
+    const column = (answer: { columns: { name: string }[] }, name: string) =>
+      // deno-lint-ignore no-explicit-any
+      answer.columns.find((c) => c.name === name) as any;
+
+    /** Each bin's count is the rows whose value lies in it; the bins cover every value. */
+    const checkBins = (
+      bins: { from: number | string; to: number | string; count: number }[],
+      values: (number | string)[],
+      asked: number,
+    ) => {
+      assert.ok(bins.length >= 1 && bins.length <= asked, `${bins.length} bins`);
+      const key = (v: number | string) => typeof v === "number" ? v : Date.parse(v);
+      const sorted = values.map(key).sort((a, b) => a - b);
+      assert.equal(key(bins[0]!.from), sorted[0]);
+      assert.equal(key(bins.at(-1)!.to), sorted.at(-1));
+      bins.forEach((bin, i) => {
+        const last = i === bins.length - 1;
+        const inside = sorted.filter((v) =>
+          v >= key(bin.from) && (last ? v <= key(bin.to) : v < key(bin.to))
+        );
+        assert.equal(bin.count, inside.length, `bin ${i} ${bin.from}..${bin.to}`);
+      });
+      assert.equal(bins.reduce((sum, b) => sum + b.count, 0), values.length);
+    };
+
+    await t.step("histograms of integers, floats, dates and timestamps", async () => {
+      const answer = await summary("bins=12");
+      const present = <K extends keyof (typeof rows)[number]>(k: K) =>
+        rows.map((r) => r[k]).filter((v) => v !== null) as (number | string)[];
+      checkBins(column(answer, "n").histogram, present("n"), 12);
+      checkBins(column(answer, "price").histogram, present("price"), 12);
+      checkBins(column(answer, "day").histogram, present("day"), 12);
+      checkBins(column(answer, "at").histogram, present("at"), 12);
+      assert.equal(column(answer, "name").histogram, null);
+      assert.equal("top" in column(answer, "name"), false);
+      // Whole widths for integers and dates: each bin's edges are values of the column.
+      for (const bin of column(answer, "n").histogram) assert.ok(Number.isInteger(bin.from));
+      for (const bin of column(answer, "day").histogram) {
+        assert.match(bin.from, /^\d{4}-\d\d-\d\d$/);
+      }
+    });
+
+    await t.step("top values of text and booleans, most frequent first", async () => {
+      const answer = await summary("top=3");
+      const frequencies = (k: "name" | "flag") => {
+        const counts = new Map<unknown, number>();
+        for (const r of rows) if (r[k] !== null) counts.set(r[k], (counts.get(r[k]) ?? 0) + 1);
+        return counts;
+      };
+      const names = frequencies("name");
+      const top = column(answer, "name").top as { value: string; count: number }[];
+      assert.equal(top.length, Math.min(3, names.size));
+      for (const { value, count } of top) assert.equal(count, names.get(value));
+      const counts = [...names.values()].sort((a, b) => b - a).slice(0, 3);
+      assert.deepEqual(top.map((v) => v.count), counts);
+      const flags = column(answer, "flag").top as { value: boolean; count: number }[];
+      assert.deepEqual(
+        flags.map((f) => [f.value, f.count]).sort(),
+        [...frequencies("flag")].sort(),
+      );
+      assert.equal(column(answer, "n").top, null);
+      assert.equal("histogram" in column(answer, "n"), false);
+    });
+
+    await t.step("filters and select apply to histograms and top values", async () => {
+      const answer = await summary("select=n,name&id=lt.100&flag=is.true&bins=5&top=10");
+      assert.deepEqual(answer.columns.map((c: { name: string }) => c.name), ["n", "name"]);
+      const kept = rows.filter((r) => r.id < 100 && r.flag);
+      assert.equal(answer.rows, kept.length);
+      checkBins(
+        column(answer, "n").histogram,
+        kept.map((r) => r.n).filter((v) => v !== null) as number[],
+        5,
+      );
+      const named = kept.filter((r) => r.name !== null).length;
+      assert.equal(
+        column(answer, "name").top.reduce((s: number, v: { count: number }) => s + v.count, 0),
+        named,
+      );
+      const none = await summary("id=lt.0&bins=5&top=5");
+      assert.deepEqual([column(none, "n").histogram, column(none, "name").top], [[], []]);
+    });
+
+    await t.step("bins and top are counts within their limits, never filters", async () => {
+      for (const query of ["bins=1001", "top=-1", "bins=x", "top=1.5", "bins=2&bins=3"]) {
+        const error = errorOf(await server.request("GET", `table/people/summary?${query}`), 400);
+        assert.match(error.message, /(bins|top)/, query);
+      }
+      const plain = await summary("bins=0&top=");
+      assert.equal("histogram" in plain.columns[0] || "top" in plain.columns[0], false);
+      // On a records read the same names are filters of columns the table lacks.
+      errorOf(await server.request("GET", "table/people/records?bins=5"), 400);
     });
   } finally {
     await server.dispose();

@@ -254,6 +254,36 @@ export interface ColumnSummary {
   readonly q25: number | null;
   readonly q50: number | null;
   readonly q75: number | null;
+  /** With `bins`: the histogram of a number, date or timestamp column; null for others. */
+  readonly histogram?: HistogramBin[] | null;
+  /** With `top`: the most frequent values of a text, boolean or UUID column; null for others. */
+  readonly top?: TopValue[] | null;
+}
+
+/** A bin of a histogram: the values from `from` up to `to` (included in the last bin only). */
+export interface HistogramBin {
+  /** Numbers for number columns, ISO 8601 text for dates and timestamps. */
+  readonly from: number | string;
+  readonly to: number | string;
+  readonly count: number;
+}
+
+/** A value and how many rows hold it. */
+export interface TopValue {
+  readonly value: unknown;
+  readonly count: number;
+}
+
+/** Largest `bins` of a summary's histograms, and `top` of its lists of values. */
+export const MAX_BINS = 1000;
+export const MAX_TOP = 1000;
+
+/** The distributions a summary is asked for besides its figures. */
+export interface SummaryOptions {
+  /** Bins of each histogram; 0 for none. */
+  readonly bins: number;
+  /** Values of each top list; 0 for none. */
+  readonly top: number;
 }
 
 /** Figures of the records some filters let through. */
@@ -372,13 +402,15 @@ export interface RecordStore {
     query?: RecordsQuery,
   ): Promise<RecordsPage>;
   /**
-   * Per column of `select` (all by default), figures of the records `filters` let through;
-   * 400 for a filter value its column's type cannot take.
+   * Per column of `select` (all by default), figures of the records `filters` let through,
+   * with the histograms and top values `options` asks for; 400 for a filter value its
+   * column's type cannot take.
    */
   summarize(
     ref: TableRef,
     filters: readonly Filter[],
     select?: readonly string[],
+    options?: SummaryOptions,
   ): Promise<RecordsSummary>;
   /**
    * The table's records in `format` (CSV header first), streamed from a consistent snapshot:

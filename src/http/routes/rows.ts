@@ -265,12 +265,33 @@ const summarizeRecords = createRoute(scoped("tables:read", {
   summary: "Summarize the records, per column, optionally filtered",
   description: "Filters as in reading records (`<column>=[not.]<op>.<value>`); `select` " +
     "limits the columns. Per column: non-null count, nulls, approximate distinct count, min, " +
-    "max, and for numbers the mean, sample standard deviation and approximate quartiles.",
+    "max, and for numbers the mean, sample standard deviation and approximate quartiles; with " +
+    "`bins` a histogram of numbers, dates and timestamps, with `top` the most frequent values " +
+    "of text, booleans and UUIDs. `bins` and `top` are never filters here.",
   tags: ["rows"],
   parameters: [READ_FILTERS],
   request: {
     params: TableParams,
-    query: z.object({ schema: SchemaQuery, select: ReadQueryShape.select }),
+    query: z.object({
+      schema: SchemaQuery,
+      select: ReadQueryShape.select,
+      bins: z.string().optional().openapi({
+        type: "integer",
+        minimum: 0,
+        maximum: records.MAX_BINS,
+        description: "Bins of a histogram of each number, date and timestamp column " +
+          "(`histogram`); 0 or absent for none",
+        example: 20,
+      }),
+      top: z.string().optional().openapi({
+        type: "integer",
+        minimum: 0,
+        maximum: records.MAX_TOP,
+        description: "The most frequent values of each text, boolean and UUID column, at most " +
+          "this many (`top`); 0 or absent for none",
+        example: 10,
+      }),
+    }),
   },
   responses: {
     200: {
@@ -370,7 +391,16 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
     const params = new URL(c.req.url).searchParams;
-    return c.json(await records.summarizeRecords(deps, { schema, name }, params), 200);
+    for (const parameter of records.SUMMARY_PARAMETERS) {
+      if (params.getAll(parameter).length > 1) {
+        throw ApiError.badRequest(`Query parameter ${parameter} is given more than once`);
+      }
+    }
+    const options = {
+      bins: parseCount("bins", params.get("bins") ?? undefined, 0, records.MAX_BINS),
+      top: parseCount("top", params.get("top") ?? undefined, 0, records.MAX_TOP),
+    };
+    return c.json(await records.summarizeRecords(deps, { schema, name }, params, options), 200);
   });
 
   return app;

@@ -126,7 +126,8 @@ export class PostgresStore extends CoreStore<Session> implements Store {
         recordChanges.updateRecords(context, ref, changes, where, keyed),
       delete: (ref, where, keyed) => recordChanges.deleteRecords(context, ref, where, keyed),
       read: (ref, offset, limit, query) => reads.readRecords(context, ref, offset, limit, query),
-      summarize: (ref, filters, select) => summary.summarizeRecords(context, ref, filters, select),
+      summarize: (ref, filters, select, options) =>
+        summary.summarizeRecords(context, ref, filters, select, options),
       export: (ref, format, read) => exports.exportRecords(context, ref, format, read),
     };
     this.queries = {
