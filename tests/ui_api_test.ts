@@ -4,7 +4,16 @@
  */
 import assert from "node:assert/strict";
 import { ENGINE } from "./helpers/engine.ts";
-import { errorOf, ok, seededRandom, TestServer, uploadForm } from "./helpers/server.ts";
+import * as XLSX from "xlsx";
+import {
+  assertSpoolEmpty,
+  errorOf,
+  fingerprint,
+  ok,
+  seededRandom,
+  TestServer,
+  uploadForm,
+} from "./helpers/server.ts";
 
 const encoder = new TextEncoder();
 
@@ -236,6 +245,219 @@ Deno.test("summary: bins=N histograms and top=K values, over the filtered rows",
       // On a records read the same names are filters of columns the table lacks.
       errorOf(await server.request("GET", "table/people/records?bins=5"), 400);
     });
+  } finally {
+    await server.dispose();
+  }
+});
+
+/** An xlsx workbook of `rows` (the first the header) in one sheet named "Data". */
+function workbook(rows: unknown[][]): Uint8Array {
+  const book = XLSX.utils.book_new();
+  XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet(rows), "Data");
+  return new Uint8Array(XLSX.write(book, { type: "array", bookType: "xlsx" }) as ArrayBuffer);
+}
+
+Deno.test("uploads: dry_run=true answers what they would do and writes nothing", async (t) => {
+  const server = await TestServer.start();
+  try {
+    const csv = encoder.encode(
+      "Unit Price;Name;Qty\n" +
+        Array.from({ length: 150 }, (_, i) => `${i}.5;item ${i};${i % 4}`).join("\n") + "\n",
+    );
+    const nothingChanged = async (before: string) =>
+      assert.equal(await fingerprint(server), before);
+
+    await t.step("a CSV dry run infers the table and shows its first 100 rows", async () => {
+      const before = await fingerprint(server);
+      const answer = ok(
+        await server.request("POST", "table/items/upload/csv?dry_run=true", {
+          body: uploadForm(csv, "items.csv"),
+        }),
+      );
+      assert.equal(answer.dry_run, true);
+      assert.equal(answer.inserted, 150);
+      assert.deepEqual(answer.errors, []);
+      assert.deepEqual(answer.table.columns.map((c: { name: string }) => c.name), [
+        "Unit Price",
+        "Name",
+        "Qty",
+      ]);
+      assert.equal(answer.records.length, 100);
+      assert.deepEqual(answer.records[3], { "Unit Price": 3.5, Name: "item 3", Qty: 3 });
+      await nothingChanged(before);
+      errorOf(await server.request("GET", "table/items"), 404);
+      await assertSpoolEmpty(server);
+    });
+
+    await t.step("headers in the body part rename the file's headers", async () => {
+      const body = {
+        table: {
+          columns: [
+            { name: "price", type: "decimal(10,2)" },
+            { name: "name", type: "varchar" },
+            { name: "qty", type: "integer" },
+          ],
+        },
+        headers: { "Unit Price": "price", name: "name", QTY: "qty" },
+      };
+      const dry = ok(
+        await server.request("POST", "table/items/upload/csv?dry_run=true", {
+          body: uploadForm(csv, "items.csv", body),
+        }),
+      );
+      assert.deepEqual(dry.records[1], { price: 1.5, name: "item 1", qty: 1 });
+      errorOf(await server.request("GET", "table/items"), 404);
+      const real = ok(
+        await server.request("POST", "table/items/upload/csv", {
+          body: uploadForm(csv, "items.csv", body),
+        }),
+      );
+      assert.equal(real.inserted, 150);
+      const page = ok(await server.request("GET", "table/items/records?limit=2"));
+      assert.deepEqual(page.records, dry.records.slice(0, 2));
+      const unknown = errorOf(
+        await server.request("POST", "table/other/upload/csv", {
+          body: uploadForm(csv, "items.csv", { headers: { Price: "price" } }),
+        }),
+        422,
+      );
+      assert.match(unknown.message, /no header "Price"/);
+      const bad = errorOf(
+        await server.request("POST", "table/other/upload/csv", {
+          body: uploadForm(csv, "items.csv", { headers: { Name: 3 } }),
+        }),
+        400,
+      );
+      assert.match(bad.message, /headers/);
+      await assertSpoolEmpty(server);
+    });
+
+    await t.step(
+      "a spreadsheet's headers are renamed, and its dry run names sheet rows",
+      async () => {
+        const rows = [["Id", "When"], [1, "2026-01-02"], [2, "not a date"], [3, "2026-01-04"]];
+        const body = {
+          table: { columns: [{ name: "id", type: "integer" }, { name: "day", type: "date" }] },
+          headers: { Id: "id", When: "day" },
+        };
+        const before = await fingerprint(server);
+        const dry = ok(
+          await server.request("POST", "table/days/upload/excel?dry_run=true", {
+            body: uploadForm(workbook(rows), "days.xlsx", body),
+          }),
+        );
+        assert.equal(dry.inserted, 0);
+        assert.equal(dry.table, null);
+        assert.deepEqual(dry.records, []);
+        assert.equal(dry.errors.length, 1);
+        assert.equal(dry.errors[0].column, "day");
+        assert.equal(dry.errors[0].sheet_row, 3);
+        assert.equal(typeof dry.message, "string");
+        await nothingChanged(before);
+        const good = ok(
+          await server.request("POST", "table/days/upload/excel?dry_run=1", {
+            body: uploadForm(workbook(rows.filter((_, i) => i !== 2)), "days.xlsx", body),
+          }),
+        );
+        assert.deepEqual(good.records, [{ id: 1, day: "2026-01-02" }, {
+          id: 3,
+          day: "2026-01-04",
+        }]);
+        await nothingChanged(before);
+      },
+    );
+
+    await t.step(
+      "a JSON dry run reports the rows it would refuse, with their numbers",
+      async () => {
+        const before = await fingerprint(server);
+        const table = {
+          columns: [
+            { name: "id", type: "integer", is_nullable: false },
+            { name: "n", type: "integer" },
+          ],
+        };
+        const data = [{ id: 1, n: 1 }, { id: null, n: 2 }, { id: 3, n: "three" }];
+        const dry = ok(
+          await server.request("POST", "table/nums/upload/json?dry_run=true", {
+            body: { table, data },
+          }),
+        );
+        const real = errorOf(
+          await server.request("POST", "table/nums/upload/json", { body: { table, data } }),
+          422,
+        );
+        assert.deepEqual(dry.errors, real.details);
+        assert.deepEqual(dry.errors.map((e: { row: number }) => e.row).sort(), [1, 2]);
+        await nothingChanged(before);
+      },
+    );
+
+    await t.step(
+      "append and replace dry runs leave the table and its rows as they were",
+      async () => {
+        ok(
+          await server.request("POST", "table/keyed", {
+            body: {
+              table: {
+                columns: [
+                  { name: "id", type: "integer" },
+                  { name: "label", type: "varchar", default: "'none'" },
+                ],
+                constraints: { primary_key: { columns: ["id"] } },
+              },
+            },
+          }),
+        );
+        ok(await server.request("POST", "table/keyed/records", { body: [{ id: 1, label: "a" }] }));
+        const before = await fingerprint(server);
+        const append = ok(
+          await server.request("POST", "table/keyed/upload/json?if_exists=append&dry_run=true", {
+            body: { data: [{ id: 2 }, { id: 3, label: "c" }] },
+          }),
+        );
+        assert.equal(append.inserted, 2);
+        assert.deepEqual(append.records[0], { id: 1, label: "a" });
+        assert.equal(append.records.length, 3);
+        const clash = ok(
+          await server.request("POST", "table/keyed/upload/json?if_exists=append&dry_run=true", {
+            body: { data: [{ id: 1 }] },
+          }),
+        );
+        // A key that exists is a 409 naming the row when loaded: a dry run lists it.
+        assert.equal(clash.inserted, 0);
+        assert.deepEqual(
+          clash.errors.map((e: { row: number; column: string }) => [e.row, e.column]),
+          [[0, "id"]],
+        );
+        const replace = ok(
+          await server.request("POST", "table/keyed/upload/json?if_exists=replace&dry_run=true", {
+            body: { data: [{ x: true }] },
+          }),
+        );
+        assert.deepEqual(replace.records, [{ x: true }]);
+        await nothingChanged(before);
+        errorOf(
+          await server.request("POST", "table/keyed/upload/json?dry_run=true", {
+            body: { data: [{ id: 9 }] },
+          }),
+          409,
+        );
+        errorOf(
+          await server.request("POST", "table/keyed/upload/json?dry_run=maybe", { body: {} }),
+          400,
+        );
+        await nothingChanged(before);
+        // What the dry run showed is what the append stores.
+        ok(
+          await server.request("POST", "table/keyed/upload/json?if_exists=append", {
+            body: { data: [{ id: 2 }, { id: 3, label: "c" }] },
+          }),
+        );
+        const stored = ok(await server.request("GET", "table/keyed/records"));
+        assert.deepEqual(stored.records, append.records);
+      },
+    );
   } finally {
     await server.dispose();
   }

@@ -141,6 +141,22 @@ export interface UploadOptions {
   readonly plan?: TablePlan;
   readonly ifExists: IfExists;
   readonly keyed?: KeyedWrite<{ table: Table; inserted: number }>;
+  /**
+   * Load as the upload would, then roll everything back: the answer carries the first rows
+   * as stored (`preview`) and nothing is written.
+   */
+  readonly dryRun?: boolean;
+}
+
+/** Rows of a table a dry run shows, read in its transaction before the rollback. */
+export const PREVIEW_ROWS = 100;
+
+/** What an upload did, or with `dryRun` would do. */
+export interface UploadResult {
+  readonly table: Table;
+  readonly inserted: number;
+  /** With `dryRun`: the first rows as the table would hold them, as JSON array text. */
+  readonly preview?: string;
 }
 
 /** Options of a table listing. */
@@ -357,7 +373,7 @@ export interface RecordStore {
     ref: TableRef,
     rows: RowsSource,
     options: UploadOptions,
-  ): Promise<{ table: Table; inserted: number }>;
+  ): Promise<UploadResult>;
   /**
    * {@link upload} from a CSV file: delimiter, quoting and, without a plan, the
    * columns' types detected; the first line with any text is the header.
@@ -366,7 +382,7 @@ export interface RecordStore {
     ref: TableRef,
     csv: CsvSource,
     options: UploadOptions,
-  ): Promise<{ table: Table; inserted: number }>;
+  ): Promise<UploadResult>;
   /**
    * Sets the columns `changes` names to their values in the rows `where` chooses, in one
    * transaction: 422 for a key that names no column, a value its column cannot take or a

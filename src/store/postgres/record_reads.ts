@@ -63,7 +63,7 @@ export function readRecords(
 }
 
 /** {@link readRecords} of a described table, in the caller's transaction. */
-async function readPage(
+export async function readPage(
   session: Session,
   table: Table,
   offset: number,
