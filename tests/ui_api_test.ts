@@ -462,3 +462,113 @@ Deno.test("uploads: dry_run=true answers what they would do and writes nothing",
     await server.dispose();
   }
 });
+
+Deno.test("PUT /table/{name}?dry_run=true answers the table, its changes and rows that do not fit", async (t) => {
+  const server = await TestServer.start();
+  try {
+    const created = ok(
+      await server.request("POST", "table/goods", {
+        body: {
+          table: {
+            columns: [
+              { name: "id", type: "integer", is_nullable: false },
+              { name: "price", type: "varchar" },
+              { name: "note", type: "varchar" },
+              { name: "old", type: "integer" },
+            ],
+            constraints: { primary_key: { columns: ["id"] } },
+          },
+        },
+      }),
+    ).table;
+    ok(
+      await server.request("POST", "table/goods/records", {
+        body: [
+          { id: 1, price: "1", note: "a", old: 1 },
+          { id: 2, price: "2.5", note: "b", old: 2 },
+          { id: 3, price: "abc", note: null, old: 3 },
+        ],
+      }),
+    );
+    const [id, price, note] = created.columns;
+    const before = await fingerprint(server);
+    const kept = { id: id.id, name: "id", type: id.type, is_nullable: false };
+
+    await t.step("a change the rows allow: the table as it would be, nothing changed", async () => {
+      const wanted = {
+        table: {
+          name: "wares",
+          columns: [
+            kept,
+            { id: note.id, name: "remark", type: note.type },
+            { id: price.id, name: "price", type: price.type, default: "'0'" },
+            { name: "flag", type: "boolean", default: "false" },
+          ],
+        },
+      };
+      const dry = ok(await server.request("PUT", "table/goods?dry_run=true", { body: wanted }));
+      assert.equal(dry.dry_run, true);
+      assert.deepEqual(dry.errors, []);
+      assert.deepEqual(
+        dry.changes.map((c: { change: string; column?: string }) => [c.change, c.column ?? null]),
+        [
+          ["rename_table", null],
+          ["rename_column", "remark"],
+          ["set_default", "price"],
+          ["add_column", "flag"],
+          ["drop_column", "old"],
+          ["reorder_columns", null],
+        ],
+      );
+      assert.equal(await fingerprint(server), before);
+      errorOf(await server.request("GET", "table/wares"), 404);
+      const real = ok(await server.request("PUT", "table/goods", { body: wanted }));
+      assert.deepEqual(real.table, dry.table);
+    });
+
+    await t.step("a retype some rows refuse: those rows, and the changes planned", async () => {
+      const current = ok(await server.request("GET", "table/wares")).table;
+      const state = await fingerprint(server);
+      const wanted = {
+        table: {
+          columns: current.columns.map((c: { name: string }) =>
+            c.name === "price" ? { ...c, type: "double" } : c
+          ),
+        },
+      };
+      const dry = ok(await server.request("PUT", "table/wares?dry_run=1", { body: wanted }));
+      const real = errorOf(await server.request("PUT", "table/wares", { body: wanted }), 422);
+      assert.equal(dry.table, null);
+      assert.deepEqual(dry.errors, real.details);
+      assert.ok(dry.errors.length > 0);
+      assert.equal(dry.message, real.message);
+      assert.deepEqual(dry.changes.map((c: { change: string }) => c.change), ["retype_column"]);
+      assert.equal(dry.changes[0].column, "price");
+      assert.equal(await fingerprint(server), state);
+    });
+
+    await t.step("an unchanged table, a stale If-Match and a bad dry_run", async () => {
+      const read = await server.request("GET", "table/wares");
+      const same = ok(
+        await server.request("PUT", "table/wares?dry_run=true", {
+          body: { table: read.body.table },
+        }),
+      );
+      assert.deepEqual([same.table, same.changes], [read.body.table, []]);
+      const stale = errorOf(
+        await server.request("PUT", "table/wares?dry_run=true", {
+          body: { table: { name: "other" } },
+          headers: { "if-match": '"not-the-tag"' },
+        }),
+        409,
+      );
+      assert.equal(stale.type, "edit_conflict");
+      errorOf(
+        await server.request("PUT", "table/wares?dry_run=perhaps", { body: { table: {} } }),
+        400,
+      );
+    });
+  } finally {
+    await server.dispose();
+  }
+});

@@ -337,12 +337,14 @@ export interface TableStore {
   list(options: ListTablesOptions): Promise<TableListing>;
   /**
    * Updates a table to the wanted definition `decide` gives for the table as it is, in one
-   * transaction, keeping its rows and column ids; 404 when it does not exist.
+   * transaction, keeping its rows and column ids; 404 when it does not exist. With `dryRun`
+   * the update is carried out and rolled back: the answer is the table as it would be.
    */
   update(
     ref: TableRef,
     decide: (current: Table) => TableUpdate,
     keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+    dryRun?: boolean,
   ): Promise<{ table: Table; how: UpdateHow }>;
   /** Drops a table; 409 when another table's foreign key references it. */
   drop(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef>;

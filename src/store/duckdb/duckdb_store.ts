@@ -123,7 +123,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
       // From the cache when nothing changed since it was read.
       get: (ref) => tables.getTable(context, ref),
       list: (options) => this.listTables(options),
-      update: (ref, decide, keyed) => updateTable(context, ref, decide, keyed),
+      update: (ref, decide, keyed, dryRun) => updateTable(context, ref, decide, keyed, dryRun),
       drop: (ref, keyed) => tables.dropTable(context, ref, keyed),
       columnTypes: (plan) => tables.columnTypes(context, plan),
     };

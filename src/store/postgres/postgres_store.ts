@@ -113,7 +113,8 @@ export class PostgresStore extends CoreStore<Session> implements Store {
       create: (plan, options) => tables.createTable(context, plan, options),
       get: (ref) => tables.getTable(context, ref),
       list: (options) => this.listTables(options),
-      update: (ref, decide, keyed) => update.updateTable(context, ref, decide, keyed),
+      update: (ref, decide, keyed, dryRun) =>
+        update.updateTable(context, ref, decide, keyed, dryRun),
       drop: (ref, keyed) => tables.dropTable(context, ref, keyed),
       columnTypes: (plan) => tables.columnTypes(context, plan),
     };
