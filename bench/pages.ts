@@ -7,12 +7,15 @@
  * service's file taken after its load, the rows read into JavaScript objects.
  *
  * `deno run -A --lock=deno.dev.lock bench/pages.ts [rows] [pages]` (1,000,000 and 300 by
- * default). DuckDB only.
+ * default). With `TEST_ENGINE=postgres` the service runs on a throwaway PostgreSQL 15 and the
+ * baseline is PostgreSQL's own prepared statement (`npm:pg`, a named statement) on the same
+ * database, after `VACUUM ANALYZE`.
  *
  * @module
  */
 
 import { DuckDBInstance } from "@duckdb/node-api";
+import pg from "pg";
 import { encodeCursor } from "../src/catalog/filters.ts";
 import { ALL_SCOPES, mint, TestServer, uploadForm } from "../tests/helpers/server.ts";
 import { createKeyedTable, CSV_HEADER, csvLine } from "./generate.ts";
@@ -42,10 +45,38 @@ try {
     body: uploadForm(csv(rows), "rows.csv"),
   });
   if (loaded.status !== 200) throw new Error(`The load failed: ${loaded.text}`);
-  // A load this size ends with a checkpoint: the file holds every row.
-  await Deno.copyFile(`${server.dataDir}/tables.duckdb`, `${copy}/t.duckdb`);
-  const instance = await DuckDBInstance.create(`${copy}/t.duckdb`);
-  const duckdb = await instance.connect();
+  const url = server.env.DATABASE_URL;
+  /** Runs the baseline's statement `sql` (`$1` bound to `value`), its rows read whole. */
+  let baseline: (sql: string, value: number | bigint) => Promise<unknown>;
+  let close: () => Promise<void>;
+  if (url) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`VACUUM ANALYZE public.${TABLE}`);
+    const names = new Map<string, string>();
+    baseline = async (sql, value) => {
+      if (!names.has(sql)) names.set(sql, `page${names.size}`);
+      return (await client.query({ name: names.get(sql), text: sql, values: [String(value)] }))
+        .rows;
+    };
+    close = () => client.end();
+  } else {
+    // A load this size ends with a checkpoint: the file holds every row.
+    await Deno.copyFile(`${server.dataDir}/tables.duckdb`, `${copy}/t.duckdb`);
+    const instance = await DuckDBInstance.create(`${copy}/t.duckdb`);
+    const duckdb = await instance.connect();
+    const prepared = new Map<string, Awaited<ReturnType<typeof duckdb.prepare>>>();
+    baseline = async (sql, value) => {
+      if (!prepared.has(sql)) prepared.set(sql, await duckdb.prepare(sql));
+      const statement = prepared.get(sql)!;
+      statement.bind([value]);
+      return (await statement.runAndReadAll()).getRowObjectsJS();
+    };
+    close = () => Promise.resolve(duckdb.closeSync());
+  }
+  const engine = url ? "PostgreSQL" : "DuckDB";
+  // The table's own columns: on PostgreSQL `*` would read the hidden insertion order too.
+  const columns = 'id, name, city, price, qty, active, "at", note';
 
   const walk = await server.request("GET", `table/${TABLE}/records?limit=1&after=`, { token });
   const signature = JSON.parse(atob(walk.body.next.replaceAll("-", "+").replaceAll("_", "/")))
@@ -56,26 +87,27 @@ try {
     {
       what: "filter: ?qty=eq.<random>&limit=10&count=none",
       path: (k: number) => `records?qty=eq.${at(k) % 1000}&limit=10&count=none`,
-      sql: `SELECT * FROM public.${TABLE} WHERE qty = $1 ORDER BY id LIMIT 10`,
-      bind: (k: number) => [at(k) % 1000],
+      sql: `SELECT ${columns} FROM public.${TABLE} WHERE qty = $1 ORDER BY id LIMIT 10`,
+      bind: (k: number) => at(k) % 1000,
     },
     {
       what: "key: ?id=eq.<random>&count=none",
       path: (k: number) => `records?id=eq.${at(k)}&count=none`,
-      sql: `SELECT * FROM public.${TABLE} WHERE id = $1 ORDER BY id LIMIT 100`,
-      bind: (k: number) => [BigInt(at(k))],
+      sql: `SELECT ${columns} FROM public.${TABLE} WHERE id = $1 ORDER BY id LIMIT 100`,
+      bind: (k: number) => BigInt(at(k)),
     },
     {
       what: "cursor: ?limit=10&count=none&after=<random id>",
       path: (k: number) =>
         `records?limit=10&count=none&after=${encodeCursor([String(at(k))], signature)}`,
-      sql: `SELECT * FROM public.${TABLE} WHERE id > $1 ORDER BY id LIMIT 10`,
-      bind: (k: number) => [BigInt(at(k))],
+      sql: `SELECT ${columns} FROM public.${TABLE} WHERE id > $1 ORDER BY id LIMIT 10`,
+      bind: (k: number) => BigInt(at(k)),
     },
   ];
-  console.log(`Pages of a ${rows}-row table, ${pages} each after ${WARMUP} of warm-up (p50):`);
+  console.log(
+    `Pages of a ${rows}-row table on ${engine}, ${pages} each after ${WARMUP} of warm-up (p50):`,
+  );
   for (const kind of kinds) {
-    const statement = await duckdb.prepare(kind.sql);
     const service: number[] = [];
     const own: number[] = [];
     for (let k = 0; k < pages + WARMUP; k++) {
@@ -85,13 +117,12 @@ try {
       if (answer.status !== 200) throw new Error(`${kind.what}: ${answer.text}`);
       if (k >= WARMUP) service.push(performance.now() - started);
       started = performance.now();
-      statement.bind(kind.bind(2 * k + 1));
-      (await statement.runAndReadAll()).getRowObjectsJS();
+      await baseline(kind.sql, kind.bind(2 * k + 1));
       if (k >= WARMUP) own.push(performance.now() - started);
     }
     const ratio = p50(service) / p50(own);
     console.log(
-      `  ${kind.what.padEnd(50)} service ${p50(service).toFixed(2)} ms, DuckDB prepared ` +
+      `  ${kind.what.padEnd(50)} service ${p50(service).toFixed(2)} ms, ${engine} prepared ` +
         `${p50(own).toFixed(2)} ms: ${ratio.toFixed(2)}× (target ≤ 2×)`,
     );
   }
@@ -102,7 +133,7 @@ try {
     health.push(performance.now() - started);
   }
   console.log(`  for comparison, GET /healthz: ${p50(health).toFixed(2)} ms`);
-  duckdb.closeSync();
+  await close();
 } finally {
   await server.dispose();
   await Deno.remove(copy, { recursive: true });
