@@ -22,7 +22,7 @@ import { noted } from "./context.ts";
 import { Database, type DatabaseOptions, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import * as health from "./health.ts";
-import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.ts";
+import { findAnswer, forgetAnswers, keepAnswer, KeptKeys, takeAnswer } from "./idempotency.ts";
 import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { PageCache } from "./page_cache.ts";
@@ -123,7 +123,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
       // From the cache when nothing changed since it was read.
       get: (ref) => tables.getTable(context, ref),
       list: (options) => this.listTables(options),
-      update: (ref, decide, keyed) => updateTable(context, ref, decide, keyed),
+      update: (ref, decide, keyed, dryRun) => updateTable(context, ref, decide, keyed, dryRun),
       drop: (ref, keyed) => tables.dropTable(context, ref, keyed),
       columnTypes: (plan) => tables.columnTypes(context, plan),
     };
@@ -135,7 +135,8 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
       update: (ref, changes, where, keyed) => updateRecords(context, ref, changes, where, keyed),
       delete: (ref, where, keyed) => deleteRecords(context, ref, where, keyed),
       read: (ref, offset, limit, query) => readRecords(context, ref, offset, limit, query),
-      summarize: (ref, filters, select) => summarizeRecords(context, ref, filters, select),
+      summarize: (ref, filters, select, options) =>
+        summarizeRecords(context, ref, filters, select, options),
       export: (ref, format, read) => exportRecords(context, ref, format, read),
     };
     this.queries = {
@@ -155,6 +156,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
         await database.withSession((session) => forgetAnswers(session, before));
         context.kept.forget(before);
       },
+      take: (scope, key, since) => takeAnswer(database, scope, key, since),
     };
     this.health = {
       ready: () => health.ready(database),
