@@ -72,6 +72,7 @@ export function App() {
   const nextTheme = THEMES[(THEMES.indexOf(theme) + 1) % THEMES.length];
   const toggleTheme = () => {
     localStorage.setItem(THEME_KEY, nextTheme);
+    applyTheme(nextTheme);
     setTheme(nextTheme);
   };
   const screen = SCREENS[view.screen];

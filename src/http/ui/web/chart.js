@@ -158,21 +158,24 @@ export function Chart({ columns, rows, kind, x, y, onChange }) {
     image.src = url;
   };
 
-  return html`<section class="chart" aria-label="Chart">
+  return html`<section class="chart" aria-label="Chart of the result">
     <div class="toolbar">
-      <label>Chart <select value=${chosenKind} onChange=${(e) =>
+      <label for="chart-kind">Chart</label>
+      <select id="chart-kind" value=${chosenKind} onChange=${(e) =>
     onChange({ chart: e.currentTarget.value })}>
         ${KINDS.map((k) => html`<option value=${k}>${k}</option>`)}
-      </select></label>
-      <label>${chosenKind === "histogram" ? "Values" : "x"} <select value=${xName} onChange=${(e) =>
-    onChange({ x: e.currentTarget.value })}>
+      </select>
+      <label for="chart-x">${chosenKind === "histogram" ? "Values" : "x"}</label>
+      <select id="chart-x" value=${xName} onChange=${(e) => onChange({ x: e.currentTarget.value })}>
         ${names.map((n) => html`<option value=${n}>${n}</option>`)}
-      </select></label>
+      </select>
       ${
-    chosenKind !== "histogram" && html`<label>y <select value=${yName} onChange=${(e) =>
-      onChange({ y: e.currentTarget.value })}>
-        ${names.map((n) => html`<option value=${n}>${n}</option>`)}
-      </select></label>`
+    chosenKind !== "histogram" && html`
+      <label for="chart-y">y</label>
+      <select id="chart-y" value=${yName} onChange=${(e) => onChange({ y: e.currentTarget.value })}>
+                ${names.map((n) => html`<option value=${n}>${n}</option>`)}
+              </select>
+    `
   }
       <span class="spacer"></span>
       <button type="button" onClick=${() =>

@@ -40,7 +40,7 @@ export function Failure({ error, onReload }) {
       details.slice(0, 100).map((d) =>
         html`<li>${
           [
-            d.row !== undefined ? `row ${d.row}` : undefined,
+            d.row !== undefined ? `row ${d.row} (0-based)` : undefined,
             d.sheet !== undefined ? `sheet ${d.sheet}` : undefined,
             d.sheet_row !== undefined ? `sheet row ${d.sheet_row}` : undefined,
             d.column !== undefined ? `column ${d.column}` : undefined,
