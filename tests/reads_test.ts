@@ -117,7 +117,7 @@ Deno.test("reads: filters, each operator and its negation, cast to the column's 
           ["select=id,nobody", "select"],
           ["order=nobody", "order"],
           ["order=age.sideways", "order"],
-          ["count=estimated", "count"],
+          ["count=planned", "count"],
           ["select=id&select=age", "select"],
         ] as [string, string][]
       ) {

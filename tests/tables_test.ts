@@ -313,7 +313,7 @@ Deno.test("tables: create, get, list, delete over HTTP", async (t) => {
       const names = all.tables.map((t: { name: string }) => t.name);
       assert.deepEqual(names, [...names].sort((a: string, b: string) => a.localeCompare(b)));
       assert.equal(all.total, names.length);
-      assert.deepEqual(Object.keys(all.tables[0]).sort(), ["name", "schema"]);
+      assert.deepEqual(Object.keys(all.tables[0]).sort(), ["name", "rows_estimate", "schema"]);
       const page = ok(await server.request("GET", "table?offset=1&limit=2"));
       assert.deepEqual(page.tables.map((t: { name: string }) => t.name), names.slice(1, 3));
       assert.equal(page.total, all.total);
@@ -342,7 +342,10 @@ Deno.test("tables: create, get, list, delete over HTTP", async (t) => {
         ok(await server.request("POST", "schema/sales"));
         ok(await server.request("POST", "table/items?schema=sales", { body: { table: users } }));
         const listed = ok(await server.request("GET", "table?schema=sales"));
-        assert.deepEqual(listed, { tables: [{ name: "items", schema: "sales" }], total: 1 });
+        assert.deepEqual(listed, {
+          tables: [{ name: "items", schema: "sales", rows_estimate: 0 }],
+          total: 1,
+        });
         const all = ok(await server.request("GET", "table"));
         assert.ok(all.tables.some((t: { schema: string }) => t.schema === "sales"));
         errorOf(await server.request("GET", "table?schema=nowhere"), 404);

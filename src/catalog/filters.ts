@@ -10,7 +10,8 @@
  *        in.(v1,"v,2")                     a list; quote items holding , ( ) or "
  *        is.null is.true is.false
  * order=a.desc.nullslast,b         asc (default) or desc, nullsfirst or nullslast
- * count=exact|none                 exact by default: the total of the filtered rows
+ * count=exact|estimated|none       exact by default: the total of the filtered rows; estimated
+ *                                  from the engine's statistics
  * ```
  *
  * @module
@@ -50,13 +51,16 @@ export interface OrderTerm {
   readonly nulls?: "first" | "last";
 }
 
+/** How a read counts the rows its filters let through. */
+export type CountMode = "exact" | "estimated" | "none";
+
 /** A read as its query string asks for it; column names as the table spells them. */
 export interface ReadQuery {
   /** The columns in the asked order; absent for all of them. */
   readonly select?: readonly string[];
   readonly filters: readonly Filter[];
   readonly order: readonly OrderTerm[];
-  readonly count: "exact" | "none";
+  readonly count: CountMode;
 }
 
 /** A column as the grammar needs it: its name (its type is for the store's casts). */
@@ -124,7 +128,7 @@ export function parseReadQuery(
   const filters: Filter[] = [];
   let select: string[] | undefined;
   let order: OrderTerm[] = [];
-  let count: "exact" | "none" = "exact";
+  let count: CountMode = "exact";
   for (const [key, value] of params) {
     if (reserved.has(key)) {
       if (key !== "select" && key !== "order" && key !== "count") continue;
@@ -221,10 +225,10 @@ function parseOrder(text: string, resolve: Resolver): OrderTerm[] {
   return terms;
 }
 
-function parseCount(text: string): "exact" | "none" {
-  if (text === "exact" || text === "none") return text;
+function parseCount(text: string): CountMode {
+  if (text === "exact" || text === "estimated" || text === "none") return text;
   throw ApiError.badRequest(
-    `Query parameter count must be exact or none, not "${printable(text)}"`,
+    `Query parameter count must be exact, estimated or none, not "${printable(text)}"`,
   );
 }
 

@@ -306,13 +306,14 @@ Deno.test("parseReadQuery() refuses modifiers in the wrong order or with no colu
   refused("order=age,", /order has an empty item/);
 });
 
-Deno.test("parseReadQuery() takes count=exact and count=none", () => {
+Deno.test("parseReadQuery() takes count=exact, count=estimated and count=none", () => {
   assert.equal(parse("count=exact").count, "exact");
+  assert.equal(parse("count=estimated").count, "estimated");
   assert.equal(parse("count=none").count, "none");
 });
 
 Deno.test("parseReadQuery() refuses any other count", () => {
-  refused("count=estimated", /count must be exact or none, not "estimated"/);
+  refused("count=planned", /count must be exact, estimated or none, not "planned"/);
 });
 
 Deno.test("parseReadQuery() accepts the parameters as pairs too", () => {

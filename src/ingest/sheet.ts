@@ -8,6 +8,7 @@
 import { Buffer } from "node:buffer";
 import { inflateRawSync } from "node:zlib";
 import type * as SheetJS from "xlsx";
+import { checkHeadersUsed, type HeaderNames, headerRenamer } from "./header_names.ts";
 import { ApiError, type ErrorDetail, type ErrorStatus } from "../errors.ts";
 import type { RowsSummary } from "./json_rows_summary.ts";
 import { cellValue, columnClocks, type SheetDates } from "./sheet_values.ts";
@@ -187,6 +188,8 @@ export interface ReadSheetOptions extends SheetLimits {
   readonly sheet?: string;
   /** Where to write the rows file. */
   readonly outPath: string;
+  /** Header names mapped to column names (from the upload's `body` part). */
+  readonly headers?: HeaderNames;
 }
 
 /**
@@ -260,7 +263,7 @@ export async function readSheet(bytes: Uint8Array, options: ReadSheetOptions): P
       if (!row) continue;
       if (!header) {
         if (row.some((cell) => cellValue(cell, dates) !== null)) {
-          header = headerOf(row, r, dates);
+          header = headerOf(row, r, dates, options.headers);
           for (const { key, index } of header) keyAt[index] = key;
         }
         continue;
@@ -362,13 +365,18 @@ function headerOf(
   row: (SheetJS.CellObject | undefined)[],
   r: number,
   dates: SheetDates,
+  names?: HeaderNames,
 ): { key: string; index: number }[] {
   const header: { key: string; index: number }[] = [];
   const seen = new Map<string, number>();
+  const rename = names ? headerRenamer(names) : undefined;
+  const written: string[] = [];
   for (let c = 0; c < row.length; c++) {
     const value = cellValue(row[c], dates);
-    const name = value === null ? "" : String(value).trim();
-    if (name === "") continue;
+    const given = value === null ? "" : String(value).trim();
+    if (given === "") continue;
+    written.push(given);
+    const name = rename ? rename.name(given) : given;
     const earlier = seen.get(name.toLowerCase());
     if (earlier !== undefined) {
       throw ApiError.invalidData(
@@ -380,6 +388,7 @@ function headerOf(
     seen.set(name.toLowerCase(), c);
     header.push({ key: name, index: c });
   }
+  if (rename) checkHeadersUsed(rename.unused(), written);
   return header;
 }
 

@@ -16,11 +16,12 @@ import type {
   RecordsPage,
   RecordsSummary,
   ResultFormat,
+  SummaryOptions,
 } from "../store/store.ts";
 import { checkJsonType, type IncomingBody, type RowsDeps, spoolOptions } from "./bodies.ts";
 
 /** The formats a result is given in, and what a load does with a key that exists. */
-export { ON_CONFLICT, RESULT_FORMATS } from "../store/store.ts";
+export { MAX_BINS, MAX_TOP, ON_CONFLICT, RESULT_FORMATS } from "../store/store.ts";
 
 /**
  * Size of the parts a records body is spooled in: each part is loaded while the next
@@ -92,9 +93,12 @@ export async function readRecords(
 /** Reserved parameters that say nothing to a summary. */
 const NOT_FOR_SUMMARY = [...RESERVED_PARAMETERS].filter((p) => p !== "schema" && p !== "select");
 
+/** Parameters a summary reserves besides the read's: they are never filters there. */
+export const SUMMARY_PARAMETERS = ["bins", "top"] as const;
+
 /**
  * Per column (of `select`, else all), figures of the records the filters in `params` let
- * through.
+ * through, with the histograms and top values `options` asks for.
  *
  * @throws {ApiError} 400 for a parameter naming no column or one that does not apply to a
  * summary (`order`, `offset`, …), or a filter value its column's type cannot take.
@@ -103,6 +107,7 @@ export async function summarizeRecords(
   deps: Pick<RowsDeps, "store">,
   ref: TableRef,
   params: URLSearchParams,
+  options: SummaryOptions = { bins: 0, top: 0 },
 ): Promise<RecordsSummary> {
   for (const parameter of NOT_FOR_SUMMARY) {
     if (params.has(parameter)) {
@@ -112,8 +117,8 @@ export async function summarizeRecords(
     }
   }
   const table = await deps.store.tables.get(ref);
-  const { filters, select } = parseReadQuery(params, table.columns);
-  return await deps.store.records.summarize(ref, filters, select);
+  const { filters, select } = parseReadQuery(params, table.columns, SUMMARY_PARAMETERS);
+  return await deps.store.records.summarize(ref, filters, select, options);
 }
 
 /** Parameters of a read that say nothing to an export, which has no pages. */

@@ -6,8 +6,10 @@
  */
 
 import { checkPlanLimits, planTable } from "../catalog/definition.ts";
+import { ApiError, type ErrorDetail } from "../errors.ts";
 import type { Table, TableDefinition, TableRef } from "../catalog/model.ts";
-import { planUpdate, type TableUpdateRequest } from "../catalog/update.ts";
+import { planUpdate, type TableUpdate, type TableUpdateRequest } from "../catalog/update.ts";
+import { type TableChange, tableChanges, type WantedTable } from "../catalog/table_changes.ts";
 import type {
   KeyedWrite,
   ListTablesOptions,
@@ -80,6 +82,90 @@ export async function updateTable(
     checkPlanLimits(update.plan, store);
     return update;
   }, options.keyed);
+}
+
+/** What a dry run of an update answers. */
+export interface UpdatePreview {
+  readonly dry_run: true;
+  /** The table as the update would leave it; null when its rows refuse it. */
+  readonly table: Table | null;
+  /** What the update changes, in the order {@link tableChanges} gives. */
+  readonly changes: TableChange[];
+  /** The rows (or columns) that would not fit, as the update's refusal names them. */
+  readonly errors: readonly ErrorDetail[];
+  /** The refusal's message, when refused. */
+  readonly message?: string;
+}
+
+/**
+ * What {@link updateTable} would do, carried out and rolled back: the table as it would be
+ * and the list of changes; when existing rows do not fit (422 `invalid_data`, or a 409 naming
+ * rows) those rows and the changes planned. Any other refusal is thrown as the update's.
+ */
+export async function previewUpdate(
+  store: Store,
+  ref: TableRef,
+  wanted: TableUpdateRequest,
+  options: Pick<UpdateTableOptions, "expect"> = {},
+): Promise<UpdatePreview> {
+  let seen: { current: Table; update: TableUpdate } | undefined;
+  try {
+    const { table } = await store.tables.update(
+      ref,
+      (current) => {
+        options.expect?.(current);
+        const update = planUpdate(current, wanted);
+        checkPlanLimits(update.plan, store);
+        seen = { current, update };
+        return update;
+      },
+      undefined,
+      true,
+    );
+    return { dry_run: true, table, changes: tableChanges(seen!.current, table), errors: [] };
+  } catch (error) {
+    const rows = error instanceof ApiError &&
+      (error.type === "invalid_data" ||
+        (error.type === "conflict" && error.details?.some((d) => d.row !== undefined)));
+    if (!rows || !seen) throw error;
+    const types = await store.tables.columnTypes(seen.update.plan)
+      .catch(() => seen!.update.plan.columns.map((c) => c.typeText));
+    return {
+      dry_run: true,
+      table: null,
+      changes: tableChanges(seen.current, wantedTable(seen.update, types)),
+      errors: error.details ?? [],
+      message: error.message,
+    };
+  }
+}
+
+/** The table an update plans, its columns' types as the engine names them (`types`). */
+function wantedTable(update: TableUpdate, types: readonly string[]): WantedTable {
+  const { plan, sources } = update;
+  return {
+    name: plan.ref.name,
+    schema: plan.ref.schema,
+    columns: plan.columns.map((c, i) => ({
+      ...(sources[i] === undefined ? {} : { id: sources[i] }),
+      name: c.name,
+      type: types[i] ?? c.typeText,
+      default: c.default,
+      is_nullable: c.nullable,
+    })),
+    constraints: {
+      primary_key: plan.primaryKey &&
+        { name: plan.primaryKey.name, columns: [...plan.primaryKey.columns] },
+      unique: plan.unique.map((k) => ({ name: k.name, columns: [...k.columns] })),
+      foreign_keys: plan.foreignKeys.map((f) => ({
+        name: f.name,
+        column: f.column,
+        reference_table: f.reference.name,
+        reference_column: f.referenceColumn,
+        reference_schema: f.reference.schema,
+      })),
+    },
+  };
 }
 
 /** Drops a table (409 when another table's foreign key references it); returns its ref. */

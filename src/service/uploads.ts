@@ -9,7 +9,9 @@
 import { checkPlanLimits, checkWidth, planTable, type TablePlan } from "../catalog/definition.ts";
 import type { Table, TableDefinition, TableRef } from "../catalog/model.ts";
 import type { IfExists } from "../catalog/uploads.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, type ErrorDetail } from "../errors.ts";
+import { type HeaderNames, readHeaderNames, renameCsvHeader } from "../ingest/header_names.ts";
+import { localBytes } from "../ingest/spool.ts";
 import { type MultipartUpload, spoolMultipart } from "../ingest/multipart.ts";
 import { checkZip, detectFormat, readSheetApart, type SheetRows } from "../ingest/sheet.ts";
 import { discard, spoolJsonRows } from "../ingest/spool.ts";
@@ -26,6 +28,23 @@ const MAX_EXPANSION_RATIO = 100;
 export interface Uploaded {
   table: Table;
   inserted: number;
+  /** With `dryRun`: the first rows as stored, as JSON array text. */
+  preview?: string;
+}
+
+/** What a dry run of an upload answers: what it would do, or the rows it would refuse. */
+export interface UploadPreview {
+  readonly dry_run: true;
+  /** The table as it would be; null when the rows are refused and there is no table yet. */
+  readonly table: Table | null;
+  /** Rows that would be inserted (0 when refused). */
+  readonly inserted: number;
+  /** The first rows as the table would hold them (none when refused). */
+  readonly records: unknown[];
+  /** The refusal's details (rows, columns, messages); empty when the upload would succeed. */
+  readonly errors: readonly ErrorDetail[];
+  /** The refusal's message, when refused. */
+  readonly message?: string;
 }
 
 /** What a request asks of an upload: what to do with an existing table, a template, a key. */
@@ -36,6 +55,43 @@ export interface UploadRequest {
   readonly keyed?: KeyedWrite<Uploaded>;
   /** Checks a definition the body gives against the API's shape of one (400 when wrong). */
   readonly readDefinition: (value: unknown) => TableDefinition;
+  /** Load, read the first rows, roll back: nothing is written (see {@link previewUpload}). */
+  readonly dryRun?: boolean;
+}
+
+/**
+ * What `upload` (one of this module's uploads called with `dryRun`) would do: the table, the
+ * rows inserted and the first 100 as stored, or, when the rows do not fit (422
+ * `invalid_data`) or their keys clash (409 naming rows), the refusal's details and the table as it exists (or null). Nothing is
+ * written either way; any other failure is thrown as the upload would throw it.
+ */
+export async function previewUpload(
+  deps: Pick<RowsDeps, "store">,
+  ref: TableRef,
+  upload: () => Promise<Uploaded>,
+): Promise<UploadPreview> {
+  try {
+    const { table, inserted, preview } = await upload();
+    // At most PREVIEW_ROWS rows, read from the database as JSON text.
+    const records = JSON.parse(preview ?? "[]") as unknown[];
+    return { dry_run: true, table, inserted, records, errors: [] };
+  } catch (error) {
+    // Rows that do not fit (422), or whose keys clash (409 naming rows), are what a dry run
+    // is for; any other failure (a table that exists under if_exists=fail) is answered as is.
+    const rows = error instanceof ApiError &&
+      (error.type === "invalid_data" ||
+        (error.type === "conflict" && error.details?.some((d) => d.row !== undefined)));
+    if (!rows) throw error;
+    const table = await deps.store.tables.get(ref).catch(() => null);
+    return {
+      dry_run: true,
+      table,
+      inserted: 0,
+      records: [],
+      errors: error.details ?? [],
+      message: error.message,
+    };
+  }
 }
 
 /**
@@ -62,6 +118,7 @@ export async function uploadJson(
       plan,
       ifExists: options.ifExists,
       keyed: options.keyed,
+      dryRun: options.dryRun,
     });
   } finally {
     await discard(file);
@@ -79,13 +136,14 @@ export async function uploadSpreadsheet(
   body: IncomingBody,
   options: UploadRequest & { readonly sheet?: string },
 ): Promise<Uploaded> {
-  return await withUpload(deps, ref, body, options, async (upload, plan, spooled) => {
+  return await withUpload(deps, ref, body, options, async (upload, part, spooled) => {
+    const { plan, headers } = part;
     const { file } = upload;
     const format = await detectFormat(file.path);
-    const load = { plan, ifExists: options.ifExists, keyed: options.keyed };
+    const load = { plan, ifExists: options.ifExists, keyed: options.keyed, dryRun: options.dryRun };
     if (format === "csv") {
       await checkCsvWidth(file.path, deps.store);
-      return await deps.store.records.uploadCsv(ref, file, load);
+      return await deps.store.records.uploadCsv(ref, await renamed(file, headers, spooled), load);
     }
     const limits = {
       maxRows: deps.maxSheetRows,
@@ -95,7 +153,12 @@ export async function uploadSpreadsheet(
     const bytes = await Deno.readFile(file.path);
     if (format === "zip") checkZip(bytes, limits);
     const outPath = spooled(`${deps.spoolDir}/${crypto.randomUUID()}.json`);
-    const rows = await readSheetApart(bytes, { ...limits, sheet: options.sheet, outPath });
+    const rows = await readSheetApart(bytes, {
+      ...limits,
+      sheet: options.sheet,
+      outPath,
+      ...(headers ? { headers } : {}),
+    });
     try {
       checkKeyCount(rows, deps.store, "The sheet has", "columns");
       return await deps.store.records.upload(ref, rows, load);
@@ -112,19 +175,47 @@ export async function uploadCsv(
   body: IncomingBody,
   options: UploadRequest,
 ): Promise<Uploaded> {
-  return await withUpload(deps, ref, body, options, async ({ file }, plan) => {
-    if (await detectFormat(file.path) !== "csv") {
-      throw ApiError.unsupportedMediaType(
-        "The file is not CSV text; send spreadsheets to upload/excel",
-      );
-    }
-    await checkCsvWidth(file.path, deps.store);
-    return await deps.store.records.uploadCsv(ref, file, {
-      plan,
-      ifExists: options.ifExists,
-      keyed: options.keyed,
-    });
-  });
+  return await withUpload(
+    deps,
+    ref,
+    body,
+    options,
+    async ({ file }, { plan, headers }, spooled) => {
+      if (await detectFormat(file.path) !== "csv") {
+        throw ApiError.unsupportedMediaType(
+          "The file is not CSV text; send spreadsheets to upload/excel",
+        );
+      }
+      await checkCsvWidth(file.path, deps.store);
+      return await deps.store.records.uploadCsv(ref, await renamed(file, headers, spooled), {
+        plan,
+        ifExists: options.ifExists,
+        keyed: options.keyed,
+        dryRun: options.dryRun,
+      });
+    },
+  );
+}
+
+/**
+ * The spooled CSV `file`, or with `headers` a copy of it whose header line has the mapped
+ * names (in the spool, removed with the upload's files).
+ */
+async function renamed(
+  file: MultipartUpload["file"],
+  headers: HeaderNames | undefined,
+  spooled: (path: string) => string,
+): Promise<MultipartUpload["file"]> {
+  if (!headers) return file;
+  const path = spooled(`${file.path}.renamed`);
+  await renameCsvHeader(file.path, headers, path);
+  // Lines of separators only stay where they were (those before the header go).
+  return {
+    ...localBytes(path),
+    path,
+    bytes: (await Deno.stat(path)).size,
+    separatorLines: file.separatorLines,
+  };
 }
 
 /**
@@ -165,7 +256,7 @@ async function withUpload(
   options: UploadRequest,
   work: (
     upload: MultipartUpload,
-    plan: TablePlan | undefined,
+    part: BodyPart,
     spooled: (path: string) => string,
   ) => Promise<Uploaded>,
 ): Promise<Uploaded> {
@@ -180,38 +271,55 @@ async function withUpload(
   });
   const paths = [upload.file.path];
   try {
-    const given = definitionPart(upload.body, ref, options.readDefinition, deps.store.maxColumns);
-    const plan = oneDefinition(fromTemplate, given) ?? given;
+    const part = bodyPart(upload.body, ref, options.readDefinition, deps.store.maxColumns);
+    const plan = oneDefinition(fromTemplate, part.plan) ?? part.plan;
     checkPlanLimits(plan, deps.store);
-    const result = await work(upload, plan, (path) => (paths.push(path), path));
-    return { table: result.table, inserted: result.inserted };
+    const result = await work(
+      upload,
+      { plan, ...(part.headers ? { headers: part.headers } : {}) },
+      (path) => (paths.push(path), path),
+    );
+    return { table: result.table, inserted: result.inserted, preview: result.preview };
   } finally {
     for (const path of paths) await discard({ path });
   }
 }
 
-/** The plan in a file upload's `body` part (`{"table": definition}`), if it has one. */
-function definitionPart(
+/** What a file upload's `body` part gives: a table's plan, header names mapped to columns. */
+interface BodyPart {
+  readonly plan?: TablePlan;
+  readonly headers?: HeaderNames;
+}
+
+/**
+ * The plan and the header mapping in a file upload's `body` part
+ * (`{"table": definition, "headers": {"File header": "column"}}`), each if it has one.
+ */
+function bodyPart(
   text: string | undefined,
   ref: TableRef,
   readDefinition: (value: unknown) => TableDefinition,
   maxColumns: number,
-): TablePlan | undefined {
-  if (text === undefined || text.trim() === "") return undefined;
+): BodyPart {
+  if (text === undefined || text.trim() === "") return {};
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     throw ApiError.badRequest('The body part is not JSON; send {"table": definition}');
   }
-  if (value === null) return undefined;
+  if (value === null) return {};
   if (typeof value !== "object" || Array.isArray(value)) {
     throw ApiError.badRequest('The body part must be a JSON object: {"table": definition}');
   }
-  const table = (value as { table?: unknown }).table;
-  return table === undefined || table === null
-    ? undefined
-    : planTable(ref, readDefinition(table), maxColumns);
+  const { table, headers } = value as { table?: unknown; headers?: unknown };
+  const names = readHeaderNames(headers);
+  return {
+    ...(table === undefined || table === null
+      ? {}
+      : { plan: planTable(ref, readDefinition(table), maxColumns) }),
+    ...(names ? { headers: names } : {}),
+  };
 }
 
 /** A failed sheet load's details with the sheet's own row numbers beside the record index. */

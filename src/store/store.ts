@@ -141,6 +141,22 @@ export interface UploadOptions {
   readonly plan?: TablePlan;
   readonly ifExists: IfExists;
   readonly keyed?: KeyedWrite<{ table: Table; inserted: number }>;
+  /**
+   * Load as the upload would, then roll everything back: the answer carries the first rows
+   * as stored (`preview`) and nothing is written.
+   */
+  readonly dryRun?: boolean;
+}
+
+/** Rows of a table a dry run shows, read in its transaction before the rollback. */
+export const PREVIEW_ROWS = 100;
+
+/** What an upload did, or with `dryRun` would do. */
+export interface UploadResult {
+  readonly table: Table;
+  readonly inserted: number;
+  /** With `dryRun`: the first rows as the table would hold them, as JSON array text. */
+  readonly preview?: string;
 }
 
 /** Options of a table listing. */
@@ -154,9 +170,12 @@ export interface ListTablesOptions {
   readonly verbose: boolean;
 }
 
+/** A listed table with the estimate of its rows from the engine's statistics. */
+export type ListedTable = (TableRef | Table) & { readonly rows_estimate: number };
+
 /** One page of a table listing, with the count of all matches. */
 export interface TableListing {
-  readonly tables: readonly (TableRef | Table)[];
+  readonly tables: readonly ListedTable[];
   readonly total: number;
 }
 
@@ -227,6 +246,8 @@ export interface RecordsPage {
   readonly json: string;
   /** The number of records the filters let through; absent when the read asked for no count. */
   readonly total?: number;
+  /** With `count=estimated`: whether `total` is an estimate (else it was counted). */
+  readonly estimated?: boolean;
   /** With a cursor asked for: the next page's, or null after the last row. */
   readonly next?: string | null;
 }
@@ -249,6 +270,36 @@ export interface ColumnSummary {
   readonly q25: number | null;
   readonly q50: number | null;
   readonly q75: number | null;
+  /** With `bins`: the histogram of a number, date or timestamp column; null for others. */
+  readonly histogram?: HistogramBin[] | null;
+  /** With `top`: the most frequent values of a text, boolean or UUID column; null for others. */
+  readonly top?: TopValue[] | null;
+}
+
+/** A bin of a histogram: the values from `from` up to `to` (included in the last bin only). */
+export interface HistogramBin {
+  /** Numbers for number columns, ISO 8601 text for dates and timestamps. */
+  readonly from: number | string;
+  readonly to: number | string;
+  readonly count: number;
+}
+
+/** A value and how many rows hold it. */
+export interface TopValue {
+  readonly value: unknown;
+  readonly count: number;
+}
+
+/** Largest `bins` of a summary's histograms, and `top` of its lists of values. */
+export const MAX_BINS = 1000;
+export const MAX_TOP = 1000;
+
+/** The distributions a summary is asked for besides its figures. */
+export interface SummaryOptions {
+  /** Bins of each histogram; 0 for none. */
+  readonly bins: number;
+  /** Values of each top list; 0 for none. */
+  readonly top: number;
 }
 
 /** Figures of the records some filters let through. */
@@ -286,12 +337,14 @@ export interface TableStore {
   list(options: ListTablesOptions): Promise<TableListing>;
   /**
    * Updates a table to the wanted definition `decide` gives for the table as it is, in one
-   * transaction, keeping its rows and column ids; 404 when it does not exist.
+   * transaction, keeping its rows and column ids; 404 when it does not exist. With `dryRun`
+   * the update is carried out and rolled back: the answer is the table as it would be.
    */
   update(
     ref: TableRef,
     decide: (current: Table) => TableUpdate,
     keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+    dryRun?: boolean,
   ): Promise<{ table: Table; how: UpdateHow }>;
   /** Drops a table; 409 when another table's foreign key references it. */
   drop(ref: TableRef, keyed?: KeyedWrite<TableRef>): Promise<TableRef>;
@@ -322,7 +375,7 @@ export interface RecordStore {
     ref: TableRef,
     rows: RowsSource,
     options: UploadOptions,
-  ): Promise<{ table: Table; inserted: number }>;
+  ): Promise<UploadResult>;
   /**
    * {@link upload} from a CSV file: delimiter, quoting and, without a plan, the
    * columns' types detected; the first line with any text is the header.
@@ -331,7 +384,7 @@ export interface RecordStore {
     ref: TableRef,
     csv: CsvSource,
     options: UploadOptions,
-  ): Promise<{ table: Table; inserted: number }>;
+  ): Promise<UploadResult>;
   /**
    * Sets the columns `changes` names to their values in the rows `where` chooses, in one
    * transaction: 422 for a key that names no column, a value its column cannot take or a
@@ -367,13 +420,15 @@ export interface RecordStore {
     query?: RecordsQuery,
   ): Promise<RecordsPage>;
   /**
-   * Per column of `select` (all by default), figures of the records `filters` let through;
-   * 400 for a filter value its column's type cannot take.
+   * Per column of `select` (all by default), figures of the records `filters` let through,
+   * with the histograms and top values `options` asks for; 400 for a filter value its
+   * column's type cannot take.
    */
   summarize(
     ref: TableRef,
     filters: readonly Filter[],
     select?: readonly string[],
+    options?: SummaryOptions,
   ): Promise<RecordsSummary>;
   /**
    * The table's records in `format` (CSV header first), streamed from a consistent snapshot:

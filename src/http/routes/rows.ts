@@ -20,9 +20,11 @@ import type { RowsDeps } from "../../service/bodies.ts";
 import * as records from "../../service/records.ts";
 import * as uploads from "../../service/uploads.ts";
 import {
+  BooleanQuery,
   CountQuery,
   errorResponses,
   filtersParameter,
+  parseBoolean,
   parseChoice,
   parseCount,
   ReadQueryShape,
@@ -54,6 +56,30 @@ const UploadQuery = z.object({
   schema: SchemaQuery,
   if_exists: z.string().optional().openapi({ enum: [...IF_EXISTS] }),
   ...TemplateUseQuery,
+  dry_run: BooleanQuery.openapi({
+    type: "boolean",
+    description: "Load as the upload would, then roll back: the answer is what it would do " +
+      "(`dry_run`, `table`, `inserted`, the first 100 `records` as stored, the `errors` it " +
+      "would refuse the rows with) and nothing is written, not even the table",
+  }),
+});
+
+/** What a dry run of an upload answers. */
+const UploadPreviewShape = z.object({
+  dry_run: z.literal(true),
+  table: TableShape.nullable().openapi({
+    description: "The table as the upload would leave it; null when the rows are refused " +
+      "and no table exists",
+  }),
+  inserted: z.number().int(),
+  records: z.array(z.record(z.string(), z.unknown())).openapi({
+    description: "The first 100 rows as the table would hold them",
+  }),
+  errors: z.array(z.record(z.string(), z.unknown())).openapi({
+    description: "What the upload would refuse, as its 422's details (`row`, `column`, " +
+      "`message`; `sheet`, `sheet_row`); empty when it would succeed",
+  }),
+  message: z.string().optional().openapi({ description: "The refusal's message, if refused" }),
 });
 
 const uploadJson = createRoute(scoped("tables:write", {
@@ -82,9 +108,15 @@ const uploadJson = createRoute(scoped("tables:write", {
   },
   responses: {
     200: {
-      description: "The table and the number of rows inserted",
+      description: "The table and the number of rows inserted; with `dry_run=true` what the " +
+        "upload would do",
       content: {
-        "application/json": { schema: z.object({ table: TableShape, inserted: z.number().int() }) },
+        "application/json": {
+          schema: z.union([
+            z.object({ table: TableShape, inserted: z.number().int() }),
+            UploadPreviewShape,
+          ]),
+        },
       },
     },
     ...errorResponses(404, 409, 413, 415, 422),
@@ -140,8 +172,9 @@ const FileUploadBody = z.object({
     description: "The file: xlsx, xlsm, xlsb, xls, ods or csv (told apart by its bytes)",
   }),
   body: z.string().optional().openapi({
-    description: 'JSON text `{"table": definition}`; without it the header names the columns ' +
-      "and their types are inferred",
+    description: 'JSON text `{"table": definition, "headers": {"File header": "column"}}`; ' +
+      "without a definition the header names the columns and their types are inferred; " +
+      "`headers` renames the file's headers before they are matched or inferred",
     // Swagger UI's "Try it out" sends the example as the part: it must be a definition the
     // upload accepts, not the word "string".
     example: JSON.stringify({
@@ -154,9 +187,15 @@ const FileUploadBody = z.object({
 
 const fileUploadResponses = {
   200: {
-    description: "The table and the number of rows inserted",
+    description: "The table and the number of rows inserted; with `dry_run=true` what the " +
+      "upload would do",
     content: {
-      "application/json": { schema: z.object({ table: TableShape, inserted: z.number().int() }) },
+      "application/json": {
+        schema: z.union([
+          z.object({ table: TableShape, inserted: z.number().int() }),
+          UploadPreviewShape,
+        ]),
+      },
     },
   },
   ...errorResponses(404, 409, 413, 415, 422),
@@ -238,6 +277,10 @@ const readRecords = createRoute(scoped("tables:read", {
             total: z.number().int().optional().openapi({
               description: "Records the filters let through; absent with `count=none`",
             }),
+            estimated: z.boolean().optional().openapi({
+              description: "With `count=estimated`: true when `total` is an estimate, false " +
+                "when it was counted",
+            }),
             next: z.string().nullable().optional().openapi({
               description: "With `after`: the cursor of the next page, null after the last",
             }),
@@ -261,12 +304,33 @@ const summarizeRecords = createRoute(scoped("tables:read", {
   summary: "Summarize the records, per column, optionally filtered",
   description: "Filters as in reading records (`<column>=[not.]<op>.<value>`); `select` " +
     "limits the columns. Per column: non-null count, nulls, approximate distinct count, min, " +
-    "max, and for numbers the mean, sample standard deviation and approximate quartiles.",
+    "max, and for numbers the mean, sample standard deviation and approximate quartiles; with " +
+    "`bins` a histogram of numbers, dates and timestamps, with `top` the most frequent values " +
+    "of text, booleans and UUIDs. `bins` and `top` are never filters here.",
   tags: ["rows"],
   parameters: [READ_FILTERS],
   request: {
     params: TableParams,
-    query: z.object({ schema: SchemaQuery, select: ReadQueryShape.select }),
+    query: z.object({
+      schema: SchemaQuery,
+      select: ReadQueryShape.select,
+      bins: z.string().optional().openapi({
+        type: "integer",
+        minimum: 0,
+        maximum: records.MAX_BINS,
+        description: "Bins of a histogram of each number, date and timestamp column " +
+          "(`histogram`); 0 or absent for none",
+        example: 20,
+      }),
+      top: z.string().optional().openapi({
+        type: "integer",
+        minimum: 0,
+        maximum: records.MAX_TOP,
+        description: "The most frequent values of each text, boolean and UUID column, at most " +
+          "this many (`top`); 0 or absent for none",
+        example: 10,
+      }),
+    }),
   },
   responses: {
     200: {
@@ -282,18 +346,39 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
 
   /** What every upload route hands its service besides the body. */
-  const uploadOptions = (c: Context<Env>) => ({
-    ifExists: parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail"),
-    template: templateUse(c),
-    keyed: keyedWrite(c, uploaded),
-    readDefinition: parseDefinition,
-  });
+  const uploadOptions = (c: Context<Env>) => {
+    const dryRun = parseBoolean("dry_run", c.req.query("dry_run"));
+    return {
+      ifExists: parseChoice("if_exists", c.req.query("if_exists"), IF_EXISTS, "fail"),
+      template: templateUse(c),
+      // A dry run writes nothing, so it keeps no answer for a retry.
+      keyed: dryRun ? undefined : keyedWrite(c, uploaded),
+      readDefinition: parseDefinition,
+      dryRun,
+    };
+  };
 
-  streaming(app, uploadJson, async (c) => {
-    const ref = address(c);
-    const result = await uploads.uploadJson(deps, ref, incomingBody(c), uploadOptions(c));
+  /** Runs an upload, or its dry run, and answers it. */
+  const answerUpload = async (
+    c: Context<Env>,
+    options: uploads.UploadRequest,
+    upload: (options: uploads.UploadRequest) => Promise<uploads.Uploaded>,
+  ) => {
+    if (options.dryRun) {
+      return c.json(await uploads.previewUpload(deps, address(c), () => upload(options)), 200);
+    }
+    const result = await upload(options);
     noteRowsLoaded(c, result.inserted);
     return respond(c, uploaded(result));
+  };
+
+  streaming(app, uploadJson, (c) => {
+    const ref = address(c);
+    return answerUpload(
+      c,
+      uploadOptions(c),
+      (options) => uploads.uploadJson(deps, ref, incomingBody(c), options),
+    );
   });
 
   streaming(app, insertRecords, async (c) => {
@@ -319,21 +404,26 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     return respond(c, answer(result));
   });
 
-  streaming(app, uploadExcel, async (c) => {
+  streaming(app, uploadExcel, (c) => {
     const ref = address(c);
-    const result = await uploads.uploadSpreadsheet(deps, ref, incomingBody(c), {
-      ...uploadOptions(c),
-      sheet: c.req.query("sheet"),
-    });
-    noteRowsLoaded(c, result.inserted);
-    return respond(c, uploaded(result));
+    return answerUpload(
+      c,
+      uploadOptions(c),
+      (options) =>
+        uploads.uploadSpreadsheet(deps, ref, incomingBody(c), {
+          ...options,
+          sheet: c.req.query("sheet"),
+        }),
+    );
   });
 
-  streaming(app, uploadCsv, async (c) => {
+  streaming(app, uploadCsv, (c) => {
     const ref = address(c);
-    const result = await uploads.uploadCsv(deps, ref, incomingBody(c), uploadOptions(c));
-    noteRowsLoaded(c, result.inserted);
-    return respond(c, uploaded(result));
+    return answerUpload(
+      c,
+      uploadOptions(c),
+      (options) => uploads.uploadCsv(deps, ref, incomingBody(c), options),
+    );
   });
 
   app.openapi(readRecords, async (c) => {
@@ -344,7 +434,7 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     const offset = parseCount("offset", query.offset, 0, Number.MAX_SAFE_INTEGER);
     const limit = parseCount("limit", query.limit, 100, MAX_RECORDS_PAGE);
     const params = new URL(c.req.url).searchParams;
-    const { json, total, next } = await records.readRecords(
+    const { json, total, estimated, next } = await records.readRecords(
       deps,
       { schema, name },
       params,
@@ -353,7 +443,8 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     );
     // The records arrive as JSON text from the database; they are not parsed again here.
     // Typed as the documented JSON, which it is, though assembled as text.
-    const counted = total === undefined ? "" : `,"total":${total}`;
+    const counted = (total === undefined ? "" : `,"total":${total}`) +
+      (estimated === undefined ? "" : `,"estimated":${estimated}`);
     const more = next === undefined ? "" : `,"next":${JSON.stringify(next)}`;
     return c.body(`{"records":${json}${counted}${more}}`, 200, {
       "content-type": "application/json; charset=utf-8",
@@ -365,7 +456,16 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     const schema = schemaOf(c.req.valid("query").schema);
     checkSchemaAccess(c, schema);
     const params = new URL(c.req.url).searchParams;
-    return c.json(await records.summarizeRecords(deps, { schema, name }, params), 200);
+    for (const parameter of records.SUMMARY_PARAMETERS) {
+      if (params.getAll(parameter).length > 1) {
+        throw ApiError.badRequest(`Query parameter ${parameter} is given more than once`);
+      }
+    }
+    const options = {
+      bins: parseCount("bins", params.get("bins") ?? undefined, 0, records.MAX_BINS),
+      top: parseCount("top", params.get("top") ?? undefined, 0, records.MAX_TOP),
+    };
+    return c.json(await records.summarizeRecords(deps, { schema, name }, params, options), 200);
   });
 
   return app;

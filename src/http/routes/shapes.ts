@@ -286,9 +286,10 @@ export const ReadQueryShape = {
       "Not with `offset`",
   }),
   count: z.string().optional().openapi({
-    enum: ["exact", "none"],
-    description: "`exact` (default) answers `total`, the rows the filters let through; `none` " +
-      "leaves it out and does not count",
+    enum: ["exact", "estimated", "none"],
+    description: "`exact` (default) answers `total`, the rows the filters let through; " +
+      "`estimated` answers it from the engine's statistics (counted when at most 10,000) with " +
+      "`estimated` saying which; `none` leaves it out and does not count",
   }),
 };
 
@@ -306,6 +307,20 @@ const ColumnSummaryShape = z.object({
   q25: z.number().nullable().openapi({ description: "Approximate first quartile, for numbers" }),
   q50: z.number().nullable().openapi({ description: "Approximate median, for numbers" }),
   q75: z.number().nullable().openapi({ description: "Approximate third quartile, for numbers" }),
+  histogram: z.array(z.object({
+    from: z.union([z.number(), z.string()]),
+    to: z.union([z.number(), z.string()]),
+    count: z.number().int(),
+  })).nullable().optional().openapi({
+    description: "With `bins`: equal-width bins from the least value to the greatest, each " +
+      "`from ≤ v < to`, the last `from ≤ v ≤ to`; null for a column not a number, date or " +
+      "timestamp",
+  }),
+  top: z.array(z.object({ value: z.unknown(), count: z.number().int() })).nullable().optional()
+    .openapi({
+      description: "With `top`: the most frequent values, most frequent first; null for a " +
+        "column not text, boolean or UUID",
+    }),
 });
 
 /** The answer of a table summary. */

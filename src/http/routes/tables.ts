@@ -146,7 +146,13 @@ const listTables = createRoute(scoped("tables:read", {
         "application/json": {
           schema: z.object({
             tables: z.array(
-              z.union([TableShape, z.object({ name: z.string(), schema: z.string() })]),
+              z.union([TableShape, z.object({ name: z.string(), schema: z.string() })])
+                .and(z.object({
+                  rows_estimate: z.number().int().openapi({
+                    description: "The table's rows as the engine's statistics estimate them, " +
+                      "not counted (`count=exact` on its records counts them)",
+                  }),
+                })),
             ),
             total: z.number().int(),
           }),
@@ -168,7 +174,14 @@ const updateTable = createRoute(scoped("tables:write", {
   tags: ["tables"],
   request: {
     params: TableParams,
-    query: z.object({ schema: SchemaQuery }),
+    query: z.object({
+      schema: SchemaQuery,
+      dry_run: BooleanQuery.openapi({
+        type: "boolean",
+        description: "Carry the update out and roll it back: the answer is the table as it " +
+          "would be, the list of changes and the rows that would not fit; nothing changes",
+      }),
+    }),
     headers: IdempotencyKeyHeader.extend({
       "if-match": z.string().optional().openapi({
         description: "The ETag of a GET: the update applies only if the table is unchanged " +
@@ -196,8 +209,37 @@ const updateTable = createRoute(scoped("tables:write", {
   },
   responses: {
     200: {
-      description: "The table after the update, new columns with their new ids",
-      content: { "application/json": { schema: TableResponseShape } },
+      description: "The table after the update, new columns with their new ids; with " +
+        "`dry_run=true` what the update would do",
+      content: {
+        "application/json": {
+          schema: z.union([
+            TableResponseShape,
+            z.object({
+              dry_run: z.literal(true),
+              table: TableShape.nullable().openapi({
+                description: "The table as the update would leave it; null when rows refuse it",
+              }),
+              changes: z.array(z.object({
+                change: z.string().openapi({
+                  description: "rename_table, move_table, add_column, drop_column, " +
+                    "rename_column, retype_column, set_nullable, set_default, " +
+                    "reorder_columns, set_primary_key, add_unique, drop_unique, " +
+                    "add_foreign_key or drop_foreign_key",
+                }),
+                column: z.string().optional(),
+                constraint: z.string().optional(),
+                from: z.unknown().optional(),
+                to: z.unknown().optional(),
+              })),
+              errors: z.array(z.record(z.string(), z.unknown())).openapi({
+                description: "The rows that would not fit, as the update's 422 names them",
+              }),
+              message: z.string().optional(),
+            }),
+          ]),
+        },
+      },
     },
     ...errorResponses(404, 409, 413, 415, 422),
   },
@@ -288,6 +330,12 @@ export function tableRoutes(store: Store): OpenAPIHono<Env> {
     const wanted = c.req.valid("json").table;
     if (wanted.schema != null) checkSchemaAccess(c, checkSchemaName(wanted.schema));
     const ifMatch = c.req.header("if-match");
+    if (parseBoolean("dry_run", c.req.valid("query").dry_run)) {
+      const preview = await tables.previewUpdate(store, { schema, name }, wanted, {
+        expect: (current) => checkIfMatch(ifMatch, current),
+      });
+      return c.json(preview, 200) as never;
+    }
     const updated = await tables.updateTable(store, { schema, name }, wanted, {
       expect: (current) => checkIfMatch(ifMatch, current),
       keyed: keyedWrite(c, tableAnswer),

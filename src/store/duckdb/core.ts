@@ -7,6 +7,7 @@
  */
 
 import type { Core } from "../shared/core.ts";
+import { DUCKDB_ESTIMATES } from "./estimates.ts";
 import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer } from "./idempotency.ts";
@@ -35,6 +36,7 @@ export function duckdbCore(context: StoreContext): Core<Session> {
             : transaction(),
       );
     },
+    estimates: DUCKDB_ESTIMATES,
     metadata: {
       allSchemas,
       describeTables,

@@ -123,7 +123,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
       // From the cache when nothing changed since it was read.
       get: (ref) => tables.getTable(context, ref),
       list: (options) => this.listTables(options),
-      update: (ref, decide, keyed) => updateTable(context, ref, decide, keyed),
+      update: (ref, decide, keyed, dryRun) => updateTable(context, ref, decide, keyed, dryRun),
       drop: (ref, keyed) => tables.dropTable(context, ref, keyed),
       columnTypes: (plan) => tables.columnTypes(context, plan),
     };
@@ -135,7 +135,8 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
       update: (ref, changes, where, keyed) => updateRecords(context, ref, changes, where, keyed),
       delete: (ref, where, keyed) => deleteRecords(context, ref, where, keyed),
       read: (ref, offset, limit, query) => readRecords(context, ref, offset, limit, query),
-      summarize: (ref, filters, select) => summarizeRecords(context, ref, filters, select),
+      summarize: (ref, filters, select, options) =>
+        summarizeRecords(context, ref, filters, select, options),
       export: (ref, format, read) => exportRecords(context, ref, format, read),
     };
     this.queries = {

@@ -16,9 +16,12 @@ import {
   nextCursor,
   pageAnswer,
 } from "../shared/record_pages.ts";
+import { estimatedTotal, withEstimate } from "../shared/estimates.ts";
+import { DUCKDB_ESTIMATES } from "./estimates.ts";
 import {
   type PageDialect,
   pageOf,
+  type PagePlan,
   pageStatement,
   planPage,
   recordsSelect,
@@ -79,6 +82,29 @@ export async function readPage(
   const bound = new BoundValues();
   const plan = planPage(DUCKDB, table, offset, query, bound);
   await checkValues(session, plan.checks);
+  if (query.read.count === "estimated") {
+    const filterValues = bound.values.slice(0, plan.filterValues);
+    const counted = await estimatedTotal(DUCKDB_ESTIMATES, session, {
+      table,
+      filtered: query.read.filters.length > 0,
+      matching: plan.matching,
+      values: filterValues,
+      count: async () =>
+        Number((await session.rows(`SELECT ${plan.exactCount} AS n`, filterValues))[0]?.n ?? 0),
+    });
+    return withEstimate(await renderPage(session, plan, bound, limit, query), counted);
+  }
+  return await renderPage(session, plan, bound, limit, query);
+}
+
+/** The page {@link readPage} planned, its values checked. */
+async function renderPage(
+  session: Session,
+  plan: PagePlan,
+  bound: BoundValues,
+  limit: number,
+  query: RecordsQuery,
+): Promise<RecordsPage> {
   const { after } = query;
   // The checked integers are written into the statement: without bound values it is one call
   // to DuckDB. One statement is one snapshot without a transaction around it.

@@ -9,7 +9,9 @@
 import type { Filter } from "../../catalog/filters.ts";
 import type { Column, Table, TableRef } from "../../catalog/model.ts";
 import { columnSummary, type RawFigures } from "../shared/summary.ts";
-import type { ColumnSummary, RecordsSummary } from "../store.ts";
+import type { ColumnSummary, RecordsSummary, SummaryOptions } from "../store.ts";
+import { distributions } from "../shared/distributions.ts";
+import { DUCKDB_DISTRIBUTIONS } from "./distributions.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import {
@@ -46,12 +48,15 @@ export async function summarizeRecords(
   ref: TableRef,
   filters: readonly Filter[],
   select?: readonly string[],
+  options: SummaryOptions = { bins: 0, top: 0 },
 ): Promise<RecordsSummary> {
+  // Histograms and top values are statements of their own, in the figures' snapshot.
+  const more = options.bins > 0 || options.top > 0;
   return await withDescription(
     context,
     ref,
-    (table) => selectedColumns(table, select).length > SUMMARY_SLICE,
-    (session, table) => summarize(session, table, filters, select),
+    (table) => more || selectedColumns(table, select).length > SUMMARY_SLICE,
+    (session, table) => summarize(session, table, filters, select, options),
   );
 }
 
@@ -59,7 +64,8 @@ async function summarize(
   session: Session,
   table: Table,
   filters: readonly Filter[],
-  select?: readonly string[],
+  select: readonly string[] | undefined,
+  options: SummaryOptions,
 ): Promise<RecordsSummary> {
   const columns = selectedColumns(table, select);
   await checkFilterValues(session, table, filters);
@@ -73,6 +79,21 @@ async function summarize(
     const [row] = await session.rows(summaryQuery(slice, source), bound.values);
     rows = Number(row!.rows);
     slice.forEach((column, i) => summaries.push(columnSummary(column, rows, figuresOf(i, row!))));
+  }
+  if (options.bins > 0 || options.top > 0) {
+    const condition = filters.length > 0 ? filterCondition(table, filters, new BoundValues()) : "";
+    const spread = await distributions(
+      session,
+      DUCKDB_DISTRIBUTIONS,
+      { from: qualified(table.schema, table.name), where: condition, values: bound.values },
+      columns,
+      options,
+    );
+    return {
+      table: table.name,
+      rows,
+      columns: summaries.map((summary, i) => ({ ...summary, ...spread[i] })),
+    };
   }
   return { table: table.name, rows, columns: summaries };
 }

@@ -21,6 +21,7 @@ import { ApiError } from "../../errors.ts";
 import type { Database, Session } from "./database.ts";
 import type { KeyedWrite, UpdateHow } from "../store.ts";
 import { changesAnything, settleAddress } from "../shared/update_analysis.ts";
+import { DryRun, outcomeOf } from "../shared/dry_runs.ts";
 import { existingTable } from "./catalog_rows.ts";
 import { checkpoint, noted, type StoreContext } from "./context.ts";
 import { keepAnswer } from "./idempotency.ts";
@@ -50,7 +51,9 @@ export async function updateTable(
   ref: TableRef,
   decide: (current: Table) => TableUpdate,
   keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+  dryRun = false,
 ): Promise<{ table: Table; how: UpdateHow }> {
+  if (dryRun) return await outcomeOf(() => updateUnderLocks(context, ref, decide, undefined, true));
   const updated = await updateUnderLocks(context, ref, decide, noted(context, keyed));
   // Nothing changed, so nothing else needs to commit with the key.
   if (keyed && updated.how === "unchanged") {
@@ -66,6 +69,7 @@ function updateUnderLocks(
   ref: TableRef,
   decide: (current: Table) => TableUpdate,
   keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+  dryRun = false,
 ): Promise<{ table: Table; how: UpdateHow }> {
   const { database } = context;
   // Read once to learn the locks, and again under them to check nothing moved.
@@ -98,7 +102,7 @@ function updateUnderLocks(
         return analysis;
       });
       if (prepared === undefined || "how" in prepared) return prepared;
-      return await applyUpdate(database, prepared, keyed);
+      return await applyUpdate(database, prepared, keyed, dryRun);
     },
     (updated) => updated.table,
   );
@@ -109,11 +113,14 @@ export async function applyUpdate(
   database: Database,
   analysis: UpdateAnalysis,
   keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+  dryRun = false,
 ): Promise<{ table: Table; how: UpdateHow }> {
-  // The answer, kept with its key (if it has one) in the update's transaction.
+  // The answer, kept with its key (if it has one) in the update's transaction; a dry run's
+  // thrown out of it, which rolls it back.
   const answer = async (session: Session, how: "altered" | "rebuilt") => {
     const described = { id: analysis.row.id, ...analysis.plan.ref };
     const result = { table: (await describeTables(session, [described]))[0]!, how };
+    if (dryRun) throw new DryRun(result);
     if (keyed) await keepAnswer(session, keyed, result);
     return result;
   };
@@ -124,7 +131,7 @@ export async function applyUpdate(
         return await answer(session, "altered");
       });
     } catch (error) {
-      if (error instanceof ApiError) throw error;
+      if (error instanceof ApiError || error instanceof DryRun) throw error;
       // DuckDB refused an ALTER (a dependency it keeps, say); the rebuild does it all.
     }
   }
@@ -134,7 +141,7 @@ export async function applyUpdate(
       return await answer(session, "rebuilt");
     });
   } catch (error) {
-    if (error instanceof ApiError) throw error;
+    if (error instanceof ApiError || error instanceof DryRun) throw error;
     const message = engineMessage(error);
     const what = `Cannot update table "${analysis.current.name}": ${message}`;
     if (/duplicate key|PRIMARY KEY or UNIQUE/i.test(message)) throw ApiError.conflict(what);

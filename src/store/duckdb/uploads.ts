@@ -9,7 +9,9 @@ import type { PlannedColumn } from "../../catalog/definition.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { KeyColumn } from "../../catalog/rows.ts";
 import { ApiError } from "../../errors.ts";
-import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
+import type { CsvSource, RowsSource, UploadOptions, UploadResult } from "../store.ts";
+import { DryRun, outcomeOf, PREVIEW_ROWS } from "../shared/dry_runs.ts";
+import { readPage } from "./record_reads.ts";
 import { dropTableIn, existingSchema } from "./catalog_rows.ts";
 import { checkpointAfterLoad, noted, type StoreContext } from "./context.ts";
 import { csvRowsFile } from "./csv_layout.ts";
@@ -35,14 +37,14 @@ export async function uploadTable(
   ref: TableRef,
   rows: RowsSource,
   options: UploadOptions,
-): Promise<{ table: Table; inserted: number }> {
+): Promise<UploadResult> {
   noted(context, options.keyed);
   const loaded = await withLocalFile(
     context.spoolDir,
     rows,
     (path) => uploadInferring(context, ref, { ...rows, path }, options),
   );
-  await checkpointAfterLoad(context, loaded.inserted);
+  if (!options.dryRun) await checkpointAfterLoad(context, loaded.inserted);
   return loaded;
 }
 
@@ -55,7 +57,7 @@ export async function uploadCsv(
   ref: TableRef,
   source: CsvSource,
   options: UploadOptions,
-): Promise<{ table: Table; inserted: number }> {
+): Promise<UploadResult> {
   const loaded = await withLocalFile(context.spoolDir, source, async (path) => {
     const file = await context.database.withSession((session) =>
       csvRowsFile(session, path, source)
@@ -63,7 +65,7 @@ export async function uploadCsv(
     noted(context, options.keyed);
     return await uploadInferring(context, ref, file, options);
   });
-  await checkpointAfterLoad(context, loaded.inserted);
+  if (!options.dryRun) await checkpointAfterLoad(context, loaded.inserted);
   return loaded;
 }
 
@@ -76,7 +78,7 @@ async function uploadInferring(
   ref: TableRef,
   file: RowsFile,
   options: UploadOptions,
-): Promise<{ table: Table; inserted: number }> {
+): Promise<UploadResult> {
   try {
     try {
       return await upload(context, ref, file, options, false);
@@ -103,68 +105,84 @@ function upload(
   file: RowsFile,
   options: UploadOptions,
   inferFromAll: boolean,
-): Promise<{ table: Table; inserted: number }> {
+): Promise<UploadResult> {
   const { database } = context;
   const locks = [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")];
-  return context.locks.run(
-    locks,
-    async () => {
-      const existing = await database.withSession(async (session) => {
-        const schema = await existingSchema(session, ref.schema);
-        return { schema, row: await findTable(session, { schema, name: ref.name }) };
-      });
-      const at = { schema: existing.schema, name: existing.row?.name ?? ref.name };
-      if (existing.row && options.ifExists === "fail") {
-        throw ApiError.conflict(
-          `Table "${at.schema}.${at.name}" already exists; use if_exists=replace or append`,
-        );
-      }
-      const appending = existing.row !== undefined && options.ifExists === "append";
-      let plan = options.plan;
-      let defaults = new Map<PlannedColumn, string>();
-      if (!appending) {
-        plan ??= await database.withSession((session) =>
-          inferPlan(session, at, file, inferFromAll)
-        );
-        const checked = plan;
-        defaults = await database.withSession((session) => checkColumns(session, checked));
-      }
-      let table: Table | undefined;
-      let mapping: readonly KeyColumn[] = [];
-      // Appending changes no definition; creating or replacing does.
-      type Upload = () => Promise<{ table: Table; inserted: number }>;
-      const load = appending
-        ? (work: Upload) => work()
-        : (work: Upload) =>
-          context.descriptions.changing(work, {
-            affects: heldBy(locks),
-            leaves: (result) => [described(result.table)],
-          });
-      try {
-        return await load(() =>
-          database.transaction(async (session) => {
-            if (appending) {
-              table = (await describeTables(session, [existing.row!]))[0]!;
-              if (plan) await checkSameColumns(session, table, plan);
-            } else {
-              if (existing.row) await dropTableIn(session, existing.row);
-              table = await buildTable(session, at, plan!, defaults);
-            }
-            mapping = await mapRowKeys(database, table, file);
-            const { inserted } = await loadChecked(context, session, table, file, mapping, "fail");
-            const result = { table, inserted };
-            if (options.keyed) await keepAnswer(session, options.keyed, result);
-            return result;
-          })
-        );
-      } catch (error) {
-        if (!table || error instanceof MoreKeys || error instanceof ApiError) throw error;
-        const described = table;
-        // A table this upload created was rolled back with it: there are no rows to clash with.
-        throw await database.withSession((session) =>
-          explainLoadFailure(session, described, file, mapping, error, appending)
-        );
-      }
-    },
+  return outcomeOf(() =>
+    context.locks.run(
+      locks,
+      async () => {
+        const existing = await database.withSession(async (session) => {
+          const schema = await existingSchema(session, ref.schema);
+          return { schema, row: await findTable(session, { schema, name: ref.name }) };
+        });
+        const at = { schema: existing.schema, name: existing.row?.name ?? ref.name };
+        if (existing.row && options.ifExists === "fail") {
+          throw ApiError.conflict(
+            `Table "${at.schema}.${at.name}" already exists; use if_exists=replace or append`,
+          );
+        }
+        const appending = existing.row !== undefined && options.ifExists === "append";
+        let plan = options.plan;
+        let defaults = new Map<PlannedColumn, string>();
+        if (!appending) {
+          plan ??= await database.withSession((session) =>
+            inferPlan(session, at, file, inferFromAll)
+          );
+          const checked = plan;
+          defaults = await database.withSession((session) => checkColumns(session, checked));
+        }
+        let table: Table | undefined;
+        let mapping: readonly KeyColumn[] = [];
+        // Appending changes no definition; creating or replacing does.
+        type Upload = () => Promise<UploadResult>;
+        const load = appending
+          ? (work: Upload) => work()
+          : (work: Upload) =>
+            context.descriptions.changing(work, {
+              affects: heldBy(locks),
+              leaves: (result) => [described(result.table)],
+            });
+        try {
+          return await load(() =>
+            database.transaction(async (session) => {
+              if (appending) {
+                table = (await describeTables(session, [existing.row!]))[0]!;
+                if (plan) await checkSameColumns(session, table, plan);
+              } else {
+                if (existing.row) await dropTableIn(session, existing.row);
+                table = await buildTable(session, at, plan!, defaults);
+              }
+              mapping = await mapRowKeys(database, table, file);
+              const { inserted } = await loadChecked(
+                context,
+                session,
+                table,
+                file,
+                mapping,
+                "fail",
+              );
+              if (options.dryRun) {
+                const { json } = await readPage(session, table, 0, PREVIEW_ROWS);
+                throw new DryRun({ table, inserted, preview: json });
+              }
+              const result = { table, inserted };
+              if (options.keyed) await keepAnswer(session, options.keyed, result);
+              return result;
+            })
+          );
+        } catch (error) {
+          if (
+            !table || error instanceof MoreKeys || error instanceof ApiError ||
+            error instanceof DryRun
+          ) throw error;
+          const described = table;
+          // A table this upload created was rolled back with it: there are no rows to clash with.
+          throw await database.withSession((session) =>
+            explainLoadFailure(session, described, file, mapping, error, appending)
+          );
+        }
+      },
+    )
   );
 }

@@ -7,6 +7,7 @@
  */
 
 import type { Core } from "../shared/core.ts";
+import { POSTGRES_ESTIMATES } from "./estimates.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
@@ -30,6 +31,7 @@ export function postgresCore({ database }: StoreContext): Core<Session> {
         if (keyed) await keepAnswer(session, keyed, result);
         return result;
       }),
+    estimates: POSTGRES_ESTIMATES,
     metadata: {
       allSchemas,
       describeTables,

@@ -113,7 +113,8 @@ export class PostgresStore extends CoreStore<Session> implements Store {
       create: (plan, options) => tables.createTable(context, plan, options),
       get: (ref) => tables.getTable(context, ref),
       list: (options) => this.listTables(options),
-      update: (ref, decide, keyed) => update.updateTable(context, ref, decide, keyed),
+      update: (ref, decide, keyed, dryRun) =>
+        update.updateTable(context, ref, decide, keyed, dryRun),
       drop: (ref, keyed) => tables.dropTable(context, ref, keyed),
       columnTypes: (plan) => tables.columnTypes(context, plan),
     };
@@ -126,7 +127,8 @@ export class PostgresStore extends CoreStore<Session> implements Store {
         recordChanges.updateRecords(context, ref, changes, where, keyed),
       delete: (ref, where, keyed) => recordChanges.deleteRecords(context, ref, where, keyed),
       read: (ref, offset, limit, query) => reads.readRecords(context, ref, offset, limit, query),
-      summarize: (ref, filters, select) => summary.summarizeRecords(context, ref, filters, select),
+      summarize: (ref, filters, select, options) =>
+        summary.summarizeRecords(context, ref, filters, select, options),
       export: (ref, format, read) => exports.exportRecords(context, ref, format, read),
     };
     this.queries = {

@@ -10,6 +10,8 @@ import { ALL_RECORDS, checkRowCounts, keyAlias } from "../shared/record_pages.ts
 import { BoundValues } from "../shared/record_filters.ts";
 import { type PageDialect, pageOf, pageStatement, planPage } from "../shared/record_reads.ts";
 import type { RecordsPage, RecordsQuery } from "../store.ts";
+import { estimatedTotal, withEstimate } from "../shared/estimates.ts";
+import { POSTGRES_ESTIMATES } from "./estimates.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
 import { schemaLock, tableLock, takeLocks } from "./locks.ts";
@@ -61,7 +63,7 @@ export function readRecords(
 }
 
 /** {@link readRecords} of a described table, in the caller's transaction. */
-async function readPage(
+export async function readPage(
   session: Session,
   table: Table,
   offset: number,
@@ -73,7 +75,20 @@ async function readPage(
   await checkValues(session, plan.checks);
   const walking = query.after !== undefined;
   const [row] = await session.rows(pageStatement(PAGES, plan, limit, walking), bound.values);
-  return pageOf(PAGES, plan, row, query.after);
+  const page = pageOf(PAGES, plan, row, query.after);
+  if (query.read.count !== "estimated") return page;
+  const filterValues = bound.values.slice(0, plan.filterValues);
+  return withEstimate(
+    page,
+    await estimatedTotal(POSTGRES_ESTIMATES, session, {
+      table,
+      filtered: query.read.filters.length > 0,
+      matching: plan.matching,
+      values: filterValues,
+      count: async () =>
+        Number((await session.rows(`SELECT ${plan.exactCount} AS n`, filterValues))[0]?.n ?? 0),
+    }),
+  );
 }
 
 /** How PostgreSQL renders a page: each row by jsonObject, the last row's key texts in JSON. */

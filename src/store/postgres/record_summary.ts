@@ -10,7 +10,9 @@
 import type { Filter } from "../../catalog/filters.ts";
 import type { Column, TableRef } from "../../catalog/model.ts";
 import { columnSummary, type RawFigures } from "../shared/summary.ts";
-import type { RecordsSummary } from "../store.ts";
+import type { RecordsSummary, SummaryOptions } from "../store.ts";
+import { distributions } from "../shared/distributions.ts";
+import { POSTGRES_DISTRIBUTIONS } from "./distributions.ts";
 import type { StoreContext } from "./context.ts";
 import { type Param, probing } from "./database.ts";
 import {
@@ -51,6 +53,7 @@ export function summarizeRecords(
   ref: TableRef,
   filters: readonly Filter[],
   select?: readonly string[],
+  options: SummaryOptions = { bins: 0, top: 0 },
 ): Promise<RecordsSummary> {
   return boundedTransaction(context, (session) =>
     onDescribedTable(session, ref, async (table) => {
@@ -75,10 +78,26 @@ export function summarizeRecords(
         return read(true);
       });
       const rows = Number(row!.rows);
+      const spread = options.bins > 0 || options.top > 0
+        ? await distributions(
+          session,
+          POSTGRES_DISTRIBUTIONS,
+          {
+            from: qualified(table.schema, table.name),
+            where: filters.length > 0 ? filterCondition(table, filters, []) : "",
+            values: params,
+          },
+          columns,
+          options,
+        )
+        : [];
       return {
         table: table.name,
         rows,
-        columns: columns.map((column, i) => columnSummary(column, rows, figuresOf(i, row!))),
+        columns: columns.map((column, i) => ({
+          ...columnSummary(column, rows, figuresOf(i, row!)),
+          ...spread[i],
+        })),
       };
     }));
 }

@@ -14,6 +14,7 @@
 
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { TableUpdate } from "../../catalog/update.ts";
+import { DryRun, outcomeOf } from "../shared/dry_runs.ts";
 import { ApiError } from "../../errors.ts";
 import type { KeyedWrite, UpdateHow } from "../store.ts";
 import type { StoreContext } from "./context.ts";
@@ -38,47 +39,52 @@ export function updateTable(
   ref: TableRef,
   decide: (current: Table) => TableUpdate,
   keyed?: KeyedWrite<{ table: Table; how: UpdateHow }>,
+  dryRun = false,
 ): Promise<{ table: Table; how: UpdateHow }> {
-  return keyedTransaction(database, keyed, async (session) => {
-    await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
-    const row = await existingTable(session, ref);
-    const current = (await describeTables(session, [row]))[0]!;
-    const decided = decide(current);
-    const target = decided.plan.ref;
-    await takeLocks(session, [
-      schemaLock(target.schema, "shared"),
-      tableLock(target, "exclusive"),
-      ...decided.plan.foreignKeys.map((fk) => tableLock(fk.reference, "shared")),
-    ]);
-    const update = await settleAddress(session, { findSchema, findTable }, row, current, decided);
-    const analysis = await analyseUpdate(session, row, current, update);
-    let result: { table: Table; how: UpdateHow };
-    if (!changesAnything(analysis)) result = { table: current, how: "unchanged" };
-    else {
-      try {
-        await alterTable(session, analysis);
-        if (analysis.orderChanged) await rebuildInOrder(session, analysis);
-      } catch (error) {
-        const code = (error as { code?: string }).code;
-        // A name PostgreSQL's other relations (a sequence, an index) already hold.
-        if (code === "42P07") {
-          throw ApiError.conflict(
-            `Cannot update table "${current.name}": ${(error as Error).message}`,
-          );
+  return outcomeOf(() =>
+    keyedTransaction(database, keyed, async (session) => {
+      await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
+      const row = await existingTable(session, ref);
+      const current = (await describeTables(session, [row]))[0]!;
+      const decided = decide(current);
+      const target = decided.plan.ref;
+      await takeLocks(session, [
+        schemaLock(target.schema, "shared"),
+        tableLock(target, "exclusive"),
+        ...decided.plan.foreignKeys.map((fk) => tableLock(fk.reference, "shared")),
+      ]);
+      const update = await settleAddress(session, { findSchema, findTable }, row, current, decided);
+      const analysis = await analyseUpdate(session, row, current, update);
+      let result: { table: Table; how: UpdateHow };
+      if (!changesAnything(analysis)) result = { table: current, how: "unchanged" };
+      else {
+        try {
+          await alterTable(session, analysis);
+          if (analysis.orderChanged) await rebuildInOrder(session, analysis);
+        } catch (error) {
+          const code = (error as { code?: string }).code;
+          // A name PostgreSQL's other relations (a sequence, an index) already hold.
+          if (code === "42P07") {
+            throw ApiError.conflict(
+              `Cannot update table "${current.name}": ${(error as Error).message}`,
+            );
+          }
+          // A key over a type without equality (json): 42883 from the check for duplicates,
+          // 42704 from the index, as POST /table answers it.
+          if (code === "42883" || code === "42704") {
+            throw ApiError.unprocessable(
+              `Cannot update table "${current.name}": ${(error as Error).message}`,
+            );
+          }
+          throw error;
         }
-        // A key over a type without equality (json): 42883 from the check for duplicates,
-        // 42704 from the index, as POST /table answers it.
-        if (code === "42883" || code === "42704") {
-          throw ApiError.unprocessable(
-            `Cannot update table "${current.name}": ${(error as Error).message}`,
-          );
-        }
-        throw error;
+        const table = (await describeTables(session, [{ id: row.id, ...update.plan.ref }]))[0]!;
+        result = { table, how: analysis.orderChanged ? "rebuilt" : "altered" };
       }
-      const table = (await describeTables(session, [{ id: row.id, ...update.plan.ref }]))[0]!;
-      result = { table, how: analysis.orderChanged ? "rebuilt" : "altered" };
-    }
-    if (keyed) await keepAnswer(session, keyed, result);
-    return result;
-  });
+      // Thrown out of the transaction, a dry run's answer rolls it back.
+      if (dryRun) throw new DryRun(result);
+      if (keyed) await keepAnswer(session, keyed, result);
+      return result;
+    })
+  );
 }

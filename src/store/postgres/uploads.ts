@@ -16,7 +16,10 @@ import type { Table, TableRef } from "../../catalog/model.ts";
 import { parseType } from "../../catalog/types.ts";
 import { ApiError } from "../../errors.ts";
 import type { InferredColumn, StagingRows } from "../duckdb/mod.ts";
-import type { CsvSource, RowsSource, UploadOptions } from "../store.ts";
+import type { CsvSource, RowsSource, UploadOptions, UploadResult } from "../store.ts";
+import { DryRun, outcomeOf, PREVIEW_ROWS } from "../shared/dry_runs.ts";
+import { ALL_RECORDS } from "../shared/record_pages.ts";
+import { readPage } from "./record_reads.ts";
 import { checkSameColumns as checkSame } from "../shared/same_columns.ts";
 import type { StoreContext } from "./context.ts";
 import { probing } from "./database.ts";
@@ -32,7 +35,7 @@ import { dropTableIn } from "./tables.ts";
 import { postgresType } from "./types.ts";
 
 /** What an upload answers. */
-type Uploaded = { table: Table; inserted: number };
+type Uploaded = UploadResult;
 
 /** Creates (or replaces, or appends to) a table from JSON rows, in one transaction. */
 export function uploadTable(
@@ -84,39 +87,45 @@ function upload(
   options: UploadOptions,
   inferFromAll: boolean,
 ): Promise<Uploaded> {
-  return keyedTransaction(database, options.keyed, async (session) => {
-    await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
-    const schema = await existingSchema(session, ref.schema);
-    const existing = await findTable(session, { schema, name: ref.name });
-    const at = { schema, name: existing?.name ?? ref.name };
-    if (existing && options.ifExists === "fail") {
-      throw ApiError.conflict(
-        `Table "${at.schema}.${at.name}" already exists; use if_exists=replace or append`,
-      );
-    }
-    let table: Table;
-    if (existing && options.ifExists === "append") {
-      table = (await describeTables(session, [existing]))[0]!;
-      if (options.plan) await checkSameColumns(table, options.plan);
-    } else {
-      const plan = options.plan ?? inferredPlan(at, await held.infer(at, inferFromAll));
-      // Its probes may fail, which would abort this transaction: each in a savepoint.
-      const checked = await checkColumns(probing(session), plan);
-      // The old table goes first, so the new one takes its name and its sequences' names;
-      // readers wait for the commit and then see the new table, never none.
-      if (existing) await dropTableIn(session, existing);
-      table = await buildTable(session, at, plan, checked);
-    }
-    const staged = await held.stage(table, "fail");
-    try {
-      const { inserted } = await copyStaged(session, table, staged, "fail");
-      const result = { table, inserted };
-      if (options.keyed) await keepAnswer(session, options.keyed, result);
-      return result;
-    } finally {
-      await Deno.remove(staged.path).catch(() => {});
-    }
-  });
+  return outcomeOf(() =>
+    keyedTransaction(database, options.keyed, async (session) => {
+      await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
+      const schema = await existingSchema(session, ref.schema);
+      const existing = await findTable(session, { schema, name: ref.name });
+      const at = { schema, name: existing?.name ?? ref.name };
+      if (existing && options.ifExists === "fail") {
+        throw ApiError.conflict(
+          `Table "${at.schema}.${at.name}" already exists; use if_exists=replace or append`,
+        );
+      }
+      let table: Table;
+      if (existing && options.ifExists === "append") {
+        table = (await describeTables(session, [existing]))[0]!;
+        if (options.plan) await checkSameColumns(table, options.plan);
+      } else {
+        const plan = options.plan ?? inferredPlan(at, await held.infer(at, inferFromAll));
+        // Its probes may fail, which would abort this transaction: each in a savepoint.
+        const checked = await checkColumns(probing(session), plan);
+        // The old table goes first, so the new one takes its name and its sequences' names;
+        // readers wait for the commit and then see the new table, never none.
+        if (existing) await dropTableIn(session, existing);
+        table = await buildTable(session, at, plan, checked);
+      }
+      const staged = await held.stage(table, "fail");
+      try {
+        const { inserted } = await copyStaged(session, table, staged, "fail");
+        if (options.dryRun) {
+          const { json } = await readPage(session, table, 0, PREVIEW_ROWS, { read: ALL_RECORDS });
+          throw new DryRun({ table, inserted, preview: json });
+        }
+        const result = { table, inserted };
+        if (options.keyed) await keepAnswer(session, options.keyed, result);
+        return result;
+      } finally {
+        await Deno.remove(staged.path).catch(() => {});
+      }
+    })
+  );
 }
 
 /**

@@ -9,6 +9,7 @@
 import type { Table } from "../../catalog/model.ts";
 import type { KeyedWrite } from "../store.ts";
 import type { LockRequest } from "./locks.ts";
+import type { RowEstimates } from "./estimates.ts";
 
 /** A value bound to a `$n` parameter. */
 export type SqlValue = string | number | boolean | null;
@@ -78,4 +79,6 @@ export interface Core<S extends SqlSession> {
     options?: ChangeOptions,
   ): Promise<T>;
   readonly metadata: CoreMetadata<S>;
+  /** Rows estimated from the engine's statistics. */
+  readonly estimates: RowEstimates<S>;
 }

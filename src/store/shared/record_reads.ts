@@ -48,6 +48,10 @@ export interface PagePlan {
   readonly filterValues: number;
   /** A subquery counting the rows the filters let through, or NULL when none is asked. */
   readonly counting: string;
+  /** The subquery counting the rows the filters let through, whatever the read asked. */
+  readonly exactCount: string;
+  /** The SELECT of a row's mark (`1`) for each row the filters let through, for estimates. */
+  readonly matching: string;
   /** The SELECT of the page's `rows` rows with their keys, aliased (`keyAlias`). */
   page(rows: number): string;
   /** The ORDER BY list of the page's rows in the subquery `page`, by their keys' aliases. */
@@ -82,6 +86,7 @@ export function planPage<B extends Binder & { readonly values: readonly unknown[
     ? filterCondition(dialect, table, read.filters, bound)
     : "";
   const filterValues = bound.values.length;
+  const exactCount = `(SELECT count(*) FROM ${target}${whereClause(filtered)})`;
   // An empty cursor starts a walk: its first page.
   const cursor = after ? cursorValues(keys, after, (key) => key.type) : undefined;
   const where = whereClause(filtered, cursor && afterCondition(dialect, keys, cursor.texts, bound));
@@ -91,9 +96,9 @@ export function planPage<B extends Binder & { readonly values: readonly unknown[
     keys,
     checks: [...filterValueChecks(dialect, table, read.filters), ...(cursor?.checks ?? [])],
     filterValues,
-    counting: read.count === "exact"
-      ? `(SELECT count(*) FROM ${target}${filtered ? ` WHERE ${filtered}` : ""})`
-      : "NULL",
+    counting: read.count === "exact" ? exactCount : "NULL",
+    exactCount,
+    matching: `SELECT 1 FROM ${target}${whereClause(filtered)}`,
     page: (rows) =>
       `SELECT ${selected} FROM ${target}${where} ORDER BY ${
         orderBy(keys)

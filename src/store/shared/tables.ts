@@ -27,6 +27,11 @@ export function listTables<S extends SqlSession>(
     const tables = options.verbose
       ? await metadata.describeTables(session, page.rows)
       : page.rows.map((r) => ({ name: r.name, schema: r.schema }));
-    return { tables, total: page.total };
+    // Statistics, not counts: a listing of big tables answers at once (as Supabase's does).
+    const estimates = await core.estimates.tableRows(session, page.rows);
+    return {
+      tables: tables.map((t, i) => ({ ...t, rows_estimate: estimates[i] ?? 0 })),
+      total: page.total,
+    };
   });
 }
