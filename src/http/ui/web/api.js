@@ -51,7 +51,7 @@ export function seg(name) {
  * Calls the API: answers the parsed JSON (and the response), throws {@link ApiFailure}.
  * `body` is sent as JSON unless it is a FormData or Blob.
  */
-export async function call(method, path, { params, body, headers = {} } = {}) {
+export async function call(method, path, { params, body, headers = {}, signal } = {}) {
   const token = savedToken();
   const sent = { ...headers };
   if (token) sent.authorization = `Bearer ${token}`;
@@ -63,8 +63,9 @@ export async function call(method, path, { params, body, headers = {} } = {}) {
   }
   let response;
   try {
-    response = await fetch(apiPath(path, params), { method, headers: sent, body: payload });
+    response = await fetch(apiPath(path, params), { method, headers: sent, body: payload, signal });
   } catch (error) {
+    if (error.name === "AbortError") throw error;
     throw new ApiFailure(0, undefined, `The service did not answer: ${error.message}`);
   }
   const text = await response.text();
@@ -86,8 +87,25 @@ export async function call(method, path, { params, body, headers = {} } = {}) {
 }
 
 /** `call()`'s body alone. */
-export async function get(path, params) {
-  return (await call("GET", path, { params })).body;
+export async function get(path, params, signal) {
+  return (await call("GET", path, { params, signal })).body;
+}
+
+/** How long an exact count may take before the estimate stays. */
+export const COUNT_LIMIT_MS = 10_000;
+
+/**
+ * The exact count of the rows `params` let through, or undefined when it took longer than
+ * {@link COUNT_LIMIT_MS} (the request is then given up).
+ */
+export async function exactCount(path, params) {
+  const signal = AbortSignal.timeout(COUNT_LIMIT_MS);
+  try {
+    return (await get(path, [...params, ["limit", 0], ["count", "exact"]], signal)).total;
+  } catch (error) {
+    if (error.name === "TimeoutError" || error.name === "AbortError") return undefined;
+    throw error;
+  }
 }
 
 /** A word for a shell, in single quotes. */

@@ -17,7 +17,7 @@ import {
 const ROW = 32;
 const WIDTH = 180;
 const SELECT_WIDTH = 44;
-const PROFILE_HEIGHT = 96;
+const PROFILE_HEIGHT = 150;
 let grids = 0;
 
 /** A value as text: null as NULL, nested values as JSON. Never HTML. */
@@ -81,12 +81,6 @@ export function Grid({
   useEffect(() => {
     if (active.r >= rows.length && rows.length > 0) setActive({ r: rows.length - 1, c: active.c });
   }, [rows.length]);
-  useEffect(() => {
-    document.getElementById(cellId(active.r, active.c))?.scrollIntoView({
-      block: "nearest",
-      inline: "nearest",
-    });
-  }, [active]);
 
   const cellId = (r, c) => `${id.current}-${r}-${c < 0 ? "s" : c}`;
   const move = (r, c) => {
@@ -94,6 +88,14 @@ export function Grid({
     const col = Math.max(minC, Math.min(columns.length - 1, c));
     setActive({ r: row, c: col });
     virtual.current.scrollToIndex(row, { align: "auto" });
+    // Once drawn, the cell is brought into view sideways too (only when moved by the keyboard:
+    // the page itself must not jump to the grid when it opens).
+    requestAnimationFrame(() =>
+      document.getElementById(cellId(row, col))?.scrollIntoView({
+        block: "nearest",
+        inline: "nearest",
+      })
+    );
   };
   const page = Math.max(1, Math.floor((scrollRef.current?.clientHeight ?? 400) / ROW) - 2);
 

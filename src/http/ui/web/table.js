@@ -8,9 +8,10 @@
 
 import { html } from "htm/preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { call, count, curlOf, get, seg } from "./api.js";
+import { call, count, curlOf, exactCount, get, seg } from "./api.js";
 import { Dialog, Failure } from "./dialog.js";
 import { display, Grid } from "./grid.js";
+import { ColumnsEditor } from "./columns_editor.js";
 import { hrefOf, navigate } from "./view_state.js";
 
 const PAGE = 200;
@@ -120,8 +121,10 @@ function useDefinition(view, version) {
   useEffect(() => {
     let live = true;
     setState({ loading: true });
-    get(`table/${seg(view.table)}`, [["schema", view.schema]])
-      .then(({ table }) => live && setState({ table }))
+    call("GET", `table/${seg(view.table)}`, { params: [["schema", view.schema]] })
+      .then(({ body, response }) =>
+        live && setState({ table: body.table, etag: response.headers.get("etag") ?? undefined })
+      )
       .catch((error) => live && setState({ error }));
     return () => live = false;
   }, [view.schema, view.table, version]);
@@ -209,22 +212,37 @@ function useRows(view, keys, ready, version) {
   return { ...state, more, replace };
 }
 
+/**
+ * The rows the view's filters let through: the engine's estimate at once, then the exact
+ * count when it comes within the time limit (else the estimate stays, marked as one).
+ */
 function useTotal(view, ready, version) {
   const [total, setTotal] = useState(undefined);
   useEffect(() => {
     if (!ready) return;
     let live = true;
     setTotal(undefined);
-    get(`table/${seg(view.table)}/records`, [["schema", view.schema], ...view.filters, [
-      "limit",
-      0,
-    ]])
-      .then((page) => live && setTotal(page.total))
-      .catch(() => live && setTotal("?"));
+    const path = `table/${seg(view.table)}/records`;
+    const params = [["schema", view.schema], ...view.filters];
+    get(path, [...params, ["limit", 0], ["count", "estimated"]])
+      .then((page) => {
+        if (!live) return;
+        setTotal({ value: page.total, estimated: page.estimated === true });
+        if (page.estimated !== true) return;
+        return exactCount(path, params).then((value) => {
+          if (live && value !== undefined) setTotal({ value, estimated: false });
+        });
+      })
+      .catch(() => live && setTotal({ value: "?", estimated: false }));
     return () => live = false;
   }, [view.schema, view.table, JSON.stringify(view.filters), ready, version]);
   return total;
 }
+
+/** Bars of a column's histogram in its profile. */
+const BINS = 12;
+/** Most frequent values of a text column in its profile. */
+const TOP = 5;
 
 function useProfiles(view, ready) {
   const [profiles, setProfiles] = useState(undefined);
@@ -234,6 +252,8 @@ function useProfiles(view, ready) {
     get(`table/${seg(view.table)}/summary`, [
       ["schema", view.schema],
       ["select", view.select],
+      ["bins", BINS],
+      ["top", TOP],
       ...view.filters,
     ])
       .then((summary) => {
@@ -347,7 +367,9 @@ export function TableScreen({ params, scopes }) {
       <span class="muted" role="status">${
     total === undefined
       ? "counting rows…"
-      : `${count(total)} ${view.filters.length ? "matching " : ""}rows`
+      : `${total.estimated ? "≈" : ""}${count(total.value)} ${
+        view.filters.length ? "matching " : ""
+      }rows${total.estimated ? " (estimated; counting…)" : ""}`
   }</span>
       <span class="spacer"></span>
       <button type="button" aria-pressed=${view.end} onClick=${() => go({ end: !view.end })}>${
@@ -365,6 +387,8 @@ export function TableScreen({ params, scopes }) {
         setDialog({ kind: "delete-matching" })}>Delete ${
         view.filters.length ? "matching" : "all"
       } rows</button>`}
+      <button type="button" onClick=${() =>
+        setDialog({ kind: "edit-columns" })}>Edit columns</button>
       <button type="button" class="danger" onClick=${() =>
         setDialog({ kind: "drop" })}>Drop table</button>
     `
@@ -399,9 +423,24 @@ export function TableScreen({ params, scopes }) {
       renderProfile=${(column, p) =>
     html`
       <${Profile} column=${column} figures=${p} rows=${summary?.rows}
-        onFilter=${(value) => go({ filters: [...view.filters, [column.name, value]] })} />
+        onFilter=${(values) =>
+          go({ filters: [...view.filters, ...values.map((value) => [column.name, value])] })} />
     `} />
     ${rows.loading && html`<p class="muted" role="status">Loading rows…</p>`}
+    ${
+    dialog?.kind === "edit-columns" && html`
+      <${ColumnsEditor} schema=${view.schema} table=${table}
+        etag=${definition.etag} onClose=${() => setDialog(undefined)}
+        onDone=${() => {
+          setDialog(undefined);
+          reload();
+        }}
+        onReload=${() => {
+          setDialog(undefined);
+          reload();
+        }} />
+    `
+  }
     ${
     dialog?.kind === "curl" && html`<${CurlDialog} curl=${curl} onClose=${() =>
       setDialog(undefined)} />`
@@ -456,7 +495,7 @@ export function TableScreen({ params, scopes }) {
   }
     ${
     dialog?.kind === "drop" && html`
-      <${DeleteDialog} title=${`Drop table ${view.table}`} counted=${total}
+      <${DeleteDialog} title=${`Drop table ${view.table}`} counted=${total?.value}
         what="table" onClose=${() => setDialog(undefined)}
         onDelete=${async () => {
           await call("DELETE", `table/${seg(view.table)}`, { params: [["schema", view.schema]] });
@@ -467,29 +506,52 @@ export function TableScreen({ params, scopes }) {
   </section>`;
 }
 
+/**
+ * A column's figures under its header: null share, distinct values, and a histogram (numbers,
+ * dates) or its most frequent values (text). A bar or a value adds the filter that selects it.
+ */
 function Profile({ column, figures, rows, onFilter }) {
   if (!figures) return html`<span class="muted">…</span>`;
   const share = rows > 0 ? figures.nulls / rows : 0;
-  const numeric = typeof figures.avg === "number";
-  return html`<dl class="figures">
-    <div><dt>nulls</dt><dd>${(share * 100).toFixed(1)}%</dd></div>
-    <div><dt>distinct</dt><dd>≈${count(figures.approx_distinct)}</dd></div>
+  const bins = figures.histogram ?? [];
+  const top = figures.top ?? [];
+  const highest = Math.max(1, ...bins.map((b) => b.count));
+  return html`<div class="figures">
+    <span>nulls ${(share * 100).toFixed(1)}% · ≈${count(figures.approx_distinct)} distinct</span>
     ${
-    figures.min !== null && html`
-      <div>
-        <dt>${numeric ? "range" : "min"}</dt>
-        <dd>
-            <button type="button" class="link" tabindex="-1" title=${`Filter ${column.name} = ${
-              display(figures.min)
-            }`}
-              onClick=${() => onFilter(`eq.${display(figures.min)}`)}>${display(
-                figures.min,
-              )}</button>${numeric ? " … " : ""}${numeric && display(figures.max)}
-          </dd>
-      </div>
-    `
+    bins.length > 0 &&
+    html`<div class="bars" role="group" aria-label=${`Histogram of ${column.name}`}>
+      ${
+      bins.map((bin, i) => {
+        const last = i === bins.length - 1;
+        const label = `${display(bin.from)} to ${display(bin.to)}: ${count(bin.count)} rows`;
+        return html`
+          <button type="button" class="bar" tabindex="-1" title=${label} aria-label=${label}
+            onClick=${() =>
+              onFilter([`gte.${display(bin.from)}`, `${last ? "lte" : "lt"}.${display(bin.to)}`])}>
+            <span style=${{
+              height: `${Math.max(1, Math.round(bin.count / highest * 40))}px`,
+            }}></span>
+          </button>
+        `;
+      })
+    }
+    </div>`
   }
-  </dl>`;
+    ${
+    top.length > 0 && html`<ul class="top" aria-label=${`Most frequent values of ${column.name}`}>
+      ${
+      top.map((t) =>
+        html`<li><button type="button" class="link" tabindex="-1"
+        title=${`${display(t.value)}: ${count(t.count)} rows`}
+        onClick=${() => onFilter([`eq.${display(t.value)}`])}>${
+          display(t.value)
+        }</button> <span class="muted">${count(t.count)}</span></li>`
+      )
+    }
+    </ul>`
+  }
+  </div>`;
 }
 
 function FilterBar({ columns, filters, onChange }) {

@@ -5,7 +5,7 @@
 
 import { html } from "htm/preact";
 import { useEffect, useState } from "preact/hooks";
-import { call, count, get, seg } from "./api.js";
+import { call, count, exactCount, get, seg } from "./api.js";
 import { Dialog, Failure } from "./dialog.js";
 import { hrefOf, navigate } from "./view_state.js";
 
@@ -41,34 +41,47 @@ function useCatalogue(version) {
   return state;
 }
 
-/** Row counts by `schema.table`, exact, filled in as they come (four at a time). */
+/**
+ * Row counts by `schema.table`: the engine's estimate at once (from the listing), then the
+ * exact count, four tables at a time, each given up after a time limit (the estimate stays).
+ */
 function useCounts(tables) {
   const [counts, setCounts] = useState({});
   useEffect(() => {
     if (!tables) return;
     let live = true;
-    setCounts({});
+    setCounts(Object.fromEntries(tables.map((t) => [
+      `${t.schema}.${t.name}`,
+      typeof t.rows_estimate === "number" ? { value: t.rows_estimate, estimated: true } : undefined,
+    ])));
     limited(
       tables.map((t) => async () => {
         if (!live) return;
         const key = `${t.schema}.${t.name}`;
         let value;
         try {
-          const page = await get(`table/${seg(t.name)}/records`, [["schema", t.schema], [
-            "limit",
-            0,
-          ]]);
-          value = page.total;
+          value = await exactCount(`table/${seg(t.name)}/records`, [["schema", t.schema]]);
         } catch {
-          value = "?";
+          value = undefined;
         }
-        if (live) setCounts((c) => ({ ...c, [key]: value }));
+        if (live && value !== undefined) {
+          setCounts((c) => ({ ...c, [key]: { value, estimated: false } }));
+        }
       }),
       4,
     );
     return () => live = false;
   }, [tables]);
   return counts;
+}
+
+function Count({ count: n }) {
+  if (n === undefined) return html`<span class="muted">counting…</span>`;
+  return n.estimated
+    ? html`<span title="an estimate from the engine's statistics; counting…">≈${
+      count(n.value)
+    }</span>`
+    : count(n.value);
 }
 
 export function TablesScreen({ scopes }) {
@@ -127,9 +140,9 @@ export function TablesScreen({ scopes }) {
                 <tr>
                   <td><a href=${hrefOf("table", { schema: t.schema, table: t.name })}>${t
                     .name}</a></td>
-                  <td class="num">${counts[`${t.schema}.${t.name}`] === undefined
-                    ? html`<span class="muted">counting…</span>`
-                    : count(counts[`${t.schema}.${t.name}`])}</td>
+                  <td class="num">
+                    <${Count} count=${counts[`${t.schema}.${t.name}`]} />
+                  </td>
                 </tr>
               `
             )}</tbody>
