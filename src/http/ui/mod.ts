@@ -29,6 +29,7 @@ export const WEB_FILES: readonly string[] = [
   "api.js",
   "app.js",
   "chart.js",
+  "columns_editor.js",
   "dialog.js",
   "editor.css",
   "editor.js",

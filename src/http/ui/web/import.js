@@ -9,6 +9,7 @@ import { html } from "htm/preact";
 import { useState } from "preact/hooks";
 import { API, ApiFailure, count, queryOf, seg } from "./api.js";
 import { Failure } from "./dialog.js";
+import { Grid } from "./grid.js";
 import { savedToken } from "./session.js";
 import { hrefOf } from "./view_state.js";
 
@@ -24,24 +25,38 @@ function tableNameOf(file) {
   return /^[A-Za-z_]/.test(base) ? base : `t_${base}`.slice(0, 63);
 }
 
-/** How the file goes up: the route and the body. JSON goes as `{"data": …}`. */
-async function uploadOf(file) {
-  if (SHEETS.test(file.name)) return { route: "upload/excel", form: true };
-  if (/\.csv$/i.test(file.name) || file.type === "text/csv") {
-    return { route: "upload/csv", form: true };
+/**
+ * How the file goes up: the route and the body, with the columns renamed (`headers`, CSV and
+ * sheets) and typed (`table`) as the person chose. JSON goes as `{"table"?, "data": …}`.
+ */
+async function uploadOf(file, { definition, headers }) {
+  const spreadsheet = SHEETS.test(file.name);
+  if (spreadsheet || /\.csv$/i.test(file.name) || file.type === "text/csv") {
+    const form = new FormData();
+    const part = {};
+    if (definition) part.table = definition;
+    if (headers && Object.keys(headers).length > 0) part.headers = headers;
+    if (Object.keys(part).length > 0) {
+      form.append("body", new Blob([JSON.stringify(part)], { type: "application/json" }));
+    }
+    form.append("file", file, file.name);
+    return { route: spreadsheet ? "upload/excel" : "upload/csv", body: form, renames: true };
   }
+  const table = definition ? `"table":${JSON.stringify(definition)},` : "";
   const head = (await file.slice(0, 256).text()).trimStart();
   if (head.startsWith("[")) {
     // The file is sent as it is, wrapped, never parsed here.
     return {
       route: "upload/json",
-      body: new Blob(['{"data":', file, "}"], { type: "application/json" }),
+      body: new Blob([`{${table}"data":`, file, "}"], { type: "application/json" }),
+      renames: false,
     };
   }
   const lines = (await file.text()).split(/\r?\n/).filter((l) => l.trim() !== "");
   return {
     route: "upload/json",
-    body: new Blob(['{"data":[', lines.join(","), "]}"], { type: "application/json" }),
+    body: new Blob([`{${table}"data":[`, lines.join(","), "]}"], { type: "application/json" }),
+    renames: false,
   };
 }
 
@@ -74,50 +89,91 @@ export function ImportScreen({ params }) {
   const [mode, setMode] = useState("fail");
   const [sheet, setSheet] = useState("");
   const [progress, setProgress] = useState(undefined);
+  const [preview, setPreview] = useState(undefined);
+  const [edits, setEdits] = useState(undefined);
   const [result, setResult] = useState(undefined);
   const [error, setError] = useState(undefined);
   const [over, setOver] = useState(false);
 
+  const reset = () => {
+    setPreview(undefined);
+    setEdits(undefined);
+    setResult(undefined);
+    setError(undefined);
+  };
   const choose = (chosen) => {
     if (!chosen) return;
     setFile(chosen);
-    setResult(undefined);
-    setError(undefined);
+    reset();
     if (!table) setTable(tableNameOf(chosen));
   };
-  const submit = async (e) => {
-    e.preventDefault();
+  // What the person changed of the columns the file makes: new names (as a mapping of the
+  // file's headers) and new types (as a definition), for a table the upload creates.
+  const changes = () => {
+    if (!edits || mode === "append") return {};
+    const headers = Object.fromEntries(
+      edits.filter((e) => e.name !== e.header).map((e) => [e.header, e.name]),
+    );
+    const retyped = edits.some((e) => e.type !== e.inferred);
+    return {
+      headers,
+      definition: retyped
+        ? { columns: edits.map((e) => ({ name: e.name, type: e.type })) }
+        : undefined,
+    };
+  };
+  const upload = async (dryRun) => {
     setError(undefined);
     setResult(undefined);
     setProgress(0);
     try {
-      const how = await uploadOf(file);
-      let body = how.body;
-      if (how.form) {
-        body = new FormData();
-        body.append("file", file, file.name);
-      }
-      const query = queryOf([["schema", schema], ["if_exists", mode], [
-        "sheet",
-        how.route === "upload/excel" ? sheet : "",
-      ]]);
+      const how = await uploadOf(file, changes());
+      const query = queryOf([
+        ["schema", schema],
+        ["if_exists", mode],
+        ["sheet", how.route === "upload/excel" ? sheet : ""],
+        ["dry_run", dryRun ? "true" : ""],
+      ]);
       const answer = await send(
         `${API}/table/${seg(table)}/${how.route}${query}`,
-        body,
+        how.body,
         setProgress,
       );
-      setResult(answer);
+      if (dryRun) {
+        setPreview(answer);
+        if (!edits && answer.table && how.renames) {
+          setEdits(
+            answer.table.columns.map((c) => ({
+              header: c.name,
+              name: c.name,
+              type: c.type,
+              inferred: c.type,
+            })),
+          );
+        }
+      } else {
+        setPreview(undefined);
+        setResult(answer);
+      }
     } catch (failure) {
       setError(failure);
     } finally {
       setProgress(undefined);
     }
   };
+  const edit = (i, patch) => {
+    setPreview(undefined);
+    setEdits(edits.map((e, j) => j === i ? { ...e, ...patch } : e));
+  };
+  const refused = preview && preview.errors.length > 0;
 
   return html`
     <section class="import">
       <h1>Import a file</h1>
-      <form class="stack" onSubmit=${submit}>
+      <form class="stack" onSubmit=${(e) => {
+        e.preventDefault();
+        upload(false);
+      }}>
           <div class=${`drop${over ? " over" : ""}`}
             onDragOver=${(e) => {
               e.preventDefault();
@@ -136,29 +192,85 @@ export function ImportScreen({ params }) {
               html`<p>${file.name} <span class="muted">(${count(file.size)} bytes)</span></p>`}
           </div>
           <div class="row">
-            <label>Table <input value=${table} onInput=${(e) =>
-              setTable(e.currentTarget.value)} required /></label>
-            <label>Schema <input value=${schema} onInput=${(e) =>
-              setSchema(e.currentTarget.value)} required /></label>
+            <label>Table <input value=${table} onInput=${(e) => {
+              reset();
+              setTable(e.currentTarget.value);
+            }} required /></label>
+            <label>Schema <input value=${schema} onInput=${(e) => {
+              reset();
+              setSchema(e.currentTarget.value);
+            }} required /></label>
             ${file && SHEETS.test(file.name) &&
-              html`<label>Sheet <input value=${sheet} placeholder="first" onInput=${(e) =>
-                setSheet(e.currentTarget.value)} /></label>`}
+              html`<label>Sheet <input value=${sheet} placeholder="first (name or number from 0)"
+          onInput=${(e) => {
+                reset();
+                setSheet(e.currentTarget.value);
+              }} /></label>`}
           </div>
           <fieldset class="row"><legend>If the table exists</legend>
             ${MODES.map(([value, text]) =>
-              html`
-                <label
-                  class="check"><input type="radio" name="mode" checked=${mode ===
-                    value} onChange=${() => setMode(value)} /> ${text}</label>
-              `
+              html`<label class="check"><input type="radio" name="mode" checked=${mode === value}
+          onChange=${() => {
+                reset();
+                setMode(value);
+              }} /> ${text}</label>`
             )}
           </fieldset>
-          <div class="actions"><button type="submit" class="primary" disabled=${!file || !table ||
-            progress !== undefined}>Upload</button></div>
+          ${edits && mode !== "append" && html`
+            <table class="list compact">
+              <caption>Columns the file makes: rename them or change their types, then preview again</caption>
+              <thead>
+                <tr>
+                  <th scope="col">In the file</th>
+                  <th scope="col">Column</th>
+                  <th scope="col">Type</th>
+                </tr>
+              </thead>
+              <tbody>${edits.map((e, i) =>
+                html`
+                  <tr>
+                    <th scope="row">${e.header}</th>
+                    <td><input aria-label=${`Column name for ${e.header}`} value=${e
+                      .name} onInput=${(ev) => edit(i, { name: ev.currentTarget.value })} /></td>
+                    <td><input aria-label=${`Type of ${e.header}`} value=${e.type} onInput=${(ev) =>
+                      edit(i, { type: ev.currentTarget.value })} /></td>
+                  </tr>
+                `
+              )}</tbody>
+            </table>
+          `}
+          <div class="actions">
+            <button type="button" disabled=${!file || !table ||
+              progress !== undefined} onClick=${() => upload(true)}>Preview</button>
+            <button type="submit" class="primary" disabled=${!file || !table ||
+              progress !== undefined || refused}>Import</button>
+          </div>
           ${progress !== undefined &&
             html`<label>Uploading <progress value=${progress} max="1">${
               Math.round(progress * 100)
             }%</progress></label>`}
+          ${preview && html`<section class="stack preview" aria-label="Preview">
+        <p role="status">${
+            refused
+              ? "The file would be refused; nothing was written."
+              : `Preview, nothing written yet: ${count(preview.inserted)} rows would go into ${
+                preview.table?.name ?? table
+              }.`
+          }</p>
+        ${
+            refused &&
+            html`<${Failure} error=${{
+              message: preview.message ?? "Rows would be refused",
+              details: preview.errors,
+            }} />`
+          }
+        ${
+            !refused && preview.table && html`
+              <${Grid} label="Preview rows"
+                columns=${preview.table.columns} rows=${preview.records} />
+            `
+          }
+      </section>`}
           <${Failure} error=${error} />
           ${error && html`<p class="note">Nothing was written.</p>`}
           ${result &&
