@@ -331,7 +331,7 @@ Deno.test({
           await page.locator("#filter-value").fill("label-7");
           await page.getByRole("button", { name: "Filter", exact: true }).click();
           await eventually(() => assert.match(page.url(), /f\.label=eq\.label-7/));
-          await page.getByRole("button", { name: "Columns" }).click();
+          await page.getByRole("button", { name: "Columns", exact: true }).click();
           await page.getByRole("dialog").getByLabel("label").uncheck();
           await page.getByRole("button", { name: "Show these" }).click();
           await eventually(() => assert.match(page.url(), /select=id%2Cvalue|select=id,value/));
@@ -396,6 +396,115 @@ Deno.test({
         assert.ok(before && after && before !== after, `${before} → ${after}`);
         assert.match(after, /-1-1$/);
       });
+
+      await t.step(
+        "profiles: null share, distinct, histogram and top values; a click filters",
+        async () => {
+          await page.goto(`${server.base}/ui/table?schema=public&table=big&profile=1`);
+          const histogram = page.getByRole("group", { name: "Histogram of value" });
+          await histogram.getByRole("button").first().waitFor();
+          const bars = await histogram.getByRole("button").count();
+          assert.ok(bars > 1, `${bars} bars`);
+          const summary = ok(await server.request("GET", "table/big/summary?bins=12&top=5"));
+          const figures = summary.columns.find((c: { name: string }) => c.name === "value");
+          assert.equal(bars, figures.histogram.length);
+          const first = figures.histogram[0];
+          await histogram.getByRole("button").first().click();
+          await eventually(() => {
+            const filters = new URL(page.url()).searchParams.getAll("f.value");
+            assert.deepEqual(filters, [`gte.${first.from}`, `lt.${first.to}`]);
+          });
+          await eventually(async () => {
+            const rows = await gridRows(page, "Rows of big");
+            assert.ok(rows.length > 0);
+            for (const row of rows) {
+              const v = Number(row[2]);
+              assert.ok(v >= first.from && v < first.to, `${v} outside ${first.from}–${first.to}`);
+            }
+          });
+          const labels = figures === undefined
+            ? []
+            : summary.columns.find((c: { name: string }) => c.name === "label").top;
+          const top = page.getByRole("list", { name: "Most frequent values of label" });
+          await top.getByRole("button").first().waitFor();
+          assert.ok(labels.length > 0);
+          await top.getByRole("button", { name: labels[0].value, exact: true }).click();
+          await eventually(() =>
+            assert.deepEqual(new URL(page.url()).searchParams.getAll("f.label"), [
+              `eq.${labels[0].value}`,
+            ])
+          );
+          await page.getByRole("status").filter({ hasText: /matching rows/ }).first().waitFor();
+        },
+      );
+
+      await t.step(
+        "columns: every change previewed by a dry run, then applied; a stale one offers a reload",
+        async () => {
+          await page.goto(`${server.base}/ui/table?schema=public&table=made_here`);
+          await page.getByRole("button", { name: "Edit columns" }).click();
+          const dialog = page.getByRole("dialog");
+          await dialog.getByLabel("Name of column title").fill("heading");
+          await dialog.getByRole("button", { name: "Add column" }).click();
+          await dialog.getByLabel("Name of new column 3").fill("rank");
+          await dialog.getByLabel("Type of new column 3").fill("INTEGER");
+          assert.equal(
+            await dialog.getByRole("button", { name: "Apply changes" }).isDisabled(),
+            true,
+          );
+          await dialog.getByRole("button", { name: "Preview changes" }).click();
+          const preview = dialog.getByRole("status", { name: "Preview of the changes" });
+          await preview.getByText("rename column heading: title → heading").waitFor();
+          await preview.getByText(/add column rank/).waitFor();
+          // Nothing has changed yet.
+          const before = ok(await server.request("GET", "table/made_here")).table;
+          assert.deepEqual(before.columns.map((c: { name: string }) => c.name), ["id", "title"]);
+          await dialog.getByRole("button", { name: "Apply changes" }).click();
+          await dialog.waitFor({ state: "detached" });
+          const after = ok(await server.request("GET", "table/made_here")).table;
+          assert.deepEqual(after.columns.map((c: { name: string }) => c.name), [
+            "id",
+            "heading",
+            "rank",
+          ]);
+
+          // Rows that would not fit are listed, and the change cannot be applied.
+          ok(
+            await server.request("POST", "table/made_here/records", {
+              body: [{ id: 1, heading: "first", rank: 1 }],
+            }),
+          );
+          await page.reload();
+          await page.getByRole("button", { name: "Edit columns" }).click();
+          await dialog.getByLabel("Type of column heading").fill("INTEGER");
+          await dialog.getByRole("button", { name: "Preview changes" }).click();
+          await preview.getByText("Nothing was changed").waitFor();
+          await preview.getByRole("listitem").filter({ hasText: "heading" }).first().waitFor();
+          assert.equal(
+            await dialog.getByRole("button", { name: "Apply changes" }).isDisabled(),
+            true,
+          );
+
+          // Another change lands meanwhile: the If-Match of the dialog is stale.
+          const current = ok(await server.request("GET", "table/made_here")).table;
+          ok(
+            await server.request("PUT", "table/made_here", {
+              body: {
+                table: { columns: [...current.columns, { name: "extra", type: "VARCHAR" }] },
+              },
+            }),
+          );
+          await dialog.getByLabel("Type of column heading").fill("VARCHAR");
+          await dialog.getByRole("button", { name: "Preview changes" }).click();
+          await dialog.getByText("The table changed since it was read").waitFor();
+          await dialog.getByRole("button", { name: "Reload" }).click();
+          await dialog.waitFor({ state: "detached" });
+          await page.getByRole("grid", { name: "Rows of made_here" }).getByRole("columnheader", {
+            name: /^extra/,
+          }).waitFor();
+          await page.goto(`${server.base}/ui/table?schema=public&table=big`);
+        },
+      );
 
       await t.step(
         "a table without a primary key: insertion order, no edits, and why",
@@ -586,11 +695,32 @@ Deno.test({
             ),
           });
           assert.equal(await page.getByRole("textbox", { name: "Table" }).inputValue(), "cities");
-          await page.getByRole("button", { name: "Upload" }).click();
+          // The server's preview: the columns it would make, the rows as stored, nothing written.
+          await page.getByRole("button", { name: "Preview" }).click();
+          await page.getByRole("status").filter({ hasText: "2 rows would go into cities" })
+            .waitFor();
+          await page.getByRole("grid", { name: "Preview rows" }).getByRole("gridcell", {
+            name: "Rome",
+          }).waitFor();
+          assert.equal((await server.request("GET", "table/cities")).status, 404);
+          // Rename a column and change its type, preview again, then import.
+          await page.getByLabel("Column name for population").fill("people");
+          await page.getByLabel("Type of population").fill("INTEGER");
+          await page.getByRole("button", { name: "Preview" }).click();
+          await page.getByRole("grid", { name: "Preview rows" }).getByRole("columnheader", {
+            name: /^people/,
+          }).waitFor();
+          assert.equal((await server.request("GET", "table/cities")).status, 404);
+          await page.getByRole("button", { name: "Import" }).click();
           await page.getByRole("status").filter({ hasText: "2 rows went into" }).waitFor();
+          const made = ok(await server.request("GET", "table/cities")).table;
+          assert.deepEqual(
+            made.columns.map((c: { name: string; type: string }) => [c.name, c.type]),
+            [["name", "VARCHAR"], ["people", "INTEGER"]],
+          );
           assert.equal(ok(await server.request("GET", "table/cities/records")).total, 2);
 
-          const more = "name,population\nOslo,700000\nBern,many\n";
+          const more = "name,people\nOslo,700000\nBern,many\n";
           await page.locator("#import-file").setInputFiles({
             name: "more.csv",
             mimeType: "text/csv",
@@ -598,7 +728,17 @@ Deno.test({
           });
           await page.getByRole("textbox", { name: "Table" }).fill("cities");
           await page.getByLabel("append to the table").check();
-          await page.getByRole("button", { name: "Upload" }).click();
+          await page.getByRole("button", { name: "Preview" }).click();
+          await page.getByRole("status").filter({ hasText: "would be refused" }).waitFor();
+          assert.equal(
+            await page.getByRole("button", { name: "Import" }).isDisabled(),
+            true,
+            "a refused file can be imported",
+          );
+          // Sent without a preview, the refusal is the upload's own.
+          await page.getByLabel("replace the table").check();
+          await page.getByLabel("append to the table").check();
+          await page.getByRole("button", { name: "Import" }).click();
           // The server's own refusal of the same file, which writes nothing either.
           const refused = await server.request("POST", "table/cities/upload/csv?if_exists=append", {
             body: uploadForm(new TextEncoder().encode(more), "more.csv"),
@@ -629,7 +769,7 @@ Deno.test({
         await page.getByRole("button", { name: "Filter", exact: true }).click();
         await page.getByRole("listitem").filter({ hasText: `${XSS} eq.${XSS}` }).waitFor();
         await page.getByRole("button", { name: "Profiles" }).click();
-        await page.locator(".profile dl").first().waitFor();
+        await page.locator(".profile .figures").first().waitFor();
         await page.goto(
           `${server.base}/ui/sql?sql=${
             encodeURIComponent(`SELECT * FROM hostile ORDER BY id`)
@@ -696,7 +836,7 @@ Deno.test({
             ["tables", () => page.getByRole("link", { name: "big" }).waitFor()],
             [
               "table?schema=public&table=people&profile=1",
-              () => page.locator(".profile dl").first().waitFor(),
+              () => page.locator(".profile .figures").first().waitFor(),
             ],
             [
               `sql?sql=${
@@ -707,6 +847,10 @@ Deno.test({
               () => page.locator("svg.chart-svg").waitFor(),
             ],
             ["templates?name=contact", () => page.locator("table.diff").waitFor()],
+            ["table?schema=public&table=people", async () => {
+              await page.getByRole("button", { name: "Edit columns" }).click();
+              await page.getByRole("dialog").waitFor();
+            }],
             ["import", () => page.locator("#import-file").waitFor()],
           ];
           const problems: string[] = [];
