@@ -118,6 +118,11 @@ Deno.test("OpenAPI: the document covers every route, and every example fits its 
         const statuses = Object.keys(op.responses);
         assert.ok(statuses.some((s) => s.startsWith("2")), `${key}: no success response`);
         if (!key.includes("/api/v1/") || key.endsWith("/openapi.json")) continue;
+        // A download ticket is its own credential: its link is followed without a token.
+        if (key.includes("/api/v1/download/")) {
+          assert.deepEqual(op.security, [], `${key}: public`);
+          continue;
+        }
         for (const status of ["400", "401", "403", "500"]) {
           assert.ok(statuses.includes(status), `${key}: no ${status}`);
           const schema = op.responses[status].content["application/json"].schema;
@@ -131,6 +136,11 @@ Deno.test("OpenAPI: the document covers every route, and every example fits its 
       const keyRef = "#/components/parameters/IdempotencyKey";
       for (const [key, op] of operations(doc)) {
         if (!key.includes("/api/v1/") || key.endsWith("/openapi.json")) continue;
+        // A download ticket is its own credential: its link is followed without a token.
+        if (key.includes("/api/v1/download/")) {
+          assert.deepEqual(op.security, [], `${key}: public`);
+          continue;
+        }
         const statuses = Object.keys(op.responses);
         assert.ok(statuses.includes("503"), `${key}: no 503`);
         if (op.requestBody) {
@@ -185,6 +195,11 @@ Deno.test("OpenAPI: the document covers every route, and every example fits its 
     await t.step("every API operation states its scope, to tools and to readers", () => {
       for (const [key, op] of operations(doc)) {
         if (!key.includes("/api/v1/") || key.endsWith("/openapi.json")) continue;
+        // A download ticket is its own credential: its link is followed without a token.
+        if (key.includes("/api/v1/download/")) {
+          assert.deepEqual(op.security, [], `${key}: public`);
+          continue;
+        }
         assert.equal(op.security?.length, 1, `${key}: security`);
         const [scope] = op.security[0].bearer;
         assert.ok((SCOPES as readonly string[]).includes(scope), `${key}: scope ${scope}`);

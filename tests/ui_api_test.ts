@@ -3,14 +3,23 @@
  * in summaries, dry runs of uploads and updates, and download tickets.
  */
 import assert from "node:assert/strict";
-import { ENGINE } from "./helpers/engine.ts";
+import { dropDatabase, ENGINE, engineEnv } from "./helpers/engine.ts";
+import { withTempStore } from "./helpers/store.ts";
+import { createApp } from "../src/http/app.ts";
+import { createVerifier } from "../src/auth/jwt.ts";
+import { createLogger } from "../src/log.ts";
+import { openPostgresStore } from "../src/store/postgres/postgres_store.ts";
+import type { Store } from "../src/store/store.ts";
 import * as XLSX from "xlsx";
 import {
+  ALL_SCOPES,
   assertSpoolEmpty,
   errorOf,
   fingerprint,
+  mint,
   ok,
   seededRandom,
+  TEST_SECRET,
   TestServer,
   uploadForm,
 } from "./helpers/server.ts";
@@ -570,5 +579,163 @@ Deno.test("PUT /table/{name}?dry_run=true answers the table, its changes and row
     });
   } finally {
     await server.dispose();
+  }
+});
+
+/** A 43-character text of base64url that no ticket was issued as. */
+const NO_TICKET = "A".repeat(43);
+
+Deno.test("download tickets: single use, bound to one export, no token in the URL", async (t) => {
+  const server = await TestServer.start();
+  try {
+    ok(
+      await server.request("POST", "table/many/upload/csv", {
+        body: uploadForm(csvRows(15_000), "many.csv"),
+      }),
+    );
+    const redeem = (url: string, method = "GET") => server.request(method, url, { token: null });
+
+    await t.step(
+      "a ticket streams the export it was issued for, once, with every row",
+      async () => {
+        const query = "select=id,s&g=lt.50&order=id.desc&timezone_offset=2";
+        for (const format of ["csv", "ndjson", "json"]) {
+          const issued = ok(
+            await server.request("POST", `table/many/records/${format}/ticket?${query}`),
+          );
+          assert.match(issued.ticket, /^[A-Za-z0-9_-]{43}$/);
+          assert.equal(issued.url, `/api/v1/download/${issued.ticket}`);
+          assert.ok(!issued.url.includes(server.token));
+          const expires = Date.parse(issued.expires_at) - Date.now();
+          assert.ok(expires > 0 && expires <= 60_000, `${expires}`);
+          const file = await redeem(issued.url);
+          assert.equal(file.status, 200, file.text);
+          const direct = await server.request("GET", `table/many/records/${format}?${query}`);
+          assert.equal(file.text, direct.text, format);
+          assert.equal(file.headers.get("content-type"), direct.headers.get("content-type"));
+          assert.match(
+            file.headers.get("content-disposition") ?? "",
+            /^attachment; filename="many_/,
+          );
+          assert.equal(file.headers.get("cache-control"), "no-store");
+          const again = await redeem(issued.url);
+          assert.equal(again.status, 404);
+          assert.match(again.body.error.message, /unknown, used or expired/);
+        }
+        const all = ok(await server.request("POST", "table/many/records/csv/ticket"));
+        const text = (await redeem(all.url)).text;
+        // No row cap: every row of the table and the header.
+        assert.equal(text.trimEnd().split("\n").length, 15_001);
+        const parquet = ok(
+          await server.request("POST", "table/many/records/parquet/ticket?g=eq.3"),
+        );
+        const bytes = await fetch(`${server.base}${parquet.url}`).then((r) => r.bytes());
+        assert.equal(new TextDecoder().decode(bytes.slice(0, 4)), "PAR1");
+      },
+    );
+
+    await t.step("HEAD looks at a ticket without using it", async () => {
+      const issued = ok(await server.request("POST", "table/many/records/ndjson/ticket"));
+      const head = await redeem(issued.url, "HEAD");
+      assert.equal(head.status, 200);
+      assert.match(head.headers.get("content-disposition") ?? "", /\.ndjson"$/);
+      assert.equal((await redeem(issued.url)).status, 200);
+      assert.equal((await redeem(issued.url, "HEAD")).status, 404);
+    });
+
+    await t.step("a wrong or malformed ticket is 404, and changes nothing", async () => {
+      for (const ticket of [NO_TICKET, "short", `${"A".repeat(42)}=`, "A".repeat(44)]) {
+        const answer = await redeem(`/api/v1/download/${ticket}`);
+        assert.equal(answer.status, 404, ticket);
+        assert.equal(answer.body.error.type, "not_found");
+      }
+    });
+
+    await t.step("issuing checks the export and the token as the export would", async () => {
+      errorOf(await server.request("POST", "table/many/records/csv/ticket?nobody=eq.1"), 400);
+      errorOf(await server.request("POST", "table/many/records/csv/ticket?limit=5"), 400);
+      errorOf(await server.request("POST", "table/none/records/csv/ticket"), 404);
+      errorOf(await server.request("POST", "table/many/records/xml/ticket"), 404);
+      errorOf(await server.request("POST", "table/many/records/csv/ticket", { token: null }), 401);
+      const templatesOnly = await mint({ scope: "templates:read" });
+      errorOf(
+        await server.request("POST", "table/many/records/csv/ticket", { token: templatesOnly }),
+        403,
+      );
+      const salesOnly = await mint({ scope: "tables:read", schemas: ["sales"] });
+      errorOf(
+        await server.request("POST", "table/many/records/csv/ticket", { token: salesOnly }),
+        403,
+      );
+      const reader = await mint({ scope: "tables:read", schemas: ["public"] });
+      const issued = ok(
+        await server.request("POST", "table/many/records/csv/ticket?g=eq.7", { token: reader }),
+      );
+      const file = await redeem(issued.url);
+      assert.equal(file.status, 200);
+      assert.equal(file.text.trimEnd().split("\n").length, 151);
+    });
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("download tickets expire a minute after they are issued", async () => {
+  let now = Date.now();
+  const env = await engineEnv();
+  const run = async (store: Store, dir: string) => {
+    const app = createApp({
+      store,
+      verifier: await createVerifier({ key: { kind: "hmac", secret: TEST_SECRET } }),
+      logger: createLogger("error", () => {}),
+      maxJsonBytes: 1 << 20,
+      maxUploadBytes: 1 << 24,
+      maxSheetRows: 1000,
+      maxSheetBytes: 1 << 24,
+      spoolDir: dir,
+      metricsAccess: "token",
+      bodyIdleMs: 30_000,
+      queryTimeoutMs: 30_000,
+      corsOrigins: [],
+      now: () => now,
+    });
+    const authorization = `Bearer ${await mint({ scope: ALL_SCOPES })}`;
+    const send = (method: string, path: string, body?: unknown) =>
+      app.request(`/api/v1/${path}`, {
+        method,
+        headers: body === undefined
+          ? { authorization }
+          : { authorization, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    assert.equal(
+      (await send("POST", "table/t/upload/json", { data: [{ a: 1 }, { a: 2 }] })).status,
+      200,
+    );
+    const ticket = async () =>
+      (await (await send("POST", "table/t/records/csv/ticket")).json()).url;
+    const late = await ticket();
+    const inTime = await ticket();
+    now += 59_000;
+    const early = await app.request(inTime);
+    assert.equal(early.status, 200);
+    assert.equal(await early.text(), "a\n1\n2\n");
+    now += 2_000;
+    const expired = await app.request(late);
+    assert.equal(expired.status, 404);
+    await expired.body?.cancel();
+  };
+  if (env.DATABASE_URL) {
+    const dir = await Deno.makeTempDir();
+    const store = await openPostgresStore({ url: env.DATABASE_URL });
+    try {
+      await run(store, dir);
+    } finally {
+      await store.close();
+      await dropDatabase(env.DATABASE_URL);
+      await Deno.remove(dir, { recursive: true });
+    }
+  } else {
+    await withTempStore(run);
   }
 });

@@ -29,6 +29,7 @@ import { recordChangeRoutes } from "./routes/record_changes.ts";
 import { rowRoutes } from "./routes/rows.ts";
 import { readSlots } from "./read_slots.ts";
 import { exportRoutes } from "./routes/exports.ts";
+import { downloadRoutes } from "./routes/downloads.ts";
 import { tableRoutes } from "./routes/tables.ts";
 import { templateRoutes } from "./routes/templates.ts";
 import { UI_PATH, uiRoutes } from "./ui/mod.ts";
@@ -157,6 +158,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     },
   });
 
+  // A download ticket is its own credential: its link is followed without a token.
+  app.route(API_PREFIX, downloadRoutes(deps));
   app.use(`${API_PREFIX}/*`, auth);
   // Both leave their work for the route's own middleware (scoped()): the body is read, then
   // fingerprinted for a keyed write, only once a route matched and its scope check passed.

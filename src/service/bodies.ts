@@ -28,6 +28,8 @@ export interface RowsLimits {
 /** What the row services need: the store and the limits. */
 export interface RowsDeps extends RowsLimits {
   readonly store: Store;
+  /** The clock download tickets expire by, in ms since the epoch; tests move it. */
+  readonly now?: () => number;
 }
 
 /** A request body of rows, as it arrives, with what it declares and what watches it. */

@@ -7,7 +7,7 @@
 
 import type { Table, TableRef } from "../catalog/model.ts";
 import { RowsInParts } from "../ingest/spool.ts";
-import { parseReadQuery, RESERVED_PARAMETERS } from "../catalog/filters.ts";
+import { parseReadQuery, type ReadQuery, RESERVED_PARAMETERS } from "../catalog/filters.ts";
 import { ApiError } from "../errors.ts";
 import type {
   KeyedWrite,
@@ -121,6 +121,31 @@ export async function summarizeRecords(
   return await deps.store.records.summarize(ref, filters, select, options);
 }
 
+/**
+ * The read an export's `params` ask for (undefined for the whole table), checked against the
+ * table's columns.
+ *
+ * @throws {ApiError} 400 for a parameter naming no column or one that does not apply to an
+ * export; 404 for no table (when a parameter needs its columns).
+ */
+export async function exportQuery(
+  deps: Pick<RowsDeps, "store">,
+  ref: TableRef,
+  params: URLSearchParams,
+): Promise<ReadQuery | undefined> {
+  for (const parameter of NOT_FOR_EXPORT) {
+    if (params.has(parameter)) {
+      throw ApiError.badRequest(
+        `Query parameter ${parameter} does not apply to an export; give filters, select and order`,
+      );
+    }
+  }
+  const given = [...params.keys()].some((key) => key !== "schema" && key !== "timezone_offset");
+  return given
+    ? parseReadQuery(params, (await deps.store.tables.get(ref)).columns, ["timezone_offset"])
+    : undefined;
+}
+
 /** Parameters of a read that say nothing to an export, which has no pages. */
 const NOT_FOR_EXPORT = ["offset", "limit", "after", "count"];
 
@@ -141,17 +166,7 @@ export async function exportRecords(
   params: URLSearchParams,
   offsetHours: number,
 ): Promise<{ table: Table; stream: ReadableStream<Uint8Array>; fileName: string }> {
-  for (const parameter of NOT_FOR_EXPORT) {
-    if (params.has(parameter)) {
-      throw ApiError.badRequest(
-        `Query parameter ${parameter} does not apply to an export; give filters, select and order`,
-      );
-    }
-  }
-  const given = [...params.keys()].some((key) => key !== "schema" && key !== "timezone_offset");
-  const read = given
-    ? parseReadQuery(params, (await deps.store.tables.get(ref)).columns, ["timezone_offset"])
-    : undefined;
+  const read = await exportQuery(deps, ref, params);
   const { table, stream } = await deps.store.records.export(ref, format, read);
   // Each format's name is its file extension.
   const fileName = exportFileName(table.name, Date.now(), offsetHours, format);

@@ -492,6 +492,11 @@ export interface AnswerStore {
   keep<R>(keyed: KeyedWrite<R>, result: R): Promise<void>;
   /** Forgets the answers kept before `before` (ms since the epoch). */
   forget(before: number): Promise<void>;
+  /**
+   * Takes the answer kept for `key` in `scope` away and gives it, if it was kept at or after
+   * `since`: of several takers at once, one gets it (a single-use download ticket).
+   */
+  take(scope: string, key: string, since: number): Promise<StoredAnswer | undefined>;
 }
 
 /** What `/readyz`, `/healthz` and `/metrics` ask of the database. */

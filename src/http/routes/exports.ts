@@ -12,6 +12,7 @@ import { checkTableName } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
 import type { RowsDeps } from "../../service/bodies.ts";
 import * as records from "../../service/records.ts";
+import * as downloads from "../../service/downloads.ts";
 import type { ResultFormat } from "../../store/store.ts";
 import {
   errorResponses,
@@ -109,6 +110,51 @@ function exportRoute(format: ResultFormat) {
   }));
 }
 
+/** The route that issues a download ticket for the export of one format. */
+function ticketRoute(format: ResultFormat) {
+  const { operationId } = EXPORTS[format];
+  return createRoute(scoped("tables:read", {
+    method: "post",
+    operationId: `${operationId}Ticket`,
+    path: `/table/{table_name}/records/${format}/ticket`,
+    summary: `A single-use link to the ${format} export, without the token in its URL`,
+    description: "Takes the export's parameters (filters, `select`, `order`, " +
+      "`timezone_offset`) and checks them as the export would; answers a ticket that " +
+      `\`GET /api/v1/download/{ticket}\` redeems once, without a token, within ` +
+      `${downloads.TICKET_SECONDS} seconds, streaming the export with every row.`,
+    tags: ["rows"],
+    request: {
+      params: TableParams,
+      query: z.object({
+        schema: SchemaQuery,
+        select: ReadQueryShape.select,
+        order: ReadQueryShape.order,
+        timezone_offset: z.string().optional().openapi({ type: "number" }),
+      }),
+    },
+    responses: {
+      200: {
+        description: "The ticket, the path that redeems it and when it expires",
+        content: {
+          "application/json": {
+            schema: z.object({
+              ticket: z.string(),
+              url: z.string(),
+              expires_at: z.string(),
+            }),
+            example: {
+              ticket: "q9Vb3c0lJkG2bQm3oVx1o7lY1mYxZr2cS8i4gL0tW3E",
+              url: "/api/v1/download/q9Vb3c0lJkG2bQm3oVx1o7lY1mYxZr2cS8i4gL0tW3E",
+              expires_at: "2026-11-29T07:00:00.000Z",
+            },
+          },
+        },
+      },
+      ...errorResponses(404),
+    },
+  }));
+}
+
 /** Export routes over `deps.store`, one per format. */
 export function exportRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({ defaultHook: validationHook });
@@ -132,13 +178,36 @@ export function exportRoutes(deps: RowsDeps): OpenAPIHono<Env> {
         "content-disposition": `attachment; filename="${fileName}"`,
       }) as never;
     });
+    app.openapi(ticketRoute(format), async (c) => {
+      const name = checkTableName(c.req.valid("param").table_name);
+      const query = c.req.valid("query");
+      const schema = schemaOf(query.schema);
+      checkSchemaAccess(c, schema);
+      const offsetHours = parseOffsetHours(query.timezone_offset);
+      const principal = c.get("principal");
+      const holder = {
+        subject: principal.subject,
+        scopes: [...principal.scopes],
+        ...(principal.schemas ? { schemas: [...principal.schemas] } : {}),
+      };
+      const params = new URL(c.req.url).searchParams;
+      const ticket = await downloads.issueTicket(
+        deps,
+        holder,
+        { schema, name },
+        format,
+        params,
+        offsetHours,
+      );
+      return c.json(ticket, 200, { "cache-control": "no-store" });
+    });
   }
 
   return app;
 }
 
 /** `timezone_offset`: hours from UTC, within a day either way; absent or empty is 0. */
-function parseOffsetHours(value: string | undefined): number {
+export function parseOffsetHours(value: string | undefined): number {
   if (value === undefined || value === "") return 0;
   const hours = Number(value);
   if (!/^[+-]?\d{1,2}(?:\.\d+)?$/.test(value) || Math.abs(hours) > MAX_OFFSET_HOURS) {

@@ -22,7 +22,7 @@ import { noted } from "./context.ts";
 import { Database, type DatabaseOptions, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import * as health from "./health.ts";
-import { findAnswer, forgetAnswers, keepAnswer, KeptKeys } from "./idempotency.ts";
+import { findAnswer, forgetAnswers, keepAnswer, KeptKeys, takeAnswer } from "./idempotency.ts";
 import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { PageCache } from "./page_cache.ts";
@@ -156,6 +156,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
         await database.withSession((session) => forgetAnswers(session, before));
         context.kept.forget(before);
       },
+      take: (scope, key, since) => takeAnswer(database, scope, key, since),
     };
     this.health = {
       ready: () => health.ready(database),

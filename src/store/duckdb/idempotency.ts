@@ -11,15 +11,17 @@
  */
 
 import { createHash } from "node:crypto";
-import type { Session } from "./database.ts";
+import type { Database, Session } from "./database.ts";
 import { META } from "./metadata.ts";
 import {
   findAnswerSql,
   keepAnswers as keepAnswersIn,
   keptAnswer,
   type KeptWrite,
+  takeAnswerSql,
+  takenAnswer,
 } from "../shared/kept_answers.ts";
-import type { KeptAnswer, KeyedWrite } from "../store.ts";
+import type { KeptAnswer, KeyedWrite, StoredAnswer } from "../store.ts";
 
 /** The newest answer kept for `key` in `scope` at or after `since`. */
 export async function findAnswer(
@@ -46,6 +48,27 @@ export async function keepAnswer<R>(
  */
 export function keepAnswers(session: Session, writes: readonly KeptWrite[]): Promise<void> {
   return keepAnswersIn(session, META, writes);
+}
+
+/**
+ * Takes the answer kept for `key` in `scope` away, if kept at or after `since`. Of two
+ * transactions deleting one row DuckDB fails the second with a conflict: it found nothing.
+ */
+export async function takeAnswer(
+  database: Database,
+  scope: string,
+  key: string,
+  since: number,
+): Promise<StoredAnswer | undefined> {
+  try {
+    const rows = await database.transaction((session) =>
+      session.rows(takeAnswerSql(META), [scope, key])
+    );
+    return takenAnswer(rows, since);
+  } catch (error) {
+    if (/conflict/i.test(String((error as Error)?.message))) return undefined;
+    throw error;
+  }
 }
 
 /** Deletes the answers kept before `before`. */

@@ -9,7 +9,7 @@
  */
 
 import { ApiError } from "../../errors.ts";
-import type { KeptAnswer, KeyedWrite } from "../store.ts";
+import type { KeptAnswer, KeyedWrite, StoredAnswer } from "../store.ts";
 import type { Database, Session } from "./database.ts";
 import { takeLocks } from "./locks.ts";
 import { META } from "./metadata.ts";
@@ -18,6 +18,8 @@ import {
   keepAnswers as keepAnswersIn,
   keptAnswer,
   type KeptWrite,
+  takeAnswerSql,
+  takenAnswer,
 } from "../shared/kept_answers.ts";
 
 /**
@@ -104,6 +106,19 @@ export async function keepAnswer<R>(
 /** Keeps the answers of several keyed writes in one statement, in the session's transaction. */
 export function keepAnswers(session: Session, writes: readonly KeptWrite[]): Promise<void> {
   return keepAnswersIn(session, META, writes, storable);
+}
+
+/** Takes the answer kept for `key` in `scope` away, if kept at or after `since`. */
+export async function takeAnswer(
+  session: Session,
+  scope: string,
+  key: string,
+  since: number,
+): Promise<StoredAnswer | undefined> {
+  return takenAnswer(
+    await session.rows(takeAnswerSql(META), [storable(scope), storable(key)]),
+    since,
+  );
 }
 
 /** Deletes the answers kept before `before`. */

@@ -26,6 +26,33 @@ export function findAnswerSql(meta: string): string {
 }
 
 /**
+ * The statement taking the answers kept for key `$2` in scope `$1` away, returning them:
+ * of two takers of one answer, one gets it.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { takeAnswerSql } from "./kept_answers.ts";
+ *
+ * assert.match(takeAnswerSql("m"), /^DELETE FROM m\.idempotency_keys/);
+ * ```
+ */
+export function takeAnswerSql(meta: string): string {
+  return `DELETE FROM ${meta}.idempotency_keys WHERE scope = $1 AND key = $2
+     RETURNING answer, created_at`;
+}
+
+/** The newest of the answers {@link takeAnswerSql} took, if it was kept at or after `since`. */
+export function takenAnswer(
+  rows: readonly Record<string, unknown>[],
+  since: number,
+): StoredAnswer | undefined {
+  const newest = [...rows].sort((a, b) => Number(b.created_at) - Number(a.created_at))[0];
+  if (!newest || Number(newest.created_at) < since) return undefined;
+  return JSON.parse(newest.answer as string) as StoredAnswer;
+}
+
+/**
  * The answer in the first of `rows` (read by {@link findAnswerSql}), or undefined for none.
  *
  * @example
