@@ -656,6 +656,13 @@ Deno.test({
             ])
           );
           assert.ok(await grid.isVisible());
+          assert.deepEqual(
+            (await grid.getByRole("columnheader").allTextContents()).map((t) => t.trim()),
+            ["id INTEGER", "label VARCHAR", "value DOUBLE"],
+          );
+          // Drawn, not only present: a header squeezed to nothing once hid the names.
+          const box = await grid.getByRole("columnheader").first().locator(".name").boundingBox();
+          assert.ok(box && box.height >= 10, `the name is ${box?.height} px high`);
           assert.equal(
             new URL(page.url()).searchParams.get("sql"),
             "SELECT id, label, value FROM big WHERE id <= 3 ORDER BY id",

@@ -14,7 +14,6 @@
 import { createHash } from "node:crypto";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { etag } from "hono/etag";
-import { minify } from "terser";
 import { ApiError } from "../../errors.ts";
 import { importMap, packageAt } from "./packages.ts";
 
@@ -183,6 +182,9 @@ async function minified(url: URL): Promise<Served> {
   // What a bundler's "define" does: packages written for bundlers test the build mode with
   // `process.env.NODE_ENV`, which a browser does not have.
   const text = (await Deno.readTextFile(url)).replaceAll("process.env.NODE_ENV", '"production"');
+  // Loaded on the first request for a module, not at start-up: terser is a large module and
+  // most starts never serve the UI.
+  const { minify } = await import("terser");
   const { code } = await minify(text, { module: true, compress: false, mangle: true });
   if (code === undefined) throw new Error(`terser returned nothing for ${url.pathname}`);
   return tagged(new TextEncoder().encode(code));

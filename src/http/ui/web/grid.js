@@ -174,7 +174,11 @@ export function Grid({
                                     : ""}</span>
                                 </button>
                               `
-                              : html`<span class="name">${column.name}</span> <span class="type">${column.type}</span>`}
+                              : html`
+                                <span
+                                  class="label"><span class="name">${column
+                                    .name}</span> <span class="type">${column.type}</span></span>
+                              `}
                             ${profiles &&
                               html`<div class="profile">${
                                 renderProfile(column, profiles[column.name])

@@ -544,7 +544,8 @@ function Profile({ column, figures, rows, onFilter }) {
     </div>`
   }
     ${
-    top.length > 0 && html`<ul class="top" aria-label=${`Most frequent values of ${column.name}`}>
+    top.length > 0 &&
+    html`<ul class="top-values" aria-label=${`Most frequent values of ${column.name}`}>
       ${
       top.map((t) =>
         html`<li><button type="button" class="link" tabindex="-1"
