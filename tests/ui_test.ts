@@ -404,6 +404,16 @@ Deno.test({
         const after = await grid.getAttribute("aria-activedescendant");
         assert.ok(before && after && before !== after, `${before} → ${after}`);
         assert.match(after, /-1-1$/);
+        // Up from the first row is the header, where Enter sorts.
+        await page.keyboard.press("ArrowUp");
+        await page.keyboard.press("ArrowUp");
+        assert.match(await grid.getAttribute("aria-activedescendant") ?? "", /-h-1$/);
+        await page.keyboard.press("Enter");
+        await eventually(() => assert.equal(new URL(page.url()).searchParams.get("order"), null));
+        await page.keyboard.press("Enter");
+        await eventually(() =>
+          assert.equal(new URL(page.url()).searchParams.get("order"), "value.asc")
+        );
       });
 
       await t.step(

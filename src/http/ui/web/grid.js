@@ -82,12 +82,14 @@ export function Grid({
     if (active.r >= rows.length && rows.length > 0) setActive({ r: rows.length - 1, c: active.c });
   }, [rows.length]);
 
-  const cellId = (r, c) => `${id.current}-${r}-${c < 0 ? "s" : c}`;
+  // Row -1 is the header: with sorting, the keyboard reaches it, and Enter there sorts.
+  const cellId = (r, c) => `${id.current}-${r < 0 ? "h" : r}-${c < 0 ? "s" : c}`;
+  const firstRow = onSort ? -1 : 0;
   const move = (r, c) => {
-    const row = Math.max(0, Math.min(rows.length - 1, r));
+    const row = Math.max(firstRow, Math.min(rows.length - 1, r));
     const col = Math.max(minC, Math.min(columns.length - 1, c));
     setActive({ r: row, c: col });
-    virtual.current.scrollToIndex(row, { align: "auto" });
+    if (row >= 0) virtual.current.scrollToIndex(row, { align: "auto" });
     // Once drawn, the cell is brought into view sideways too (only when moved by the keyboard:
     // the page itself must not jump to the grid when it opens).
     requestAnimationFrame(() =>
@@ -113,7 +115,8 @@ export function Grid({
       End: () =>
         event.ctrlKey ? move(rows.length - 1, columns.length - 1) : move(r, columns.length - 1),
       Enter: () => {
-        if (c >= 0 && editable && rows[r]) {
+        if (r < 0 && c >= 0) onSort(columns[c].name);
+        else if (c >= 0 && editable && rows[r]) {
           setEditing({ r, c, text: editText(rows[r][columns[c].name]) });
         }
       },
@@ -122,7 +125,7 @@ export function Grid({
       },
     };
     const action = keys[event.key];
-    if (action && rows.length > 0) {
+    if (action && (rows.length > 0 || active.r < 0)) {
       event.preventDefault();
       action();
     }
@@ -135,7 +138,7 @@ export function Grid({
     if (edit) await onEdit(edit.r, columns[edit.c].name, edit.text);
   };
 
-  const activeRendered = items.some((i) => i.index === active.r);
+  const activeRendered = active.r < 0 || items.some((i) => i.index === active.r);
   return html`
     <div class="grid" ref=${scrollRef} role="grid" tabindex="0" aria-label=${label}
       id=${id.current}
@@ -151,11 +154,16 @@ export function Grid({
         }}>
           <div role="row" aria-rowindex="1" class="grid-row head">
             ${selectable &&
-              html`<div role="columnheader" class="cell select"><span class="sr-only">Selected</span></div>`}
+              html`
+                <div role="columnheader" id=${cellId(-1, -1)}
+                  class="cell select"><span class="sr-only">Selected</span></div>
+              `}
             ${columns.map((column, c) => {
               const direction = sort[column.name];
               return html`
-                <div role="columnheader" class="cell" aria-colindex=${c + 1 + (selectable ? 1 : 0)}
+                <div role="columnheader" id=${cellId(-1, c)}
+                  class=${`cell${active.r === -1 && active.c === c ? " active" : ""}`}
+                  aria-colindex=${c + 1 + (selectable ? 1 : 0)}
                   aria-sort=${direction === "asc"
                     ? "ascending"
                     : direction === "desc"

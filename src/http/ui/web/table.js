@@ -531,7 +531,7 @@ function Profile({ column, figures, rows, onFilter }) {
         const last = i === bins.length - 1;
         const label = `${display(bin.from)} to ${display(bin.to)}: ${count(bin.count)} rows`;
         return html`
-          <button type="button" class="bar" tabindex="-1" title=${label} aria-label=${label}
+          <button type="button" class="bar" title=${label} aria-label=${label}
             onClick=${() =>
               onFilter([`gte.${display(bin.from)}`, `${last ? "lte" : "lt"}.${display(bin.to)}`])}>
             <span style=${{
@@ -548,7 +548,7 @@ function Profile({ column, figures, rows, onFilter }) {
     html`<ul class="top-values" aria-label=${`Most frequent values of ${column.name}`}>
       ${
       top.map((t) =>
-        html`<li><button type="button" class="link" tabindex="-1"
+        html`<li><button type="button" class="link"
         title=${`${display(t.value)}: ${count(t.count)} rows`}
         onClick=${() => onFilter([`eq.${display(t.value)}`])}>${
           display(t.value)
