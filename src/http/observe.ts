@@ -281,7 +281,7 @@ export function observeRequests(logger: Logger, metrics: Metrics): MiddlewareHan
         request_id: requestId,
         method: record.method,
         route: record.route,
-        path: c.req.path,
+        path: loggedPath(c.req.path),
         status: record.status,
         duration_ms: Math.round(record.seconds * 10_000) / 10,
         bytes_in: record.bytesIn,
@@ -316,6 +316,25 @@ export function observeRequests(logger: Logger, metrics: Metrics): MiddlewareHan
       finish((await c.res.clone().arrayBuffer()).byteLength, true);
     }
   };
+}
+
+/** A download ticket in a path: a credential, which no log line may carry. */
+const TICKET_PATH = /^(\/api\/v1\/download\/)[^/]+/;
+
+/**
+ * The path a log line shows: as asked, but a download ticket hidden.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loggedPath } from "./observe.ts";
+ *
+ * assert.equal(loggedPath("/api/v1/download/secretTicket"), "/api/v1/download/…");
+ * assert.equal(loggedPath("/api/v1/table/t"), "/api/v1/table/t");
+ * ```
+ */
+export function loggedPath(path: string): string {
+  return path.replace(TICKET_PATH, "$1…");
 }
 
 /** The pattern of the route that answered, not the path asked (bounded label values). */

@@ -41,6 +41,29 @@ export interface EstimatedRead {
  * The total of a `count=estimated` read: the statistics' estimate (the planner's, with
  * filters), or the exact count when that is at most {@link EXACT_COUNT_BELOW}; `estimated`
  * says which.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { estimatedTotal } from "./estimates.ts";
+ *
+ * const estimates = {
+ *   tableRows: () => Promise.resolve([2_000_000]),
+ *   plannedRows: () => Promise.resolve(40),
+ * };
+ * const read = (filtered: boolean) => ({
+ *   table: { schema: "public", name: "t" },
+ *   filtered,
+ *   matching: "SELECT 1 FROM t WHERE a = $1",
+ *   values: ["x"],
+ *   count: () => Promise.resolve(37),
+ * });
+ * assert.deepEqual(await estimatedTotal(estimates, null, read(false)), {
+ *   total: 2_000_000,
+ *   estimated: true,
+ * });
+ * assert.deepEqual(await estimatedTotal(estimates, null, read(true)), { total: 37, estimated: false });
+ * ```
  */
 export async function estimatedTotal<S>(
   estimates: RowEstimates<S>,
