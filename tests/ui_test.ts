@@ -303,6 +303,35 @@ Deno.test({
             const rows = await gridRows(page, "Rows of big");
             assert.ok(Number(rows.at(-1)?.[0]) > 200, `last row shown: ${rows.at(-1)}`);
           });
+
+          // Fifty screens down, a screen at a time: at most one page asked for per screen, and
+          // the rows in view are the table's, in order, without a gap.
+          await page.goto(`${server.base}/ui/table?schema=public&table=big`);
+          await grid.getByRole("gridcell", { name: "1", exact: true }).first().waitFor();
+          const asked: string[] = [];
+          const onRequest = (r: { url(): string }) => {
+            if (r.url().includes("/records?") && r.url().includes("count=none")) {
+              asked.push(r.url());
+            }
+          };
+          page.on("request", onRequest);
+          const screen = await grid.evaluate((el) => el.clientHeight);
+          for (let i = 0; i < 50; i++) {
+            await grid.evaluate((el, by) => el.scrollTop += by, screen);
+            await page.waitForTimeout(40);
+          }
+          await page.waitForLoadState("networkidle");
+          page.off("request", onRequest);
+          assert.ok(
+            asked.length >= 1 && asked.length <= 50,
+            `${asked.length} pages for 50 screens`,
+          );
+          await eventually(async () => {
+            const ids = (await gridRows(page, "Rows of big")).map((r) => Number(r[0]));
+            assert.ok(ids[0]! > 50 * Math.floor(screen / 40), `at row ${ids[0]} after 50 screens`);
+            ids.forEach((id, i) => assert.equal(id, ids[0]! + i, `rows ${ids.join(",")}`));
+          });
+          console.log(`50 screens of ${screen} px: ${asked.length} pages asked for`);
         },
       );
 
