@@ -127,6 +127,24 @@ async function axeProblems(page: Page, seen: Watch): Promise<string[]> {
     .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
 }
 
+Deno.test("the service prints the web UI's address beside the token it generates, and the address answers", async () => {
+  const server = await TestServer.start({ AUTH_JWT_SECRET: "" });
+  try {
+    const lines = server.stdout.split("\n");
+    const at = lines.findIndex((line) => line.startsWith("The web UI: "));
+    assert.ok(at >= 0, server.stdout);
+    const address = lines[at]!.slice("The web UI: ".length);
+    assert.equal(address, `http://127.0.0.1:${server.port}/ui`);
+    // Beside the token: the lines that follow say it and give it.
+    assert.match(lines.slice(at + 1).join("\n"), /web UI to sign in\):\neyJ/);
+    const page = await fetch(address);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /<script type="module" src="\/ui\/assets\/main.js">/);
+  } finally {
+    await server.dispose();
+  }
+});
+
 /**
  * The page is the same whichever engine keeps the tables, so the suite's PostgreSQL run, which
  * runs every HTTP test file again, leaves this one to the DuckDB run: loading a million rows and
@@ -937,7 +955,7 @@ Deno.test({
           const grid = page.getByRole("grid", { name: "Rows of people" });
           await grid.getByRole("gridcell", { name: "Ada" }).waitFor();
           await page.getByRole("note").filter({ hasText: "Read only" }).waitFor();
-          for (const name of [/Delete/, /Drop table/]) {
+          for (const name of [/Delete/, /Drop table/, /Edit columns/]) {
             assert.equal(await page.getByRole("button", { name }).count(), 0, String(name));
           }
           assert.equal(await grid.getByRole("checkbox").count(), 0);
@@ -947,6 +965,11 @@ Deno.test({
             token: readOnly,
           });
           assert.equal(refused.status, 403);
+          // Without templates:read there is no Templates screen to go to.
+          await page.getByRole("button", { name: "Sign out" }).click();
+          await signIn(page, server.base, await mint({ scope: "tables:read" }));
+          await page.getByRole("link", { name: "SQL" }).waitFor();
+          assert.equal(await page.getByRole("link", { name: "Templates" }).count(), 0);
           await page.getByRole("button", { name: "Sign out" }).click();
           await signIn(page, server.base, server.token);
         },
