@@ -7,6 +7,7 @@
  */
 
 import { createApp } from "./http/app.ts";
+import { UI_PATH } from "./http/ui/mod.ts";
 import { createVerifier, mintToken, SCOPES } from "./auth/jwt.ts";
 import { ensureSecret } from "./auth/secret.ts";
 import type { Config } from "./config.ts";
@@ -203,10 +204,14 @@ export async function startService(
   }));
   const { hostname, port } = server.addr;
   print(`Listening on http://${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}/`);
+  // A wildcard address is no place to open in a browser; the machine's own name is.
+  const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname;
+  print(`The web UI: http://${host.includes(":") ? `[${host}]` : host}:${port}${UI_PATH}`);
   if (firstStart) {
     print(
       `Created a signing secret in ${firstStart.secretPath}.` +
-        ` A token with every scope, valid for 24 hours:\n${firstStart.token}`,
+        ` A token with every scope, valid for 24 hours (paste it into the web UI to sign in):` +
+        `\n${firstStart.token}`,
     );
   }
 

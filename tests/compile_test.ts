@@ -113,6 +113,19 @@ Deno.test({
           token: null,
         });
         assert.equal(script.status, 200);
+        // So must the web UI's own files and the packages' modules it serves.
+        for (
+          const path of [
+            "/ui",
+            "/ui/assets/app.js",
+            "/ui/npm/preact/preact.mjs",
+            "/ui/npm/@tanstack+virtual-core/utils.js",
+            "/ui/npm/@codemirror+view/index.js",
+          ]
+        ) {
+          const answer = await server.request("GET", path, { token: null });
+          assert.equal(answer.status, 200, path);
+        }
       } finally {
         await server.dispose();
       }

@@ -114,6 +114,9 @@ const ENGINES = ["src/store/duckdb/", "src/store/postgres/"];
  */
 const STAGING = "src/store/duckdb/mod.ts";
 
+/** The web UI's server side: it serves the browser's files and calls no layer below. */
+const UI = "src/http/ui/";
+
 /** What both engines share (SQL text and rules that read the same on either), naming neither. */
 const SHARED = "src/store/shared/";
 
@@ -135,6 +138,8 @@ function layerViolations(imports: readonly Import[]): string[] {
     const rule = under(from, "src/service/", "src/catalog/", "src/ingest/") &&
         under(to, "src/http/")
       ? "nothing below the HTTP layer imports it"
+      : under(from, UI) && !under(to, UI) && to !== "src/errors.ts"
+      ? "the web UI is files for the browser, whose data comes from the API: it serves them only"
       : under(from, "src/catalog/", "src/ingest/") && under(to, "src/service/", "src/store/")
       ? "the catalog and ingest import neither the services nor the store"
       : under(from, SHARED) && (under(to, ...ENGINES) || to.startsWith("npm:"))
@@ -200,6 +205,8 @@ Deno.test("layerViolations() names each import that goes against the layers", ()
       { from: "src/service/uploads.ts", to: "src/store/duckdb/mod.ts" },
       { from: "src/store/shared/cursor.ts", to: "src/store/duckdb/sql.ts" },
       { from: "src/store/shared/cursor.ts", to: "src/store/postgres/mod.ts" },
+      { from: "src/http/ui/mod.ts", to: "src/service/tables.ts" },
+      { from: "src/http/ui/mod.ts", to: "src/store/store.ts" },
     ]).map((violation) => violation.slice(0, violation.indexOf(":"))),
     [
       "src/service/tables.ts imports src/http/routes/shapes.ts",
@@ -216,6 +223,8 @@ Deno.test("layerViolations() names each import that goes against the layers", ()
       "src/service/uploads.ts imports src/store/duckdb/mod.ts",
       "src/store/shared/cursor.ts imports src/store/duckdb/sql.ts",
       "src/store/shared/cursor.ts imports src/store/postgres/mod.ts",
+      "src/http/ui/mod.ts imports src/service/tables.ts",
+      "src/http/ui/mod.ts imports src/store/store.ts",
     ],
   );
   assert.deepEqual(
@@ -237,6 +246,9 @@ Deno.test("layerViolations() names each import that goes against the layers", ()
       { from: "src/store/duckdb/record_cursor.ts", to: "src/store/shared/cursor.ts" },
       { from: "src/store/postgres/record_cursor.ts", to: "src/store/shared/cursor.ts" },
       { from: "src/store/shared/cursor.ts", to: "src/catalog/filters.ts" },
+      { from: "src/http/ui/mod.ts", to: "src/http/ui/packages.ts" },
+      { from: "src/http/ui/mod.ts", to: "src/errors.ts" },
+      { from: "src/http/app.ts", to: "src/http/ui/mod.ts" },
     ]),
     [],
   );

@@ -32,6 +32,7 @@ import { exportRoutes } from "./routes/exports.ts";
 import { downloadRoutes } from "./routes/downloads.ts";
 import { tableRoutes } from "./routes/tables.ts";
 import { templateRoutes } from "./routes/templates.ts";
+import { UI_PATH, uiRoutes } from "./ui/mod.ts";
 import { queryRoutes } from "./routes/query.ts";
 import { backupRoutes } from "./routes/backups.ts";
 import type { Backups } from "../service/backups.ts";
@@ -105,6 +106,14 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
     }),
   );
   app.route("/", docsRoutes(OPENAPI_PATH));
+  // The web UI's files are public, like the documentation: its data calls carry the token.
+  app.route("/", uiRoutes());
+  // A person who opens the service's address lands on the UI. Middleware rather than a route:
+  // a redirect is no operation of the API's document.
+  app.use("/", async function redirectToUi(c, next) {
+    if (c.req.path !== "/") return await next();
+    return c.redirect(UI_PATH, 302);
+  });
 
   // Public, like the documentation it feeds, and registered before the token check so that
   // check never runs for it. The document is built from the routes' own schemas on each call;
