@@ -15,6 +15,7 @@ import { interactive } from "./interactive.ts";
 import { load } from "./load.ts";
 import { loading } from "./loading.ts";
 import { pages } from "./pages.ts";
+import { uiGrid } from "./ui_grid.ts";
 import { retained, retainedGrowth } from "./retained.ts";
 import { scaleOut } from "./scale_out.ts";
 import { percentile } from "./measure.ts";
@@ -117,6 +118,8 @@ if (import.meta.main) {
       Deno.args[3]?.split(","),
     );
   }
+  // Loads 10 million rows and drives Chromium: run only when asked for.
+  if (only === "ui-grid") await uiGrid(Number(Deno.args[1] ?? 10_000_000));
   if (!only || only === "retained") await retained(Number(Deno.args[1] ?? 4_000));
   if (!only || only === "bounds") await readBounds();
   if (only === "backup") await backup(Number(Deno.args[1] ?? 10_000_000));
