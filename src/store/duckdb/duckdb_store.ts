@@ -30,6 +30,7 @@ import { bootstrap } from "./metadata.ts";
 import { deleteRecords, updateRecords } from "./record_changes.ts";
 import { exportRecords, readRecords } from "./record_reads.ts";
 import { readQuery, streamQuery } from "./queries.ts";
+import { openWireSession } from "./wire_session.ts";
 import { summarizeRecords } from "./record_summary.ts";
 import { CoreStore } from "../shared/core_store.ts";
 import { duckdbCore } from "./core.ts";
@@ -141,6 +142,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
     this.queries = {
       read: (request, limit) => readQuery(context, request, limit),
       stream: (request, format) => streamQuery(context, request, format),
+      session: () => openWireSession(context),
     };
     this.answers = {
       async find(scope, key, since) {
