@@ -551,6 +551,8 @@ export class Connection {
     const began = performance.now();
     let rows = 0;
     let code = "00000";
+    // A CancelRequest that came between statements cancels nothing.
+    this.#cancelled = false;
     try {
       if (statement.sql === "") {
         this.#out.begin("I").end();

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { DEFAULT_SCHEMA } from "../catalog/names.ts";
+import { DEFAULT_SCHEMA, RESERVED_SCHEMAS } from "../catalog/names.ts";
 import { WireError } from "./errors.ts";
 
 /** The version the listener says it speaks as: PostgreSQL 15's protocol and catalog. */
@@ -220,7 +220,11 @@ export class Settings {
       return /^".*"$/.test(name) ? name.slice(1, -1) : name.replace(/^'(.*)'$/, "$1").toLowerCase();
     }).filter((name) => name !== "$user" && name !== "pg_catalog" && name !== "");
     for (const name of names) {
-      if (this.visibleSchemas !== undefined && !this.visibleSchemas.includes(name.toLowerCase())) {
+      const key = name.toLowerCase();
+      if (
+        RESERVED_SCHEMAS.has(key) ||
+        (this.visibleSchemas !== undefined && !this.visibleSchemas.includes(key))
+      ) {
         throw new WireError("42501", `The token may not read schema "${name}"`);
       }
     }

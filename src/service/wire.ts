@@ -11,6 +11,7 @@ import type { Store, WireSession } from "../store/store.ts";
 export type {
   QueryParam,
   QueryRequest,
+  Store,
   WireColumn,
   WireRows,
   WireSession,
