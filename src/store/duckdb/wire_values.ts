@@ -100,10 +100,15 @@ function json(type: string): ScalarWire {
   return { oid: wireOid("json"), typmod: -1, text: (v) => jsonValue(v, type), bare: false };
 }
 
-/** An array element's text: quoted with `"` and `\` escaped unless `bare`; NULL unquoted. */
+/**
+ * An array element's text as PostgreSQL writes it: quoted with `"` and `\` escaped when it is
+ * empty, holds a brace, comma, quote, backslash or blank, or reads NULL; NULL unquoted.
+ */
 function element(text: string, bare: boolean): string {
-  const quoted = bare ? text : `'"' || replace(replace(${text}, '\\', '\\\\'), '"', '\\"') || '"'`;
-  return `coalesce(${quoted}, 'NULL')`;
+  if (bare) return `coalesce(${text}, 'NULL')`;
+  const quoted = `'"' || replace(replace(${text}, '\\', '\\\\'), '"', '\\"') || '"'`;
+  return `coalesce(CASE WHEN ${text} = '' OR upper(${text}) = 'NULL' OR ` +
+    `regexp_matches(${text}, '[{}",\\\\\\s]') THEN ${quoted} ELSE ${text} END, 'NULL')`;
 }
 
 /** The wire form of a column of DuckDB type `type`. */
