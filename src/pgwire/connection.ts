@@ -748,6 +748,7 @@ export class Connection {
       defaultSchema: settings.defaultSchema,
       visibleSchemas: this.principal!.schemas,
       timeoutMs: settings.timeout,
+      client: { user: this.user, database: this.database },
     };
   }
 

@@ -56,6 +56,8 @@ export interface QueryRequest {
   readonly visibleSchemas?: readonly string[];
   /** Interrupted this long after it began (408). */
   readonly timeoutMs: number;
+  /** Who asks over the PostgreSQL protocol, for the catalog it is shown. */
+  readonly client?: { readonly user: string; readonly database: string };
 }
 
 /** At most a limit of a query's rows, as JSON array text. */

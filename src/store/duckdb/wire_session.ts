@@ -16,9 +16,15 @@ import { boundParams, check, queryCatalog, queryFailure } from "./queries.ts";
 import { describeResult } from "./result_formats.ts";
 import { bound } from "./session.ts";
 import { wireColumns, wireSelect } from "./wire_values.ts";
+import { catalogDatabase } from "./wire_catalog.ts";
+import { type CatalogSnapshot, isCatalogQuery } from "../shared/wire_catalog.ts";
 
 /** A connection held in one transaction until {@link WireSession.end}. */
-export async function openWireSession(context: StoreContext): Promise<WireSession> {
+export async function openWireSession(
+  context: StoreContext,
+  snapshot: (request: QueryRequest) => Promise<CatalogSnapshot>,
+): Promise<WireSession> {
+  const catalog = async (request: QueryRequest) => await catalogDatabase(await snapshot(request));
   const given = Promise.withResolvers<Session>();
   const done = Promise.withResolvers<void>();
   const whole = context.database.transaction(async (session) => {
@@ -48,70 +54,74 @@ export async function openWireSession(context: StoreContext): Promise<WireSessio
     }
   };
   return {
-    describe: (request) =>
-      underDeadline(request, async () => {
-        const sql = await checkedSql(request);
-        const prepared = await connection.prepare(sql);
-        try {
-          const named: { name: string; type: string }[] = [];
-          for (let i = 0; i < prepared.columnCount; i++) {
-            let type = "VARCHAR";
-            try {
-              const t = prepared.columnType(i);
-              type = t.alias ?? String(t);
-            } catch {
-              // A column typed only by an unbound parameter (`SELECT $1`): text.
-            }
-            named.push({ name: prepared.columnName(i), type });
-          }
-          const params: string[] = [];
-          for (let i = 1; i <= prepared.parameterCount; i++) {
-            try {
-              const t = prepared.parameterType(i);
-              params.push(t.alias ?? String(t));
-            } catch {
-              params.push("VARCHAR");
-            }
-          }
-          const paramOids = wireColumns(params.map((type) => ({ name: "", type })))
-            .map((c) => c.oid);
-          return { columns: wireColumns(named), params: paramOids };
-        } finally {
-          prepared.destroySync();
-        }
-      }),
-    open: (request) =>
-      underDeadline(request, async (): Promise<WireRows> => {
-        const sql = await checkedSql(request);
-        const query = { sql, ...boundParams(request.params) };
-        const columns = wireColumns(await describeResult(session, query));
-        const result: DuckDBResult = await connection.stream(
-          wireSelect(sql, columns),
-          bound(query.values),
-          query.types,
-        );
-        let pending: (string | null)[][] = [];
-        let finished = false;
-        return {
-          columns,
-          next: (count) =>
-            underDeadline(request, async () => {
-              while (pending.length < count && !finished) {
-                const chunk = await result.fetchChunk();
-                if (!chunk || chunk.rowCount === 0) finished = true;
-                else pending = pending.concat(chunk.getRows() as (string | null)[][]);
+    describe: async (request) =>
+      isCatalogQuery(request.sql)
+        ? await (await catalog(request)).describe(request)
+        : await underDeadline(request, async () => {
+          const sql = await checkedSql(request);
+          const prepared = await connection.prepare(sql);
+          try {
+            const named: { name: string; type: string }[] = [];
+            for (let i = 0; i < prepared.columnCount; i++) {
+              let type = "VARCHAR";
+              try {
+                const t = prepared.columnType(i);
+                type = t.alias ?? String(t);
+              } catch {
+                // A column typed only by an unbound parameter (`SELECT $1`): text.
               }
-              const rows = pending.slice(0, count);
-              pending = pending.slice(count);
-              return rows;
-            }),
-          close() {
-            pending = [];
-            finished = true;
-            return Promise.resolve();
-          },
-        };
-      }),
+              named.push({ name: prepared.columnName(i), type });
+            }
+            const params: string[] = [];
+            for (let i = 1; i <= prepared.parameterCount; i++) {
+              try {
+                const t = prepared.parameterType(i);
+                params.push(t.alias ?? String(t));
+              } catch {
+                params.push("VARCHAR");
+              }
+            }
+            const paramOids = wireColumns(params.map((type) => ({ name: "", type })))
+              .map((c) => c.oid);
+            return { columns: wireColumns(named), params: paramOids };
+          } finally {
+            prepared.destroySync();
+          }
+        }),
+    open: async (request) =>
+      isCatalogQuery(request.sql)
+        ? await (await catalog(request)).open(request)
+        : await underDeadline(request, async (): Promise<WireRows> => {
+          const sql = await checkedSql(request);
+          const query = { sql, ...boundParams(request.params) };
+          const columns = wireColumns(await describeResult(session, query));
+          const result: DuckDBResult = await connection.stream(
+            wireSelect(sql, columns),
+            bound(query.values),
+            query.types,
+          );
+          let pending: (string | null)[][] = [];
+          let finished = false;
+          return {
+            columns,
+            next: (count) =>
+              underDeadline(request, async () => {
+                while (pending.length < count && !finished) {
+                  const chunk = await result.fetchChunk();
+                  if (!chunk || chunk.rowCount === 0) finished = true;
+                  else pending = pending.concat(chunk.getRows() as (string | null)[][]);
+                }
+                const rows = pending.slice(0, count);
+                pending = pending.slice(count);
+                return rows;
+              }),
+            close() {
+              pending = [];
+              finished = true;
+              return Promise.resolve();
+            },
+          };
+        }),
     cancel() {
       connection.interrupt();
     },

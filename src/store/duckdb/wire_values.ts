@@ -165,7 +165,7 @@ export function wireColumns(
  * import assert from "node:assert/strict";
  * import { wireSelect } from "./wire_values.ts";
  *
- * const sql = wireSelect("SELECT 1 AS a", [{ name: "a", type: "INTEGER" }]);
+ * const sql = wireSelect("SELECT 1 AS a", [{ type: "INTEGER" }]);
  * assert.equal(sql, 'SELECT CAST("c0" AS VARCHAR) FROM (SELECT 1 AS a) AS "result"("c0")');
  * ```
  */

@@ -14,6 +14,8 @@ import type { Session } from "./database.ts";
 import { checked, queryFailure } from "./queries.ts";
 import { holdSession, SETTINGS } from "./result_formats.ts";
 import { quoteIdent } from "./sql.ts";
+import { catalogDatabase } from "../duckdb/mod.ts";
+import { type CatalogSnapshot, isCatalogQuery } from "../shared/wire_catalog.ts";
 
 /** The server's fields as wire columns. */
 function columnsOf(
@@ -28,7 +30,11 @@ function columnsOf(
 }
 
 /** A connection held in a read-only snapshot until {@link WireSession.end}. */
-export async function openWireSession(context: StoreContext): Promise<WireSession> {
+export async function openWireSession(
+  context: StoreContext,
+  snapshot: (request: QueryRequest) => Promise<CatalogSnapshot>,
+): Promise<WireSession> {
+  const catalog = async (request: QueryRequest) => await catalogDatabase(await snapshot(request));
   const { session, release } = await holdSession(context.database);
   let uncount = () => {};
   let pid: number;
@@ -56,6 +62,7 @@ export async function openWireSession(context: StoreContext): Promise<WireSessio
     session.run("SELECT pg_catalog.set_config('statement_timeout', $1, true)", [String(ms)]);
   return {
     async describe(request) {
+      if (isCatalogQuery(request.sql)) return await (await catalog(request)).describe(request);
       cancelled = false;
       const source = await checked(request, { anyParams: true });
       try {
@@ -71,6 +78,7 @@ export async function openWireSession(context: StoreContext): Promise<WireSessio
       }
     },
     async open(request) {
+      if (isCatalogQuery(request.sql)) return await (await catalog(request)).open(request);
       cancelled = false;
       const source = await checked(request);
       const name = quoteIdent(`wire_${++cursors}`);
