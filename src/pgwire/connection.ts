@@ -185,6 +185,7 @@ export class Connection {
     // Closed while a statement ran: its session goes back now that nothing uses it.
     if (this.#phase === "closed") {
       await this.#endSession().catch(() => {});
+      this.#ended.resolve();
       return;
     }
     if (this.#phase === "ready") {
@@ -839,13 +840,20 @@ export class Connection {
     this.#drained?.resolve();
     this.#socket.destroySoon?.();
     if (this.#running) this.#session?.cancel();
-    else void this.#endSession().catch(() => {});
+    else void this.#endSession().catch(() => {}).then(() => this.#ended.resolve());
     if (wasReady) this.deps.observe.closed(this, reason);
     this.onClose?.();
   }
 
   /** Called once when the connection closes. */
   onClose?: () => void;
+
+  readonly #ended = Promise.withResolvers<void>();
+
+  /** Settles once the connection is closed and its engine session given back. */
+  get ended(): Promise<void> {
+    return this.#ended.promise;
+  }
 }
 
 /** The format of column `i` by Bind's result formats. */

@@ -173,11 +173,14 @@ export async function startPgwire(options: PgwireOptions): Promise<Pgwire> {
     stop: () =>
       stopped ??= (async () => {
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        for (const connection of [...connections]) {
+        const open = [...connections];
+        for (const connection of open) {
           connection.terminate(
             new WireError("57P01", "terminating connection due to administrator command", "FATAL"),
           );
         }
+        // The store closes next: every engine session must be back by then.
+        await Promise.all(open.map((connection) => connection.ended));
         await closed;
       })(),
   };
