@@ -186,6 +186,8 @@ Deno.test("real clients read the rows back over the PostgreSQL protocol", async 
       assert.equal(out.psycopg_prepared_distinct, 1);
       assert.deepEqual(out.psycopg_prepared, python(ROWS[8]!));
       assert.equal(out.psycopg_binary_rows, 20);
+      assert.deepEqual(out.typed_binary, out.typed_text);
+      assert.ok(out.typed_text.every((v: unknown) => v !== null), JSON.stringify(out.typed_text));
       assert.equal(out.psycopg2_totals[0], ROWS.length);
       assert.equal(cents(out.psycopg2_totals[1]), totalCents());
       assert.equal(out.pandas_rows, ROWS.length);
