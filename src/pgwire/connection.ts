@@ -581,12 +581,23 @@ export class Connection {
       const result = portal.rows;
       if (describe) this.#rowDescription(result.columns, portal.formats);
       const want = limit > 0 ? limit : Infinity;
+      // Messages the engine built whole are sent as they are when every column is in text.
+      const whole = result.nextDataRows && portal.formats.every((format) => format === 0);
       while (rows < want) {
-        const batch = await result.next(Math.min(BATCH_ROWS, want - rows));
-        for (const row of batch) this.#dataRow(result.columns, row, portal.formats);
-        rows += batch.length;
+        const size = Math.min(BATCH_ROWS, want - rows);
+        let count: number;
+        if (whole) {
+          const messages = await result.nextDataRows!(size);
+          for (const message of messages) this.#out.bytes(message);
+          count = messages.length;
+        } else {
+          const batch = await result.next(size);
+          for (const row of batch) this.#dataRow(result.columns, row, portal.formats);
+          count = batch.length;
+        }
+        rows += count;
         if (this.#out.length >= WRITE_BYTES) await this.#flush();
-        if (batch.length < Math.min(BATCH_ROWS, want - rows + batch.length)) {
+        if (count < size) {
           portal.done = true;
           break;
         }

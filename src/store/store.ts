@@ -405,6 +405,12 @@ export interface WireRows {
   readonly columns: readonly WireColumn[];
   /** The next `count` rows, or fewer at the end of the result. */
   next(count: number): Promise<(string | null)[][]>;
+  /**
+   * The next `count` rows as whole `DataRow` messages of the protocol, every column in text,
+   * when the engine builds them itself (fewer at the end); {@link next} and this read the same
+   * rows, one or the other.
+   */
+  nextDataRows?(count: number): Promise<Uint8Array[]>;
   /** Lets the result go, read to its end or not. */
   close(): Promise<void>;
 }

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { DuckDBResult } from "@duckdb/node-api";
+import type { DuckDBBlobVector, DuckDBResult } from "@duckdb/node-api";
 import type { QueryRequest, WireRows, WireSession } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
@@ -15,7 +15,7 @@ import { interruptAfter } from "./interrupts.ts";
 import { boundParams, check, queryCatalog, queryFailure } from "./queries.ts";
 import { describeResult } from "./result_formats.ts";
 import { bound } from "./session.ts";
-import { wireColumns, wireSelect } from "./wire_values.ts";
+import { dataRowValues, wireColumns, wireMessages } from "./wire_values.ts";
 import { catalogDatabase } from "./wire_catalog.ts";
 import { type CatalogSnapshot, isCatalogQuery } from "../shared/wire_catalog.ts";
 
@@ -96,25 +96,30 @@ export async function openWireSession(
           const query = { sql, ...boundParams(request.params) };
           const columns = wireColumns(await describeResult(session, query));
           const result: DuckDBResult = await connection.stream(
-            wireSelect(sql, columns),
+            wireMessages(sql, columns),
             bound(query.values),
             query.types,
           );
-          let pending: (string | null)[][] = [];
+          let pending: Uint8Array[] = [];
           let finished = false;
+          const messages = (count: number) =>
+            underDeadline(request, async () => {
+              while (pending.length < count && !finished) {
+                const chunk = await result.fetchChunk();
+                if (!chunk || chunk.rowCount === 0) finished = true;
+                else {
+                  const vector = chunk.getColumnVector(0) as DuckDBBlobVector;
+                  for (let i = 0; i < chunk.rowCount; i++) pending.push(vector.getItemBytes(i)!);
+                }
+              }
+              const batch = pending.length <= count ? pending : pending.slice(0, count);
+              pending = pending.length <= count ? [] : pending.slice(count);
+              return batch;
+            });
           return {
             columns,
-            next: (count) =>
-              underDeadline(request, async () => {
-                while (pending.length < count && !finished) {
-                  const chunk = await result.fetchChunk();
-                  if (!chunk || chunk.rowCount === 0) finished = true;
-                  else pending = pending.concat(chunk.getRows() as (string | null)[][]);
-                }
-                const rows = pending.slice(0, count);
-                pending = pending.slice(count);
-                return rows;
-              }),
+            nextDataRows: messages,
+            next: async (count) => (await messages(count)).map(dataRowValues),
             close() {
               pending = [];
               finished = true;

@@ -175,3 +175,52 @@ export function wireSelect(sql: string, columns: readonly { type: string }[]): s
   const texts = columns.map((c, i) => wireType(c.type).text(refs[i]!));
   return `SELECT ${texts.join(", ")} FROM (${sql}) AS "result"(${refs.join(", ")})`;
 }
+
+/**
+ * The statement giving, for each row of `sql`, the whole `DataRow` message of the PostgreSQL
+ * protocol with every column in text, as one BLOB: built by DuckDB, vectorised, so the listener
+ * sends its bytes as they are rather than decoding and encoding each value.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { wireMessages } from "./wire_values.ts";
+ *
+ * assert.match(wireMessages("SELECT 1 AS a", [{ type: "INTEGER" }]), /^SELECT 'D'::BLOB \|\| /);
+ * ```
+ */
+export function wireMessages(sql: string, columns: readonly { type: string }[]): string {
+  const refs = columns.map((_, i) => `"c${i}"`);
+  const parts = columns.map((c, i) => {
+    const text = `encode(${wireType(c.type).text(refs[i]!)})`;
+    return `CASE WHEN ${refs[i]} IS NULL THEN unhex('ffffffff') ` +
+      `ELSE unhex(printf('%08x', octet_length(${text}))) || ${text} END`;
+  });
+  const count = `unhex('${columns.length.toString(16).padStart(4, "0")}')`;
+  const body = [count, ...parts].join(" || ");
+  const source = columns.length
+    ? `(${sql}) AS "result"(${refs.join(", ")})`
+    : `(${sql}) AS "result"`;
+  return `SELECT 'D'::BLOB || unhex(printf('%08x', 4 + octet_length("body"))) || "body" AS "message" ` +
+    `FROM (SELECT ${body} AS "body" FROM ${source}) AS "messages"`;
+}
+
+/** The text of each value of a `DataRow` message's bytes (null for NULL). */
+export function dataRowValues(message: Uint8Array): (string | null)[] {
+  const view = new DataView(message.buffer, message.byteOffset, message.byteLength);
+  const count = view.getInt16(5);
+  const values: (string | null)[] = [];
+  let at = 7;
+  for (let i = 0; i < count; i++) {
+    const length = view.getInt32(at);
+    at += 4;
+    if (length < 0) values.push(null);
+    else {
+      values.push(decoder.decode(message.subarray(at, at + length)));
+      at += length;
+    }
+  }
+  return values;
+}
+
+const decoder = new TextDecoder();
