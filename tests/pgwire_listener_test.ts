@@ -109,3 +109,18 @@ Deno.test("stopping the service ends its PostgreSQL clients with 57P01, and PGWI
     await off.dispose();
   }
 });
+
+Deno.test("a PostgreSQL client that sends nothing for PGWIRE_IDLE_TIMEOUT_SECONDS is closed with 57P05", async () => {
+  const server = await TestServer.start({ PGWIRE_IDLE_TIMEOUT_SECONDS: "1" });
+  try {
+    const client = await pgClient(server);
+    const ended = new Promise<string>((resolve) =>
+      client.on("error", (e) => resolve(String((e as { code?: string }).code)))
+    );
+    assert.deepEqual((await client.query("SELECT 1 AS one")).rows, [{ one: 1 }]);
+    assert.equal(await ended, "57P05");
+    await client.end().catch(() => {});
+  } finally {
+    await server.dispose();
+  }
+});
