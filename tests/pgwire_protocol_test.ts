@@ -19,6 +19,7 @@ import {
   sqlstate,
 } from "./helpers/pgwire.ts";
 import { HOSTILE } from "./fixtures/query_catalogue.ts";
+import { onDuckDB } from "./helpers/engine.ts";
 import { PG_HOSTILE } from "./fixtures/postgres_query_catalogue.ts";
 
 const COLUMNS = [
@@ -442,6 +443,78 @@ Deno.test("PGWIRE_MAX_CONNECTIONS refuses a client beyond it with 53300", async 
       assert.deepEqual((await first.query("SELECT 1 AS one")).rows, [{ one: 1 }]);
     } finally {
       await first.end();
+    }
+  } finally {
+    await server.dispose();
+  }
+});
+
+onDuckDB.test("DuckDB's own types get PostgreSQL's oids: 128-bit and unsigned integers numeric, ENUM text, nested json", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [
+      { name: "huge", type: "HUGEINT" },
+      { name: "ubig", type: "UBIGINT" },
+      { name: "usmall", type: "USMALLINT" },
+      { name: "mood", type: "ENUM('sad', 'ok', 'happy')" },
+      { name: "point", type: "STRUCT(x INTEGER, y VARCHAR)" },
+      { name: "tags", type: "MAP(VARCHAR, INTEGER)" },
+      { name: "grid", type: "INTEGER[][]" },
+      { name: "span", type: "INTERVAL" },
+      { name: "raw", type: "BLOB" },
+      { name: "clock", type: "TIME" },
+    ];
+    ok(await server.request("POST", "table/odd", { body: { table: { columns } } }));
+    const row = {
+      huge: "170141183460469231731687303715884105727",
+      ubig: "18446744073709551615",
+      usmall: 65535,
+      mood: "happy",
+      point: { x: 1, y: "a" },
+      tags: { k: 2 },
+      grid: [[1, 2], [3]],
+      span: "1 year 2 months 3 days 04:05:06",
+      raw: btoa("\u0000\u00ff"),
+      clock: "13:14:15",
+    };
+    ok(await server.request("POST", "table/odd/records", { body: [row] }));
+    const client = await pgClient(server);
+    try {
+      const { rows, fields } = await client.query("SELECT * FROM odd");
+      const oids = Object.fromEntries(fields.map((f) => [f.name, f.dataTypeID]));
+      assert.deepEqual(oids, {
+        huge: 1700,
+        ubig: 1700,
+        usmall: 23,
+        mood: 25,
+        point: 114,
+        tags: 114,
+        grid: 114,
+        span: 1186,
+        raw: 17,
+        clock: 1083,
+      });
+      const [read] = rows;
+      assert.equal(read.huge, row.huge);
+      assert.equal(read.ubig, row.ubig);
+      assert.equal(read.usmall, row.usmall);
+      assert.equal(read.mood, row.mood);
+      assert.deepEqual(read.point, row.point);
+      assert.deepEqual(read.tags, row.tags);
+      assert.deepEqual(read.grid, row.grid);
+      assert.deepEqual(
+        {
+          years: read.span.years,
+          months: read.span.months,
+          days: read.span.days,
+          hours: read.span.hours,
+        },
+        { years: 1, months: 2, days: 3, hours: 4 },
+      );
+      assert.deepEqual([...read.raw], [0, 255]);
+      assert.equal(read.clock, row.clock);
+    } finally {
+      await client.end();
     }
   } finally {
     await server.dispose();
