@@ -314,6 +314,87 @@ Deno.test("the PostgreSQL protocol answers drivers and raw messages as PostgreSQ
       },
     );
 
+    await t.step(
+      "the extended protocol: Describe, binary Bind, row limits across Sync, skipping after an error",
+      async () => {
+        const raw = await RawConnection.open(pgwirePort(server));
+        const int16 = (n: number) => [(n >> 8) & 0xff, n & 0xff];
+        const int32 = (
+          n: number,
+        ) => [(n >>> 24) & 0xff, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff];
+        const types = (messages: { type: string }[]) => messages.map((m) => m.type).join("");
+        const ids = (messages: { type: string; body: Uint8Array }[]) =>
+          messages.filter((m) => m.type === "D").map((m) =>
+            new DataView(m.body.buffer, m.body.byteOffset).getInt32(6)
+          );
+        try {
+          await raw.startup(196608, { user: "raw" });
+          await raw.until("R");
+          await raw.send("p", RawConnection.cstring(server.token));
+          await raw.until("Z");
+          const sql = "SELECT id FROM items WHERE id <= $1 ORDER BY id";
+          await raw.send("P", [
+            ...RawConnection.cstring("s1"),
+            ...RawConnection.cstring(sql),
+            ...int16(1),
+            ...int32(23),
+          ]);
+          await raw.send("D", [83, ...RawConnection.cstring("s1")]);
+          await raw.send("S");
+          const described = await raw.until("Z");
+          assert.equal(types(described), "1tTZ");
+          assert.deepEqual([...described[1]!.body], [0, 1, ...int32(23)]);
+          await raw.send("Q", RawConnection.cstring("BEGIN"));
+          await raw.until("Z");
+          // Portal p1: the parameter 5 in binary, the result in binary, two rows at a time.
+          const bind = [
+            ...RawConnection.cstring("p1"),
+            ...RawConnection.cstring("s1"),
+            ...int16(1),
+            ...int16(1),
+            ...int16(1),
+            ...int32(4),
+            ...int32(5),
+            ...int16(1),
+            ...int16(1),
+          ];
+          await raw.send("B", bind);
+          await raw.send("E", [...RawConnection.cstring("p1"), ...int32(2)]);
+          await raw.send("S");
+          const first = await raw.until("Z");
+          assert.equal(types(first), "2DDsZ");
+          assert.equal(String.fromCharCode(first.at(-1)!.body[0]!), "T");
+          await raw.send("E", [...RawConnection.cstring("p1"), ...int32(0)]);
+          await raw.send("S");
+          const rest = await raw.until("Z");
+          const expected = ROWS.filter((r) => r.id <= 5).map((r) => r.id);
+          assert.deepEqual([...ids(first), ...ids(rest)], expected);
+          assert.equal(types(rest), `${"D".repeat(expected.length - 2)}CZ`);
+          // After an error every message until Sync is skipped; the block has failed.
+          await raw.send("P", [
+            ...RawConnection.cstring(""),
+            ...RawConnection.cstring("SELECT 1; SELECT 2"),
+            ...int16(0),
+          ]);
+          await raw.send("B", [0, 0, ...int16(0), ...int16(0), ...int16(0)]);
+          await raw.send("E", [0, ...int32(0)]);
+          await raw.send("S");
+          const failed = await raw.until("Z");
+          assert.equal(types(failed), "EZ");
+          assert.equal(errorFields(failed[0]!.body).C, "42601");
+          assert.equal(String.fromCharCode(failed.at(-1)!.body[0]!), "E");
+          await raw.send("Q", RawConnection.cstring("ROLLBACK"));
+          const rolled = await raw.until("Z");
+          assert.equal(String.fromCharCode(rolled.at(-1)!.body[0]!), "I");
+          await raw.send("C", [83, ...RawConnection.cstring("s1")]);
+          await raw.send("S");
+          assert.equal(types(await raw.until("Z")), "3Z");
+        } finally {
+          raw.close();
+        }
+      },
+    );
+
     await t.step("a bad token is FATAL 28P01, and the token is never logged", async () => {
       const other = await mint({ scope: "tables:read", secret: "x".repeat(40) });
       const error = await sqlstate(pgClient(server, other));
