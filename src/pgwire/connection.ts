@@ -47,7 +47,8 @@ const WRITE_BYTES = 256 * 1024;
 export interface ConnectionDeps {
   /** The principal of a token, or a failure (an ApiError 401) for a bad one. */
   authenticate(token: string): Promise<Principal>;
-  openSession(): Promise<WireSession>;
+  /** An engine session; `single`: for one statement alone (a simple query of one statement). */
+  openSession(single: boolean): Promise<WireSession>;
   /** The service's query timeout: the default and the most of `statement_timeout`. */
   readonly queryTimeoutMs: number;
   /** Most bytes of one message. */
@@ -380,6 +381,7 @@ export class Connection {
   async #simpleQuery(text: string): Promise<void> {
     const statements = splitStatements(text);
     if (statements.length === 0) this.#out.begin("I").end();
+    this.#single = statements.length === 1;
     for (const sql of statements) {
       const statement: Prepared = { sql, kind: statementKind(sql), paramTypes: [] };
       const portal: Portal = { statement, params: [], formats: [], done: false };
@@ -391,6 +393,7 @@ export class Connection {
       }
     }
     // A message's statements outside a block are one implicit transaction.
+    this.#single = false;
     if (this.#status === "I") await this.#endSession();
     this.#ready();
     await this.#flush();
@@ -764,10 +767,13 @@ export class Connection {
     };
   }
 
+  /** Whether the message under way is a simple query of one statement outside a block. */
+  #single = false;
+
   /** The engine session of the transaction under way, opened at its first query. */
   async #engine(): Promise<WireSession> {
     if (this.#session) return this.#session;
-    this.#opening ??= this.deps.openSession();
+    this.#opening ??= this.deps.openSession(this.#single && this.#status === "I");
     try {
       this.#session = await this.#opening;
     } finally {

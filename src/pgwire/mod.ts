@@ -134,7 +134,7 @@ export async function startPgwire(options: PgwireOptions): Promise<Pgwire> {
   const server = net.createServer((socket) => {
     const connection = new Connection(socket, {
       authenticate,
-      openSession: () => openWireSession(options),
+      openSession: (single) => openWireSession(options, { single }),
       queryTimeoutMs: options.queryTimeoutMs,
       maxMessageBytes: options.maxMessageBytes,
       idleMs: options.idleMs,

@@ -18,7 +18,10 @@ export type {
 } from "../store/store.ts";
 export { numericTypmod, WIRE_TYPES, wireOid, type WireType } from "../store/shared/wire_types.ts";
 
-/** A connection holding one read snapshot until it is ended. */
-export async function openWireSession(deps: { readonly store: Store }): Promise<WireSession> {
-  return await deps.store.queries.session();
+/** A connection holding one read snapshot (or for one statement, `single`) until it is ended. */
+export async function openWireSession(
+  deps: { readonly store: Store },
+  options: { readonly single?: boolean } = {},
+): Promise<WireSession> {
+  return await deps.store.queries.session(options);
 }

@@ -436,8 +436,12 @@ export interface WireSession {
 
 /** Clients' read-only SQL. */
 export interface QueryStore {
-  /** A connection holding one read snapshot, for the PostgreSQL protocol's listener. */
-  session(): Promise<WireSession>;
+  /**
+   * A connection holding one read snapshot, for the PostgreSQL protocol's listener; with
+   * `single`, for one statement only, which is one snapshot by itself, so the engine may begin
+   * no transaction around it.
+   */
+  session(options?: { readonly single?: boolean }): Promise<WireSession>;
   /**
    * At most `limit` rows of a read-only query; 400 for anything but one query over readable
    * tables, 403 for a schema the token may not read, 408 past its deadline.

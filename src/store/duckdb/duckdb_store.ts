@@ -144,9 +144,10 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
     this.queries = {
       read: (request, limit) => readQuery(context, request, limit),
       stream: (request, format) => streamQuery(context, request, format),
-      session: () =>
+      session: (options) =>
         openWireSession(
           context,
+          options?.single ?? false,
           (request) =>
             readCatalogSnapshot(this, request, (type) => wireColumns([{ name: "", type }])[0]!),
         ),

@@ -22,12 +22,18 @@ import { type CatalogSnapshot, isCatalogQuery } from "../shared/wire_catalog.ts"
 /** A connection held in one transaction until {@link WireSession.end}. */
 export async function openWireSession(
   context: StoreContext,
+  single: boolean,
   snapshot: (request: QueryRequest) => Promise<CatalogSnapshot>,
 ): Promise<WireSession> {
   const catalog = async (request: QueryRequest) => await catalogDatabase(await snapshot(request));
   const given = Promise.withResolvers<Session>();
   const done = Promise.withResolvers<void>();
-  const whole = context.database.transaction(async (session) => {
+  // One statement is one snapshot by itself: no BEGIN and COMMIT around it, two round trips
+  // to DuckDB's threads fewer.
+  const hold = single
+    ? context.database.withSession.bind(context.database)
+    : context.database.transaction.bind(context.database);
+  const whole = hold(async (session) => {
     given.resolve(session);
     await done.promise;
   });
