@@ -23,6 +23,7 @@ import { readBounds } from "./read_bounds.ts";
 import { backup } from "./backup.ts";
 import { wide } from "./wide.ts";
 import { soak } from "./soak.ts";
+import { pgwire } from "./pgwire.ts";
 
 /** Times `count` sequential calls of `work`, returning per-call milliseconds sorted. */
 async function time(count: number, work: (i: number) => Promise<void>): Promise<number[]> {
@@ -127,6 +128,8 @@ if (import.meta.main) {
     const kinds = Deno.args[3]?.split(",").filter(Boolean);
     await soak(Number(Deno.args[1] ?? 60), Number(Deno.args[2] ?? 200), kinds);
   }
+  // Needs a PostgreSQL of its own: run only when asked for.
+  if (only === "pgwire") await pgwire(Number(Deno.args[1] ?? 1_000_000));
   if (only === "wide") await wide(Number(Deno.args[1] ?? 2000), Number(Deno.args[2] ?? 10_000));
   // Compares block sizes, minutes of loads: run only when asked for.
   if (only === "blocks") await blocks(Number(Deno.args[1] ?? 1_000_000), Number(Deno.args[2] ?? 3));

@@ -76,6 +76,41 @@ export interface Config {
   readonly backupIntervalMs?: number;
   /** How many of the scheduled backups are kept; older ones are removed. */
   readonly backupKeep: number;
+  /** The PostgreSQL protocol listener (docs/pgwire.md); absent when it is off. */
+  readonly pgwire?: PgwireConfig;
+}
+
+/** The PostgreSQL protocol listener's settings. */
+export interface PgwireConfig {
+  /** On {@link Config.host}; 0 for any free port. */
+  readonly port: number;
+  /** PEM texts, or paths to them, of the certificate chain and its key. */
+  readonly tls?: { readonly cert: string; readonly key: string };
+  readonly maxConnections: number;
+  /** A connection with no message for this long is closed. */
+  readonly idleMs: number;
+  /** A longer message closes its connection (08P01). */
+  readonly maxMessageBytes: number;
+}
+
+/** The port the PostgreSQL protocol listens on by default, on a loopback `HOST`. */
+export const DEFAULT_PGWIRE_PORT = 5433;
+
+/**
+ * Whether `host` is a loopback address, where the PostgreSQL protocol may go without TLS.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isLoopback } from "./config.ts";
+ *
+ * assert.equal(isLoopback("127.0.0.1"), true);
+ * assert.equal(isLoopback("[::1]"), true);
+ * assert.equal(isLoopback("0.0.0.0"), false);
+ * ```
+ */
+export function isLoopback(host: string): boolean {
+  return /^(localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/i.test(host);
 }
 
 /** A configuration that cannot be used; the message names every bad variable on one line. */
@@ -257,6 +292,19 @@ const variables = z.object({
       : problem(ctx, `"${raw}" is not a duration of a minute or more (such as 30m, 6h or 1d)`);
   }),
   BACKUP_KEEP: wholeNumber(1, 10_000, "a number of backups", 7),
+  PGWIRE_PORT: given.transform((raw, ctx): number | "off" | undefined => {
+    if (raw === undefined) return undefined;
+    if (raw.toLowerCase() === "off") return "off";
+    const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
+    return n >= 0 && n <= 65535
+      ? n
+      : problem(ctx, `"${raw}" is not a port number (0-65535) or off`);
+  }),
+  PGWIRE_TLS_CERT: given,
+  PGWIRE_TLS_KEY: given,
+  PGWIRE_MAX_CONNECTIONS: wholeNumber(1, 10_000, "a number of connections", 100),
+  PGWIRE_IDLE_TIMEOUT_SECONDS: seconds(1, 7 * 86_400, 3600),
+  PGWIRE_MAX_MESSAGE_BYTES: size(16 * 1024 ** 2),
 });
 
 /** Every variable the service reads; each may also be given as a flag (`--data-dir`). */
@@ -271,6 +319,21 @@ const configSchema = variables
     ].filter(Boolean);
     if (keys.length > 1) {
       ctx.addIssue({ code: "custom", message: `set only one of ${keys.join(", ")}` });
+    }
+    if ((vars.PGWIRE_TLS_CERT === undefined) !== (vars.PGWIRE_TLS_KEY === undefined)) {
+      ctx.addIssue({
+        code: "custom",
+        message: "set both PGWIRE_TLS_CERT and PGWIRE_TLS_KEY, or neither",
+      });
+    } else if (
+      typeof vars.PGWIRE_PORT === "number" && !isLoopback(vars.HOST) &&
+      vars.PGWIRE_TLS_CERT === undefined
+    ) {
+      ctx.addIssue({
+        code: "custom",
+        message: `PGWIRE_PORT on HOST "${vars.HOST}", not a loopback address, needs TLS: ` +
+          "set PGWIRE_TLS_CERT and PGWIRE_TLS_KEY, or PGWIRE_PORT=off",
+      });
     }
     if (vars.BACKUP_INTERVAL !== undefined && vars.DATABASE_URL !== undefined) {
       ctx.addIssue({
@@ -314,8 +377,35 @@ const configSchema = variables
       corsOrigins: vars.CORS_ORIGINS,
       ...(vars.BACKUP_INTERVAL === undefined ? {} : { backupIntervalMs: vars.BACKUP_INTERVAL }),
       backupKeep: vars.BACKUP_KEEP,
+      ...pgwireConfig(vars),
     });
   });
+
+/**
+ * The listener's settings: on when `PGWIRE_PORT` names a port, or by default on a loopback
+ * `HOST` (port 5433); off with `PGWIRE_PORT=off` and by default elsewhere.
+ */
+function pgwireConfig(vars: z.infer<typeof variables>): { pgwire?: PgwireConfig } {
+  // With PORT=0 (any free port, as tests ask), the listener takes any free port too, so that
+  // services side by side do not contend for 5433.
+  const port = vars.PGWIRE_PORT ??
+    (isLoopback(vars.HOST) || vars.PGWIRE_TLS_CERT !== undefined
+      ? (vars.PORT === 0 ? 0 : DEFAULT_PGWIRE_PORT)
+      : "off");
+  if (port === "off") return {};
+  const tls = vars.PGWIRE_TLS_CERT !== undefined && vars.PGWIRE_TLS_KEY !== undefined
+    ? { cert: vars.PGWIRE_TLS_CERT, key: vars.PGWIRE_TLS_KEY }
+    : undefined;
+  return {
+    pgwire: Object.freeze({
+      port,
+      ...(tls ? { tls } : {}),
+      maxConnections: vars.PGWIRE_MAX_CONNECTIONS,
+      idleMs: vars.PGWIRE_IDLE_TIMEOUT_SECONDS,
+      maxMessageBytes: vars.PGWIRE_MAX_MESSAGE_BYTES,
+    }),
+  };
+}
 
 /**
  * Parses the service configuration from environment variables (flags merged in by

@@ -157,3 +157,30 @@ Deno.test("flagsToEnv() mirrors variables and rejects unknown flags", () => {
   assert.throws(() => flagsToEnv(["--port"]), /needs a value/);
   assert.throws(() => flagsToEnv(["stray"]), /unexpected argument/);
 });
+
+Deno.test("parseConfig() turns the PostgreSQL listener on at 5433 on loopback, off elsewhere", () => {
+  assert.equal(parseConfig({}).pgwire?.port, 5433);
+  assert.equal(parseConfig({ HOST: "::1" }).pgwire?.port, 5433);
+  assert.equal(parseConfig({ PORT: "0" }).pgwire?.port, 0);
+  assert.equal(parseConfig({ PGWIRE_PORT: "off" }).pgwire, undefined);
+  assert.equal(parseConfig({ HOST: "0.0.0.0" }).pgwire, undefined);
+  const tls = { PGWIRE_TLS_CERT: "/c.pem", PGWIRE_TLS_KEY: "/k.pem" };
+  const open = parseConfig({ HOST: "0.0.0.0", PGWIRE_PORT: "6432", ...tls }).pgwire;
+  assert.deepEqual(open?.tls, { cert: "/c.pem", key: "/k.pem" });
+  assert.equal(open?.port, 6432);
+  assert.equal(open?.maxConnections, 100);
+});
+
+Deno.test("parseConfig() refuses the PostgreSQL listener off loopback without TLS, with every other problem", () => {
+  assert.throws(
+    () => parseConfig({ HOST: "0.0.0.0", PGWIRE_PORT: "5433", PGWIRE_MAX_CONNECTIONS: "none" }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.match(error.message, /PGWIRE_TLS_CERT and PGWIRE_TLS_KEY/);
+      assert.match(error.message, /PGWIRE_MAX_CONNECTIONS "none"/);
+      return true;
+    },
+  );
+  assert.throws(() => parseConfig({ PGWIRE_TLS_CERT: "/c.pem" }), /set both PGWIRE_TLS_CERT/);
+  assert.throws(() => parseConfig({ PGWIRE_PORT: "70000" }), /PGWIRE_PORT "70000"/);
+});

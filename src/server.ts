@@ -18,6 +18,8 @@ import { Backups, restoreDatabase } from "./service/backups.ts";
 import { openPostgresStore } from "./store/postgres/mod.ts";
 import type { Store } from "./store/store.ts";
 import { ApiError } from "./errors.ts";
+import { type Pgwire, startPgwire } from "./pgwire/mod.ts";
+import { Registry } from "prom-client";
 
 /** Lifetime of the token printed when a development secret is created. */
 const FIRST_TOKEN_TTL_SECONDS = 24 * 60 * 60;
@@ -29,6 +31,8 @@ export class StartupError extends Error {}
 export interface Service {
   /** Where it listens. */
   readonly addr: Deno.NetAddr;
+  /** The PostgreSQL protocol's port, when it listens. */
+  readonly pgwirePort?: number;
   /**
    * Stops accepting, lets requests in flight finish, then checkpoints and closes the
    * database; rejects with the store's error when the closing checkpoint failed. Calling it
@@ -186,7 +190,41 @@ export async function startService(
   }
 
   const backups = await Backups.open(store, duckdbOptions.backupDir, logger);
+  const pgwireRegistry = new Registry();
+  let pgwire: Pgwire | undefined;
+  if (config.pgwire) {
+    try {
+      pgwire = await startPgwire({
+        host: config.host,
+        port: config.pgwire.port,
+        tls: config.pgwire.tls && {
+          cert: await pemText(config.pgwire.tls.cert, "PGWIRE_TLS_CERT"),
+          key: await pemText(config.pgwire.tls.key, "PGWIRE_TLS_KEY"),
+        },
+        maxConnections: config.pgwire.maxConnections,
+        idleMs: config.pgwire.idleMs,
+        maxMessageBytes: config.pgwire.maxMessageBytes,
+        queryTimeoutMs: config.queryTimeoutMs,
+        store,
+        verifier,
+        logger,
+        registry: pgwireRegistry,
+      });
+    } catch (error) {
+      ready.resolve({ fetch: () => new Response(null, { status: 503 }) });
+      await server.shutdown();
+      await store.close().catch(() => {});
+      throw new StartupError(
+        error instanceof StartupError
+          ? error.message
+          : `Cannot listen for PostgreSQL clients on ${config.host}:${config.pgwire.port}: ${
+            firstLine(error)
+          }`,
+      );
+    }
+  }
   ready.resolve(createApp({
+    metricsRegistries: [pgwireRegistry],
     store,
     backups,
     verifier,
@@ -207,6 +245,14 @@ export async function startService(
   // A wildcard address is no place to open in a browser; the machine's own name is.
   const host = hostname === "0.0.0.0" || hostname === "::" ? "localhost" : hostname;
   print(`The web UI: http://${host.includes(":") ? `[${host}]` : host}:${port}${UI_PATH}`);
+  if (pgwire) {
+    print(
+      `PostgreSQL protocol on ${
+        hostname.includes(":") ? `[${hostname}]` : hostname
+      }:${pgwire.port}` +
+        (config.pgwire?.tls ? " (TLS)" : ""),
+    );
+  }
   if (firstStart) {
     print(
       `Created a signing secret in ${firstStart.secretPath}.` +
@@ -223,6 +269,7 @@ export async function startService(
   let stopped: Promise<void> | undefined;
   return {
     addr: server.addr,
+    ...(pgwire ? { pgwirePort: pgwire.port } : {}),
     stop: () =>
       stopped ??= (async () => {
         // Stop accepting, let requests in flight finish, then checkpoint and close the file.
@@ -232,6 +279,8 @@ export async function startService(
           () => store.interrupt?.(ApiError.unavailable("The service is stopping", 1)),
           SHUTDOWN_GRACE_MS,
         );
+        // PostgreSQL clients are told the service is going, their queries interrupted.
+        await pgwire?.stop();
         await server.shutdown().finally(() => clearTimeout(grace));
         await stopTrim();
         // A scheduled backup answers no request, so the grace above did not reach it: it is
@@ -318,6 +367,16 @@ async function ensureDirectory(path: string, variable: string): Promise<void> {
     throw new StartupError(
       `${variable} "${path}" is not a writable directory: ${firstLine(error)}`,
     );
+  }
+}
+
+/** A PEM value as given, or the text of the file it names. */
+async function pemText(value: string, variable: string): Promise<string> {
+  if (value.includes("-----BEGIN")) return value;
+  try {
+    return await Deno.readTextFile(value);
+  } catch (error) {
+    throw new StartupError(`${variable} "${value}" cannot be read: ${firstLine(error)}`);
   }
 }
 

@@ -144,6 +144,11 @@ function layerViolations(imports: readonly Import[]): string[] {
       ? "the catalog and ingest import neither the services nor the store"
       : under(from, SHARED) && (under(to, ...ENGINES) || to.startsWith("npm:"))
       ? "what the engines share names neither engine nor a database client"
+      : under(from, "src/pgwire/") && under(to, "src/http/", "src/store/")
+      ? "the PostgreSQL listener goes through the services, as the HTTP layer does"
+      : under(from, "src/service/", "src/catalog/", "src/ingest/", "src/store/", "src/http/") &&
+          under(to, "src/pgwire/")
+      ? "nothing but the assembly imports the PostgreSQL listener"
       : ENGINES.some((engine) => under(to, engine) && !under(from, engine)) &&
           !ASSEMBLY.includes(from) && !(under(from, "src/store/postgres/") && to === STAGING)
       ? "only the assembly names an engine; the rest use src/store/store.ts"
@@ -207,6 +212,10 @@ Deno.test("layerViolations() names each import that goes against the layers", ()
       { from: "src/store/shared/cursor.ts", to: "src/store/postgres/mod.ts" },
       { from: "src/http/ui/mod.ts", to: "src/service/tables.ts" },
       { from: "src/http/ui/mod.ts", to: "src/store/store.ts" },
+      { from: "src/pgwire/connection.ts", to: "src/store/duckdb/mod.ts" },
+      { from: "src/pgwire/connection.ts", to: "src/store/shared/wire_types.ts" },
+      { from: "src/pgwire/mod.ts", to: "src/http/observe.ts" },
+      { from: "src/service/wire.ts", to: "src/pgwire/mod.ts" },
     ]).map((violation) => violation.slice(0, violation.indexOf(":"))),
     [
       "src/service/tables.ts imports src/http/routes/shapes.ts",
@@ -225,6 +234,10 @@ Deno.test("layerViolations() names each import that goes against the layers", ()
       "src/store/shared/cursor.ts imports src/store/postgres/mod.ts",
       "src/http/ui/mod.ts imports src/service/tables.ts",
       "src/http/ui/mod.ts imports src/store/store.ts",
+      "src/pgwire/connection.ts imports src/store/duckdb/mod.ts",
+      "src/pgwire/connection.ts imports src/store/shared/wire_types.ts",
+      "src/pgwire/mod.ts imports src/http/observe.ts",
+      "src/service/wire.ts imports src/pgwire/mod.ts",
     ],
   );
   assert.deepEqual(
@@ -249,6 +262,9 @@ Deno.test("layerViolations() names each import that goes against the layers", ()
       { from: "src/http/ui/mod.ts", to: "src/http/ui/packages.ts" },
       { from: "src/http/ui/mod.ts", to: "src/errors.ts" },
       { from: "src/http/app.ts", to: "src/http/ui/mod.ts" },
+      { from: "src/pgwire/mod.ts", to: "src/service/wire.ts" },
+      { from: "src/pgwire/auth.ts", to: "src/auth/jwt.ts" },
+      { from: "src/server.ts", to: "src/pgwire/mod.ts" },
     ]),
     [],
   );

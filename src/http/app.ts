@@ -19,6 +19,7 @@ import { bearerAuth } from "./auth.ts";
 import { ApiError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { type Env, Metrics, observeRequests } from "./observe.ts";
+import type { Registry } from "prom-client";
 import { bufferedBody } from "./routes/body.ts";
 import { docsRoutes } from "./routes/docs.ts";
 import { idempotency, IdempotencyKey } from "./routes/idempotency.ts";
@@ -46,6 +47,8 @@ const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
 /** What the application needs; it opens nothing itself. */
 export interface AppDeps {
   readonly store: Store;
+  /** Metrics kept outside the app (the PostgreSQL listener's), shown at `/metrics` too. */
+  readonly metricsRegistries?: readonly Registry[];
   readonly verifier: TokenVerifier;
   readonly logger: Logger;
   readonly maxJsonBytes: number;
@@ -79,7 +82,7 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   // Outermost, so the request log and metrics see the answer as it is sent: its status (a
   // 304 included) and its bytes, compressed or not, counted as the client takes them.
-  const metrics = new Metrics();
+  const metrics = new Metrics(deps.metricsRegistries);
   app.use("*", observeRequests(deps.logger, metrics));
   // A GET whose If-None-Match names the current tag is 304. Outside the compression, so the
   // 304 has the ETag (weak when compressed) and Vary the 200 would have, and the CORS headers

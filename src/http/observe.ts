@@ -114,7 +114,8 @@ export class Metrics {
   readonly #storageMemory: Gauge;
   readonly #storageMemoryByUse: Gauge<"use">;
 
-  constructor() {
+  /** `others`: registries whose metrics are rendered with these (the PostgreSQL listener's). */
+  constructor(private readonly others: readonly Registry[] = []) {
     const registers = [this.#registry];
     this.contentType = this.#registry.contentType;
     this.#requests = new Counter({
@@ -209,7 +210,8 @@ export class Metrics {
       storageTotal += bytes;
     }
     this.#storageMemory.set(storageTotal);
-    return this.#registry.metrics();
+    if (this.others.length === 0) return this.#registry.metrics();
+    return Registry.merge([this.#registry, ...this.others]).metrics();
   }
 }
 

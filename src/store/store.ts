@@ -56,6 +56,8 @@ export interface QueryRequest {
   readonly visibleSchemas?: readonly string[];
   /** Interrupted this long after it began (408). */
   readonly timeoutMs: number;
+  /** Who asks over the PostgreSQL protocol, for the catalog it is shown. */
+  readonly client?: { readonly user: string; readonly database: string };
 }
 
 /** At most a limit of a query's rows, as JSON array text. */
@@ -443,8 +445,58 @@ export interface RecordStore {
   ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }>;
 }
 
+/**
+ * A column of a result as the PostgreSQL wire protocol describes it: its name, its type as the
+ * engine names it, and PostgreSQL's type oid and type modifier for it.
+ */
+export interface WireColumn extends ResultColumn {
+  readonly oid: number;
+  /** The type modifier (numeric's precision and scale), -1 for none. */
+  readonly typmod: number;
+}
+
+/** A query's rows read a batch at a time, each value PostgreSQL's text of it (null for NULL). */
+export interface WireRows {
+  readonly columns: readonly WireColumn[];
+  /** The next `count` rows, or fewer at the end of the result. */
+  next(count: number): Promise<(string | null)[][]>;
+  /**
+   * The next `count` rows as whole `DataRow` messages of the protocol, every column in text,
+   * when the engine builds them itself (fewer at the end); {@link next} and this read the same
+   * rows, one or the other.
+   */
+  nextDataRows?(count: number): Promise<Uint8Array[]>;
+  /** Lets the result go, read to its end or not. */
+  close(): Promise<void>;
+}
+
+/**
+ * One engine connection held for a PostgreSQL-protocol transaction (one statement's, or
+ * `BEGIN` … `COMMIT`): every query in it reads one snapshot, checked by the guard of
+ * `POST /query`. One query at a time.
+ */
+export interface WireSession {
+  /** The columns `request` gives and the oids of the parameters it takes, without its rows. */
+  describe(request: QueryRequest): Promise<{
+    readonly columns: readonly WireColumn[];
+    readonly params: readonly number[];
+  }>;
+  /** Starts `request`; its rows are read from the answer, which must be closed first. */
+  open(request: QueryRequest): Promise<WireRows>;
+  /** Interrupts the statement under way, which fails with 408. */
+  cancel(): void;
+  /** Ends the transaction and gives the connection back. */
+  end(): Promise<void>;
+}
+
 /** Clients' read-only SQL. */
 export interface QueryStore {
+  /**
+   * A connection holding one read snapshot, for the PostgreSQL protocol's listener; with
+   * `single`, for one statement only, which is one snapshot by itself, so the engine may begin
+   * no transaction around it.
+   */
+  session(options?: { readonly single?: boolean }): Promise<WireSession>;
   /**
    * At most `limit` rows of a read-only query; 400 for anything but one query over readable
    * tables, 403 for a schema the token may not read, 408 past its deadline.

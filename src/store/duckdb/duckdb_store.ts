@@ -30,6 +30,9 @@ import { bootstrap } from "./metadata.ts";
 import { deleteRecords, updateRecords } from "./record_changes.ts";
 import { exportRecords, readRecords } from "./record_reads.ts";
 import { readQuery, streamQuery } from "./queries.ts";
+import { openWireSession } from "./wire_session.ts";
+import { wireColumns } from "./wire_values.ts";
+import { readCatalogSnapshot } from "../shared/wire_catalog.ts";
 import { summarizeRecords } from "./record_summary.ts";
 import { CoreStore } from "../shared/core_store.ts";
 import { duckdbCore } from "./core.ts";
@@ -142,6 +145,13 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
     this.queries = {
       read: (request, limit) => readQuery(context, request, limit),
       stream: (request, format) => streamQuery(context, request, format),
+      session: (options) =>
+        openWireSession(
+          context,
+          options?.single ?? false,
+          (request) =>
+            readCatalogSnapshot(this, request, (type) => wireColumns([{ name: "", type }])[0]!),
+        ),
     };
     this.answers = {
       async find(scope, key, since) {

@@ -9,6 +9,7 @@ export { checkBackupFile, settleFile } from "./backup.ts";
 export { defaultMemoryBytes } from "./database_open.ts";
 export { type DuckDBStore, openStore, type StoreOptions } from "./duckdb_store.ts";
 export { type ParquetColumn, writeParquet } from "./parquet_writer.ts";
+export { catalogDatabase } from "./wire_catalog.ts";
 export {
   type InferredColumn,
   openStaging,

@@ -42,7 +42,8 @@ import {
  */
 const catalogs = new WeakMap<Descriptions, { stamp: number; catalog: QueryCatalog }>();
 
-async function queryCatalog(context: StoreContext): Promise<QueryCatalog> {
+/** The guard's catalogue, read again only after a change of a table or view. */
+export async function queryCatalog(context: StoreContext): Promise<QueryCatalog> {
   const { descriptions } = context;
   const kept = catalogs.get(descriptions);
   if (kept && descriptions.unchangedSince(kept.stamp)) return kept.catalog;
@@ -111,7 +112,8 @@ function checkKey(request: QueryRequest): string | undefined {
   return JSON.stringify([request.sql, request.defaultSchema, request.visibleSchemas ?? null]);
 }
 
-async function check(
+/** The guard's check of `request` under `catalog`, kept for the next same request. */
+export async function check(
   session: Session,
   request: QueryRequest,
   catalog: QueryCatalog,
@@ -185,7 +187,7 @@ function bound(param: QueryParam): DuckDBValue {
 }
 
 /** The query's bound values and their types. */
-function boundParams(params: readonly QueryParam[]) {
+export function boundParams(params: readonly QueryParam[]) {
   return { values: params.map(bound), types: params.map(boundType) };
 }
 
@@ -219,7 +221,7 @@ const TOO_MANY_PARAMS = /Can not bind to parameter number \d+, statement only ha
  * A 400 quoting DuckDB for an error of the query's own, or saying how many parameters it
  * takes when it was sent more; any other error as it is.
  */
-function queryFailure(error: unknown, request: QueryRequest): unknown {
+export function queryFailure(error: unknown, request: QueryRequest): unknown {
   if (error instanceof ApiError || !(error instanceof Error)) return error;
   const takes = TOO_MANY_PARAMS.exec(error.message);
   if (takes) return wrongParameterCount(Number(takes[1]), request.params.length);

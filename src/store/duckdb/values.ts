@@ -271,7 +271,7 @@ function scalarJson(value: string, type: string): string {
  * The text of `value`, a DECIMAL of `type`: DuckDB writes one whose scale is its width
  * (DECIMAL(4,4)) without the 0 before the point (`.5000`, `-.5000`), which is no JSON number.
  */
-function decimalText(value: string, type: string): string {
+export function decimalText(value: string, type: string): string {
   const [, width, scale] = /^DECIMAL\((\d+),\s*(\d+)\)$/.exec(type) ?? [];
   const text = `${value}::VARCHAR`;
   if (width === undefined || width !== scale) return text;

@@ -29,6 +29,8 @@ import { bootstrap } from "./metadata.ts";
 import { openStaging } from "../duckdb/mod.ts";
 import * as exports from "./exports.ts";
 import * as queries from "./queries.ts";
+import { openWireSession } from "./wire_session.ts";
+import { postgresTypeOid, readCatalogSnapshot } from "../shared/wire_catalog.ts";
 import { DEFAULT_READ_TIMEOUT_MS } from "./read_bounds.ts";
 import * as recordChanges from "./record_changes.ts";
 import * as reads from "./record_reads.ts";
@@ -134,6 +136,8 @@ export class PostgresStore extends CoreStore<Session> implements Store {
     this.queries = {
       read: (request, limit) => queries.readQuery(context, request, limit),
       stream: (request, format) => queries.streamQuery(context, request, format),
+      session: () =>
+        openWireSession(context, (request) => readCatalogSnapshot(this, request, postgresTypeOid)),
     };
     this.answers = {
       find: (scope, key, since) =>

@@ -43,7 +43,7 @@ import { quoteIdent } from "./sql.ts";
 const MADE_BY_QUERY = /^(22|42|54|21000|0A000|53400)/;
 
 /** A 400 quoting PostgreSQL for an error of the query's own; any other as the engine maps it. */
-function queryFailure(error: unknown): unknown {
+export function queryFailure(error: unknown): unknown {
   if (error instanceof ApiError || !(error instanceof Error)) return error;
   const code = (error as { code?: unknown }).code;
   if (typeof code === "string" && MADE_BY_QUERY.test(code)) {
@@ -57,13 +57,18 @@ function queryFailure(error: unknown): unknown {
  * as tables or views (400, as DuckDB answers an unknown table) and are read without their
  * hidden column, and the search path is set.
  */
-async function checked(request: QueryRequest): Promise<(session: Session) => Promise<SelectQuery>> {
+export async function checked(
+  request: QueryRequest,
+  options: { readonly anyParams?: boolean } = {},
+): Promise<(session: Session) => Promise<SelectQuery>> {
   const scope = { defaultSchema: request.defaultSchema, visibleSchemas: request.visibleSchemas };
   const check = await withPostgresParser((parser) =>
     checkPostgresQuery(request.sql, scope, parser)
   );
   const { parameters } = check;
-  if (request.params.length !== parameters) {
+  // A statement described before it is bound runs with every parameter NULL.
+  const params = options.anyParams ? new Array(parameters).fill(null) : request.params;
+  if (params.length !== parameters) {
     throw wrongParameterCount(parameters, request.params.length);
   }
   return async (session) => {
@@ -74,7 +79,7 @@ async function checked(request: QueryRequest): Promise<(session: Session) => Pro
     const sql = await withPostgresParser((parser) =>
       withoutHiddenColumns(request.sql, check, columns, parser)
     );
-    return { sql, params: request.params };
+    return { sql, params };
   };
 }
 

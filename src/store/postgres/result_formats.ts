@@ -249,7 +249,7 @@ export function uniqueNames(names: readonly string[]): string[] {
 }
 
 /** A session of the pool held until released, outside a callback's lifetime. */
-async function holdSession(
+export async function holdSession(
   database: Database,
 ): Promise<{ session: Session; release(error?: unknown): Promise<void> }> {
   let release!: (error?: unknown) => void;
@@ -276,7 +276,7 @@ async function holdSession(
  * The settings values are rendered under (result_values.ts relies on them), and the memory of
  * each sort and hash of the read (read_bounds.ts).
  */
-const SETTINGS = [
+export const SETTINGS = [
   `SET LOCAL work_mem = '${workMem()}'`,
   "SET LOCAL TimeZone = 'UTC'",
   "SET LOCAL DateStyle = 'ISO, YMD'",

@@ -1,0 +1,146 @@
+/**
+ * A PostgreSQL-protocol transaction on DuckDB (store.ts's `WireSession`): one pooled
+ * connection in one transaction, so its statements read one snapshot; each query checked by
+ * the guard of `POST /query` (queries.ts), then streamed with each value rendered as
+ * PostgreSQL's text (wire_values.ts), under the query's deadline.
+ *
+ * @module
+ */
+
+import type { DuckDBBlobVector, DuckDBResult } from "@duckdb/node-api";
+import type { QueryRequest, WireRows, WireSession } from "../store.ts";
+import type { StoreContext } from "./context.ts";
+import type { Session } from "./database.ts";
+import { interruptAfter } from "./interrupts.ts";
+import { boundParams, check, queryCatalog, queryFailure } from "./queries.ts";
+import { describeResult } from "./result_formats.ts";
+import { bound } from "./session.ts";
+import { dataRowValues, wireColumns, wireMessages } from "./wire_values.ts";
+import { catalogDatabase } from "./wire_catalog.ts";
+import { type CatalogSnapshot, isCatalogQuery } from "../shared/wire_catalog.ts";
+
+/** A connection held in one transaction until {@link WireSession.end}. */
+export async function openWireSession(
+  context: StoreContext,
+  single: boolean,
+  snapshot: (request: QueryRequest) => Promise<CatalogSnapshot>,
+): Promise<WireSession> {
+  const catalog = async (request: QueryRequest) => await catalogDatabase(await snapshot(request));
+  const given = Promise.withResolvers<Session>();
+  const done = Promise.withResolvers<void>();
+  // One statement is one snapshot by itself: no BEGIN and COMMIT around it, two round trips
+  // to DuckDB's threads fewer.
+  const hold = single
+    ? context.database.withSession.bind(context.database)
+    : context.database.transaction.bind(context.database);
+  const whole = hold(async (session) => {
+    given.resolve(session);
+    await done.promise;
+  });
+  whole.catch(() => {});
+  const session = await Promise.race([
+    given.promise,
+    whole.then(() => given.promise),
+  ]);
+  const { connection } = session;
+  let ended = false;
+  /** The rows read past a batch's end, and whether the result is read out. */
+  const checkedSql = async (request: QueryRequest) => {
+    const catalog = await queryCatalog(context);
+    return (await check(session, request, catalog)).sql;
+  };
+  const underDeadline = async <T>(request: QueryRequest, work: () => Promise<T>) => {
+    const deadline = interruptAfter(connection, request.timeoutMs);
+    try {
+      return await work();
+    } catch (error) {
+      throw deadline.error() ?? queryFailure(error, request);
+    } finally {
+      deadline.clear();
+    }
+  };
+  return {
+    describe: async (request) =>
+      isCatalogQuery(request.sql)
+        ? await (await catalog(request)).describe(request)
+        : await underDeadline(request, async () => {
+          const sql = await checkedSql(request);
+          const prepared = await connection.prepare(sql);
+          try {
+            const named: { name: string; type: string }[] = [];
+            for (let i = 0; i < prepared.columnCount; i++) {
+              let type = "VARCHAR";
+              try {
+                const t = prepared.columnType(i);
+                type = t.alias ?? String(t);
+              } catch {
+                // A column typed only by an unbound parameter (`SELECT $1`): text.
+              }
+              named.push({ name: prepared.columnName(i), type });
+            }
+            const params: string[] = [];
+            for (let i = 1; i <= prepared.parameterCount; i++) {
+              try {
+                const t = prepared.parameterType(i);
+                params.push(t.alias ?? String(t));
+              } catch {
+                params.push("VARCHAR");
+              }
+            }
+            const paramOids = wireColumns(params.map((type) => ({ name: "", type })))
+              .map((c) => c.oid);
+            return { columns: wireColumns(named), params: paramOids };
+          } finally {
+            prepared.destroySync();
+          }
+        }),
+    open: async (request) =>
+      isCatalogQuery(request.sql)
+        ? await (await catalog(request)).open(request)
+        : await underDeadline(request, async (): Promise<WireRows> => {
+          const sql = await checkedSql(request);
+          const query = { sql, ...boundParams(request.params) };
+          const columns = wireColumns(await describeResult(session, query));
+          const result: DuckDBResult = await connection.stream(
+            wireMessages(sql, columns),
+            bound(query.values),
+            query.types,
+          );
+          let pending: Uint8Array[] = [];
+          let finished = false;
+          const messages = (count: number) =>
+            underDeadline(request, async () => {
+              while (pending.length < count && !finished) {
+                const chunk = await result.fetchChunk();
+                if (!chunk || chunk.rowCount === 0) finished = true;
+                else {
+                  const vector = chunk.getColumnVector(0) as DuckDBBlobVector;
+                  for (let i = 0; i < chunk.rowCount; i++) pending.push(vector.getItemBytes(i)!);
+                }
+              }
+              const batch = pending.length <= count ? pending : pending.slice(0, count);
+              pending = pending.length <= count ? [] : pending.slice(count);
+              return batch;
+            });
+          return {
+            columns,
+            nextDataRows: messages,
+            next: async (count) => (await messages(count)).map(dataRowValues),
+            close() {
+              pending = [];
+              finished = true;
+              return Promise.resolve();
+            },
+          };
+        }),
+    cancel() {
+      connection.interrupt();
+    },
+    async end() {
+      if (ended) return;
+      ended = true;
+      done.resolve();
+      await whole.catch(() => {});
+    },
+  };
+}

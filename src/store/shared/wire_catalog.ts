@@ -1,0 +1,148 @@
+/**
+ * The catalog the PostgreSQL protocol's clients see: which of their queries read it, and what
+ * it holds, the same on both engines. A client's catalog query runs on an in-memory database
+ * holding PostgreSQL's catalog tables filled with the token's schemas and tables alone
+ * (duckdb/wire_catalog.ts), never on the engine's own catalog.
+ *
+ * @module
+ */
+
+import type { Table } from "../../catalog/model.ts";
+import type { ListedTable, QueryRequest, SchemaStore, TableStore } from "../store.ts";
+import { numericTypmod, WIRE_TYPES, type WireType } from "./wire_types.ts";
+
+/** A column of the emulated catalog: its PostgreSQL type oid and modifier. */
+export interface CatalogColumn {
+  readonly name: string;
+  readonly oid: number;
+  readonly typmod: number;
+  readonly notNull: boolean;
+  readonly default: string | null;
+}
+
+/** A table as the emulated catalog shows it. */
+export interface CatalogTable {
+  readonly schema: string;
+  readonly name: string;
+  readonly columns: readonly CatalogColumn[];
+  readonly table: Table;
+}
+
+/** What a token may see: its schemas, their tables, and where unqualified names go. */
+export interface CatalogSnapshot {
+  readonly schemas: readonly string[];
+  readonly tables: readonly CatalogTable[];
+  readonly defaultSchema: string;
+  readonly user: string;
+  readonly database: string;
+}
+
+/** Relations of PostgreSQL's catalog that the emulation answers. */
+const CATALOG_NAMES =
+  /\b(pg_catalog|information_schema)\s*\.|\bpg_(type|class|namespace|attribute|index|constraint|database|roles|user|am|proc|description|attrdef|settings|tables|views|enum|extension|inherits|collation|indexes|matviews|sequences?|trigger|tablespace|authid|shdescription|range)\b|::\s*reg(class|type|proc|namespace)\b|\b(format_type|pg_get_\w+|has_\w+_privilege|pg_table_is_visible|obj_description|col_description|current_schemas|pg_encoding_to_char)\s*\(/i;
+
+/**
+ * Whether `sql` reads PostgreSQL's catalog (a relation of `pg_catalog` or
+ * `information_schema`, or one of its functions), and so is answered by the emulation.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isCatalogQuery } from "./wire_catalog.ts";
+ *
+ * assert.equal(isCatalogQuery("SELECT oid FROM pg_type WHERE typname = 'hstore'"), true);
+ * assert.equal(isCatalogQuery("SELECT * FROM information_schema.tables"), true);
+ * assert.equal(isCatalogQuery("SELECT * FROM orders"), false);
+ * ```
+ */
+export function isCatalogQuery(sql: string): boolean {
+  return CATALOG_NAMES.test(sql.replace(/'(?:[^']|'')*'/g, "''"));
+}
+
+/** Oids of PostgreSQL's built-in types by the name `format_type` gives, without modifier. */
+const BY_SQL_NAME = new Map<string, WireType>(
+  [...WIRE_TYPES.values()].filter((t) => t.element === 0).map((t) => [t.sqlName, t]),
+);
+
+/**
+ * The oid and type modifier of a type as PostgreSQL's `format_type` names it (the PostgreSQL
+ * engine's column types); text for one it does not know.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { postgresTypeOid } from "./wire_catalog.ts";
+ *
+ * assert.deepEqual(postgresTypeOid("numeric(10,2)"), { oid: 1700, typmod: 655366 });
+ * assert.deepEqual(postgresTypeOid("character varying(20)[]"), { oid: 1015, typmod: 24 });
+ * assert.deepEqual(postgresTypeOid("timestamp(3) with time zone"), { oid: 1184, typmod: 3 });
+ * ```
+ */
+export function postgresTypeOid(name: string): { oid: number; typmod: number } {
+  const array = name.endsWith("[]");
+  const scalar = name.replace(/(\[\])+$/, "").trim();
+  let typmod = -1;
+  let base = scalar;
+  const numeric = /^numeric\((\d+)(?:,\s*(\d+))?\)$/.exec(scalar);
+  const sized = /^(character varying|character|bit varying|bit)\((\d+)\)$/.exec(scalar);
+  const precise = /^(timestamp|time)\((\d)\)( with(?:out)? time zone)$/.exec(scalar);
+  if (numeric) {
+    base = "numeric";
+    typmod = numericTypmod(Number(numeric[1]), Number(numeric[2] ?? 0));
+  } else if (sized) {
+    base = sized[1]!;
+    typmod = Number(sized[2]) + (base.startsWith("bit") ? 0 : 4);
+  } else if (precise) {
+    base = `${precise[1]}${precise[3]}`;
+    typmod = Number(precise[2]);
+  }
+  const type = BY_SQL_NAME.get(base === "bpchar" ? "character" : base) ?? BY_SQL_NAME.get("text")!;
+  return { oid: array ? type.array : type.oid, typmod };
+}
+
+/** Most tables the emulated catalog lists. */
+const MAX_TABLES = 100_000;
+
+/**
+ * What the token of `request` may see, read through the store's own listings: its schemas
+ * and their tables with their columns typed by `typeOf` (the engine's type name to
+ * PostgreSQL's oid and modifier).
+ */
+export async function readCatalogSnapshot(
+  source: {
+    readonly schemas: Pick<SchemaStore, "list">;
+    readonly tables: Pick<TableStore, "list">;
+  },
+  request: QueryRequest,
+  typeOf: (type: string) => { oid: number; typmod: number },
+): Promise<CatalogSnapshot> {
+  const schemas = await source.schemas.list(request.visibleSchemas);
+  const listing = await source.tables.list({
+    visibleSchemas: request.visibleSchemas,
+    offset: 0,
+    limit: MAX_TABLES,
+    verbose: true,
+  });
+  // verbose: every entry is a full table.
+  const tables = (listing.tables as readonly (Table & ListedTable)[]).map((
+    table,
+  ): CatalogTable => ({
+    schema: table.schema,
+    name: table.name,
+    table,
+    columns: table.columns.map((c) => ({
+      name: c.name,
+      oid: typeOf(c.type).oid,
+      typmod: typeOf(c.type).typmod,
+      notNull: !c.is_nullable,
+      default: c.default,
+    })),
+  }));
+  return {
+    schemas,
+    tables,
+    defaultSchema: request.defaultSchema,
+    user: request.client?.user ?? "",
+    database: request.client?.database ?? "",
+  };
+}
