@@ -7,6 +7,7 @@
 
 import { z } from "zod";
 import { DUCKDB_READER_BYTES } from "./limits.ts";
+import { isLoopback, type PgwireConfig, pgwireConfig } from "./config_pgwire.ts";
 
 /** Log levels in increasing order of severity. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
@@ -78,39 +79,6 @@ export interface Config {
   readonly backupKeep: number;
   /** The PostgreSQL protocol listener (docs/pgwire.md); absent when it is off. */
   readonly pgwire?: PgwireConfig;
-}
-
-/** The PostgreSQL protocol listener's settings. */
-export interface PgwireConfig {
-  /** On {@link Config.host}; 0 for any free port. */
-  readonly port: number;
-  /** PEM texts, or paths to them, of the certificate chain and its key. */
-  readonly tls?: { readonly cert: string; readonly key: string };
-  readonly maxConnections: number;
-  /** A connection with no message for this long is closed. */
-  readonly idleMs: number;
-  /** A longer message closes its connection (08P01). */
-  readonly maxMessageBytes: number;
-}
-
-/** The port the PostgreSQL protocol listens on by default, on a loopback `HOST`. */
-export const DEFAULT_PGWIRE_PORT = 5433;
-
-/**
- * Whether `host` is a loopback address, where the PostgreSQL protocol may go without TLS.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { isLoopback } from "./config.ts";
- *
- * assert.equal(isLoopback("127.0.0.1"), true);
- * assert.equal(isLoopback("[::1]"), true);
- * assert.equal(isLoopback("0.0.0.0"), false);
- * ```
- */
-export function isLoopback(host: string): boolean {
-  return /^(localhost|127(\.\d{1,3}){3}|\[?::1\]?)$/i.test(host);
 }
 
 /** A configuration that cannot be used; the message names every bad variable on one line. */
@@ -380,32 +348,6 @@ const configSchema = variables
       ...pgwireConfig(vars),
     });
   });
-
-/**
- * The listener's settings: on when `PGWIRE_PORT` names a port, or by default on a loopback
- * `HOST` (port 5433); off with `PGWIRE_PORT=off` and by default elsewhere.
- */
-function pgwireConfig(vars: z.infer<typeof variables>): { pgwire?: PgwireConfig } {
-  // With PORT=0 (any free port, as tests ask), the listener takes any free port too, so that
-  // services side by side do not contend for 5433.
-  const port = vars.PGWIRE_PORT ??
-    (isLoopback(vars.HOST) || vars.PGWIRE_TLS_CERT !== undefined
-      ? (vars.PORT === 0 ? 0 : DEFAULT_PGWIRE_PORT)
-      : "off");
-  if (port === "off") return {};
-  const tls = vars.PGWIRE_TLS_CERT !== undefined && vars.PGWIRE_TLS_KEY !== undefined
-    ? { cert: vars.PGWIRE_TLS_CERT, key: vars.PGWIRE_TLS_KEY }
-    : undefined;
-  return {
-    pgwire: Object.freeze({
-      port,
-      ...(tls ? { tls } : {}),
-      maxConnections: vars.PGWIRE_MAX_CONNECTIONS,
-      idleMs: vars.PGWIRE_IDLE_TIMEOUT_SECONDS,
-      maxMessageBytes: vars.PGWIRE_MAX_MESSAGE_BYTES,
-    }),
-  };
-}
 
 /**
  * Parses the service configuration from environment variables (flags merged in by

@@ -31,7 +31,8 @@ import {
 } from "./messages.ts";
 import { Settings } from "./settings.ts";
 import { splitStatements, type StatementKind, statementKind } from "./statements.ts";
-import { BadParameter, binaryValue, hasBinary, paramValue } from "./values.ts";
+import { BadParameter, paramValue } from "./parameters.ts";
+import { binaryValue, hasBinary } from "./values.ts";
 import { answeredQuery } from "./session_queries.ts";
 
 /** The protocol version 3.0. */

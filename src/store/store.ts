@@ -16,9 +16,22 @@ import type {
   Version,
 } from "../catalog/templates.ts";
 import type { Compatibility } from "../catalog/compatibility.ts";
-import type { RowsSummary } from "../ingest/json_rows_summary.ts";
-import type { RowsInMemory } from "../ingest/spool.ts";
 import type { IfExists } from "../catalog/uploads.ts";
+import type { RecordsSummary, SummaryOptions } from "./summaries.ts";
+import type { WireSession } from "./wire.ts";
+import type { ArrivingRows, CsvSource, RowsSource } from "./sources.ts";
+
+export {
+  type ColumnSummary,
+  type HistogramBin,
+  MAX_BINS,
+  MAX_TOP,
+  type RecordsSummary,
+  type SummaryOptions,
+  type TopValue,
+} from "./summaries.ts";
+export type { WireColumn, WireRows, WireSession } from "./wire.ts";
+export type { ArrivingRows, ByteSource, CsvSource, RowsPart, RowsSource } from "./sources.ts";
 
 /**
  * What to do with rows whose key already exists. Kept here, not beside the store that uses
@@ -74,50 +87,6 @@ export interface LoadCounts {
   readonly inserted: number;
   readonly skipped?: number;
   readonly updated?: number;
-}
-
-/**
- * Bytes the store reads, as a stream; and, when they lie in a file on local disk, where,
- * for an engine that reads files itself. The store only reads them: whoever made them
- * removes them.
- */
-export interface ByteSource {
-  /** The bytes from their start, in a new stream at each call. */
-  stream(): ReadableStream<Uint8Array>;
-  /** The absolute path of a local file holding exactly these bytes, when there is one. */
-  readonly localFile?: string;
-}
-
-/** Rows as newline-delimited JSON, one row per line, and what the pass learned of them. */
-export interface RowsSource extends RowsSummary, ByteSource {}
-
-/** A CSV file's bytes; its first line with any text is the header. */
-export interface CsvSource extends ByteSource {
-  /**
-   * False when no line of the file is only separators (so none is a line of empty fields
-   * to leave out); unknown when absent.
-   */
-  readonly separatorLines?: boolean;
-}
-
-/** A closed part of rows still arriving: whole rows, as in {@link RowsSource}. */
-export interface RowsPart extends ByteSource {
-  /** What was known of the rows when the part closed; for the last part, all of it. */
-  readonly progress: RowsSummary;
-  /** Whether the rows ended with this part. */
-  readonly last: boolean;
-}
-
-/**
- * Rows still arriving: parts of the body (whole rows) as they close, and the whole body
- * (or, when small, its bytes in memory) once it is there. All throw what the body's spool
- * throws.
- */
-export interface ArrivingRows {
-  parts(): AsyncIterable<RowsPart>;
-  whole(): Promise<RowsSource>;
-  /** The whole body when it was small enough to stay in memory (then no part comes). */
-  inMemory(): Promise<RowsInMemory | undefined>;
 }
 
 /**
@@ -254,63 +223,6 @@ export interface RecordsPage {
   readonly next?: string | null;
 }
 
-/** One column's figures in a {@link RecordsSummary}; null where they do not apply. */
-export interface ColumnSummary {
-  readonly name: string;
-  readonly type: string;
-  /** Values that are not null. */
-  readonly count: number;
-  readonly nulls: number;
-  /** An estimate (HyperLogLog) of the distinct values that are not null. */
-  readonly approx_distinct: number;
-  /** The least and greatest values, as records show them; null for no value or no order. */
-  readonly min: unknown;
-  readonly max: unknown;
-  /** For numbers: mean, sample standard deviation and approximate quartiles. */
-  readonly avg: number | null;
-  readonly std: number | null;
-  readonly q25: number | null;
-  readonly q50: number | null;
-  readonly q75: number | null;
-  /** With `bins`: the histogram of a number, date or timestamp column; null for others. */
-  readonly histogram?: HistogramBin[] | null;
-  /** With `top`: the most frequent values of a text, boolean or UUID column; null for others. */
-  readonly top?: TopValue[] | null;
-}
-
-/** A bin of a histogram: the values from `from` up to `to` (included in the last bin only). */
-export interface HistogramBin {
-  /** Numbers for number columns, ISO 8601 text for dates and timestamps. */
-  readonly from: number | string;
-  readonly to: number | string;
-  readonly count: number;
-}
-
-/** A value and how many rows hold it. */
-export interface TopValue {
-  readonly value: unknown;
-  readonly count: number;
-}
-
-/** Largest `bins` of a summary's histograms, and `top` of its lists of values. */
-export const MAX_BINS = 1000;
-export const MAX_TOP = 1000;
-
-/** The distributions a summary is asked for besides its figures. */
-export interface SummaryOptions {
-  /** Bins of each histogram; 0 for none. */
-  readonly bins: number;
-  /** Values of each top list; 0 for none. */
-  readonly top: number;
-}
-
-/** Figures of the records some filters let through. */
-export interface RecordsSummary {
-  readonly table: string;
-  readonly rows: number;
-  readonly columns: ColumnSummary[];
-}
-
 /** Schemas: listed, created, dropped, their stored spelling. */
 export interface SchemaStore {
   /** Schema names in order, without internal ones, filtered to `visible` when given. */
@@ -443,50 +355,6 @@ export interface RecordStore {
     format: ResultFormat,
     read?: ReadQuery,
   ): Promise<{ table: Table; stream: ReadableStream<Uint8Array> }>;
-}
-
-/**
- * A column of a result as the PostgreSQL wire protocol describes it: its name, its type as the
- * engine names it, and PostgreSQL's type oid and type modifier for it.
- */
-export interface WireColumn extends ResultColumn {
-  readonly oid: number;
-  /** The type modifier (numeric's precision and scale), -1 for none. */
-  readonly typmod: number;
-}
-
-/** A query's rows read a batch at a time, each value PostgreSQL's text of it (null for NULL). */
-export interface WireRows {
-  readonly columns: readonly WireColumn[];
-  /** The next `count` rows, or fewer at the end of the result. */
-  next(count: number): Promise<(string | null)[][]>;
-  /**
-   * The next `count` rows as whole `DataRow` messages of the protocol, every column in text,
-   * when the engine builds them itself (fewer at the end); {@link next} and this read the same
-   * rows, one or the other.
-   */
-  nextDataRows?(count: number): Promise<Uint8Array[]>;
-  /** Lets the result go, read to its end or not. */
-  close(): Promise<void>;
-}
-
-/**
- * One engine connection held for a PostgreSQL-protocol transaction (one statement's, or
- * `BEGIN` … `COMMIT`): every query in it reads one snapshot, checked by the guard of
- * `POST /query`. One query at a time.
- */
-export interface WireSession {
-  /** The columns `request` gives and the oids of the parameters it takes, without its rows. */
-  describe(request: QueryRequest): Promise<{
-    readonly columns: readonly WireColumn[];
-    readonly params: readonly number[];
-  }>;
-  /** Starts `request`; its rows are read from the answer, which must be closed first. */
-  open(request: QueryRequest): Promise<WireRows>;
-  /** Interrupts the statement under way, which fails with 408. */
-  cancel(): void;
-  /** Ends the transaction and gives the connection back. */
-  end(): Promise<void>;
 }
 
 /** Clients' read-only SQL. */

@@ -5,7 +5,8 @@
  * @module
  */
 
-import type { Context, MiddlewareHandler } from "hono";
+import type { OpenAPIHono, RouteConfig } from "@hono/zod-openapi";
+import type { Context, Env as HonoEnv, MiddlewareHandler } from "hono";
 import { readWholeBody } from "../../ingest/spool.ts";
 
 /**
@@ -77,4 +78,22 @@ async function buffer(c: Context, limits: BufferedBodyLimits): Promise<void> {
   });
   // Hono's body cache holds promises, though its type says bare values.
   c.req.bodyCache.arrayBuffer = Promise.resolve(bytes.buffer) as unknown as ArrayBuffer;
+}
+
+/**
+ * Registers a route whose body is streamed by its handler: the OpenAPI document gets the
+ * full route, the router gets it without the body validator (which would read the body).
+ */
+export function streaming<E extends HonoEnv>(
+  app: OpenAPIHono<E>,
+  route: RouteConfig,
+  handler: (c: Context<E>) => Promise<Response>,
+): void {
+  // The middleware is the router's, not the document's: openapi() leaves it out, so here too.
+  const { middleware: _, ...documented } = route;
+  app.openAPIRegistry.registerPath(documented);
+  app.openapi(
+    { ...route, request: { ...route.request, body: undefined }, hide: true },
+    handler as never,
+  );
 }

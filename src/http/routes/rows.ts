@@ -8,7 +8,7 @@
  * @module
  */
 
-import { createRoute, OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { type AuthVariables, checkSchemaAccess } from "../auth.ts";
 import { noteRowsLoaded } from "../observe.ts";
@@ -35,6 +35,7 @@ import {
   TableShape,
 } from "./shapes.ts";
 import { schemaOf } from "./tables.ts";
+import { streaming } from "./body.ts";
 import { templateUse, TemplateUseQuery } from "./templates.ts";
 import { scoped } from "./scoped.ts";
 import { validationHook } from "./validation.ts";
@@ -469,24 +470,6 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
   });
 
   return app;
-}
-
-/**
- * Registers a route whose body is streamed by its handler: the OpenAPI document gets the
- * full route, the router gets it without the body validator (which would read the body).
- */
-function streaming(
-  app: OpenAPIHono<Env>,
-  route: RouteConfig,
-  handler: (c: Context<Env>) => Promise<Response>,
-): void {
-  // The middleware is the router's, not the document's: openapi() leaves it out, so here too.
-  const { middleware: _, ...documented } = route;
-  app.openAPIRegistry.registerPath(documented);
-  app.openapi(
-    { ...route, request: { ...route.request, body: undefined }, hide: true },
-    handler as never,
-  );
 }
 
 /** The table a row route addresses, checked, and the token's access to its schema. */

@@ -90,3 +90,15 @@ export function wireOid(name: string): number {
 export function numericTypmod(precision: number, scale: number): number {
   return ((precision << 16) | scale) + 4;
 }
+
+/** PostgreSQL's category letter (`typcategory`) of the type named `name`, an array's when `element` is set. */
+export function typeCategory(name: string, element: number): string {
+  if (element !== 0) return "A";
+  if (name === "bool") return "B";
+  if (/^(int[248]|float[48]|numeric|oid|reg\w+)$/.test(name)) return "N";
+  if (/^(text|varchar|bpchar|name|char)$/.test(name)) return "S";
+  if (/^(date|time|timestamp|timestamptz|timetz)$/.test(name)) return "D";
+  if (name === "interval") return "T";
+  if (/bit/.test(name)) return "V";
+  return "U";
+}

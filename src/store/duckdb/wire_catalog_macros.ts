@@ -1,0 +1,66 @@
+/**
+ * PostgreSQL's catalog functions in the emulated catalog (wire_catalog.ts), as DuckDB macros
+ * over its tables, as far as clients' catalog queries call them.
+ *
+ * @module
+ */
+
+import type { CatalogSnapshot } from "../shared/wire_catalog.ts";
+import { quoteLiteral } from "./sql.ts";
+
+/** The macros of `snapshot`'s emulated catalog: its schema, database and user are the token's. */
+export function catalogMacros(snapshot: CatalogSnapshot): string[] {
+  const visibleSchemas = [snapshot.defaultSchema];
+  return [
+    "CREATE MACRO wire_pg.to_regclass(x) AS coalesce(TRY_CAST(x AS BIGINT), (SELECT wire_c.oid FROM wire_pg.pg_class wire_c JOIN wire_pg.pg_namespace wire_n ON wire_n.oid = wire_c.relnamespace WHERE wire_c.relname = replace(CAST(x AS VARCHAR), '\"', '') OR wire_n.nspname || '.' || wire_c.relname = replace(CAST(x AS VARCHAR), '\"', '') LIMIT 1))",
+    "CREATE MACRO wire_pg.to_regtype(x) AS coalesce(TRY_CAST(x AS BIGINT), (SELECT wire_t.oid FROM wire_pg.pg_type wire_t WHERE wire_t.typname = CAST(x AS VARCHAR) OR wire_t.wire_sql_name = CAST(x AS VARCHAR) LIMIT 1))",
+    "CREATE MACRO wire_pg.format_type(t, m) AS (SELECT CASE " +
+    "WHEN wire_t.typname = 'numeric' AND m >= 4 THEN 'numeric(' || ((m - 4) >> 16) || ',' || ((m - 4) & 65535) || ')' " +
+    "WHEN wire_t.typname = 'varchar' AND m >= 4 THEN 'character varying(' || (m - 4) || ')' " +
+    "WHEN wire_t.typname = 'bpchar' AND m >= 4 THEN 'character(' || (m - 4) || ')' " +
+    "WHEN wire_t.typname IN ('timestamp', 'timestamptz', 'time') AND m >= 0 THEN replace(wire_t.wire_sql_name, wire_pg.typname_base(wire_t.typname), wire_pg.typname_base(wire_t.typname) || '(' || m || ')') " +
+    "ELSE wire_t.wire_sql_name END FROM wire_pg.pg_type AS wire_t WHERE wire_t.oid = t)",
+    "CREATE MACRO wire_pg.typname_base(n) AS CASE WHEN n = 'time' THEN 'time' ELSE 'timestamp' END",
+    `CREATE MACRO wire_pg.pg_get_userbyid(x) AS ${quoteLiteral(snapshot.user)}`,
+    `CREATE MACRO wire_pg.pg_table_is_visible(x) AS (SELECT wire_n.nspname IN (${
+      visibleSchemas.map(quoteLiteral).join(", ")
+    }, 'pg_catalog') FROM wire_pg.pg_class wire_c JOIN wire_pg.pg_namespace wire_n ON wire_n.oid = wire_c.relnamespace WHERE wire_c.oid = x)`,
+    `CREATE MACRO wire_pg.pg_type_is_visible(x) AS true`,
+    "CREATE MACRO wire_pg.pg_get_expr(e, r) AS e, (e, r, p) AS e",
+    "CREATE MACRO wire_pg.obj_description(o) AS NULL::VARCHAR, (o, c) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.col_description(o, n) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.shobj_description(o, c) AS NULL::VARCHAR",
+    // What the token may read is what the emulated catalog holds: a table or schema is readable
+    // exactly when it is there.
+    "CREATE MACRO wire_pg.has_table_privilege(a, b) AS wire_pg.to_regclass(a) IS NOT NULL, (u, a, b) AS wire_pg.to_regclass(a) IS NOT NULL",
+    "CREATE MACRO wire_pg.has_column_privilege(a, c, b) AS wire_pg.to_regclass(a) IS NOT NULL, (u, a, c, b) AS wire_pg.to_regclass(a) IS NOT NULL",
+    "CREATE MACRO wire_pg.has_schema_privilege(a, b) AS EXISTS (SELECT 1 FROM wire_pg.pg_namespace wire_n WHERE wire_n.nspname = CAST(a AS VARCHAR) OR CAST(wire_n.oid AS VARCHAR) = CAST(a AS VARCHAR)), (u, a, b) AS EXISTS (SELECT 1 FROM wire_pg.pg_namespace wire_n WHERE wire_n.nspname = CAST(a AS VARCHAR) OR CAST(wire_n.oid AS VARCHAR) = CAST(a AS VARCHAR))",
+    "CREATE MACRO wire_pg.has_database_privilege(a, b) AS true, (a, b, c) AS true",
+    "CREATE MACRO wire_pg.pg_encoding_to_char(e) AS 'UTF8'",
+    "CREATE MACRO wire_pg.pg_get_constraintdef(o) AS (SELECT wire_k.wire_definition FROM wire_pg.pg_constraint wire_k WHERE wire_k.oid = o), (o, p) AS (SELECT wire_k.wire_definition FROM wire_pg.pg_constraint wire_k WHERE wire_k.oid = o)",
+    "CREATE MACRO wire_pg.pg_get_indexdef(o) AS (SELECT 'CREATE UNIQUE INDEX ' || wire_c.relname || ' ON ' || wire_r.relname || ' USING btree (' || (SELECT string_agg(wire_a.attname, ', ' ORDER BY wire_a.attnum) FROM wire_pg.pg_attribute wire_a WHERE wire_a.attrelid = wire_i.indrelid AND list_contains(wire_i.indkey, wire_a.attnum)) || ')' FROM wire_pg.pg_index wire_i JOIN wire_pg.pg_class wire_c ON wire_c.oid = wire_i.indexrelid JOIN wire_pg.pg_class wire_r ON wire_r.oid = wire_i.indrelid WHERE wire_i.indexrelid = o), (o, n, p) AS (SELECT 'CREATE UNIQUE INDEX ' || wire_c.relname || ' ON ' || wire_r.relname || ' USING btree (' || (SELECT string_agg(wire_a.attname, ', ' ORDER BY wire_a.attnum) FROM wire_pg.pg_attribute wire_a WHERE wire_a.attrelid = wire_i.indrelid AND list_contains(wire_i.indkey, wire_a.attnum)) || ')' FROM wire_pg.pg_index wire_i JOIN wire_pg.pg_class wire_c ON wire_c.oid = wire_i.indexrelid JOIN wire_pg.pg_class wire_r ON wire_r.oid = wire_i.indrelid WHERE wire_i.indexrelid = o)",
+    "CREATE MACRO wire_pg.pg_get_serial_sequence(t, c) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.pg_get_partkeydef(o) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.pg_tablespace_location(o) AS ''",
+    `CREATE MACRO wire_pg.current_schemas(b) AS CASE WHEN b THEN ['pg_catalog', ${
+      quoteLiteral(snapshot.defaultSchema)
+    }] ELSE [${quoteLiteral(snapshot.defaultSchema)}] END`,
+    `CREATE MACRO wire_pg.current_schema() AS ${quoteLiteral(snapshot.defaultSchema)}`,
+    `CREATE MACRO wire_pg.current_database() AS ${quoteLiteral(snapshot.database)}`,
+    `CREATE MACRO wire_pg.current_user() AS ${quoteLiteral(snapshot.user)}`,
+    `CREATE MACRO wire_pg.session_user() AS ${quoteLiteral(snapshot.user)}`,
+    "CREATE MACRO wire_pg.quote_ident(x) AS CASE WHEN regexp_matches(x, '^[a-z_][a-z0-9_]*$') THEN x ELSE '\"' || replace(x, '\"', '\"\"') || '\"' END",
+    "CREATE MACRO wire_pg.array_lower(a, d) AS 1",
+    "CREATE MACRO wire_pg.array_upper(a, d) AS len(a)",
+    "CREATE MACRO wire_pg.pg_relation_size(o) AS 0",
+    "CREATE MACRO wire_is._pg_expandarray(a) AS unnest(list_transform(generate_series(1, len(a)), lambda i: {'x': a[i], 'n': i}))",
+    "CREATE MACRO wire_pg.pg_relation_is_publishable(o) AS false",
+    // No table is a partition: a table's only ancestor is itself (psql asks in a select list).
+    "CREATE MACRO wire_pg.pg_partition_ancestors(o) AS wire_pg.to_regclass(o)",
+    "CREATE MACRO wire_pg.pg_get_statisticsobjdef_columns(o) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.pg_get_ruledef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.pg_get_triggerdef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.pg_get_viewdef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.pg_total_relation_size(o) AS 0",
+  ];
+}
