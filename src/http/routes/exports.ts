@@ -58,6 +58,21 @@ const EXPORTS: Readonly<
   },
 };
 
+/** An export's query parameters but its filters, which are any others: the ticket's too. */
+const ExportQuery = z.object({
+  schema: SchemaQuery,
+  select: ReadQueryShape.select,
+  order: ReadQueryShape.order,
+  timezone_offset: z.string().optional().openapi({
+    type: "number",
+    minimum: -MAX_OFFSET_HOURS,
+    maximum: MAX_OFFSET_HOURS,
+    description: "Hours east of UTC (fractions allowed; default 0) of the export time in " +
+      "the file name",
+    example: 5.5,
+  }),
+});
+
 /**
  * The export route of one format. Each format has a path of its own rather than a `{format}`
  * parameter, so that logs and metrics name the format in their `route`.
@@ -75,19 +90,7 @@ function exportRoute(format: ResultFormat) {
     tags: ["rows"],
     request: {
       params: TableParams,
-      query: z.object({
-        schema: SchemaQuery,
-        select: ReadQueryShape.select,
-        order: ReadQueryShape.order,
-        timezone_offset: z.string().optional().openapi({
-          type: "number",
-          minimum: -MAX_OFFSET_HOURS,
-          maximum: MAX_OFFSET_HOURS,
-          description: "Hours east of UTC (fractions allowed; default 0) of the export time in " +
-            "the file name",
-          example: 5.5,
-        }),
-      }),
+      query: ExportQuery,
     },
     responses: {
       200: {
@@ -125,12 +128,7 @@ function ticketRoute(format: ResultFormat) {
     tags: ["rows"],
     request: {
       params: TableParams,
-      query: z.object({
-        schema: SchemaQuery,
-        select: ReadQueryShape.select,
-        order: ReadQueryShape.order,
-        timezone_offset: z.string().optional().openapi({ type: "number" }),
-      }),
+      query: ExportQuery,
     },
     responses: {
       200: {
