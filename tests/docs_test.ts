@@ -1,23 +1,10 @@
 import assert from "node:assert/strict";
 // deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
-import { type Browser, chromium } from "npm:playwright-core@^1.65.1";
+import type { Browser } from "npm:playwright-core@^1.65.1";
 import { errorOf, ok, TestServer } from "./helpers/server.ts";
+import { browserMissing, launchOffline } from "./helpers/ui.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOT = new URL("./tmp/docs.png", import.meta.url).pathname;
-
-/** Why the browser test cannot run here, or undefined when it can. */
-async function browserMissing(): Promise<string | undefined> {
-  try {
-    await Deno.stat(CHROMIUM);
-    return undefined;
-  } catch {
-    const reason = `${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`;
-    // CI installs it, so there a missing browser is a failure, not a skip.
-    if (Deno.env.get("REQUIRE_BROWSER")) throw new Error(reason);
-    return reason;
-  }
-}
 
 Deno.test("/docs: the reference page and its assets are served by the service", async (t) => {
   const server = await TestServer.start({});
@@ -80,18 +67,7 @@ Deno.test({
     const server = await TestServer.start({});
     let browser: Browser | undefined;
     try {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-        ],
-      });
+      browser = await launchOffline();
       const page = await browser.newPage({ viewport: { width: 1280, height: 2000 } });
       const elsewhere: string[] = [];
       const problems: string[] = [];
