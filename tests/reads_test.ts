@@ -684,6 +684,46 @@ Deno.test(
   },
 );
 
+Deno.test("reads: quotes and backslashes reach the engine as they are, in values, lists and cursors", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [{ name: "id", type: "integer" }, { name: "c", type: "varchar" }];
+    ok(await server.request("POST", "table/t", { body: { table: { columns } } }));
+    const body = [
+      { id: 1, c: "a" },
+      { id: 2, c: "abc\\" },
+      { id: 3, c: "\\" },
+      { id: 4, c: "it's" },
+      { id: 5, c: "E'\\x41'" },
+      { id: 6, c: '{"b"}' },
+    ];
+    ok(await server.request("POST", "table/t/records", { body }));
+    const ids = async (filter: string) =>
+      ok(await server.request("GET", `table/t/records?${filter}&select=id&order=id`)).records
+        .map((r: { id: number }) => r.id);
+    assert.deepEqual(await ids("c=eq.abc%5C"), [2]);
+    assert.deepEqual(await ids("c=eq.it%27s"), [4]);
+    assert.deepEqual(await ids("c=eq.E%27%5Cx41%27"), [5]);
+    assert.deepEqual(await ids('c=in.(%5C,"abc%5C",a%27b)'), [2, 3]);
+    assert.deepEqual(await ids('c=in.("{""b""}",x)'), [6]);
+    assert.deepEqual(await ids("c=like.*%5C"), [2, 3]);
+    const walked: number[] = [];
+    for (let after: string | undefined = ""; after !== undefined;) {
+      const page = ok(
+        await server.request(
+          "GET",
+          `table/t/records?c=neq.a&order=c.desc&select=id&limit=1&after=${after}`,
+        ),
+      );
+      walked.push(...page.records.map((r: { id: number }) => r.id));
+      after = page.next ?? undefined;
+    }
+    assert.deepEqual(walked, [6, 4, 2, 3, 5]);
+  } finally {
+    await server.dispose();
+  }
+});
+
 onDuckDB.test(
   "reads: like and ilike match NUL and backslash literally, on every route that filters",
   async (t) => {

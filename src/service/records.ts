@@ -82,12 +82,11 @@ export async function readRecords(
       "Query parameters after and offset cannot be given together: the cursor says where the page starts",
     );
   }
-  const table = await deps.store.tables.get(ref);
-  const read = parseReadQuery(params, table.columns);
-  return await deps.store.records.read(ref, offset, limit, {
-    read,
+  // Parsed against the table as the read describes it: no description of its own first.
+  return await deps.store.records.read(ref, offset, limit, (table) => ({
+    read: parseReadQuery(params, table.columns),
     ...(after === undefined ? {} : { after }),
-  });
+  }));
 }
 
 /** Reserved parameters that say nothing to a summary. */

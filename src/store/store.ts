@@ -212,6 +212,12 @@ export interface RecordsQuery {
   readonly after?: string;
 }
 
+/**
+ * A records read chosen for the table as the read finds it (its description under the read's
+ * locks, as a {@link RowChoice} is): the read grammar parsed against its columns.
+ */
+export type RecordsChoice = (table: Table) => RecordsQuery;
+
 /** A page of records as JSON array text, with the count and the next page's cursor. */
 export interface RecordsPage {
   readonly json: string;
@@ -331,7 +337,7 @@ export interface RecordStore {
     ref: TableRef,
     offset: number,
     limit: number,
-    query?: RecordsQuery,
+    query?: RecordsQuery | RecordsChoice,
   ): Promise<RecordsPage>;
   /**
    * Per column of `select` (all by default), figures of the records `filters` let through,

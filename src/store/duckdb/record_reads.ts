@@ -12,6 +12,7 @@ import type { Table, TableRef } from "../../catalog/model.ts";
 import {
   ALL_RECORDS,
   checkRowCounts,
+  chosen,
   keyAlias,
   nextCursor,
   pageAnswer,
@@ -26,7 +27,7 @@ import {
   planPage,
   recordsSelect,
 } from "../shared/record_reads.ts";
-import type { RecordsPage, RecordsQuery, ResultFormat } from "../store.ts";
+import type { RecordsChoice, RecordsPage, RecordsQuery, ResultFormat } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { describeIn, getTable } from "./tables.ts";
@@ -159,11 +160,10 @@ function keyTexts(keys: readonly SortKey[]): string {
   return `[${keys.map((k, i) => keyText(k, keyAlias(i))).join(", ")}]`;
 }
 
-/** How DuckDB renders a page: its rows by jsonObject, the last row's key texts as a list. */
+/** How DuckDB renders a page: its rows by jsonObject, a row's key texts as a list. */
 const PAGES: PageDialect = {
   jsonRow: jsonObject,
-  lastKeys: (keys, limit) =>
-    `max_by(${keyTexts(keys)}, page." n") FILTER (WHERE page." n" <= ${limit})`,
+  keyTexts,
   lastTexts: (value) => value as (string | null)[],
 };
 
@@ -177,8 +177,11 @@ export async function readRecords(
   ref: TableRef,
   offset: number,
   limit: number,
-  query?: RecordsQuery,
+  choice?: RecordsQuery | RecordsChoice,
 ): Promise<RecordsPage> {
+  // A description from the cache: the read is planned on it, and planned again on the one
+  // its snapshot sees when a definition changed meanwhile (withDescription).
+  const query = typeof choice === "function" ? choice(await getTable(context, ref)) : choice;
   const key = JSON.stringify([offset, limit, query ?? null]);
   const kept = context.pages.get(ref, key);
   if (kept) return kept;
@@ -187,7 +190,8 @@ export async function readRecords(
     context,
     ref,
     (table) => readsInSlices(selectedColumns(table, query?.read.select)),
-    (session, table) => readPage(session, table, offset, limit, query),
+    (session, table) =>
+      readPage(session, table, offset, limit, choice && query && chosen(choice, table)),
   );
   context.pages.keep(ref, key, stamp, page);
   return page;

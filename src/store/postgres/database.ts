@@ -63,10 +63,10 @@ export interface Session {
   copyIn(sql: string, bytes: ReadableStream<Uint8Array>): Promise<number>;
   /**
    * Runs `sql` (text without parameters) and commits the session's transaction in the same
-   * round trip; answers the rows it touched. When it fails the transaction is left to roll
-   * back.
+   * round trip; answers the rows it gave and the number it touched. When it fails the
+   * transaction is left to roll back.
    */
-  runAndCommit(sql: string): Promise<number>;
+  runAndCommit(sql: string): Promise<{ rows: Record<string, unknown>[]; count: number }>;
   /**
    * Runs `statements` (text without parameters, or a prepared statement with its arguments,
    * written as escaped literals) as one simple query, one round trip; answers each one's
@@ -306,7 +306,7 @@ function sessionOf(client: pg.PoolClient, opening?: { open: boolean }): Session 
       await begin();
       const results = await client.query(`${sql}; COMMIT`) as unknown as pg.QueryResult[];
       if (opening) opening.open = false;
-      return results[0]!.rowCount ?? 0;
+      return { rows: results[0]!.rows, count: results[0]!.rowCount ?? 0 };
     },
     async copyIn(sql, bytes) {
       await begin();

@@ -203,7 +203,7 @@ export async function insertDirect(
     const insert = `INSERT INTO ${qualified(table.schema, table.name)} (${
       columns.map(quoteIdent).join(", ")
     }) SELECT ${values.join(", ")} FROM ${from} ORDER BY n_`;
-    if (fused) inserted = await session.runAndCommit(insert);
+    if (fused) inserted = (await session.runAndCommit(insert)).count;
     else if (onConflict === "fail") {
       inserted = await session.run(insert, [direct.json]);
     } else {

@@ -50,17 +50,20 @@ export function workMem(sorts = 1): string {
 }
 
 /**
- * Bounds the rest of `session`'s open transaction: each statement cut after `timeoutMs`
- * (`statement_timeout`), each sort and hash to {@link workMem}`(sorts)`.
+ * The statement that bounds the rest of a session's open transaction: each statement cut
+ * after `timeoutMs` (`statement_timeout`), each sort and hash to {@link workMem}`(sorts)`.
+ * Literals, not parameters: as text without parameters it goes in the same round trip as its
+ * transaction's BEGIN (database.ts), or in a batch.
  */
+export function readBounds(timeoutMs: number, sorts = 1): string {
+  return `SELECT pg_catalog.set_config('statement_timeout', ${
+    escapedLiteral(String(Math.max(1, Math.ceil(timeoutMs))))
+  }, true), pg_catalog.set_config('work_mem', ${escapedLiteral(workMem(sorts))}, true)`;
+}
+
+/** Bounds the rest of `session`'s open transaction by {@link readBounds}. */
 export async function boundRead(session: Session, timeoutMs: number, sorts = 1): Promise<void> {
-  // Literals, not parameters: as text without parameters it goes in the same round trip as
-  // its transaction's BEGIN (database.ts).
-  await session.run(
-    `SELECT pg_catalog.set_config('statement_timeout', ${
-      escapedLiteral(String(Math.max(1, Math.ceil(timeoutMs))))
-    }, true), pg_catalog.set_config('work_mem', ${escapedLiteral(workMem(sorts))}, true)`,
-  );
+  await session.run(readBounds(timeoutMs, sorts));
 }
 
 /** `error` as the client's answer: 408 for a statement `statement_timeout` cancelled. */

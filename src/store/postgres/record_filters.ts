@@ -15,7 +15,8 @@ import { selectedColumns, type ValueCheck } from "../shared/record_terms.ts";
 import * as grammar from "../shared/record_filters.ts";
 import { type Param, probing, type Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
-import { quoteIdent } from "./sql.ts";
+import { escapedLiteral, quoteIdent } from "./sql.ts";
+import { ApiError } from "../../errors.ts";
 
 export { selectedColumns, type ValueCheck };
 
@@ -28,6 +29,38 @@ type Bound = grammar.BoundValues<unknown>;
  */
 export function bind(params: unknown[], value: Param): string {
   return new grammar.BoundValues(params).add(value);
+}
+
+/**
+ * A binder that writes each value into the statement as an escaped literal, typed as a bound
+ * parameter is (unknown until its context gives it a type); a list as an array literal. Its
+ * statement is text, which can go in one round trip with others (`Session.runAndCommit`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { LiteralValues } from "./record_filters.ts";
+ *
+ * const bound = new LiteralValues();
+ * assert.equal(bound.add("it's"), "E'it''s'");
+ * assert.equal(bound.add(["a", 'b"']), String.raw`E'{"a","b\\""}'`);
+ * assert.deepEqual(bound.values, []);
+ * ```
+ *
+ * @throws {ApiError} 400 for a value with a NUL character, which PostgreSQL's text cannot hold.
+ */
+export class LiteralValues extends grammar.BoundValues<Param> {
+  override add(value: Param): string {
+    const text = Array.isArray(value)
+      ? `{${value.map((item) => `"${String(item).replace(/[\\"]/g, "\\$&")}"`).join(",")}}`
+      : String(value);
+    if (text.includes("\u0000")) {
+      throw ApiError.badRequest(
+        "A cursor value has a NUL character (\\u0000), which PostgreSQL text cannot hold",
+      );
+    }
+    return escapedLiteral(text);
+  }
 }
 
 /** Types compared as text: a filter value needs no cast, nor a check. */

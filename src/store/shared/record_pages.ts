@@ -1,13 +1,14 @@
 /**
  * The engine-neutral parts of reading a page of records: the default read, the checks of
- * its row counts, the aliases of its sort keys, its WHERE clause, and the page answer with
+ * its row counts, the read a choice makes, the aliases of its sort keys, its WHERE clause, and the page answer with
  * the next cursor.
  *
  * @module
  */
 
 import type { ReadQuery } from "../../catalog/filters.ts";
-import type { RecordsPage } from "../store.ts";
+import type { Table } from "../../catalog/model.ts";
+import type { RecordsChoice, RecordsPage, RecordsQuery } from "../store.ts";
 import { cursorAfter } from "./cursor.ts";
 import type { OrderKey } from "./record_terms.ts";
 import { quoteIdent } from "./sql.ts";
@@ -23,6 +24,11 @@ export function checkRowCounts(offset: number, limit: number): void {
   for (const n of [offset, limit]) {
     if (!Number.isSafeInteger(n) || n < 0) throw new Error(`Not a row count: ${n}`);
   }
+}
+
+/** The read `query` makes of `table`: itself, or what a {@link RecordsChoice} chooses. */
+export function chosen(query: RecordsQuery | RecordsChoice, table: Table): RecordsQuery {
+  return typeof query === "function" ? query(table) : query;
 }
 
 /**
