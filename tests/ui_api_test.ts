@@ -324,6 +324,7 @@ Deno.test("uploads: dry_run=true answers what they would do and writes nothing",
       ]);
       assert.equal(answer.records.length, 100);
       assert.deepEqual(answer.records[3], { "Unit Price": 3.5, Name: "item 3", Qty: 3 });
+      assert.deepEqual(answer.headers, ["Unit Price", "Name", "Qty"]);
       await nothingChanged(before);
       errorOf(await server.request("GET", "table/items"), 404);
       await assertSpoolEmpty(server);
@@ -346,6 +347,7 @@ Deno.test("uploads: dry_run=true answers what they would do and writes nothing",
         }),
       );
       assert.deepEqual(dry.records[1], { price: 1.5, name: "item 1", qty: 1 });
+      assert.deepEqual(dry.headers, ["price", "name", "qty"]);
       errorOf(await server.request("GET", "table/items"), 404);
       const real = ok(
         await server.request("POST", "table/items/upload/csv", {
@@ -393,6 +395,7 @@ Deno.test("uploads: dry_run=true answers what they would do and writes nothing",
         assert.equal(dry.errors[0].column, "day");
         assert.equal(dry.errors[0].sheet_row, 3);
         assert.equal(typeof dry.message, "string");
+        assert.deepEqual(dry.headers, ["id", "day"]);
         await nothingChanged(before);
         const good = ok(
           await server.request("POST", "table/days/upload/excel?dry_run=1", {
@@ -404,6 +407,39 @@ Deno.test("uploads: dry_run=true answers what they would do and writes nothing",
           day: "2026-01-04",
         }]);
         await nothingChanged(before);
+      },
+    );
+
+    await t.step(
+      "an append's dry run names the file's headers, so that they can be mapped to columns",
+      async () => {
+        // items was loaded above, with columns price, name and qty.
+        const before = await fingerprint(server);
+        const unmatched = ok(
+          await server.request("POST", "table/items/upload/csv?if_exists=append&dry_run=true", {
+            body: uploadForm(csv, "items.csv"),
+          }),
+        );
+        assert.equal(unmatched.inserted, 0);
+        assert.match(unmatched.message, /Unit Price/);
+        assert.deepEqual(unmatched.headers, ["Unit Price", "Name", "Qty"]);
+        const mapped = ok(
+          await server.request("POST", "table/items/upload/csv?if_exists=append&dry_run=true", {
+            body: uploadForm(csv, "items.csv", { headers: { "Unit Price": "price" } }),
+          }),
+        );
+        assert.deepEqual(mapped.errors, []);
+        assert.equal(mapped.inserted, 150);
+        assert.deepEqual(mapped.headers, ["price", "Name", "Qty"]);
+        await nothingChanged(before);
+        // Refused before the file is read: no headers to tell.
+        const missing = ok(
+          await server.request("POST", "table/items/upload/csv?if_exists=append&dry_run=true", {
+            body: uploadForm(csv, "items.csv", { headers: { Price: "price" } }),
+          }),
+        );
+        assert.match(missing.message, /no header "Price"/);
+        assert.equal(missing.headers, undefined);
       },
     );
 
@@ -429,6 +465,7 @@ Deno.test("uploads: dry_run=true answers what they would do and writes nothing",
         );
         assert.deepEqual(dry.errors, real.details);
         assert.deepEqual(dry.errors.map((e: { row: number }) => e.row).sort(), [1, 2]);
+        assert.deepEqual(dry.headers, ["id", "n"]);
         await nothingChanged(before);
       },
     );

@@ -870,6 +870,29 @@ Deno.test({
           await page.getByText("Nothing was written.").waitFor();
           assert.equal(ok(await server.request("GET", "table/cities/records")).total, 2);
 
+          // Appended from a file with other headers: each mapped to a column, then imported.
+          await page.locator("#import-file").setInputFiles({
+            name: "others.csv",
+            mimeType: "text/csv",
+            buffer: Buffer.from("City,Pop\nLima,10000000\nQuito,2800000\n"),
+          });
+          await page.getByRole("textbox", { name: "Table" }).fill("cities");
+          await page.getByLabel("append to the table").check();
+          await page.getByRole("button", { name: "Preview" }).click();
+          await page.getByRole("status").filter({ hasText: "would be refused" }).waitFor();
+          await page.getByLabel("Column for City").selectOption("name");
+          await page.getByLabel("Column for Pop").selectOption("people");
+          await page.getByRole("button", { name: "Preview" }).click();
+          await page.getByRole("status").filter({ hasText: "2 rows would go into cities" })
+            .waitFor();
+          assert.equal(ok(await server.request("GET", "table/cities/records")).total, 2);
+          await page.getByRole("button", { name: "Import" }).click();
+          await page.getByRole("status").filter({ hasText: "2 rows went into" }).waitFor();
+          assert.deepEqual(
+            ok(await server.request("GET", "table/cities/records?name=eq.Lima")).records,
+            [{ name: "Lima", people: 10000000 }],
+          );
+
           // A spreadsheet: its second sheet picked by name, previewed, then imported.
           const book = XLSX.utils.book_new();
           XLSX.utils.book_append_sheet(book, XLSX.utils.aoa_to_sheet([["x"], [1]]), "first");

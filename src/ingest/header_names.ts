@@ -101,11 +101,7 @@ export async function renameCsvHeader(
   names: HeaderNames,
   outPath: string,
 ): Promise<void> {
-  const { line, rest } = await headerLine(path);
-  const delimiter = DELIMITERS.reduce((best, d) =>
-    splitFields(line, d).length > splitFields(line, best).length ? d : best
-  );
-  const fields = splitFields(line, delimiter);
+  const { rest, delimiter, fields } = await headerFields(path);
   const rename = headerRenamer(names);
   const renamed = fields.map((f) => f.trim() === "" ? "" : rename.name(f.trim()));
   checkHeadersUsed(rename.unused(), fields.map((f) => f.trim()).filter((f) => f !== ""));
@@ -138,6 +134,29 @@ function concatenated(streams: ReadableStream<Uint8Array>[]): ReadableStream<Uin
       }
     },
   });
+}
+
+/**
+ * The names of the CSV file's header at `path`, blank ones left out: the first line with any
+ * text, split as {@link renameCsvHeader} splits it.
+ */
+export async function csvHeaderNames(path: string): Promise<string[]> {
+  const { fields } = await headerFields(path);
+  return fields.map((f) => f.trim()).filter((f) => f !== "");
+}
+
+/**
+ * The CSV file's header line at `path` split into its fields by whichever of the sniffer's
+ * delimiters splits it most, and the offset of the bytes after it.
+ */
+async function headerFields(
+  path: string,
+): Promise<{ rest: number; delimiter: string; fields: string[] }> {
+  const { line, rest } = await headerLine(path);
+  const delimiter = DELIMITERS.reduce((best, d) =>
+    splitFields(line, d).length > splitFields(line, best).length ? d : best
+  );
+  return { rest, delimiter, fields: splitFields(line, delimiter) };
 }
 
 /** The first line with any text, as text, and the offset of the byte after it. */

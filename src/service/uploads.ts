@@ -10,7 +10,12 @@ import { checkPlanLimits, checkWidth, planTable, type TablePlan } from "../catal
 import type { Table, TableDefinition, TableRef } from "../catalog/model.ts";
 import type { IfExists } from "../catalog/uploads.ts";
 import { ApiError, type ErrorDetail } from "../errors.ts";
-import { type HeaderNames, readHeaderNames, renameCsvHeader } from "../ingest/header_names.ts";
+import {
+  csvHeaderNames,
+  type HeaderNames,
+  readHeaderNames,
+  renameCsvHeader,
+} from "../ingest/header_names.ts";
 import { localBytes } from "../ingest/spool.ts";
 import { type MultipartUpload, spoolMultipart } from "../ingest/multipart.ts";
 import { checkZip, detectFormat, readSheetApart, type SheetRows } from "../ingest/sheet.ts";
@@ -45,6 +50,11 @@ export interface UploadPreview {
   readonly errors: readonly ErrorDetail[];
   /** The refusal's message, when refused. */
   readonly message?: string;
+  /**
+   * The names of the file's columns as the upload read them (a header row, or the keys of
+   * JSON rows), after the body's `headers` mapping; absent when refused before they were read.
+   */
+  readonly headers?: readonly string[];
 }
 
 /** What a request asks of an upload: what to do with an existing table, a template, a key. */
@@ -57,6 +67,8 @@ export interface UploadRequest {
   readonly readDefinition: (value: unknown) => TableDefinition;
   /** Load, read the first rows, roll back: nothing is written (see {@link previewUpload}). */
   readonly dryRun?: boolean;
+  /** Told the names of the file's columns once they are read (see {@link UploadPreview}). */
+  readonly columnsRead?: (names: readonly string[]) => void;
 }
 
 /**
@@ -68,13 +80,14 @@ export interface UploadRequest {
 export async function previewUpload(
   deps: Pick<RowsDeps, "store">,
   ref: TableRef,
-  upload: () => Promise<Uploaded>,
+  upload: (columnsRead: (names: readonly string[]) => void) => Promise<Uploaded>,
 ): Promise<UploadPreview> {
+  let read: { headers?: readonly string[] } = {};
   try {
-    const { table, inserted, preview } = await upload();
+    const { table, inserted, preview } = await upload((headers) => read = { headers });
     // At most PREVIEW_ROWS rows, read from the database as JSON text.
     const records = JSON.parse(preview ?? "[]") as unknown[];
-    return { dry_run: true, table, inserted, records, errors: [] };
+    return { dry_run: true, table, inserted, records, errors: [], ...read };
   } catch (error) {
     // Rows that do not fit (422), or whose keys clash (409 naming rows), are what a dry run
     // is for; any other failure (a table that exists under if_exists=fail) is answered as is.
@@ -90,6 +103,7 @@ export async function previewUpload(
       records: [],
       errors: error.details ?? [],
       message: error.message,
+      ...read,
     };
   }
 }
@@ -107,6 +121,7 @@ export async function uploadJson(
   const fromTemplate = await planFromTemplate(deps.store, ref, options.template);
   checkJsonType(body);
   const file = await spoolJsonRows(body.stream, body.contentLength, spoolOptions(deps, body, true));
+  options.columnsRead?.(file.keys);
   try {
     const plan = oneDefinition(fromTemplate, file.table) ??
       (file.table === undefined
@@ -143,7 +158,11 @@ export async function uploadSpreadsheet(
     const load = { plan, ifExists: options.ifExists, keyed: options.keyed, dryRun: options.dryRun };
     if (format === "csv") {
       await checkCsvWidth(file.path, deps.store);
-      return await deps.store.records.uploadCsv(ref, await renamed(file, headers, spooled), load);
+      return await deps.store.records.uploadCsv(
+        ref,
+        await renamed(file, headers, spooled, options.columnsRead),
+        load,
+      );
     }
     const limits = {
       maxRows: deps.maxSheetRows,
@@ -159,6 +178,7 @@ export async function uploadSpreadsheet(
       outPath,
       ...(headers ? { headers } : {}),
     });
+    options.columnsRead?.(rows.keys);
     try {
       checkKeyCount(rows, deps.store, "The sheet has", "columns");
       return await deps.store.records.upload(ref, rows, load);
@@ -187,7 +207,8 @@ export async function uploadCsv(
         );
       }
       await checkCsvWidth(file.path, deps.store);
-      return await deps.store.records.uploadCsv(ref, await renamed(file, headers, spooled), {
+      const csv = await renamed(file, headers, spooled, options.columnsRead);
+      return await deps.store.records.uploadCsv(ref, csv, {
         plan,
         ifExists: options.ifExists,
         keyed: options.keyed,
@@ -199,16 +220,22 @@ export async function uploadCsv(
 
 /**
  * The spooled CSV `file`, or with `headers` a copy of it whose header line has the mapped
- * names (in the spool, removed with the upload's files).
+ * names (in the spool, removed with the upload's files); its header's names told to
+ * `columnsRead`.
  */
 async function renamed(
   file: MultipartUpload["file"],
   headers: HeaderNames | undefined,
   spooled: (path: string) => string,
+  columnsRead?: (names: readonly string[]) => void,
 ): Promise<MultipartUpload["file"]> {
-  if (!headers) return file;
+  if (!headers) {
+    if (columnsRead) columnsRead(await csvHeaderNames(file.path));
+    return file;
+  }
   const path = spooled(`${file.path}.renamed`);
   await renameCsvHeader(file.path, headers, path);
+  if (columnsRead) columnsRead(await csvHeaderNames(path));
   // Lines of separators only stay where they were (those before the header go).
   return {
     ...localBytes(path),

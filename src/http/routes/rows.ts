@@ -81,6 +81,10 @@ const UploadPreviewShape = z.object({
       "`message`; `sheet`, `sheet_row`); empty when it would succeed",
   }),
   message: z.string().optional().openapi({ description: "The refusal's message, if refused" }),
+  headers: z.array(z.string()).optional().openapi({
+    description: "The names of the file's columns as read (a header row, or the keys of JSON " +
+      "rows), after the `headers` mapping; absent when refused before they were read",
+  }),
 });
 
 const uploadJson = createRoute(scoped("tables:write", {
@@ -366,7 +370,12 @@ export function rowRoutes(deps: RowsDeps): OpenAPIHono<Env> {
     upload: (options: uploads.UploadRequest) => Promise<uploads.Uploaded>,
   ) => {
     if (options.dryRun) {
-      return c.json(await uploads.previewUpload(deps, address(c), () => upload(options)), 200);
+      const preview = await uploads.previewUpload(
+        deps,
+        address(c),
+        (columnsRead) => upload({ ...options, columnsRead }),
+      );
+      return c.json(preview, 200);
     }
     const result = await upload(options);
     noteRowsLoaded(c, result.inserted);

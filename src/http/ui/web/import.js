@@ -1,6 +1,7 @@
 /**
  * The import wizard: drop or pick a CSV, XLSX, XLS, ODS or JSON file (an array of objects,
- * or one object per line), name the table, create it or append to or replace it; a progress
+ * or one object per line), name the table, create it or append to or replace it (renaming and
+ * retyping the columns it makes, or choosing the columns its headers go into); a progress
  * bar while the file goes up; the rows that went in, or the refused rows by number (a refused
  * file writes nothing).
  */
@@ -91,6 +92,8 @@ export function ImportScreen({ params }) {
   const [progress, setProgress] = useState(undefined);
   const [preview, setPreview] = useState(undefined);
   const [edits, setEdits] = useState(undefined);
+  // On append: the file's headers and the table's columns they go into.
+  const [matches, setMatches] = useState(undefined);
   const [result, setResult] = useState(undefined);
   const [error, setError] = useState(undefined);
   const [over, setOver] = useState(false);
@@ -98,6 +101,7 @@ export function ImportScreen({ params }) {
   const reset = () => {
     setPreview(undefined);
     setEdits(undefined);
+    setMatches(undefined);
     setResult(undefined);
     setError(undefined);
   };
@@ -108,9 +112,14 @@ export function ImportScreen({ params }) {
     if (!table) setTable(tableNameOf(chosen));
   };
   // What the person changed of the columns the file makes: new names (as a mapping of the
-  // file's headers) and new types (as a definition), for a table the upload creates.
+  // file's headers) and new types (as a definition), for a table the upload creates; on
+  // append, the columns the headers go into.
   const changes = () => {
-    if (!edits || mode === "append") return {};
+    if (mode === "append") {
+      const chosen = (matches?.rows ?? []).filter((m) => m.column && m.column !== m.header);
+      return { headers: Object.fromEntries(chosen.map((m) => [m.header, m.column])) };
+    }
+    if (!edits) return {};
     const headers = Object.fromEntries(
       edits.filter((e) => e.name !== e.header).map((e) => [e.header, e.name]),
     );
@@ -141,6 +150,16 @@ export function ImportScreen({ params }) {
       );
       if (dryRun) {
         setPreview(answer);
+        if (mode === "append" && !matches && answer.headers && answer.table && how.renames) {
+          const columns = answer.table.columns.map((c) => c.name);
+          const columnOf = (header) =>
+            columns.find((c) => c === header) ??
+              columns.find((c) => c.toLowerCase() === header.toLowerCase()) ?? "";
+          setMatches({
+            columns,
+            rows: answer.headers.map((header) => ({ header, column: columnOf(header) })),
+          });
+        }
         if (!edits && answer.table && how.renames) {
           setEdits(
             answer.table.columns.map((c) => ({
@@ -164,6 +183,13 @@ export function ImportScreen({ params }) {
   const edit = (i, patch) => {
     setPreview(undefined);
     setEdits(edits.map((e, j) => j === i ? { ...e, ...patch } : e));
+  };
+  const match = (i, column) => {
+    setPreview(undefined);
+    setMatches({
+      ...matches,
+      rows: matches.rows.map((m, j) => j === i ? { ...m, column } : m),
+    });
   };
   const refused = preview && preview.errors.length > 0;
 
@@ -234,6 +260,29 @@ export function ImportScreen({ params }) {
                       .name} onInput=${(ev) => edit(i, { name: ev.currentTarget.value })} /></td>
                     <td><input aria-label=${`Type of ${e.header}`} value=${e.type} onInput=${(ev) =>
                       edit(i, { type: ev.currentTarget.value })} /></td>
+                  </tr>
+                `
+              )}</tbody>
+            </table>
+          `}
+          ${matches && mode === "append" && html`
+            <table class="list compact">
+              <caption>The file's columns and the table's columns they go into: choose, then preview again</caption>
+              <thead>
+                <tr>
+                  <th scope="col">In the file</th>
+                  <th scope="col">Into column</th>
+                </tr>
+              </thead>
+              <tbody>${matches.rows.map((m, i) =>
+                html`
+                  <tr>
+                    <th scope="row">${m.header}</th>
+                    <td><select aria-label=${`Column for ${m.header}`} value=${m.column}
+                      onChange=${(ev) => match(i, ev.currentTarget.value)}>
+                      <option value="">(no such column)</option>
+                      ${matches.columns.map((c) => html`<option value=${c}>${c}</option>`)}
+                    </select></td>
                   </tr>
                 `
               )}</tbody>
