@@ -19,7 +19,7 @@ import {
   sqlstate,
 } from "./helpers/pgwire.ts";
 import { HOSTILE } from "./fixtures/query_catalogue.ts";
-import { onDuckDB } from "./helpers/engine.ts";
+import { ENGINE, onDuckDB } from "./helpers/engine.ts";
 import { PG_HOSTILE } from "./fixtures/postgres_query_catalogue.ts";
 
 const COLUMNS = [
@@ -336,6 +336,32 @@ Deno.test("the PostgreSQL protocol answers drivers and raw messages as PostgreSQ
           await raw.until("R");
           await raw.send("p", RawConnection.cstring(server.token));
           await raw.until("Z");
+          // As on PostgreSQL, a statement that cannot run fails at Parse: no ParseComplete,
+          // and the Bind after it is skipped until Sync.
+          for (
+            const [bad, code] of <[string, string][]> [
+              ["SELEC 1", "42601"],
+              // PostgreSQL's own analysis, which finds tables, comes when the query runs there.
+              ...(ENGINE === "postgres" ? [] : [["SELECT * FROM no_such_table", "42P01"]]),
+            ]
+          ) {
+            await raw.send("P", [
+              ...RawConnection.cstring("bad"),
+              ...RawConnection.cstring(bad),
+              ...int16(0),
+            ]);
+            await raw.send("B", [
+              ...RawConnection.cstring(""),
+              ...RawConnection.cstring("bad"),
+              ...int16(0),
+              ...int16(0),
+              ...int16(0),
+            ]);
+            await raw.send("S");
+            const refused = await raw.until("Z");
+            assert.equal(types(refused), "EZ", bad);
+            assert.equal(errorFields(refused[0]!.body).C, code, bad);
+          }
           const sql = "SELECT id FROM items WHERE id <= $1 ORDER BY id";
           await raw.send("P", [
             ...RawConnection.cstring("s1"),

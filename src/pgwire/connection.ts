@@ -323,7 +323,7 @@ export class Connection {
         case "Q":
           return await this.#simpleQuery(reader.cstring());
         case "P":
-          return this.#parse(reader);
+          return await this.#parse(reader);
         case "B":
           return this.#bind(reader);
         case "D":
@@ -400,7 +400,7 @@ export class Connection {
     await this.#flush();
   }
 
-  #parse(reader: BodyReader): void {
+  async #parse(reader: BodyReader): Promise<void> {
     const name = reader.cstring();
     const sql = reader.cstring();
     const count = reader.int16();
@@ -414,11 +414,14 @@ export class Connection {
       throw new WireError("42601", "cannot insert multiple commands into a prepared statement");
     }
     const text = statements[0] ?? "";
-    this.#statements.set(name, {
-      sql: text,
-      kind: text === "" ? { kind: "query" } : statementKind(text),
-      paramTypes,
-    });
+    const kind: StatementKind = text === "" ? { kind: "query" } : statementKind(text);
+    // PostgreSQL parses and analyses a statement at Parse: a syntax error, a table that does
+    // not exist or one out of reach is reported here, not at Bind or Execute.
+    if (kind.kind === "query" && text !== "" && !answeredQuery(kind, text, this.settings!, this)) {
+      this.#checkAborted(kind);
+      await (await this.#engine()).check(this.#request(text, []));
+    }
+    this.#statements.set(name, { sql: text, kind, paramTypes });
     this.#out.begin("1").end();
   }
 

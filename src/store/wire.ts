@@ -43,6 +43,11 @@ export interface WireSession {
     readonly columns: readonly WireColumn[];
     readonly params: readonly number[];
   }>;
+  /**
+   * Checks `request` as {@link WireSession.open} would before it runs (its syntax, what it
+   * may read), without running it: PostgreSQL reports such errors at `Parse`.
+   */
+  check(request: QueryRequest): Promise<void>;
   /** Starts `request`; its rows are read from the answer, which must be closed first. */
   open(request: QueryRequest): Promise<WireRows>;
   /** Interrupts the statement under way, which fails with 408. */

@@ -94,6 +94,10 @@ export async function openWireSession(
             prepared.destroySync();
           }
         }),
+    check: async (request) => {
+      // The emulated catalog's own database says what it cannot answer when it runs.
+      if (!isCatalogQuery(request.sql)) await underDeadline(request, () => checkedSql(request));
+    },
     open: async (request) =>
       isCatalogQuery(request.sql)
         ? await (await catalog(request)).open(request)

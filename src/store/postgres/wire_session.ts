@@ -77,6 +77,10 @@ export async function openWireSession(
         throw failure(error, request);
       }
     },
+    async check(request) {
+      // The emulated catalog's own database says what it cannot answer when it runs.
+      if (!isCatalogQuery(request.sql)) await checked(request, { anyParams: true });
+    },
     async open(request) {
       if (isCatalogQuery(request.sql)) return await (await catalog(request)).open(request);
       cancelled = false;
