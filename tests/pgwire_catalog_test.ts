@@ -186,8 +186,50 @@ Deno.test("the emulated catalog shows each token its own schemas, to psql, SQLAl
       assert.match(orders.stdout, /^amount\|numeric\(10,2\)\|/m);
       const key = described.get("sales.orders")!.constraints.primary_key.name;
       assert.ok(orders.stdout.includes(`"${key}" PRIMARY KEY, btree (id)`), orders.stdout);
-      // Foreign keys are in pg_constraint (see the drivers below); psql's \d does not list them.
+      assert.match(
+        orders.stdout,
+        /Foreign-key constraints:\n\s*"[^"]+" FOREIGN KEY \(customer\) REFERENCES customers\(id\)/,
+      );
+      const customers = await run("psql", [conn, "-X", "-A", "-c", "\\d sales.customers"], {
+        PGPASSWORD: tokens.sales,
+      });
+      assert.equal(customers.code, 0, customers.stderr);
+      assert.match(
+        customers.stdout,
+        /Referenced by:\n\s*TABLE "orders" CONSTRAINT "[^"]+" FOREIGN KEY \(customer\)/,
+      );
     });
+
+    await t.step(
+      "psql's other listings answer as on a database without such objects",
+      async (t) => {
+        if (!installed("/usr/bin/psql")) {
+          await t.step({ name: "psql is not installed", ignore: true, fn: () => {} });
+          return;
+        }
+        const conn = `host=127.0.0.1 port=${port} user=analyst dbname=tables sslmode=disable`;
+        const psql = (command: string) =>
+          run("psql", [conn, "-X", "-A", "-t", "-F", "|", "-c", command], {
+            PGPASSWORD: tokens.sales,
+          });
+        const answers: Record<string, string> = {};
+        for (const command of ["\\du", "\\df", "\\dv", "\\di", "\\dt+", "\\l+", "\\dconfig"]) {
+          const answer = await psql(command);
+          assert.equal(answer.code, 0, `${command}: ${answer.stderr}`);
+          answers[command] = answer.stdout.trim();
+        }
+        assert.match(answers["\\du"]!, /^analyst\|/);
+        assert.equal(answers["\\df"], "");
+        const key = described.get("sales.orders")!.constraints.primary_key.name;
+        assert.match(
+          answers["\\di"]!,
+          new RegExp(`^sales\\|${key}\\|index\\|analyst\\|orders$`, "m"),
+        );
+        assert.match(answers["\\dt+"]!, /^sales\|orders\|table\|analyst\|permanent\|heap\|/m);
+        assert.match(answers["\\l+"]!, /^tables\|analyst\|UTF8\|/m);
+        assert.match(answers["\\dconfig"]!, /^search_path\|sales$/m);
+      },
+    );
 
     await t.step("SQLAlchemy's inspector: tables, columns, primary and foreign keys", async (t) => {
       const check = await run("/usr/bin/python3", ["-c", "import sqlalchemy, psycopg2"]).catch(

@@ -57,10 +57,33 @@ export function catalogMacros(snapshot: CatalogSnapshot): string[] {
     "CREATE MACRO wire_pg.pg_relation_is_publishable(o) AS false",
     // No table is a partition: a table's only ancestor is itself (psql asks in a select list).
     "CREATE MACRO wire_pg.pg_partition_ancestors(o) AS wire_pg.to_regclass(o)",
+    // … and in a FROM clause `WITH ORDINALITY AS a(relid, depth)`, which DuckDB's table macros
+    // take as the macro's own columns.
+    "CREATE MACRO wire_pg.pg_partition_ancestors(o) AS TABLE SELECT wire_pg.to_regclass(o) AS relid, 1 AS depth",
     "CREATE MACRO wire_pg.pg_get_statisticsobjdef_columns(o) AS NULL::VARCHAR",
     "CREATE MACRO wire_pg.pg_get_ruledef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR",
     "CREATE MACRO wire_pg.pg_get_triggerdef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR",
     "CREATE MACRO wire_pg.pg_get_viewdef(o) AS NULL::VARCHAR, (o, p) AS NULL::VARCHAR",
     "CREATE MACRO wire_pg.pg_total_relation_size(o) AS 0",
+    // Sizes are not told (0 bytes): the tables live in the engine, not in PostgreSQL's files.
+    "CREATE MACRO wire_pg.pg_table_size(o) AS 0",
+    "CREATE MACRO wire_pg.pg_indexes_size(o) AS 0",
+    "CREATE MACRO wire_pg.pg_database_size(d) AS 0",
+    // PostgreSQL's rounding: bytes below 10 kB, then each unit while below 10 of the next.
+    "CREATE MACRO wire_pg.pg_size_pretty(b) AS CASE WHEN abs(b) < 10240 THEN b || ' bytes' " +
+    "WHEN abs(b) < 10240 * 1024 THEN round(b / 1024) || ' kB' " +
+    "WHEN abs(b) < 10240 * 1024 ^ 2 THEN round(b / 1024 ^ 2) || ' MB' " +
+    "WHEN abs(b) < 10240 * 1024 ^ 3 THEN round(b / 1024 ^ 3) || ' GB' " +
+    "ELSE round(b / 1024 ^ 4) || ' TB' END",
+    "CREATE MACRO wire_pg.current_setting(n) AS (SELECT wire_s.setting FROM wire_pg.pg_settings wire_s WHERE wire_s.name = n), (n, m) AS (SELECT wire_s.setting FROM wire_pg.pg_settings wire_s WHERE wire_s.name = n)",
+    // No function is the token's to list (\df): pg_proc is empty.
+    "CREATE MACRO wire_pg.pg_function_is_visible(o) AS true",
+    "CREATE MACRO wire_pg.pg_get_function_result(o) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.pg_get_function_arguments(o) AS NULL::VARCHAR",
+    "CREATE MACRO wire_pg.pg_get_function_identity_arguments(o) AS NULL::VARCHAR",
+    // A relation as PostgreSQL prints a regclass: its name, with its schema unless visible
+    // (after the macros it calls, which DuckDB binds as it creates it; its aliases are its own, as
+    // a macro's expansion would take a caller's alias of the same name).
+    "CREATE MACRO wire_pg.regclass_name(x) AS (SELECT CASE WHEN wire_pg.pg_table_is_visible(wire_rc.oid) THEN wire_pg.quote_ident(wire_rc.relname) ELSE wire_pg.quote_ident(wire_rn.nspname) || '.' || wire_pg.quote_ident(wire_rc.relname) END FROM wire_pg.pg_class wire_rc JOIN wire_pg.pg_namespace wire_rn ON wire_rn.oid = wire_rc.relnamespace WHERE wire_rc.oid = wire_pg.to_regclass(x))",
   ];
 }

@@ -19,6 +19,10 @@
  *   catalogRewrite("SELECT 'pg_catalog.x' FROM pg_catalog.pg_class c WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default AND c.oid = 't'::pg_catalog.regclass"),
  *   "SELECT 'pg_catalog.x' FROM wire_pg.pg_class c WHERE c.relname ~ '(?s).*(?:^(t)$).*'  AND c.oid = wire_pg.to_regclass('t')",
  * );
+ * assert.equal(
+ *   catalogRewrite("SELECT conrelid::pg_catalog.regclass AS ontable FROM pg_catalog.pg_constraint"),
+ *   "SELECT wire_pg.regclass_name(conrelid) AS ontable FROM wire_pg.pg_constraint",
+ * );
  * ```
  */
 export function catalogRewrite(sql: string): string {
@@ -81,9 +85,12 @@ export function catalogRewrite(sql: string): string {
       const cast = /^::(regclass|regtype)\b/i.exec(piece);
       if (!cast) return done + piece;
       const start = operandStart(done);
-      return `${done.slice(0, start)}wire_pg.to_${cast[1]!.toLowerCase()}(${done.slice(start)})${
-        piece.slice(cast[0].length)
-      }`;
+      const rest = piece.slice(cast[0].length);
+      // Shown (`x::regclass AS name` in a select list), a relation is its name, as PostgreSQL
+      // prints a regclass; compared, it is its oid.
+      const shown = cast[1]!.toLowerCase() === "regclass" && /^\s+AS\s/i.test(rest);
+      const to = shown ? "regclass_name" : `to_${cast[1]!.toLowerCase()}`;
+      return `${done.slice(0, start)}wire_pg.${to}(${done.slice(start)})${rest}`;
     }, "");
 }
 

@@ -74,7 +74,7 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
       hasIndex,
       0,
       10,
-      0,
+      2,
       "p",
       "d",
       false,
@@ -268,6 +268,8 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
       "attcompression VARCHAR DEFAULT ''",
     ]
       .map((c) => `ALTER TABLE wire_pg.pg_attribute ADD COLUMN ${c}`),
+    // A fixed-length value is stored plain, as PostgreSQL's types say (\d+ shows it).
+    "UPDATE wire_pg.pg_attribute SET attstorage = 'p', attbyval = attlen <= 8 WHERE attlen > 0",
     ...table(
       "wire_pg.pg_attrdef",
       "oid BIGINT, adrelid BIGINT, adnum INTEGER, adbin VARCHAR",
@@ -344,9 +346,9 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
       "conexclop BIGINT[]",
     ]
       .map((c) => `ALTER TABLE wire_pg.pg_constraint ADD COLUMN ${c}`),
-    // No table has triggers, so psql's \d lists no foreign keys (it looks for them only on a
-    // table with triggers, then asks about triggers in ways the emulation does not take);
-    // pg_constraint holds them, for the drivers.
+    // A foreign key is kept by triggers on both its tables in PostgreSQL, and psql's \d asks
+    // for foreign keys only of a table with triggers.
+    "UPDATE wire_pg.pg_class SET relhastriggers = true WHERE oid IN (SELECT conrelid FROM wire_pg.pg_constraint WHERE contype = 'f' UNION SELECT confrelid FROM wire_pg.pg_constraint WHERE contype = 'f')",
     ...table(
       "wire_pg.pg_database",
       "oid BIGINT, datname VARCHAR, datdba BIGINT, encoding INTEGER, datcollate VARCHAR, datctype VARCHAR, datistemplate BOOLEAN, datallowconn BOOLEAN, datconnlimit INTEGER, dattablespace BIGINT, datacl VARCHAR[], datlocprovider VARCHAR, daticulocale VARCHAR, datcollversion VARCHAR",
@@ -356,6 +358,11 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
       "wire_pg.pg_roles",
       "oid BIGINT, rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, rolcreaterole BOOLEAN, rolcreatedb BOOLEAN, rolcanlogin BOOLEAN, rolreplication BOOLEAN, rolconnlimit INTEGER, rolvaliduntil VARCHAR, rolbypassrls BOOLEAN, rolconfig VARCHAR[]",
       [[10, snapshot.user, false, true, false, false, true, false, -1, null, false, null]],
+    ),
+    ...table(
+      "wire_pg.pg_auth_members",
+      "roleid BIGINT, member BIGINT, grantor BIGINT, admin_option BOOLEAN",
+      [],
     ),
     "CREATE VIEW wire_pg.pg_user AS SELECT rolname AS usename, oid AS usesysid, rolcreatedb AS usecreatedb, rolsuper AS usesuper FROM wire_pg.pg_roles",
     "CREATE VIEW wire_pg.pg_authid AS SELECT * FROM wire_pg.pg_roles",
@@ -393,12 +400,12 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
     ], [950, "C", NAMESPACE_CATALOG]]),
     ...table(
       "wire_pg.pg_proc",
-      "oid BIGINT, proname VARCHAR, pronamespace BIGINT, prokind VARCHAR, prorettype BIGINT",
+      "oid BIGINT, proname VARCHAR, pronamespace BIGINT, proowner BIGINT, prolang BIGINT, prokind VARCHAR, prosecdef BOOLEAN, proleakproof BOOLEAN, provolatile VARCHAR, proparallel VARCHAR, pronargs SMALLINT, prorettype BIGINT, proretset BOOLEAN, proargtypes BIGINT[], proallargtypes BIGINT[], proargmodes VARCHAR[], proargnames VARCHAR[], prosrc VARCHAR, proacl VARCHAR[]",
       [],
     ),
     ...table(
       "wire_pg.pg_trigger",
-      "oid BIGINT, tgrelid BIGINT, tgname VARCHAR, tgisinternal BOOLEAN",
+      "oid BIGINT, tgrelid BIGINT, tgparentid BIGINT, tgname VARCHAR, tgfoid BIGINT, tgtype SMALLINT, tgenabled VARCHAR, tgisinternal BOOLEAN",
       [],
     ),
     ...table(
@@ -440,10 +447,17 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
     ),
     ...table("wire_pg.pg_event_trigger", "oid BIGINT, evtname VARCHAR", []),
     ...table("wire_pg.pg_tablespace", "oid BIGINT, spcname VARCHAR", [[1663, "pg_default"]]),
-    ...table("wire_pg.pg_settings", "name VARCHAR, setting VARCHAR", [["server_version", "15.8"], [
-      "search_path",
-      snapshot.defaultSchema,
-    ]]),
+    ...table(
+      "wire_pg.pg_settings",
+      "name VARCHAR, setting VARCHAR, source VARCHAR, boot_val VARCHAR, reset_val VARCHAR",
+      [["server_version", "15.8", "default", "15.8", "15.8"], [
+        "search_path",
+        snapshot.defaultSchema,
+        "session",
+        '"$user", public',
+        snapshot.defaultSchema,
+      ]],
+    ),
     "CREATE VIEW wire_pg.pg_tables AS SELECT n.nspname AS schemaname, c.relname AS tablename, " +
     `${
       quoteLiteral(snapshot.user)
