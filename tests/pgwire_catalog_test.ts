@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { mint, ok, TestServer } from "./helpers/server.ts";
 import { pgClient, pgwirePort } from "./helpers/pgwire.ts";
+import { GRAFANA } from "./fixtures/pgwire/bi_tools.ts";
 
 interface FixtureTable {
   readonly schema: string;
@@ -230,6 +231,21 @@ Deno.test("the emulated catalog shows each token its own schemas, to psql, SQLAl
         assert.match(answers["\\dconfig"]!, /^search_path\|sales$/m);
       },
     );
+
+    await t.step("the catalog queries of Grafana's PostgreSQL data source", async () => {
+      const client = await pgClient(server, tokens.sales);
+      try {
+        for (const query of GRAFANA) {
+          const { rows } = await client.query({ text: query.sql, rowMode: "array" });
+          const texts = rows.map((row: unknown[]) => row.map((v) => v === null ? null : String(v)));
+          const sorted = (list: (string | null)[][]) =>
+            query.unordered ? [...list].sort((a, b) => String(a) < String(b) ? -1 : 1) : list;
+          assert.deepEqual(sorted(texts), sorted(query.rows.map((r) => [...r])), query.what);
+        }
+      } finally {
+        await client.end();
+      }
+    });
 
     await t.step("SQLAlchemy's inspector: tables, columns, primary and foreign keys", async (t) => {
       const check = await run("/usr/bin/python3", ["-c", "import sqlalchemy, psycopg2"]).catch(

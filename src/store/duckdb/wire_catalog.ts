@@ -64,6 +64,8 @@ async function instanceOf(snapshot: CatalogSnapshot): Promise<DuckDBInstance> {
         await connection.run(`DROP TABLE ${table}`);
         await connection.run(`ALTER TABLE ${schema}.wire_copy RENAME TO ${name}`);
       }
+      // PostgreSQL divides integers as integers (`current_setting(…)::int/100`).
+      await connection.run("SET GLOBAL integer_division = true");
       await connection.run("SET enable_external_access = false");
       await connection.run("SET lock_configuration = true");
     } finally {

@@ -5,12 +5,19 @@
  * @module
  */
 
-import type { CatalogSnapshot } from "../shared/wire_catalog.ts";
+import { catalogSettings, type CatalogSnapshot } from "../shared/wire_catalog.ts";
 import { quoteLiteral } from "./sql.ts";
 
 /** The macros of `snapshot`'s emulated catalog: its schema, database and user are the token's. */
 export function catalogMacros(snapshot: CatalogSnapshot): string[] {
   const visibleSchemas = [snapshot.defaultSchema];
+  const settingCase = `CASE lower(n) ${
+    catalogSettings(snapshot).map(([name, value]) =>
+      `WHEN ${quoteLiteral(name.toLowerCase())} THEN ${quoteLiteral(value)}`
+    ).join(" ")
+  } END`;
+  const identParts = `list_transform(regexp_extract_all(x, '"(?:[^"]|"")*"|[^."]+'), ` +
+    `lambda p: CASE WHEN p[1] = '"' THEN replace(p[2:-2], '""', '"') ELSE lower(trim(p)) END)`;
   return [
     "CREATE MACRO wire_pg.to_regclass(x) AS coalesce(TRY_CAST(x AS BIGINT), (SELECT wire_c.oid FROM wire_pg.pg_class wire_c JOIN wire_pg.pg_namespace wire_n ON wire_n.oid = wire_c.relnamespace WHERE wire_c.relname = replace(CAST(x AS VARCHAR), '\"', '') OR wire_n.nspname || '.' || wire_c.relname = replace(CAST(x AS VARCHAR), '\"', '') LIMIT 1))",
     "CREATE MACRO wire_pg.to_regtype(x) AS coalesce(TRY_CAST(x AS BIGINT), (SELECT wire_t.oid FROM wire_pg.pg_type wire_t WHERE wire_t.typname = CAST(x AS VARCHAR) OR wire_t.wire_sql_name = CAST(x AS VARCHAR) LIMIT 1))",
@@ -75,7 +82,11 @@ export function catalogMacros(snapshot: CatalogSnapshot): string[] {
     "WHEN abs(b) < 10240 * 1024 ^ 2 THEN round(b / 1024 ^ 2) || ' MB' " +
     "WHEN abs(b) < 10240 * 1024 ^ 3 THEN round(b / 1024 ^ 3) || ' GB' " +
     "ELSE round(b / 1024 ^ 4) || ' TB' END",
-    "CREATE MACRO wire_pg.current_setting(n) AS (SELECT wire_s.setting FROM wire_pg.pg_settings wire_s WHERE wire_s.name = n), (n, m) AS (SELECT wire_s.setting FROM wire_pg.pg_settings wire_s WHERE wire_s.name = n)",
+    // A CASE, not a subquery of pg_settings: a table function's arguments take no subquery
+    // (Grafana's `generate_series(array_lower(string_to_array(current_setting(…)…`).
+    `CREATE MACRO wire_pg.current_setting(n) AS ${settingCase}, (n, m) AS ${settingCase}`,
+    // A name, qualified or not, as its parts: quoted parts as they are, others folded.
+    `CREATE MACRO wire_pg.parse_ident(x) AS ${identParts}, (x, s) AS ${identParts}`,
     // No function is the token's to list (\df): pg_proc is empty.
     "CREATE MACRO wire_pg.pg_function_is_visible(o) AS true",
     "CREATE MACRO wire_pg.pg_get_function_result(o) AS NULL::VARCHAR",

@@ -20,6 +20,14 @@
  *   "SELECT 'pg_catalog.x' FROM wire_pg.pg_class c WHERE c.relname ~ '(?s).*(?:^(t)$).*'  AND c.oid = wire_pg.to_regclass('t')",
  * );
  * assert.equal(
+ *   catalogRewrite("SELECT s[1] FROM t, string_to_array('a,b', ',') s"),
+ *   "SELECT s[1] FROM t, (SELECT string_to_array('a,b', ',') AS s) AS s",
+ * );
+ * assert.equal(
+ *   catalogRewrite("SELECT string_to_array('a,b', ',') s FROM t"),
+ *   "SELECT string_to_array('a,b', ',') s FROM t",
+ * );
+ * assert.equal(
  *   catalogRewrite("SELECT conrelid::pg_catalog.regclass AS ontable FROM pg_catalog.pg_constraint"),
  *   "SELECT wire_pg.regclass_name(conrelid) AS ontable FROM wire_pg.pg_constraint",
  * );
@@ -69,16 +77,8 @@ export function catalogRewrite(sql: string): string {
       )
       .replace(/([\w.]+)\s*=\s*ANY\s*\(\s*([\w.]+)\s*\)/gi, "list_contains($2, $1)");
   });
-  // `x::regclass` and `x::regtype` after a literal, a name or a parenthesis; a set-returning
-  // function's alias names its column too, as in PostgreSQL (`generate_series(…) s`).
-  return rewritten.join("")
-    .replace(
-      /(generate_series\s*\((?:[^()]|\([^()]*(?:\([^()]*\)[^()]*)*\))*\))\s+(?:AS\s+)?(\w+)\b(?!\s*\()/gi,
-      (whole, call: string, alias: string) =>
-        /^(ON|WHERE|JOIN|LEFT|CROSS|INNER|GROUP|ORDER|UNION|LIMIT)$/i.test(alias)
-          ? whole
-          : `${call} AS ${alias}(${alias})`,
-    )
+  // `x::regclass` and `x::regtype` after a literal, a name or a parenthesis.
+  return fromFunctions(rewritten.join(""))
     .replace(/\s*::\s*(regclass|regtype)\b/gi, "::$1")
     .split(/(?=::(?:regclass|regtype)\b)/i)
     .reduce((done, piece) => {
@@ -92,6 +92,68 @@ export function catalogRewrite(sql: string): string {
       const to = shown ? "regclass_name" : `to_${cast[1]!.toLowerCase()}`;
       return `${done.slice(0, start)}wire_pg.${to}(${done.slice(start)})${rest}`;
     }, "");
+}
+
+/** Words that end a FROM item rather than alias it. */
+const NOT_ALIASES =
+  /^(ON|WHERE|JOIN|LEFT|RIGHT|FULL|CROSS|INNER|NATURAL|GROUP|ORDER|UNION|LIMIT|FROM|WITH|HAVING|USING)$/i;
+
+/**
+ * Functions in a FROM list respelled as PostgreSQL reads them there: a set-returning
+ * function's alias names its column too (`generate_series(…) i`, then `s[i]`), and a function
+ * of one value is a relation of one row (`string_to_array(…) s`), a subquery to DuckDB.
+ */
+function fromFunctions(sql: string): string {
+  const call = /\b(generate_series|string_to_array)\s*\(/gi;
+  let done = "";
+  let from = 0;
+  for (let found = call.exec(sql); found; found = call.exec(sql)) {
+    if (found.index < from) continue;
+    // The call's closing parenthesis, past literals.
+    let depth = 0;
+    let end = found.index + found[0].length - 1;
+    for (; end < sql.length; end++) {
+      const char = sql[end]!;
+      if (char === "'") {
+        end = sql.indexOf("'", end + 1) < 0 ? sql.length : sql.indexOf("'", end + 1);
+      } else if (char === "(") depth++;
+      else if (char === ")" && --depth === 0) break;
+    }
+    const alias = /^\s+(?:AS\s+)?(\w+)\b(?!\s*\()/i.exec(sql.slice(end + 1));
+    if (!alias || NOT_ALIASES.test(alias[1]!) || !inFromList(sql, found.index)) continue;
+    const text = sql.slice(found.index, end + 1);
+    const name = alias[1]!;
+    done += sql.slice(from, found.index) +
+      (found[1]!.toLowerCase() === "generate_series"
+        ? `${text} AS ${name}(${name})`
+        : `(SELECT ${text} AS ${name}) AS ${name}`);
+    from = end + 1 + alias[0].length;
+    call.lastIndex = from;
+  }
+  return done + sql.slice(from);
+}
+
+/**
+ * Whether the expression at `at` in `sql` stands in a FROM list: the clause keyword before it
+ * at its own depth of parentheses is FROM or JOIN.
+ */
+function inFromList(sql: string, at: number): boolean {
+  let depth = 0;
+  for (let i = at - 1; i >= 0; i--) {
+    const char = sql[i]!;
+    if (char === ")") depth++;
+    else if (char === "(") {
+      if (depth === 0) return false;
+      depth--;
+    } else if (depth === 0 && /\w/.test(char) && !/\w/.test(sql[i - 1] ?? "")) {
+      const word = /^\w+/.exec(sql.slice(i))![0].toUpperCase();
+      if (word === "FROM" || word === "JOIN") return true;
+      if (/^(SELECT|WHERE|ON|GROUP|ORDER|HAVING|LIMIT|SET|VALUES|RETURNING)$/.test(word)) {
+        return false;
+      }
+    }
+  }
+  return false;
 }
 
 /**

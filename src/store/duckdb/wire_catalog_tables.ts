@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { CatalogSnapshot } from "../shared/wire_catalog.ts";
+import { catalogSettings, type CatalogSnapshot } from "../shared/wire_catalog.ts";
 import { typeCategory, WIRE_TYPES } from "../shared/wire_types.ts";
 import { quoteLiteral } from "./sql.ts";
 import { catalogMacros } from "./wire_catalog_macros.ts";
@@ -450,13 +450,13 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
     ...table(
       "wire_pg.pg_settings",
       "name VARCHAR, setting VARCHAR, source VARCHAR, boot_val VARCHAR, reset_val VARCHAR",
-      [["server_version", "15.8", "default", "15.8", "15.8"], [
-        "search_path",
-        snapshot.defaultSchema,
-        "session",
-        '"$user", public',
-        snapshot.defaultSchema,
-      ]],
+      catalogSettings(snapshot).map(([name, value, source]) => [
+        name,
+        value,
+        source,
+        name === "search_path" ? '"$user", public' : value,
+        value,
+      ]),
     ),
     "CREATE VIEW wire_pg.pg_tables AS SELECT n.nspname AS schemaname, c.relname AS tablename, " +
     `${

@@ -37,9 +37,43 @@ export interface CatalogSnapshot {
   readonly database: string;
 }
 
+/**
+ * The settings a catalog query reads (`pg_settings`, `current_setting(name)`): the values a
+ * session starts with, as the listener announces them, and `search_path` the token's schema.
+ */
+export function catalogSettings(snapshot: CatalogSnapshot): [string, string, string][] {
+  // Name, value, and where it came from (PostgreSQL's `source`).
+  return [
+    ["server_version", "15.8", "default"],
+    ["server_version_num", "150008", "default"],
+    ["server_encoding", "UTF8", "default"],
+    ["client_encoding", "UTF8", "client"],
+    ["DateStyle", "ISO, MDY", "client"],
+    ["TimeZone", "UTC", "client"],
+    ["IntervalStyle", "postgres", "default"],
+    ["integer_datetimes", "on", "default"],
+    ["standard_conforming_strings", "on", "default"],
+    ["default_transaction_read_only", "on", "session"],
+    ["transaction_read_only", "on", "session"],
+    ["max_identifier_length", "63", "default"],
+    ["lc_collate", "C", "default"],
+    ["lc_ctype", "C", "default"],
+    ["search_path", snapshot.defaultSchema, "session"],
+  ];
+}
+
+/** The names of {@link catalogSettings}, lower case. */
+const SETTING_NAMES = catalogSettings({
+  schemas: [],
+  tables: [],
+  defaultSchema: "",
+  user: "",
+  database: "",
+}).map(([name]) => name.toLowerCase());
+
 /** Relations of PostgreSQL's catalog that the emulation answers. */
 const CATALOG_NAMES =
-  /\b(pg_catalog|information_schema)\s*\.|\bpg_(type|class|namespace|attribute|index|constraint|database|roles|user|am|proc|description|attrdef|settings|tables|views|enum|extension|inherits|collation|indexes|matviews|sequences?|trigger|tablespace|authid|shdescription|range)\b|::\s*reg(class|type|proc|namespace)\b|\b(format_type|pg_get_\w+|has_\w+_privilege|pg_table_is_visible|obj_description|col_description|current_schemas|pg_encoding_to_char)\s*\(/i;
+  /\b(pg_catalog|information_schema)\s*\.|\bpg_(type|class|namespace|attribute|index|constraint|database|roles|user|am|proc|description|attrdef|settings|tables|views|enum|extension|inherits|collation|indexes|matviews|sequences?|trigger|tablespace|authid|shdescription|range)\b|::\s*reg(class|type|proc|namespace)\b|\b(format_type|pg_get_\w+|has_\w+_privilege|pg_table_is_visible|obj_description|col_description|current_schemas|pg_encoding_to_char|parse_ident)\s*\(/i;
 
 /**
  * Whether `sql` reads PostgreSQL's catalog (a relation of `pg_catalog` or
@@ -53,10 +87,16 @@ const CATALOG_NAMES =
  * assert.equal(isCatalogQuery("SELECT oid FROM pg_type WHERE typname = 'hstore'"), true);
  * assert.equal(isCatalogQuery("SELECT * FROM information_schema.tables"), true);
  * assert.equal(isCatalogQuery("SELECT * FROM orders"), false);
+ * assert.equal(isCatalogQuery("SELECT current_setting('server_version_num')::int"), true);
+ * assert.equal(isCatalogQuery("SELECT current_setting('threads')"), false);
  * ```
  */
 export function isCatalogQuery(sql: string): boolean {
-  return CATALOG_NAMES.test(sql.replace(/'(?:[^']|'')*'/g, "''"));
+  return CATALOG_NAMES.test(sql.replace(/'(?:[^']|'')*'/g, "''")) ||
+    // current_setting of a setting the emulation holds; of any other, the guard refuses it.
+    [...sql.matchAll(/\bcurrent_setting\s*\(\s*'([^']*)'/gi)].some((m) =>
+      SETTING_NAMES.includes(m[1]!.toLowerCase())
+    );
 }
 
 /** Oids of PostgreSQL's built-in types by the name `format_type` gives, without modifier. */
