@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { mint, ok, TestServer } from "./helpers/server.ts";
 import { pgClient, pgwirePort } from "./helpers/pgwire.ts";
-import { GRAFANA } from "./fixtures/pgwire/bi_tools.ts";
+import { DBEAVER, GRAFANA, METABASE } from "./fixtures/pgwire/bi_tools.ts";
 
 interface FixtureTable {
   readonly schema: string;
@@ -232,20 +232,45 @@ Deno.test("the emulated catalog shows each token its own schemas, to psql, SQLAl
       },
     );
 
-    await t.step("the catalog queries of Grafana's PostgreSQL data source", async () => {
-      const client = await pgClient(server, tokens.sales);
-      try {
-        for (const query of GRAFANA) {
-          const { rows } = await client.query({ text: query.sql, rowMode: "array" });
-          const texts = rows.map((row: unknown[]) => row.map((v) => v === null ? null : String(v)));
-          const sorted = (list: (string | null)[][]) =>
-            query.unordered ? [...list].sort((a, b) => String(a) < String(b) ? -1 : 1) : list;
-          assert.deepEqual(sorted(texts), sorted(query.rows.map((r) => [...r])), query.what);
-        }
-      } finally {
-        await client.end();
-      }
-    });
+    for (
+      const [tool, queries] of Object.entries({
+        Grafana: GRAFANA,
+        DBeaver: DBEAVER,
+        Metabase: METABASE,
+      })
+    ) {
+      await t.step(
+        `the catalog queries ${tool} sends to connect and to list what it can read`,
+        async () => {
+          const client = await pgClient(server, tokens.sales);
+          try {
+            for (const query of queries) {
+              const result = await client.query({
+                text: query.sql,
+                values: [...query.params ?? []],
+                rowMode: "array",
+              });
+              const at = result.fields.map((f) => f.name);
+              const columns = query.pick?.map((name) => {
+                assert.ok(
+                  at.includes(name),
+                  `${query.what}: no column ${name} in ${at.join(", ")}`,
+                );
+                return at.lastIndexOf(name);
+              }) ?? at.map((_, i) => i);
+              const texts = (result.rows as unknown[][]).map((row) =>
+                columns.map((i) => row[i] === null ? null : String(row[i]))
+              );
+              const sorted = (list: (string | null)[][]) =>
+                query.unordered ? [...list].sort((a, b) => String(a) < String(b) ? -1 : 1) : list;
+              assert.deepEqual(sorted(texts), sorted(query.rows.map((r) => [...r])), query.what);
+            }
+          } finally {
+            await client.end();
+          }
+        },
+      );
+    }
 
     await t.step("SQLAlchemy's inspector: tables, columns, primary and foreign keys", async (t) => {
       const check = await run("/usr/bin/python3", ["-c", "import sqlalchemy, psycopg2"]).catch(

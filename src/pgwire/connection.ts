@@ -736,7 +736,7 @@ export class Connection {
 
   /** `SET` of one setting, or of transaction characteristics (a read-only session's own). */
   #set(words: string): void {
-    const text = words.replace(/^(SESSION|LOCAL)\s+/i, "").trim();
+    const text = words.replace(/^(SESSION(?!\s+CHARACTERISTICS\b)|LOCAL)\s+/i, "").trim();
     if (/^(TRANSACTION|SESSION\s+CHARACTERISTICS\s+AS\s+TRANSACTION)\b/i.test(text)) {
       if (/\bREAD\s+WRITE\b/i.test(text)) {
         throw new WireError("25006", "transactions are read-only here");

@@ -8,6 +8,19 @@
 import { catalogSettings, type CatalogSnapshot } from "../shared/wire_catalog.ts";
 import { quoteLiteral } from "./sql.ts";
 
+/**
+ * Whether the token may do `privilege` (a list, any of which will do) on the relation named
+ * `relation`: read it, when the catalog holds it; nothing else, as the protocol only reads.
+ */
+function readable(relation: string, privilege: string): string {
+  return `(wire_pg.to_regclass(${relation}) IS NOT NULL AND regexp_matches(lower(${privilege}), 'select'))`;
+}
+
+/** Whether the token may do `privilege` in the schema `schema` (a name or oid): use it. */
+function usable(schema: string, privilege: string): string {
+  return `(regexp_matches(lower(${privilege}), 'usage') AND EXISTS (SELECT 1 FROM wire_pg.pg_namespace wire_n WHERE wire_n.nspname = CAST(${schema} AS VARCHAR) OR CAST(wire_n.oid AS VARCHAR) = CAST(${schema} AS VARCHAR)))`;
+}
+
 /** The macros of `snapshot`'s emulated catalog: its schema, database and user are the token's. */
 export function catalogMacros(snapshot: CatalogSnapshot): string[] {
   const visibleSchemas = [snapshot.defaultSchema];
@@ -37,11 +50,20 @@ export function catalogMacros(snapshot: CatalogSnapshot): string[] {
     "CREATE MACRO wire_pg.obj_description(o) AS NULL::VARCHAR, (o, c) AS NULL::VARCHAR",
     "CREATE MACRO wire_pg.col_description(o, n) AS NULL::VARCHAR",
     "CREATE MACRO wire_pg.shobj_description(o, c) AS NULL::VARCHAR",
-    // What the token may read is what the emulated catalog holds: a table or schema is readable
-    // exactly when it is there.
-    "CREATE MACRO wire_pg.has_table_privilege(a, b) AS wire_pg.to_regclass(a) IS NOT NULL, (u, a, b) AS wire_pg.to_regclass(a) IS NOT NULL",
-    "CREATE MACRO wire_pg.has_column_privilege(a, c, b) AS wire_pg.to_regclass(a) IS NOT NULL, (u, a, c, b) AS wire_pg.to_regclass(a) IS NOT NULL",
-    "CREATE MACRO wire_pg.has_schema_privilege(a, b) AS EXISTS (SELECT 1 FROM wire_pg.pg_namespace wire_n WHERE wire_n.nspname = CAST(a AS VARCHAR) OR CAST(wire_n.oid AS VARCHAR) = CAST(a AS VARCHAR)), (u, a, b) AS EXISTS (SELECT 1 FROM wire_pg.pg_namespace wire_n WHERE wire_n.nspname = CAST(a AS VARCHAR) OR CAST(wire_n.oid AS VARCHAR) = CAST(a AS VARCHAR))",
+    // What the token may read is what the emulated catalog holds: a table may be read and a
+    // schema used exactly when it is there; nothing may be written.
+    `CREATE MACRO wire_pg.has_table_privilege(a, b) AS ${readable("a", "b")}, (u, a, b) AS ${
+      readable("a", "b")
+    }`,
+    `CREATE MACRO wire_pg.has_any_column_privilege(a, b) AS ${readable("a", "b")}, (u, a, b) AS ${
+      readable("a", "b")
+    }`,
+    `CREATE MACRO wire_pg.has_column_privilege(a, c, b) AS ${readable("a", "b")}, (u, a, c, b) AS ${
+      readable("a", "b")
+    }`,
+    `CREATE MACRO wire_pg.has_schema_privilege(a, b) AS ${usable("a", "b")}, (u, a, b) AS ${
+      usable("a", "b")
+    }`,
     "CREATE MACRO wire_pg.has_database_privilege(a, b) AS true, (a, b, c) AS true",
     "CREATE MACRO wire_pg.pg_encoding_to_char(e) AS 'UTF8'",
     "CREATE MACRO wire_pg.pg_get_constraintdef(o) AS (SELECT wire_k.wire_definition FROM wire_pg.pg_constraint wire_k WHERE wire_k.oid = o), (o, p) AS (SELECT wire_k.wire_definition FROM wire_pg.pg_constraint wire_k WHERE wire_k.oid = o)",
@@ -87,6 +109,8 @@ export function catalogMacros(snapshot: CatalogSnapshot): string[] {
     `CREATE MACRO wire_pg.current_setting(n) AS ${settingCase}, (n, m) AS ${settingCase}`,
     // A name, qualified or not, as its parts: quoted parts as they are, others folded.
     `CREATE MACRO wire_pg.parse_ident(x) AS ${identParts}, (x, s) AS ${identParts}`,
+    // SQL's key words, as DuckDB knows them, in PostgreSQL's categories (pgJDBC asks).
+    "CREATE MACRO wire_pg.pg_get_keywords() AS TABLE SELECT keyword_name AS word, CASE keyword_category WHEN 'reserved' THEN 'R' WHEN 'unreserved' THEN 'U' WHEN 'column_name' THEN 'C' ELSE 'T' END AS catcode, keyword_category = 'reserved' AS barelabel, keyword_category AS catdesc, keyword_category AS baredesc FROM duckdb_keywords()",
     // No function is the token's to list (\df): pg_proc is empty.
     "CREATE MACRO wire_pg.pg_function_is_visible(o) AS true",
     "CREATE MACRO wire_pg.pg_get_function_result(o) AS NULL::VARCHAR",

@@ -20,6 +20,14 @@
  *   "SELECT 'pg_catalog.x' FROM wire_pg.pg_class c WHERE c.relname ~ '(?s).*(?:^(t)$).*'  AND c.oid = wire_pg.to_regclass('t')",
  * );
  * assert.equal(
+ *   catalogRewrite("SELECT FORMAT('%I.%s', n, t) FROM x"),
+ *   "SELECT (wire_pg.quote_ident(CAST(n AS VARCHAR)) || '.' || coalesce(CAST(t AS VARCHAR), '')) FROM x",
+ * );
+ * assert.equal(
+ *   catalogRewrite(`SELECT 1 WHERE 'x' <> ALL ('{a,"b,c",NULL}'::text[])`),
+ *   "SELECT 1 WHERE 'x' <> ALL (['a', 'b,c', NULL]::VARCHAR[])",
+ * );
+ * assert.equal(
  *   catalogRewrite("SELECT s[1] FROM t, string_to_array('a,b', ',') s"),
  *   "SELECT s[1] FROM t, (SELECT string_to_array('a,b', ',') AS s) AS s",
  * );
@@ -50,6 +58,19 @@ export function catalogRewrite(sql: string): string {
     );
     parts[i + 1] = `'(?s${operator[2] ? "i" : ""}).*(?:${pattern.slice(1, -1)}).*'`;
   }
+  // An array literal (`'{a,b}'::text[]`) as a DuckDB list of the same items.
+  for (let i = 1; i + 1 < parts.length; i += 2) {
+    const cast =
+      /^\s*::\s*(?:pg_catalog\s*\.\s*)?(text|name|varchar|character varying|int2|int4|int8|smallint|integer|bigint|oid)\s*\[\]/i
+        .exec(parts[i + 1]!);
+    if (!cast || !/^'\{.*\}'$/s.test(parts[i]!)) continue;
+    const numbers = !/^(text|name|varchar|character varying)$/i.test(cast[1]!);
+    parts[i] = `[${
+      arrayItems(parts[i]!.slice(2, -2).replaceAll("''", "'"))
+        .map((item) => item === null ? "NULL" : `'${item.replaceAll("'", "''")}'`).join(", ")
+    }]::${numbers ? "BIGINT" : "VARCHAR"}[]`;
+    parts[i + 1] = parts[i + 1]!.slice(cast[0].length);
+  }
   const rewritten = parts.map((part, i) => {
     if (i % 2 === 1) {
       return part === '"pg_catalog"'
@@ -78,7 +99,7 @@ export function catalogRewrite(sql: string): string {
       .replace(/([\w.]+)\s*=\s*ANY\s*\(\s*([\w.]+)\s*\)/gi, "list_contains($2, $1)");
   });
   // `x::regclass` and `x::regtype` after a literal, a name or a parenthesis.
-  return fromFunctions(rewritten.join(""))
+  return formatCalls(fromFunctions(rewritten.join("")))
     .replace(/\s*::\s*(regclass|regtype)\b/gi, "::$1")
     .split(/(?=::(?:regclass|regtype)\b)/i)
     .reduce((done, piece) => {
@@ -92,6 +113,92 @@ export function catalogRewrite(sql: string): string {
       const to = shown ? "regclass_name" : `to_${cast[1]!.toLowerCase()}`;
       return `${done.slice(0, start)}wire_pg.${to}(${done.slice(start)})${rest}`;
     }, "");
+}
+
+/**
+ * The items of a PostgreSQL array's text without its braces (one dimension): quoted items
+ * with their backslash escapes undone, NULL unquoted as null.
+ */
+function arrayItems(text: string): (string | null)[] {
+  const items: (string | null)[] = [];
+  if (text.trim() === "") return items;
+  for (const match of text.matchAll(/\s*(?:"((?:[^"\\]|\\.)*)"|([^,]*?))\s*(?:,|$)/gs)) {
+    if (match.index === text.length) break;
+    if (match[1] !== undefined) items.push(match[1].replace(/\\(.)/gs, "$1"));
+    else items.push(match[2]!.toUpperCase() === "NULL" ? null : match[2]!);
+  }
+  return items;
+}
+
+/**
+ * Where the parenthesis that opens at `open` in `sql` closes (past literals and quoted
+ * names), and the texts of its arguments, apart at its own commas.
+ */
+function callArguments(sql: string, open: number): { end: number; args: string[] } {
+  let depth = 0;
+  const args: string[] = [];
+  let from = open + 1;
+  for (let at = open; at < sql.length; at++) {
+    const char = sql[at]!;
+    if (char === "'" || char === '"') {
+      const close = sql.indexOf(char, at + 1);
+      at = close < 0 ? sql.length : close;
+    } else if (char === "(") depth++;
+    else if (char === "," && depth === 1) {
+      args.push(sql.slice(from, at).trim());
+      from = at + 1;
+    } else if (char === ")" && --depth === 0) {
+      args.push(sql.slice(from, at).trim());
+      return { end: at, args };
+    }
+  }
+  return { end: sql.length, args };
+}
+
+/** A value's text as `format`'s `%L` writes it: a quoted literal, or NULL. */
+function quotedLiteral(text: string): string {
+  return `coalesce('''' || replace(${text}, '''', '''''') || '''', 'NULL')`;
+}
+
+/**
+ * PostgreSQL's `format` with a literal format (`format('%I.%I', s, t)`) as the text it makes:
+ * `%s` a value's text (nothing for NULL), `%I` a quoted name, `%L` a quoted literal, `%%`.
+ * DuckDB's own `format` takes `{}`; other formats are left to it.
+ */
+function formatCalls(sql: string): string {
+  const call = /(?<![\w.])format\s*\(/gi;
+  let done = "";
+  let from = 0;
+  for (let found = call.exec(sql); found; found = call.exec(sql)) {
+    if (found.index < from) continue;
+    const { end, args } = callArguments(sql, found.index + found[0].length - 1);
+    const pattern = /^'((?:[^']|'')*)'$/s.exec(args[0] ?? "");
+    if (!pattern) continue;
+    const pieces: string[] = [];
+    let next = 1;
+    let usable = true;
+    for (const piece of pattern[1]!.split(/(%[sIL%])/)) {
+      if (piece === "%%") pieces.push("'%'");
+      else if (/^%[sIL]$/.test(piece)) {
+        const arg = args[next++];
+        if (arg === undefined) usable = false;
+        const text = `CAST(${arg} AS VARCHAR)`;
+        pieces.push(
+          piece === "%s"
+            ? `coalesce(${text}, '')`
+            : piece === "%I"
+            ? `wire_pg.quote_ident(${text})`
+            : quotedLiteral(text),
+        );
+      } else if (piece.includes("%")) usable = false;
+      else if (piece !== "") pieces.push(`'${piece}'`);
+    }
+    if (!usable) continue;
+    done += sql.slice(from, found.index) + `(${pieces.join(" || ") || "''"})`;
+    from = end + 1;
+    call.lastIndex = from;
+  }
+  return done + sql.slice(from);
 }
 
 /** Words that end a FROM item rather than alias it. */

@@ -463,6 +463,16 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
       quoteLiteral(snapshot.user)
     } AS tableowner, NULL::VARCHAR AS tablespace, c.relhasindex AS hasindexes, false AS hasrules, false AS hastriggers, false AS rowsecurity ` +
     "FROM wire_pg.pg_class c JOIN wire_pg.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r'",
+    // The engine's estimate of each table's rows, where PostgreSQL keeps its own.
+    ...table(
+      "wire_pg.wire_estimates",
+      "oid BIGINT, n BIGINT",
+      snapshot.tables.map((t) => [tableOid.get(`${t.schema}.${t.name}`)!, t.rowsEstimate]),
+    ),
+    "UPDATE wire_pg.pg_class SET reltuples = e.n FROM wire_pg.wire_estimates e WHERE e.oid = pg_class.oid",
+    "CREATE VIEW wire_pg.pg_stat_user_tables AS SELECT c.oid AS relid, n.nspname AS schemaname, c.relname, CAST(c.reltuples AS BIGINT) AS n_live_tup, 0::BIGINT AS n_dead_tup, 0::BIGINT AS seq_scan, 0::BIGINT AS idx_scan " +
+    "FROM wire_pg.pg_class c JOIN wire_pg.pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r'",
+    "CREATE VIEW wire_pg.pg_stat_all_tables AS SELECT * FROM wire_pg.pg_stat_user_tables",
     "CREATE VIEW wire_pg.pg_views AS SELECT ''::VARCHAR AS schemaname, ''::VARCHAR AS viewname, ''::VARCHAR AS viewowner, ''::VARCHAR AS definition WHERE false",
     "CREATE VIEW wire_pg.pg_matviews AS SELECT ''::VARCHAR AS schemaname, ''::VARCHAR AS matviewname WHERE false",
     ...table(

@@ -26,6 +26,8 @@ export interface CatalogTable {
   readonly name: string;
   readonly columns: readonly CatalogColumn[];
   readonly table: Table;
+  /** The engine's estimate of its rows, as the listing gives it. */
+  readonly rowsEstimate: number;
 }
 
 /** What a token may see: its schemas, their tables, and where unqualified names go. */
@@ -73,7 +75,7 @@ const SETTING_NAMES = catalogSettings({
 
 /** Relations of PostgreSQL's catalog that the emulation answers. */
 const CATALOG_NAMES =
-  /\b(pg_catalog|information_schema)\s*\.|\bpg_(type|class|namespace|attribute|index|constraint|database|roles|user|am|proc|description|attrdef|settings|tables|views|enum|extension|inherits|collation|indexes|matviews|sequences?|trigger|tablespace|authid|shdescription|range)\b|::\s*reg(class|type|proc|namespace)\b|\b(format_type|pg_get_\w+|has_\w+_privilege|pg_table_is_visible|obj_description|col_description|current_schemas|pg_encoding_to_char|parse_ident)\s*\(/i;
+  /\b(pg_catalog|information_schema)\s*\.|\bpg_(type|class|namespace|attribute|index|constraint|database|roles|user|am|proc|description|attrdef|settings|tables|views|stat_user_tables|stat_all_tables|enum|extension|inherits|collation|indexes|matviews|sequences?|trigger|tablespace|authid|shdescription|range)\b|::\s*reg(class|type|proc|namespace)\b|\b(format_type|pg_get_\w+|has_\w+_privilege|pg_table_is_visible|obj_description|col_description|current_schemas|pg_encoding_to_char|parse_ident)\s*\(/i;
 
 /**
  * Whether `sql` reads PostgreSQL's catalog (a relation of `pg_catalog` or
@@ -170,6 +172,7 @@ export async function readCatalogSnapshot(
     schema: table.schema,
     name: table.name,
     table,
+    rowsEstimate: table.rows_estimate,
     columns: table.columns.map((c) => ({
       name: c.name,
       oid: typeOf(c.type).oid,
