@@ -560,6 +560,23 @@ Deno.test("PGWIRE_MAX_CONNECTIONS refuses a client beyond it with 53300", async 
   }
 });
 
+onDuckDB.test("a query that exhausts DuckDB's memory is 53200, and the session goes on", async () => {
+  const server = await TestServer.start({ DUCKDB_MEMORY_LIMIT: "256MiB" });
+  try {
+    const client = await pgClient(server);
+    try {
+      // A list aggregate cannot spill: 100 million BIGINTs are 800 MB past the 256 MiB limit.
+      const query = client.query("SELECT length(list(range)) AS n FROM range(100000000)");
+      assert.equal(await sqlstate(query), "53200");
+      assert.deepEqual((await client.query("SELECT 1 AS one")).rows, [{ one: 1 }]);
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await server.dispose();
+  }
+});
+
 onDuckDB.test("DuckDB's own types get PostgreSQL's oids: 128-bit and unsigned integers numeric, ENUM text, nested json", async () => {
   const server = await TestServer.start();
   try {
