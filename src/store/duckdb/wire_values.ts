@@ -191,18 +191,30 @@ export function wireSelect(sql: string, columns: readonly { type: string }[]): s
  */
 export function wireMessages(sql: string, columns: readonly { type: string }[]): string {
   const refs = columns.map((_, i) => `"c${i}"`);
-  const parts = columns.map((c, i) => {
-    const text = `encode(${wireType(c.type).text(refs[i]!)})`;
-    return `CASE WHEN ${refs[i]} IS NULL THEN unhex('ffffffff') ` +
-      `ELSE unhex(printf('%08x', octet_length(${text}))) || ${text} END`;
-  });
   const count = `unhex('${columns.length.toString(16).padStart(4, "0")}')`;
-  const body = [count, ...parts].join(" || ");
-  const source = columns.length
-    ? `(${sql}) AS "result"(${refs.join(", ")})`
+  // Each text made once, a level below its two uses (its length and its bytes): DuckDB made
+  // it twice when both used the expression, a third of the whole statement's time.
+  const parts = columns.map((_, i) =>
+    `CASE WHEN "t${i}" IS NULL THEN unhex('ffffffff') ` +
+    `ELSE ${int32(`strlen("t${i}")`)} || encode("t${i}") END`
+  );
+  const texts = columns.length
+    ? `(SELECT ${
+      columns.map((c, i) => `${wireType(c.type).text(refs[i]!)} AS "t${i}"`).join(", ")
+    } FROM (${sql}) AS "result"(${refs.join(", ")})) AS "texts"`
     : `(${sql}) AS "result"`;
-  return `SELECT 'D'::BLOB || unhex(printf('%08x', 4 + octet_length("body"))) || "body" AS "message" ` +
-    `FROM (SELECT ${body} AS "body" FROM ${source}) AS "messages"`;
+  const body = [count, ...parts].join(" || ");
+  return `SELECT 'D'::BLOB || ${int32(`4 + octet_length("body")`)} || "body" AS "message" ` +
+    `FROM (SELECT ${body} AS "body" FROM ${texts}) AS "messages"`;
+}
+
+/**
+ * A non-negative integer as the four bytes of a big-endian int32: its 32 bits as a BIT
+ * string, which is a BLOB of those bytes. A third faster than `unhex(printf('%08x', n))`,
+ * for every value of every row.
+ */
+function int32(value: string): string {
+  return `CAST(CAST(CAST(${value} AS INTEGER) AS BIT) AS BLOB)`;
 }
 
 /** The text of each value of a `DataRow` message's bytes (null for NULL). */
