@@ -107,6 +107,34 @@ Deno.test("the emulated catalog shows each token its own schemas, to psql, SQLAl
     };
     const port = pgwirePort(server);
 
+    await t.step("a catalog query runs as one SELECT: none can change the catalog", async () => {
+      const client = await pgClient(server, tokens.sales);
+      try {
+        // An escape string whose escaped quotes hide an array literal: respelled as if that
+        // literal stood outside the string, the text would end early and run the DROP after.
+        const smuggled = "SELECT relname FROM pg_catalog.pg_class WHERE relname = " +
+          String.raw`E'\' x \'{ || }'::text[] OR relname = ') AS d; ` +
+          "DROP TABLE wire_pg.pg_namespace; SELECT * FROM (SELECT 1 --'\n";
+        const namespaces = async () =>
+          (await client.query(
+            "SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname = 'sales'",
+          )).rows;
+        await client.query(smuggled).catch(() => {});
+        assert.deepEqual(await namespaces(), [{ nspname: "sales" }]);
+        for (
+          const bad of [
+            "SELECT 1 FROM pg_catalog.pg_class; DROP TABLE wire_pg.pg_namespace",
+            "SELECT $$x$$ FROM pg_catalog.pg_class",
+          ]
+        ) {
+          await assert.rejects(client.query({ text: bad, values: [] }), bad);
+        }
+        assert.deepEqual(await namespaces(), [{ nspname: "sales" }]);
+      } finally {
+        await client.end();
+      }
+    });
+
     await t.step("information_schema and pg_catalog hold each token's tables alone", async () => {
       const seen: Record<string, Set<string>> = {};
       for (const [schema, token] of Object.entries(tokens)) {

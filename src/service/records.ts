@@ -59,7 +59,7 @@ const PAGE_PARAMETERS: ReadonlySet<string> = new Set(["schema", "offset", "limit
 /**
  * One page of records as JSON array text, and the count of all records; with parameters of
  * the read grammar in `params` (`select`, `order`, `count`, `after`, filters), the page they
- * ask for (see `parseReadQuery`). Without any, the table is not described first.
+ * ask for (see `parseReadQuery`), parsed against the table as the store's read describes it.
  *
  * @throws {ApiError} 400 for a parameter naming no column, a bad value, a cursor that is no
  * cursor of this order, or `after` with `offset`.

@@ -6,18 +6,25 @@
  * client's catalog query is respelled for it (`pg_catalog.` and `information_schema.` to those
  * schemas, `OPERATOR(pg_catalog.~)`, `COLLATE pg_catalog.default`, `::regclass`) and run there
  * with file access off and the configuration locked: it can reach no row of any table and no
- * name outside the token's schemas.
+ * name outside the token's schemas. The instance is shared by the sessions that see the same
+ * catalog, so every statement run there is prepared, which takes one statement only, and must
+ * be a SELECT: a query the respelling cut into several, or anything but a read, is refused.
  *
  * @module
  */
 
-import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import {
+  type DuckDBConnection,
+  DuckDBInstance,
+  type DuckDBPreparedStatement,
+  type DuckDBValue,
+  StatementType,
+} from "@duckdb/node-api";
 import type { CatalogSnapshot } from "../shared/wire_catalog.ts";
 import type { QueryRequest, WireColumn, WireRows } from "../store.ts";
 import { interruptAfter } from "./interrupts.ts";
 import { catalogStatements } from "./wire_catalog_tables.ts";
 import { catalogRewrite } from "./wire_catalog_rewrite.ts";
-import { bound } from "./session.ts";
 import { wireColumns, wireSelect } from "./wire_values.ts";
 import { ApiError } from "../../errors.ts";
 import { engineMessage } from "./sql.ts";
@@ -114,18 +121,45 @@ function release(db: DuckDBInstance, connection: DuckDBConnection): void {
 }
 
 /**
+ * `sql` prepared on `connection`: one statement, a SELECT (400 otherwise, as the guard
+ * answers a query that is no read). Destroy it after use.
+ */
+async function preparedRead(
+  connection: DuckDBConnection,
+  sql: string,
+): Promise<DuckDBPreparedStatement> {
+  const prepared = await connection.prepare(sql);
+  if (prepared.statementType !== StatementType.SELECT) {
+    prepared.destroySync();
+    throw ApiError.badRequest("A catalog query must be one SELECT statement");
+  }
+  return prepared;
+}
+
+/** The rows of `sql`, one SELECT, with `values` bound. */
+async function readAll(connection: DuckDBConnection, sql: string, values: DuckDBValue[]) {
+  const prepared = await preparedRead(connection, sql);
+  try {
+    if (values.length > 0) prepared.bind(values);
+    return await prepared.runAndReadAll();
+  } finally {
+    prepared.destroySync();
+  }
+}
+
+/**
  * The emulated catalog of `snapshot`, built once for what it holds: each query runs on its
  * own connection, under the request's deadline.
  */
 export async function catalogDatabase(snapshot: CatalogSnapshot): Promise<CatalogDatabase> {
   const db = await instanceOf(snapshot);
-  const values = (request: QueryRequest) =>
+  const values = (request: QueryRequest): DuckDBValue[] =>
     request.params.map((p) => typeof p === "bigint" ? Number(p) : p);
   return {
     async describe(request) {
       const connection = await connect(db);
       try {
-        const prepared = await connection.prepare(catalogRewrite(request.sql));
+        const prepared = await preparedRead(connection, catalogRewrite(request.sql));
         const columns: { name: string; type: string }[] = [];
         for (let i = 0; i < prepared.columnCount; i++) {
           let type = "VARCHAR";
@@ -151,9 +185,13 @@ export async function catalogDatabase(snapshot: CatalogSnapshot): Promise<Catalo
       const deadline = interruptAfter(connection, request.timeoutMs);
       try {
         const sql = catalogRewrite(request.sql);
-        const reader = await connection.runAndReadAll(
+        // The query alone first: wrapped, a query that closes its own parenthesis could be
+        // taken for one statement with the wrapping's remains.
+        (await preparedRead(connection, sql)).destroySync();
+        const reader = await readAll(
+          connection,
           `SELECT * FROM (${sql}) AS "described" LIMIT 0`,
-          bound(values(request)),
+          values(request),
         );
         const types = reader.columnTypes();
         const columns = wireColumns(
@@ -162,10 +200,7 @@ export async function catalogDatabase(snapshot: CatalogSnapshot): Promise<Catalo
             type: types[i]!.alias ?? String(types[i]),
           })),
         );
-        const all = await connection.runAndReadAll(
-          wireSelect(sql, columns),
-          bound(values(request)),
-        );
+        const all = await readAll(connection, wireSelect(sql, columns), values(request));
         let rows = all.getRows() as (string | null)[][];
         return {
           columns,

@@ -100,10 +100,11 @@ export function catalogMacros(snapshot: CatalogSnapshot): string[] {
     "CREATE MACRO wire_pg.pg_database_size(d) AS 0",
     // PostgreSQL's rounding: bytes below 10 kB, then each unit while below 10 of the next.
     "CREATE MACRO wire_pg.pg_size_pretty(b) AS CASE WHEN abs(b) < 10240 THEN b || ' bytes' " +
-    "WHEN abs(b) < 10240 * 1024 THEN round(b / 1024) || ' kB' " +
-    "WHEN abs(b) < 10240 * 1024 ^ 2 THEN round(b / 1024 ^ 2) || ' MB' " +
-    "WHEN abs(b) < 10240 * 1024 ^ 3 THEN round(b / 1024 ^ 3) || ' GB' " +
-    "ELSE round(b / 1024 ^ 4) || ' TB' END",
+    // Divided as fractions: the catalog divides integers as integers (wire_catalog.ts).
+    "WHEN abs(b) < 10240 * 1024 THEN CAST(round(b / 1024.0) AS BIGINT) || ' kB' " +
+    "WHEN abs(b) < 10240 * 1024 ^ 2 THEN CAST(round(b / 1024.0 ^ 2) AS BIGINT) || ' MB' " +
+    "WHEN abs(b) < 10240 * 1024 ^ 3 THEN CAST(round(b / 1024.0 ^ 3) AS BIGINT) || ' GB' " +
+    "ELSE CAST(round(b / 1024.0 ^ 4) AS BIGINT) || ' TB' END",
     // A CASE, not a subquery of pg_settings: a table function's arguments take no subquery
     // (Grafana's `generate_series(array_lower(string_to_array(current_setting(…)…`).
     `CREATE MACRO wire_pg.current_setting(n) AS ${settingCase}, (n, m) AS ${settingCase}`,

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { ApiError } from "../../errors.ts";
+
 /**
  * A catalog query respelled for the emulation, outside its string literals and quoted names.
  *
@@ -18,6 +20,10 @@
  * assert.equal(
  *   catalogRewrite("SELECT 'pg_catalog.x' FROM pg_catalog.pg_class c WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default AND c.oid = 't'::pg_catalog.regclass"),
  *   "SELECT 'pg_catalog.x' FROM wire_pg.pg_class c WHERE c.relname ~ '(?s).*(?:^(t)$).*'  AND c.oid = wire_pg.to_regclass('t')",
+ * );
+ * assert.equal(
+ *   catalogRewrite(String.raw`SELECT E'\' {a} \''::text[]`),
+ *   String.raw`SELECT E'\' {a} \''::VARCHAR[]`,
  * );
  * assert.equal(
  *   catalogRewrite("SELECT FORMAT('%I.%s', n, t) FROM x"),
@@ -39,11 +45,21 @@
  *   catalogRewrite("SELECT conrelid::pg_catalog.regclass AS ontable FROM pg_catalog.pg_constraint"),
  *   "SELECT wire_pg.regclass_name(conrelid) AS ontable FROM wire_pg.pg_constraint",
  * );
+ * assert.equal(
+ *   catalogRewrite("SELECT * FROM (SELECT conrelid::regclass AS r FROM pg_constraint) c"),
+ *   "SELECT * FROM (SELECT wire_pg.to_regclass(conrelid) AS r FROM pg_constraint) c",
+ * );
  * ```
  */
 export function catalogRewrite(sql: string): string {
-  // Cut into literals and the rest; only the rest is respelled.
-  const parts = sql.split(/('(?:[^']|'')*'|"(?:[^"]|"")*")/);
+  // A dollar-quoted string would be taken for text to respell; no client's catalog query
+  // has one.
+  if (/\$(?:[A-Za-z_]\w*)?\$/.test(sql.replace(/'(?:[^']|'')*'/g, "''"))) {
+    throw ApiError.badRequest("A catalog query cannot hold a dollar-quoted string");
+  }
+  // Cut into literals (escape strings with their backslashes too) and the rest; only the
+  // rest is respelled.
+  const parts = sql.split(/((?<![\w$])[Ee]'(?:[^'\\]|\\.|'')*'|'(?:[^']|'')*'|"(?:[^"]|"")*")/s);
   // PostgreSQL's `~` finds the pattern anywhere; DuckDB's matches the whole text: a literal
   // pattern after `~`, `!~`, `~*` or `!~*` is widened to match anywhere.
   for (let i = 0; i + 1 < parts.length; i += 2) {
@@ -107,9 +123,10 @@ export function catalogRewrite(sql: string): string {
       if (!cast) return done + piece;
       const start = operandStart(done);
       const rest = piece.slice(cast[0].length);
-      // Shown (`x::regclass AS name` in a select list), a relation is its name, as PostgreSQL
-      // prints a regclass; compared, it is its oid.
-      const shown = cast[1]!.toLowerCase() === "regclass" && /^\s+AS\s/i.test(rest);
+      // Shown (`x::regclass AS name` in the outermost select list), a relation is its name, as
+      // PostgreSQL prints a regclass; compared, or in a subquery, it is its oid.
+      const shown = cast[1]!.toLowerCase() === "regclass" && /^\s+AS\s/i.test(rest) &&
+        depthAt(done) === 0;
       const to = shown ? "regclass_name" : `to_${cast[1]!.toLowerCase()}`;
       return `${done.slice(0, start)}wire_pg.${to}(${done.slice(start)})${rest}`;
     }, "");
@@ -238,6 +255,20 @@ function fromFunctions(sql: string): string {
     call.lastIndex = from;
   }
   return done + sql.slice(from);
+}
+
+/** How many parentheses are open at the end of `sql`, outside its literals and names. */
+function depthAt(sql: string): number {
+  let depth = 0;
+  for (let at = 0; at < sql.length; at++) {
+    const char = sql[at]!;
+    if (char === "'" || char === '"') {
+      const close = sql.indexOf(char, at + 1);
+      at = close < 0 ? sql.length : close;
+    } else if (char === "(") depth++;
+    else if (char === ")") depth--;
+  }
+  return depth;
 }
 
 /**

@@ -154,11 +154,16 @@ export async function openWireSession(
  * `getItemBytes` makes a native call for each BLOB longer than 12 bytes, about a second for
  * a million rows; here each is read through Deno's pointer view of its `string_t` (a 4-byte
  * length, then the bytes inline up to 12, else a 4-byte prefix and their address), which the
- * pinned bindings keep in the vector's `dataView`. Without that view, `getItemBytes`.
+ * pinned bindings keep in the vector's `dataView` ({@link stringsOf}). Without that view, or
+ * when an item is NULL, `getItemBytes`.
  */
 export function blobBytes(vector: DuckDBBlobVector, count: number): Uint8Array[] {
-  const view = (vector as unknown as { dataView?: DataView }).dataView;
-  if (!(view instanceof DataView) || view.byteLength < count * 16) {
+  const view = stringsOf(vector);
+  // A NULL's string_t holds no address: its bytes are read the bindings' way, as none.
+  const valid = (vector as unknown as { validity?: { itemValid?(i: number): boolean } }).validity;
+  let nulls = typeof valid?.itemValid !== "function";
+  for (let i = 0; i < count && !nulls; i++) nulls = !valid!.itemValid!(i);
+  if (!view || view.byteLength < count * 16 || nulls) {
     return Array.from({ length: count }, (_, i) => vector.getItemBytes(i) ?? new Uint8Array());
   }
   let total = 0;
@@ -178,4 +183,10 @@ export function blobBytes(vector: DuckDBBlobVector, count: number): Uint8Array[]
     at += length;
   }
   return items;
+}
+
+/** The `string_t`s of a BLOB vector, as the pinned bindings keep them, if they do. */
+export function stringsOf(vector: DuckDBBlobVector): DataView | undefined {
+  const view = (vector as unknown as { dataView?: unknown }).dataView;
+  return view instanceof DataView ? view : undefined;
 }
