@@ -13,7 +13,7 @@ import { quoteLiteral } from "./sql.ts";
  * `relation`: read it, when the catalog holds it; nothing else, as the protocol only reads.
  */
 function readable(relation: string, privilege: string): string {
-  return `(wire_pg.to_regclass(${relation}) IS NOT NULL AND regexp_matches(lower(${privilege}), 'select'))`;
+  return `(regexp_matches(lower(${privilege}), 'select') AND EXISTS (SELECT 1 FROM wire_pg.pg_class wire_hc WHERE wire_hc.oid = wire_pg.to_regclass(${relation})))`;
 }
 
 /** Whether the token may do `privilege` in the schema `schema` (a name or oid): use it. */
@@ -64,7 +64,8 @@ export function catalogMacros(snapshot: CatalogSnapshot): string[] {
     `CREATE MACRO wire_pg.has_schema_privilege(a, b) AS ${usable("a", "b")}, (u, a, b) AS ${
       usable("a", "b")
     }`,
-    "CREATE MACRO wire_pg.has_database_privilege(a, b) AS true, (a, b, c) AS true",
+    // A session may connect and make temporary tables, as PostgreSQL grants every role; no more.
+    "CREATE MACRO wire_pg.has_database_privilege(a, b) AS regexp_matches(lower(b), 'connect|temp'), (u, a, b) AS regexp_matches(lower(b), 'connect|temp')",
     "CREATE MACRO wire_pg.pg_encoding_to_char(e) AS 'UTF8'",
     "CREATE MACRO wire_pg.pg_get_constraintdef(o) AS (SELECT wire_k.wire_definition FROM wire_pg.pg_constraint wire_k WHERE wire_k.oid = o), (o, p) AS (SELECT wire_k.wire_definition FROM wire_pg.pg_constraint wire_k WHERE wire_k.oid = o)",
     "CREATE MACRO wire_pg.pg_get_indexdef(o) AS (SELECT 'CREATE UNIQUE INDEX ' || wire_c.relname || ' ON ' || wire_r.relname || ' USING btree (' || (SELECT string_agg(wire_a.attname, ', ' ORDER BY wire_a.attnum) FROM wire_pg.pg_attribute wire_a WHERE wire_a.attrelid = wire_i.indrelid AND list_contains(wire_i.indkey, wire_a.attnum)) || ')' FROM wire_pg.pg_index wire_i JOIN wire_pg.pg_class wire_c ON wire_c.oid = wire_i.indexrelid JOIN wire_pg.pg_class wire_r ON wire_r.oid = wire_i.indrelid WHERE wire_i.indexrelid = o), (o, n, p) AS (SELECT 'CREATE UNIQUE INDEX ' || wire_c.relname || ' ON ' || wire_r.relname || ' USING btree (' || (SELECT string_agg(wire_a.attname, ', ' ORDER BY wire_a.attnum) FROM wire_pg.pg_attribute wire_a WHERE wire_a.attrelid = wire_i.indrelid AND list_contains(wire_i.indkey, wire_a.attnum)) || ')' FROM wire_pg.pg_index wire_i JOIN wire_pg.pg_class wire_c ON wire_c.oid = wire_i.indexrelid JOIN wire_pg.pg_class wire_r ON wire_r.oid = wire_i.indrelid WHERE wire_i.indexrelid = o)",

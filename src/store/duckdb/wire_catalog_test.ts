@@ -5,7 +5,18 @@ import { catalogDatabase } from "./wire_catalog.ts";
 
 const SNAPSHOT: CatalogSnapshot = {
   schemas: ["public"],
-  tables: [],
+  tables: [{
+    schema: "public",
+    name: "items",
+    columns: [{ name: "id", oid: 23, typmod: -1, notNull: true, default: null }],
+    table: {
+      schema: "public",
+      name: "items",
+      columns: [{ id: 1, name: "id", type: "INTEGER", default: null, is_nullable: false }],
+      constraints: { primary_key: null, unique: [], foreign_keys: [] },
+    },
+    rowsEstimate: 3,
+  }],
   defaultSchema: "public",
   user: "catalog_test",
   database: "tables",
@@ -59,4 +70,24 @@ Deno.test("a catalog query runs as one SELECT, so none changes the catalog other
     await assert.rejects(rows(refused), refused);
   }
   assert.deepEqual(await rows(namespaces), [["public"]]);
+});
+
+Deno.test("the privilege functions grant reading what the catalog holds, and nothing else", async () => {
+  assert.deepEqual(
+    await rows(
+      "SELECT has_table_privilege('public.items', 'SELECT'), " +
+        "has_table_privilege('items', 'INSERT'), " +
+        "has_table_privilege(987654321, 'SELECT'), " +
+        "has_schema_privilege('public', 'USAGE'), has_schema_privilege('public', 'CREATE'), " +
+        "has_database_privilege('tables', 'CONNECT'), has_database_privilege('tables', 'CREATE')",
+    ),
+    [["t", "f", "f", "t", "f", "t", "f"]],
+  );
+});
+
+Deno.test("pg_stat_user_tables gives the engine's estimate of a table's rows", async () => {
+  assert.deepEqual(
+    await rows("SELECT relname, n_live_tup FROM pg_catalog.pg_stat_user_tables"),
+    [["items", "3"]],
+  );
 });
