@@ -25,7 +25,7 @@ import type { QueryRequest, WireColumn, WireRows } from "../store.ts";
 import { interruptAfter } from "./interrupts.ts";
 import { catalogStatements } from "./wire_catalog_tables.ts";
 import { catalogRewrite } from "./wire_catalog_rewrite.ts";
-import { wireColumns, wireSelect } from "./wire_values.ts";
+import { preparedColumns, wireColumns, wireSelect } from "./wire_values.ts";
 import { ApiError } from "../../errors.ts";
 import { engineMessage } from "./sql.ts";
 
@@ -160,17 +160,7 @@ export async function catalogDatabase(snapshot: CatalogSnapshot): Promise<Catalo
       const connection = await connect(db);
       try {
         const prepared = await preparedRead(connection, catalogRewrite(request.sql));
-        const columns: { name: string; type: string }[] = [];
-        for (let i = 0; i < prepared.columnCount; i++) {
-          let type = "VARCHAR";
-          try {
-            const t = prepared.columnType(i);
-            type = t.alias ?? String(t);
-          } catch {
-            // Typed only by a parameter.
-          }
-          columns.push({ name: prepared.columnName(i), type });
-        }
+        const columns = preparedColumns(prepared);
         const params = new Array(prepared.parameterCount).fill(0);
         prepared.destroySync();
         return { columns: wireColumns(columns), params };

@@ -15,7 +15,7 @@ import { interruptAfter } from "./interrupts.ts";
 import { boundParams, check, queryCatalog, queryFailure } from "./queries.ts";
 import { describeResult } from "./result_formats.ts";
 import { bound } from "./session.ts";
-import { dataRowValues, wireColumns, wireMessages } from "./wire_values.ts";
+import { dataRowValues, preparedColumns, wireColumns, wireMessages } from "./wire_values.ts";
 import { catalogDatabase } from "./wire_catalog.ts";
 import { type CatalogSnapshot, isCatalogQuery } from "../shared/wire_catalog.ts";
 
@@ -67,17 +67,7 @@ export async function openWireSession(
           const sql = await checkedSql(request);
           const prepared = await connection.prepare(sql);
           try {
-            const named: { name: string; type: string }[] = [];
-            for (let i = 0; i < prepared.columnCount; i++) {
-              let type = "VARCHAR";
-              try {
-                const t = prepared.columnType(i);
-                type = t.alias ?? String(t);
-              } catch {
-                // A column typed only by an unbound parameter (`SELECT $1`): text.
-              }
-              named.push({ name: prepared.columnName(i), type });
-            }
+            const named = preparedColumns(prepared);
             const params: string[] = [];
             for (let i = 1; i <= prepared.parameterCount; i++) {
               try {

@@ -8,6 +8,7 @@
  * @module
  */
 
+import type { DuckDBPreparedStatement } from "@duckdb/node-api";
 import type { WireColumn } from "../store.ts";
 import { numericTypmod, WIRE_TYPES, wireOid } from "../shared/wire_types.ts";
 import { parseType } from "./types.ts";
@@ -236,3 +237,24 @@ export function dataRowValues(message: Uint8Array): (string | null)[] {
 }
 
 const decoder = new TextDecoder();
+
+/**
+ * The columns a prepared statement gives, each with its DuckDB type; one typed only by an
+ * unbound parameter (`SELECT $1`) as text.
+ */
+export function preparedColumns(
+  prepared: DuckDBPreparedStatement,
+): { name: string; type: string }[] {
+  const columns: { name: string; type: string }[] = [];
+  for (let i = 0; i < prepared.columnCount; i++) {
+    let type = "VARCHAR";
+    try {
+      const t = prepared.columnType(i);
+      type = t.alias ?? String(t);
+    } catch {
+      // Typed only by a parameter.
+    }
+    columns.push({ name: prepared.columnName(i), type });
+  }
+  return columns;
+}
