@@ -6,6 +6,8 @@
  * @module
  */
 
+import { WireError } from "./errors.ts";
+
 /**
  * The statements of `text`, each without its semicolon; a statement of only blanks and
  * comments is left out.
@@ -219,4 +221,43 @@ export function settingName(text: string): string {
  */
 export function selectTag(rows: number): string {
   return `SELECT ${rows}`;
+}
+
+/**
+ * What `SET` `words` sets: a setting and its value (undefined for `DEFAULT`), or undefined
+ * for transaction characteristics, which a read-only session has already.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { setTo } from "./statements.ts";
+ *
+ * assert.deepEqual(setTo("application_name = 'it''s'"), { name: "application_name", value: "it's" });
+ * assert.deepEqual(setTo("TIME ZONE 'UTC'"), { name: "timezone", value: "UTC" });
+ * assert.equal(setTo("SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"), undefined);
+ * ```
+ *
+ * @throws {WireError} 25006 for read-write characteristics, 42601 for no setting.
+ */
+export function setTo(words: string): { name: string; value: string | undefined } | undefined {
+  const text = words.replace(/^(SESSION(?!\s+CHARACTERISTICS\b)|LOCAL)\s+/i, "").trim();
+  if (/^(TRANSACTION|SESSION\s+CHARACTERISTICS\s+AS\s+TRANSACTION)\b/i.test(text)) {
+    if (/\bREAD\s+WRITE\b/i.test(text)) {
+      throw new WireError("25006", "transactions are read-only here");
+    }
+    return undefined;
+  }
+  const zone = /^TIME\s+ZONE\s+(.+)$/i.exec(text);
+  const match = zone
+    ? ["", "timezone", zone[1]!]
+    : /^("?[\w.]+"?)\s*(?:=|\s+TO\s+|\s+)\s*(.+)$/is.exec(text);
+  if (!match) throw new WireError("42601", `syntax error in SET ${words}`);
+  const name = match[1]!.replace(/^"(.*)"$/, "$1");
+  const raw = match[2]!.trim();
+  const value = /^DEFAULT$/i.test(raw)
+    ? undefined
+    : name.toLowerCase() === "search_path"
+    ? raw
+    : raw.replace(/^'(.*)'$/s, "$1").replace(/''/g, "'");
+  return { name, value };
 }
