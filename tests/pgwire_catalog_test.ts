@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { mint, ok, TestServer } from "./helpers/server.ts";
-import { pgClient, pgwirePort } from "./helpers/pgwire.ts";
+import { installed, pgClient, pgwirePort, REQUIRED } from "./helpers/pgwire.ts";
 import { DBEAVER, GRAFANA, METABASE } from "./fixtures/pgwire/bi_tools.ts";
 
 interface FixtureTable {
@@ -55,18 +55,6 @@ const TABLES: FixtureTable[] = [
     constraints: { primary_key: { columns: ["id"] } },
   },
 ];
-
-const REQUIRED = Deno.env.get("REQUIRE_PGWIRE_CLIENTS") !== undefined;
-
-function installed(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    if (REQUIRED) throw new Error(`${path} is missing, and REQUIRE_PGWIRE_CLIENTS is set`);
-    return false;
-  }
-}
 
 async function run(command: string, args: string[], env: Record<string, string> = {}) {
   const output = await new Deno.Command(command, { args, env, stdout: "piped", stderr: "piped" })

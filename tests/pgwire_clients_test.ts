@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 // deno-lint-ignore no-import-prefix -- a tool of tests, kept out of the import map (deno.dev.lock)
 import postgres from "npm:postgres@3.4.9";
 import { mint, ok, TestServer } from "./helpers/server.ts";
-import { pgwirePort } from "./helpers/pgwire.ts";
+import { installed, pgwirePort, REQUIRED } from "./helpers/pgwire.ts";
 
 const ROW_COUNT = 10_000;
 
@@ -36,19 +36,6 @@ const COLUMNS = [
   ["tags", "text[]"],
   ["big", "bigint"],
 ];
-
-const REQUIRED = Deno.env.get("REQUIRE_PGWIRE_CLIENTS") !== undefined;
-
-/** Whether `path` exists, or, when the clients are required, a failure saying it is missing. */
-function installed(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    if (REQUIRED) throw new Error(`${path} is missing, and REQUIRE_PGWIRE_CLIENTS is set`);
-    return false;
-  }
-}
 
 /** An array of text as PostgreSQL writes it: an element quoted only when it must be. */
 function pgArray(items: readonly string[]): string {

@@ -684,23 +684,33 @@ Deno.test(
   },
 );
 
+/**
+ * Table `t` of an integer `id` and a text `c` holding `rows`, and the ids, in order, of the
+ * records a filter lets through.
+ */
+async function textTable(
+  server: TestServer,
+  rows: { id: number; c: string }[],
+): Promise<(filter: string) => Promise<number[]>> {
+  const columns = [{ name: "id", type: "integer" }, { name: "c", type: "varchar" }];
+  ok(await server.request("POST", "table/t", { body: { table: { columns } } }));
+  ok(await server.request("POST", "table/t/records", { body: rows }));
+  return async (filter) =>
+    ok(await server.request("GET", `table/t/records?${filter}&select=id&order=id`)).records
+      .map((r: { id: number }) => r.id);
+}
+
 Deno.test("reads: quotes and backslashes reach the engine as they are, in values, lists and cursors", async () => {
   const server = await TestServer.start();
   try {
-    const columns = [{ name: "id", type: "integer" }, { name: "c", type: "varchar" }];
-    ok(await server.request("POST", "table/t", { body: { table: { columns } } }));
-    const body = [
+    const ids = await textTable(server, [
       { id: 1, c: "a" },
       { id: 2, c: "abc\\" },
       { id: 3, c: "\\" },
       { id: 4, c: "it's" },
       { id: 5, c: "E'\\x41'" },
       { id: 6, c: '{"b"}' },
-    ];
-    ok(await server.request("POST", "table/t/records", { body }));
-    const ids = async (filter: string) =>
-      ok(await server.request("GET", `table/t/records?${filter}&select=id&order=id`)).records
-        .map((r: { id: number }) => r.id);
+    ]);
     assert.deepEqual(await ids("c=eq.abc%5C"), [2]);
     assert.deepEqual(await ids("c=eq.it%27s"), [4]);
     assert.deepEqual(await ids("c=eq.E%27%5Cx41%27"), [5]);
@@ -729,20 +739,14 @@ onDuckDB.test(
   async (t) => {
     const server = await TestServer.start();
     try {
-      const columns = [{ name: "id", type: "integer" }, { name: "c", type: "varchar" }];
-      ok(await server.request("POST", "table/t", { body: { table: { columns } } }));
-      const body = [
+      const ids = await textTable(server, [
         { id: 1, c: "a" },
         { id: 2, c: "abc\\" },
         { id: 3, c: "\\" },
         { id: 4, c: "x\0" },
         { id: 5, c: "\0" },
         { id: 10, c: "A" },
-      ];
-      ok(await server.request("POST", "table/t/records", { body }));
-      const ids = async (filter: string) =>
-        ok(await server.request("GET", `table/t/records?${filter}&select=id&order=id`)).records
-          .map((r: { id: number }) => r.id);
+      ]);
       await t.step("records, on a text column and on the text of another", async () => {
         for (const op of ["like", "ilike"]) {
           for (

@@ -16,6 +16,20 @@ export function pgwirePort(server: TestServer): number {
   return Number(match[1]);
 }
 
+/** Whether the tests must find the protocol's clients (CI sets it): a missing one fails. */
+export const REQUIRED = Deno.env.get("REQUIRE_PGWIRE_CLIENTS") !== undefined;
+
+/** Whether `path` exists, or, when the clients are required, a failure saying it is missing. */
+export function installed(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    if (REQUIRED) throw new Error(`${path} is missing, and REQUIRE_PGWIRE_CLIENTS is set`);
+    return false;
+  }
+}
+
 /** An npm:pg client connected with `token` as its password. */
 export async function pgClient(
   server: TestServer,

@@ -74,18 +74,21 @@ export function pastDeadline(error: unknown, timeoutMs: number): unknown {
 
 /**
  * `database.transaction(work)` bounded by {@link boundRead} to the store's `readTimeoutMs`
- * from its first statement: a wait for a lock counts, as the read does.
+ * from its first statement: a wait for a lock counts, as the read does. With `batched`, the
+ * bounds are not run first: `work` is given their statement, to send in its first batch.
  *
  * @throws {ApiError} 408 past the deadline; whatever `work` throws.
  */
 export async function boundedTransaction<T>(
   { database, readTimeoutMs }: StoreContext,
-  work: (session: Session) => Promise<T>,
+  work: (session: Session, bounds: string) => Promise<T>,
+  batched = false,
 ): Promise<T> {
   try {
     return await database.transaction(async (session) => {
-      await boundRead(session, readTimeoutMs);
-      return await work(session);
+      const bounds = readBounds(readTimeoutMs);
+      if (!batched) await session.run(bounds);
+      return await work(session, bounds);
     });
   } catch (error) {
     throw pastDeadline(error, readTimeoutMs);

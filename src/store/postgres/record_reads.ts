@@ -15,7 +15,7 @@ import { POSTGRES_ESTIMATES } from "./estimates.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
 import { lockStatement, schemaLock, tableLock } from "./locks.ts";
-import { pastDeadline, readBounds } from "./read_bounds.ts";
+import { boundedTransaction } from "./read_bounds.ts";
 import { describeNamedBatched, describeTables, namedTable } from "./metadata_describe.ts";
 import { checkValues, keyText, LiteralValues, POSTGRES } from "./record_filters.ts";
 import { jsonObject } from "./record_values.ts";
@@ -61,19 +61,17 @@ export async function readRecords(
   query: RecordsQuery | RecordsChoice = { read: ALL_RECORDS },
 ): Promise<RecordsPage> {
   checkRowCounts(offset, limit);
-  const { database, readTimeoutMs } = context;
-  try {
-    return await database.transaction((session) =>
+  return await boundedTransaction(
+    context,
+    (session, bounds) =>
       onDescribedTable(
         session,
         ref,
         (table) => readPage(session, table, offset, limit, chosen(query, table), true),
-        [readBounds(readTimeoutMs)],
-      )
-    );
-  } catch (error) {
-    throw pastDeadline(error, readTimeoutMs);
-  }
+        [bounds],
+      ),
+    true,
+  );
 }
 
 /**
