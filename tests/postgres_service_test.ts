@@ -3,6 +3,19 @@ import { postgresEnv, postgresTest } from "./helpers/postgres.ts";
 import { errorOf, ok, TestServer } from "./helpers/server.ts";
 import pg from "pg";
 
+const CUSTOMERS = {
+  columns: [{ name: "id", type: "integer" }, { name: "name", type: "varchar" }],
+  constraints: { primary_key: { columns: ["id"] } },
+};
+
+const PARTS = {
+  columns: [{ name: "id", type: "integer" }, { name: "maker", type: "integer" }],
+  constraints: {
+    primary_key: { columns: ["id"] },
+    foreign_keys: [{ column: "maker", reference_table: "makers", reference_column: "id" }],
+  },
+};
+
 await postgresTest(
   `The service with DATABASE_URL keeps its tables in PostgreSQL`,
   async (t, database) => {
@@ -106,6 +119,71 @@ await postgresTest(
           }
           const { total } = ok(await first.request("GET", "table/twins/records?limit=0"));
           assert.equal(total, 2000);
+        },
+      );
+
+      await t.step(
+        "what one instance remembers of a table holds only until another changes it",
+        async () => {
+          // The first instance inserts into and reads both tables, so it knows their
+          // descriptions; the second then changes them.
+          ok(await first.request("POST", "table/makers", { body: { table: CUSTOMERS } }));
+          ok(await first.request("POST", "table/parts", { body: { table: PARTS } }));
+          let id = 1;
+          const remembered = async () => {
+            ok(await first.request("POST", "table/makers/records", { body: [{ id }] }));
+            ok(await first.request("POST", "table/parts/records", { body: [{ id, maker: id }] }));
+            ok(await first.request("GET", "table/makers/records?limit=1"));
+            ok(await first.request("GET", "table/parts/records?limit=1"));
+            id++;
+          };
+          await remembered();
+
+          // A column added: the insert's answer and a page show it.
+          const { table: makers } = ok(await second.request("GET", "table/makers"));
+          ok(
+            await second.request("PUT", "table/makers", {
+              body: {
+                table: { columns: [...makers.columns, { name: "city", type: "varchar" }] },
+              },
+            }),
+          );
+          const { table } = ok(
+            await first.request("POST", "table/makers/records", { body: [{ id: 9, name: "b" }] }),
+          );
+          assert.deepEqual(table.columns.map((c: { name: string }) => c.name), [
+            "id",
+            "name",
+            "city",
+          ]);
+          const page = ok(await first.request("GET", "table/makers/records?order=id"));
+          assert.deepEqual(page.records, [
+            { id: 1, name: null, city: null },
+            { id: 9, name: "b", city: null },
+          ]);
+
+          // The table a foreign key names renamed: the referencing table's answer names it anew.
+          await remembered();
+          ok(await second.request("PUT", "table/makers", { body: { table: { name: "firms" } } }));
+          const { table: parts } = ok(
+            await first.request("POST", "table/parts/records", { body: [{ id: 9, maker: 1 }] }),
+          );
+          assert.equal(parts.constraints.foreign_keys[0].reference_table, "firms");
+
+          // Dropped and made anew with other columns: the new table is the one written.
+          ok(await second.request("DELETE", "table/parts"));
+          ok(
+            await second.request("POST", "table/parts", {
+              body: { table: { columns: [{ name: "label", type: "text" }] } },
+            }),
+          );
+          errorOf(
+            await first.request("POST", "table/parts/records", { body: [{ id: 10, maker: 1 }] }),
+            422,
+          );
+          ok(await first.request("POST", "table/parts/records", { body: [{ label: "x" }] }));
+          const again = ok(await first.request("GET", "table/parts/records"));
+          assert.deepEqual(again.records, [{ label: "x" }]);
         },
       );
     } finally {

@@ -62,11 +62,11 @@ export interface Session {
   /** Runs one `COPY … FROM STDIN` fed with `bytes`; answers the number of rows it copied. */
   copyIn(sql: string, bytes: ReadableStream<Uint8Array>): Promise<number>;
   /**
-   * Runs `sql` (text without parameters) and commits the session's transaction in the same
+   * Runs `sql` (as in {@link batch}) and commits the session's transaction in the same
    * round trip; answers the rows it gave and the number it touched. When it fails the
    * transaction is left to roll back.
    */
-  runAndCommit(sql: string): Promise<{ rows: Record<string, unknown>[]; count: number }>;
+  runAndCommit(sql: Batched): Promise<{ rows: Record<string, unknown>[]; count: number }>;
   /**
    * Runs `statements` (text without parameters, or a prepared statement with its arguments,
    * written as escaped literals) as one simple query, one round trip; answers each one's
@@ -80,6 +80,11 @@ export type Batched = string | { readonly prepared: Prepared; readonly args: rea
 
 /** The statements each connection has prepared by SQL (`PREPARE`), by name. */
 const PREPARED_BY_SQL = new WeakMap<pg.PoolClient, Set<string>>();
+/**
+ * Most statements a connection keeps prepared by SQL: the few every request runs, and inserts
+ * of the tables written to most (a name per statement text).
+ */
+const MOST_PREPARED_BY_SQL = 64;
 
 /** A result as {@link Session.texts} gives it. */
 export interface TextResult {
@@ -176,12 +181,16 @@ export class Database {
 
   /**
    * Runs `work` in one transaction on one connection: committed when it returns, rolled
-   * back when it throws.
+   * back when it throws. The `openingStatements` (locks, a check) run first, in the same
+   * round trip as the `BEGIN` and the work's first statement when it can go there.
    */
-  transaction<T>(work: (session: Session) => Promise<T>): Promise<T> {
+  transaction<T>(
+    work: (session: Session) => Promise<T>,
+    openingStatements: readonly Batched[] = [],
+  ): Promise<T> {
     return this.#withClient(async (client) => {
       // BEGIN goes with the first statement (see sessionOf): a round trip fewer.
-      const opening = { open: false };
+      const opening = { open: false, with: openingStatements };
       const session = sessionOf(client, opening);
       this.#transactions++;
       try {
@@ -228,20 +237,63 @@ function leftInTransaction(client: pg.PoolClient): Error | undefined {
     : undefined;
 }
 
+/** A transaction a session is to begin before its first statement, with statements of its own. */
+interface Opening {
+  open: boolean;
+  /** Statements that go with the `BEGIN`, before the session's first one. */
+  readonly with: readonly Batched[];
+}
+
 /**
  * A session on `client`. With `opening`, a transaction is to begin before the first
- * statement: that statement carries the `BEGIN` when it is text without parameters (one
- * simple query of two statements, one round trip), else the `BEGIN` goes first.
+ * statement: the `BEGIN` and the opening's statements go with that statement when it is text
+ * without parameters (one simple query, one round trip), else before it.
  */
-function sessionOf(client: pg.PoolClient, opening?: { open: boolean }): Session {
+function sessionOf(client: pg.PoolClient, opening?: Opening): Session {
+  // The texts of `statements`; a prepared statement is prepared by SQL on the connection the
+  // first time, outside any transaction it may be in: a prepared statement is the session's.
+  const texts = async (statements: readonly Batched[]) => {
+    const prepared = PREPARED_BY_SQL.get(client) ?? new Set<string>();
+    PREPARED_BY_SQL.set(client, prepared);
+    const sent: string[] = [];
+    for (const statement of statements) {
+      if (typeof statement === "string") {
+        sent.push(statement);
+        continue;
+      }
+      // Its own name: node-postgres prepares `prepared.name` by the protocol and keeps count.
+      const name = `sql_${statement.prepared.name}`;
+      // A Set keeps insertion order: the first is the least recently used.
+      if (prepared.delete(name)) prepared.add(name);
+      else {
+        if (prepared.size >= MOST_PREPARED_BY_SQL) {
+          const oldest = prepared.values().next().value!;
+          await client.query(`DEALLOCATE ${oldest}`);
+          prepared.delete(oldest);
+        }
+        await client.query(`PREPARE ${name} AS ${statement.prepared.text}`);
+        prepared.add(name);
+      }
+      sent.push(`EXECUTE ${name}(${statement.args.map(escapedLiteral).join(", ")})`);
+    }
+    return sent;
+  };
+  // `statements` as one simple query, after the BEGIN and the opening's statements while the
+  // transaction is still to begin; answers the results of `statements`.
+  const simple = async (statements: readonly Batched[]) => {
+    const head = opening && !opening.open ? ["BEGIN", ...await texts(opening.with)] : [];
+    const sent = [...head, ...await texts(statements)];
+    if (opening) opening.open = true;
+    if (sent.length === 0) return [];
+    const results = await client.query(sent.join(";\n")) as unknown as
+      | pg.QueryResult
+      | pg.QueryResult[];
+    return (Array.isArray(results) ? results : [results]).slice(head.length);
+  };
   const begin = async (sql?: Statement, params?: readonly Param[]) => {
     if (!opening || opening.open) return undefined;
-    opening.open = true;
-    if (typeof sql === "string" && params?.length === 0) {
-      const results = await client.query(`BEGIN; ${sql}`) as unknown as pg.QueryResult[];
-      return results[1]!;
-    }
-    await client.query("BEGIN");
+    if (typeof sql === "string" && params?.length === 0) return (await simple([sql]))[0]!;
+    await simple([]);
     return undefined;
   };
   const query = async (sql: Statement, params: readonly Param[]) =>
@@ -277,36 +329,12 @@ function sessionOf(client: pg.PoolClient, opening?: { open: boolean }): Session 
       };
     },
     async batch(statements) {
-      const prepared = PREPARED_BY_SQL.get(client) ?? new Set<string>();
-      PREPARED_BY_SQL.set(client, prepared);
-      const texts: string[] = [];
-      for (const statement of statements) {
-        if (typeof statement === "string") {
-          texts.push(statement);
-          continue;
-        }
-        // Its own name: node-postgres prepares `prepared.name` by the protocol and keeps count.
-        const name = `sql_${statement.prepared.name}`;
-        if (!prepared.has(name)) {
-          // Outside any transaction it may be in: a prepared statement is the session's.
-          await client.query(`PREPARE ${name} AS ${statement.prepared.text}`);
-          prepared.add(name);
-        }
-        texts.push(`EXECUTE ${name}(${statement.args.map(escapedLiteral).join(", ")})`);
-      }
-      const opens = opening !== undefined && !opening.open;
-      if (opening) opening.open = true;
-      const results = await client.query(
-        (opens ? ["BEGIN", ...texts] : texts).join(";\n"),
-      ) as unknown as pg.QueryResult | pg.QueryResult[];
-      const list = Array.isArray(results) ? results : [results];
-      return list.slice(opens ? 1 : 0).map((r) => r.rows);
+      return (await simple(statements)).map((r) => r.rows);
     },
     async runAndCommit(sql) {
-      await begin();
-      const results = await client.query(`${sql}; COMMIT`) as unknown as pg.QueryResult[];
+      const [result] = await simple([sql, "COMMIT"]);
       if (opening) opening.open = false;
-      return { rows: results[0]!.rows, count: results[0]!.rowCount ?? 0 };
+      return { rows: result!.rows, count: result!.rowCount ?? 0 };
     },
     async copyIn(sql, bytes) {
       await begin();

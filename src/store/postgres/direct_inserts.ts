@@ -13,6 +13,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { type KeyColumn, matchRowKeys } from "../../catalog/rows.ts";
 import type { Table } from "../../catalog/model.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
@@ -20,7 +21,7 @@ import type { LoadCounts, OnConflict } from "../store.ts";
 import { CopyText } from "./copy_json.ts";
 import { insertEmptyRows, insertResolving } from "./copy_rows.ts";
 import type { Session } from "./database.ts";
-import { escapedLiteral, qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
 
 /** Most rows a body may have to go straight in. */
 export const DIRECT_ROWS = 10_000;
@@ -189,12 +190,8 @@ export async function insertDirect(
       const v = `r_.k${i}`;
       return `(${v} IS NULL OR (${ruleOf(m.column.type)!.takes(v)}))`;
     });
-    // Under fail with commit, the body as a literal, so that the insert and the COMMIT go in
-    // one round trip; else bound.
-    const fused = onConflict === "fail" && commit;
-    const body = fused ? escapedLiteral(direct.json) : "$1";
     // A row that breaks a rule makes the statement fail: a text no boolean reads.
-    const from = `ROWS FROM (json_to_recordset(${body}::json) AS (${
+    const from = `ROWS FROM (json_to_recordset($1::json) AS (${
       mapping.map((m) => `${quoteIdent(m.key)} json`).join(", ")
     })) WITH ORDINALITY AS r_(${mapping.map((_, i) => `k${i}`).join(", ")}, n_)
       WHERE CASE WHEN ${plain.join(" AND ")} THEN true
@@ -203,8 +200,17 @@ export async function insertDirect(
     const insert = `INSERT INTO ${qualified(table.schema, table.name)} (${
       columns.map(quoteIdent).join(", ")
     }) SELECT ${values.join(", ")} FROM ${from} ORDER BY n_`;
-    if (fused) inserted = (await session.runAndCommit(insert)).count;
-    else if (onConflict === "fail") {
+    // Under fail with commit, prepared by SQL (planned once per connection) and run with the
+    // body as a literal, so that the insert and the COMMIT go in one round trip.
+    if (onConflict === "fail" && commit) {
+      inserted = (await session.runAndCommit({
+        prepared: {
+          name: `insert_${createHash("sha1").update(insert).digest("hex")}`,
+          text: insert,
+        },
+        args: [direct.json],
+      })).count;
+    } else if (onConflict === "fail") {
       inserted = await session.run(insert, [direct.json]);
     } else {
       const position = quoteIdent("\u0001position");

@@ -14,6 +14,7 @@ import { describeTables } from "./metadata_describe.ts";
 import { openPostgresStore, type PostgresStore } from "./postgres_store.ts";
 import { insert, insertRecords } from "./records.ts";
 import { existingTable } from "./tables.ts";
+import { KnownDescriptions } from "./descriptions.ts";
 
 /** Values sent, one per row, into a column of each type, and whether each goes straight in. */
 const CASES: readonly { type: string; direct: readonly string[]; staged: readonly string[] }[] = [
@@ -102,7 +103,13 @@ async function withBench(url: string, work: (bench: Bench) => Promise<void>) {
   try {
     await work({
       store,
-      context: { database, staging, spoolDir: dir, readTimeoutMs: 10_000 },
+      context: {
+        database,
+        staging,
+        spoolDir: dir,
+        readTimeoutMs: 10_000,
+        descriptions: new KnownDescriptions(),
+      },
       dir,
     });
   } finally {

@@ -40,7 +40,7 @@ export async function exportRecords(
   const { stream } = await streamSelect(
     context,
     (session) =>
-      onDescribedTable(session, ref, async (table) => {
+      onDescribedTable(session, context.descriptions, ref, async (table) => {
         described = table;
         checkExportable(table, format);
         await checkValues(session, filterValueChecks(table, read.filters));

@@ -40,8 +40,35 @@ export function describeNamedBatched(ref: TableRef): Batched {
 
 /** The table of {@link describeNamedBatched}'s row, or undefined when there is none. */
 export function namedTable(row: Record<string, unknown>): Table | undefined {
+  return namedDescription(row)?.table;
+}
+
+/** A table as described, with the stamp that tells whether the description still holds. */
+export interface Described {
+  readonly table: Table;
+  readonly stamp: string;
+}
+
+/** {@link describeNamedBatched}'s row as a {@link Described}, or undefined for no table. */
+export function namedDescription(row: Record<string, unknown>): Described | undefined {
   const found = (row.tables as Record<string, unknown>[]).map(toTableRow);
-  return found.length === 0 ? undefined : assembled(found, row)[0];
+  return found.length === 0
+    ? undefined
+    : { table: assembled(found, row)[0]!, stamp: row.stamp as string };
+}
+
+/**
+ * The statement, for a batch after the table's locks, that fails (22P02, its message
+ * {@link isStale}) unless the table `ref` names still has the description stamped `stamp`.
+ */
+export function stillDescribedBatched(ref: TableRef, stamp: string): Batched {
+  return { prepared: STILL_DESCRIBED, args: [ref.schema, ref.name, stamp] };
+}
+
+/** Whether `error` is {@link stillDescribedBatched}'s: the description changed. */
+export function isStale(error: unknown): boolean {
+  return error instanceof Error && "code" in error && error.code === "22P02" &&
+    error.message.includes(STALE);
 }
 
 function assembled(tables: readonly TableRow[], row: Record<string, unknown>): Table[] {
@@ -100,13 +127,38 @@ const DESCRIBE: Prepared = {
   }`,
 };
 
+/** The metadata row of the table named `$1`.`$2`, case-insensitively. */
+const FOUND = `found AS (SELECT table_id, schema_name, table_name FROM ${META}.tables
+       WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2))`;
+
+/**
+ * The stamp of the description of the table in `found`: its metadata row's and those of the
+ * tables its foreign keys name, each as its id and the transaction that last wrote it
+ * (`xmin`). Every change of a definition through the service rewrites its table's row
+ * (rewriteTable), a drop deletes it and a new table is a new id, so while the stamp is the
+ * same the description is (docs/decisions.md, "Descriptions are remembered").
+ */
+const STAMP = `(SELECT string_agg(r.table_id || ':' || r.xmin::text, ' ' ORDER BY r.table_id)
+     FROM ${META}.tables r WHERE r.table_id IN (SELECT table_id FROM found
+       UNION SELECT k.ref_table_id FROM found JOIN ${META}.constraints k USING (table_id)))`;
+
 const DESCRIBE_NAMED: Prepared = {
   name: "describe_named",
-  text: `WITH found AS (SELECT table_id, schema_name, table_name FROM ${META}.tables
-       WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2))
-     SELECT (SELECT coalesce(json_agg(found), '[]') FROM found) AS tables, ${
+  text: `WITH ${FOUND}
+     SELECT (SELECT coalesce(json_agg(found), '[]') FROM found) AS tables, ${STAMP} AS stamp, ${
     describing("found AS t")
   }`,
+};
+
+const STALE = "stale description";
+
+// The failing branch names the stamp, so that it is no constant the planner would evaluate.
+const STILL_DESCRIBED: Prepared = {
+  name: "still_described",
+  text: `WITH ${FOUND}
+     SELECT CASE WHEN s.stamp = $3 THEN true
+       ELSE ('${STALE}: ' || coalesce(s.stamp, 'no table'))::boolean END AS fresh
+     FROM (SELECT ${STAMP} AS stamp) AS s`,
 };
 
 const CAST_LITERAL = /^('(?:[^']|'')*')::(.+)$/s;

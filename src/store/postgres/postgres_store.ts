@@ -22,6 +22,7 @@ import type {
   TableStore,
 } from "../store.ts";
 import type { StoreContext } from "./context.ts";
+import { KnownDescriptions } from "./descriptions.ts";
 import { Database, type Session } from "./database.ts";
 import * as health from "./health.ts";
 import * as answers from "./idempotency.ts";
@@ -91,6 +92,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     staging,
     spoolDir,
     readTimeoutMs: options.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS,
+    descriptions: new KnownDescriptions(),
   }, close);
 }
 

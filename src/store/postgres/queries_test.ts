@@ -6,6 +6,7 @@ import type { StoreContext } from "./context.ts";
 import { Database } from "./database.ts";
 import { openStaging } from "../duckdb/mod.ts";
 import { readQuery, streamQuery } from "./queries.ts";
+import { KnownDescriptions } from "./descriptions.ts";
 
 function request(sql: string, params: QueryRequest["params"] = [], timeoutMs = 10_000) {
   return { sql, params, defaultSchema: "public", timeoutMs };
@@ -15,7 +16,13 @@ await postgresTest(`readQuery() and streamQuery() on PostgreSQL`, async (t, serv
   const database = await Database.open({ url: await freshDatabase(server), maxConnections: 2 });
   const spoolDir = await Deno.realPath(await Deno.makeTempDir());
   const staging = await openStaging({ spoolDir, tempDir: spoolDir });
-  const context: StoreContext = { database, spoolDir, staging, readTimeoutMs: 10_000 };
+  const context: StoreContext = {
+    database,
+    spoolDir,
+    staging,
+    readTimeoutMs: 10_000,
+    descriptions: new KnownDescriptions(),
+  };
   try {
     await database.withSession((s) =>
       s.run(`CREATE TABLE public.t (

@@ -18,7 +18,7 @@
 
 import { ApiError } from "../../errors.ts";
 import type { StoreContext } from "./context.ts";
-import type { Session } from "./database.ts";
+import type { Batched, Session } from "./database.ts";
 import { escapedLiteral } from "./sql.ts";
 
 /** The deadline of a store opened without one: `QUERY_TIMEOUT_SECONDS`' default. */
@@ -74,22 +74,18 @@ export function pastDeadline(error: unknown, timeoutMs: number): unknown {
 
 /**
  * `database.transaction(work)` bounded by {@link boundRead} to the store's `readTimeoutMs`
- * from its first statement: a wait for a lock counts, as the read does. With `batched`, the
- * bounds are not run first: `work` is given their statement, to send in its first batch.
+ * from its first statement: a wait for a lock counts, as the read does. The bounds and the
+ * `opening` statements go with the work's first statement (database.ts).
  *
  * @throws {ApiError} 408 past the deadline; whatever `work` throws.
  */
 export async function boundedTransaction<T>(
   { database, readTimeoutMs }: StoreContext,
-  work: (session: Session, bounds: string) => Promise<T>,
-  batched = false,
+  work: (session: Session) => Promise<T>,
+  opening: readonly Batched[] = [],
 ): Promise<T> {
   try {
-    return await database.transaction(async (session) => {
-      const bounds = readBounds(readTimeoutMs);
-      if (!batched) await session.run(bounds);
-      return await work(session, bounds);
-    });
+    return await database.transaction(work, [readBounds(readTimeoutMs), ...opening]);
   } catch (error) {
     throw pastDeadline(error, readTimeoutMs);
   }

@@ -52,7 +52,7 @@ function changes(context: StoreContext): RecordChanges<Session, unknown[]> {
       try {
         return await keyedTransaction(database, keyed, async (session) => {
           await boundRead(session, readTimeoutMs);
-          return await onDescribedTable(session, ref, async (table) => {
+          return await onDescribedTable(session, context.descriptions, ref, async (table) => {
             const result = await work(session, table);
             if (keyed) await keepAnswer(session, keyed, result);
             return result;

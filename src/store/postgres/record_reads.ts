@@ -8,7 +8,13 @@
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { ALL_RECORDS, checkRowCounts, chosen, keyAlias } from "../shared/record_pages.ts";
 import { BoundValues } from "../shared/record_filters.ts";
-import { type PageDialect, pageOf, pageStatement, planPage } from "../shared/record_reads.ts";
+import {
+  type PageDialect,
+  pageOf,
+  type PagePlan,
+  pageStatement,
+  planPage,
+} from "../shared/record_reads.ts";
 import type { RecordsChoice, RecordsPage, RecordsQuery } from "../store.ts";
 import { estimatedTotal, withEstimate } from "../shared/estimates.ts";
 import { POSTGRES_ESTIMATES } from "./estimates.ts";
@@ -16,7 +22,14 @@ import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
 import { lockStatement, schemaLock, tableLock } from "./locks.ts";
 import { boundedTransaction } from "./read_bounds.ts";
-import { describeNamedBatched, describeTables, namedTable } from "./metadata_describe.ts";
+import type { KnownDescriptions } from "./descriptions.ts";
+import {
+  describeNamedBatched,
+  describeTables,
+  isStale,
+  namedDescription,
+  stillDescribedBatched,
+} from "./metadata_describe.ts";
 import { checkValues, keyText, LiteralValues, POSTGRES } from "./record_filters.ts";
 import { jsonObject } from "./record_values.ts";
 import { quoteIdent } from "./sql.ts";
@@ -26,28 +39,36 @@ import { existingTable } from "./tables.ts";
  * Runs `work` on table `ref` as described in `session`'s open transaction, under the table's
  * shared lock (and its schema's): a definition change, which takes the table's lock
  * exclusively on any instance, waits for the work, and the work for it, so the description
- * holds until the transaction ends. 404 when the schema or the table does not exist.
+ * holds until the transaction ends. The description is remembered in `descriptions`. 404
+ * when the schema or the table does not exist.
  */
 export async function onDescribedTable<T>(
   session: Session,
+  descriptions: KnownDescriptions,
   ref: TableRef,
   work: (table: Table) => Promise<T>,
-  before: readonly string[] = [],
 ): Promise<T> {
-  const locks = lockStatement([schemaLock(ref.schema, "shared"), tableLock(ref, "shared")])!;
-  // `before`, the locks and the description in one round trip; when missing, existingTable
-  // says why.
-  const described = (await session.batch([...before, locks, describeNamedBatched(ref)])).at(-1);
-  const table = namedTable(described![0]!) ??
+  // The locks and the description in one round trip (with the transaction's opening).
+  const [, rows] = await session.batch([readLocks(ref), describeNamedBatched(ref)]);
+  const described = namedDescription(rows![0]!);
+  if (described) descriptions.remember(ref, described);
+  // When missing, existingTable says why.
+  const table = described?.table ??
     (await describeTables(session, [await existingTable(session, ref)]))[0]!;
   return await work(table);
+}
+
+/** The locks a read of `ref` holds: its table's and its schema's, shared. */
+function readLocks(ref: TableRef): string {
+  return lockStatement([schemaLock(ref.schema, "shared"), tableLock(ref, "shared")])!;
 }
 
 /**
  * One page of records as a JSON array text, the number of records the filters let through
  * (unless the read asks for none) and, for a cursor walk, the next cursor: one transaction,
  * and the count and the page in one statement, so they agree. Each statement runs under the
- * store's deadline (read_bounds.ts). Two round trips: `BEGIN`, the bounds, the locks and the
+ * store's deadline (read_bounds.ts). One round trip when the table's description is known
+ * and holds ({@link knownPage}); else two: `BEGIN`, the bounds, the locks and the
  * description; then the page, its values written as literals, with `COMMIT`.
  *
  * @throws {ApiError} 400 for a filter or cursor value its column's type cannot take, or a
@@ -61,17 +82,58 @@ export async function readRecords(
   query: RecordsQuery | RecordsChoice = { read: ALL_RECORDS },
 ): Promise<RecordsPage> {
   checkRowCounts(offset, limit);
-  return await boundedTransaction(
-    context,
-    (session, bounds) =>
-      onDescribedTable(
-        session,
-        ref,
-        (table) => readPage(session, table, offset, limit, chosen(query, table), true),
-        [bounds],
-      ),
-    true,
-  );
+  return await knownPage(context, ref, offset, limit, query) ??
+    await boundedTransaction(
+      context,
+      (session) =>
+        onDescribedTable(
+          session,
+          context.descriptions,
+          ref,
+          (table) => readPage(session, table, offset, limit, chosen(query, table), true),
+        ),
+    );
+}
+
+/**
+ * A page of the table as this process last described it, when the read needs no statement
+ * before its page (no value to check, no estimated count): `BEGIN`, the bounds, the locks,
+ * the check that the description holds, and the page with `COMMIT` in one round trip.
+ * Undefined, having read nothing, when no description is known, when the read is planned
+ * otherwise or fails to plan by it (the long way then says why), or when the description no
+ * longer holds (then forgotten).
+ */
+async function knownPage(
+  context: StoreContext,
+  ref: TableRef,
+  offset: number,
+  limit: number,
+  query: RecordsQuery | RecordsChoice,
+): Promise<RecordsPage | undefined> {
+  const known = context.descriptions.get(ref);
+  if (!known) return undefined;
+  let planned: PlannedPage;
+  try {
+    planned = plannedPage(known.table, offset, chosen(query, known.table), true);
+  } catch {
+    return undefined;
+  }
+  if (planned.plan.checks.length > 0 || planned.query.read.count === "estimated") return undefined;
+  let stale = false;
+  try {
+    return await boundedTransaction(context, async (session) => {
+      try {
+        return await readPlanned(session, planned, limit);
+      } catch (error) {
+        stale = isStale(error);
+        throw error;
+      }
+    }, [readLocks(ref), stillDescribedBatched(ref, known.stamp)]);
+  } catch (error) {
+    if (!stale) throw error;
+    context.descriptions.forget(ref);
+    return undefined;
+  }
 }
 
 /**
@@ -86,9 +148,35 @@ export async function readPage(
   query: RecordsQuery,
   last = false,
 ): Promise<RecordsPage> {
+  return await readPlanned(session, plannedPage(table, offset, query, last), limit);
+}
+
+/** A page's plan, and what reading it needs besides. */
+interface PlannedPage {
+  readonly table: Table;
+  readonly query: RecordsQuery;
+  readonly plan: PagePlan;
+  readonly bound: BoundValues<Param>;
+  /** Whether the page is the transaction's last statement, committing it. */
+  readonly last: boolean;
+}
+
+function plannedPage(
+  table: Table,
+  offset: number,
+  query: RecordsQuery,
+  last: boolean,
+): PlannedPage {
   // Committed with the page, the statement is text: its values are literals.
   const bound: BoundValues<Param> = last ? new LiteralValues() : new BoundValues<Param>();
-  const plan = planPage(POSTGRES, table, offset, query, bound);
+  return { table, query, plan: planPage(POSTGRES, table, offset, query, bound), bound, last };
+}
+
+async function readPlanned(
+  session: Session,
+  { table, query, plan, bound, last }: PlannedPage,
+  limit: number,
+): Promise<RecordsPage> {
   await checkValues(session, plan.checks);
   const filterValues = bound.values.slice(0, plan.filterValues);
   // The estimate first, so that the page can be the last statement.

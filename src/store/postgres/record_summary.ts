@@ -55,51 +55,54 @@ export function summarizeRecords(
   select?: readonly string[],
   options: SummaryOptions = { bins: 0, top: 0 },
 ): Promise<RecordsSummary> {
-  return boundedTransaction(context, (session) =>
-    onDescribedTable(session, ref, async (table) => {
-      const columns = selectedColumns(table, select);
-      await checkValues(session, filterValueChecks(table, filters));
-      // count(DISTINCT …) and the quartiles each sort the column.
-      await boundRead(session, context.readTimeoutMs, 2 * columns.length);
-      const params: unknown[] = [];
-      const where = filters.length > 0 ? ` WHERE ${filterCondition(table, filters, params)}` : "";
-      const floats = columns.some((c) => FLOATS.has(c.type));
-      // In a savepoint only where a retry may follow, so other summaries cost no more.
-      const read = (scaled: boolean) =>
-        (floats ? probing(session) : session).rows(
-          `${summaryQuery(columns, scaled)} FROM ${qualified(table.schema, table.name)}${where}`,
-          params as Param[],
-        );
-      // Float aggregates overflow near float8's limit (22003); only then are the figures
-      // read again the slower way, which every aggregate of such a column then pays.
-      const [row] = await read(false).catch((error) => {
-        const overflow = (error as { code?: string }).code === "22003";
-        if (!overflow || !floats) throw error;
-        return read(true);
-      });
-      const rows = Number(row!.rows);
-      const spread = options.bins > 0 || options.top > 0
-        ? await distributions(
-          session,
-          POSTGRES_DISTRIBUTIONS,
-          {
-            from: qualified(table.schema, table.name),
-            where: filters.length > 0 ? filterCondition(table, filters, []) : "",
-            values: params,
-          },
-          columns,
-          options,
-        )
-        : [];
-      return {
-        table: table.name,
-        rows,
-        columns: columns.map((column, i) => ({
-          ...columnSummary(column, rows, figuresOf(i, row!)),
-          ...spread[i],
-        })),
-      };
-    }));
+  return boundedTransaction(
+    context,
+    (session) =>
+      onDescribedTable(session, context.descriptions, ref, async (table) => {
+        const columns = selectedColumns(table, select);
+        await checkValues(session, filterValueChecks(table, filters));
+        // count(DISTINCT …) and the quartiles each sort the column.
+        await boundRead(session, context.readTimeoutMs, 2 * columns.length);
+        const params: unknown[] = [];
+        const where = filters.length > 0 ? ` WHERE ${filterCondition(table, filters, params)}` : "";
+        const floats = columns.some((c) => FLOATS.has(c.type));
+        // In a savepoint only where a retry may follow, so other summaries cost no more.
+        const read = (scaled: boolean) =>
+          (floats ? probing(session) : session).rows(
+            `${summaryQuery(columns, scaled)} FROM ${qualified(table.schema, table.name)}${where}`,
+            params as Param[],
+          );
+        // Float aggregates overflow near float8's limit (22003); only then are the figures
+        // read again the slower way, which every aggregate of such a column then pays.
+        const [row] = await read(false).catch((error) => {
+          const overflow = (error as { code?: string }).code === "22003";
+          if (!overflow || !floats) throw error;
+          return read(true);
+        });
+        const rows = Number(row!.rows);
+        const spread = options.bins > 0 || options.top > 0
+          ? await distributions(
+            session,
+            POSTGRES_DISTRIBUTIONS,
+            {
+              from: qualified(table.schema, table.name),
+              where: filters.length > 0 ? filterCondition(table, filters, []) : "",
+              values: params,
+            },
+            columns,
+            options,
+          )
+          : [];
+        return {
+          table: table.name,
+          rows,
+          columns: columns.map((column, i) => ({
+            ...columnSummary(column, rows, figuresOf(i, row!)),
+            ...spread[i],
+          })),
+        };
+      }),
+  );
 }
 
 /**

@@ -9,7 +9,7 @@
 
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
-import { checkConflictKey } from "../shared/conflict_key.ts";
+import { checkConflictKey, conflictKey } from "../shared/conflict_key.ts";
 import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict, RowsSource } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { copyStaged } from "./copy_rows.ts";
@@ -25,7 +25,14 @@ import {
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { lockStatement, schemaLock, tableLock, upsertLock } from "./locks.ts";
-import { describeNamedBatched, describeTables, namedTable } from "./metadata_describe.ts";
+import type { KnownDescriptions } from "./descriptions.ts";
+import {
+  describeNamedBatched,
+  describeTables,
+  isStale,
+  namedDescription,
+  stillDescribedBatched,
+} from "./metadata_describe.ts";
 import { existingTable } from "./tables.ts";
 
 /** What an insert answers: the table and the counts. */
@@ -127,21 +134,27 @@ class DirectRefused extends Error {}
 
 /**
  * Inserts the rows in one transaction: `body` straight in when given and it may go so
- * (throwing {@link DirectRefused} when PostgreSQL refuses it), otherwise `source()` through
+ * (throwing {@link DirectRefused} when PostgreSQL refuses it), in one round trip when the
+ * table's description is known and holds ({@link knownInsert}); otherwise `source()` through
  * the staging, read, checked and converted there, then copied in.
  */
 export async function insert(
-  { database, staging }: StoreContext,
+  context: StoreContext,
   ref: TableRef,
   source: () => Promise<RowsSource>,
   onConflict: OnConflict,
   keyed?: KeyedWrite<Inserted>,
   body?: ArrivedBody,
 ): Promise<Inserted> {
+  const known = body?.bytes && !keyed
+    ? await knownInsert(context, ref, body.bytes, body.summary, onConflict)
+    : undefined;
+  if (known) return known;
+  const { database, staging, descriptions } = context;
   let refused = false;
   try {
     return await keyedTransaction(database, keyed, async (session) => {
-      const table = await lockedTable(session, ref, onConflict);
+      const table = await lockedTable(session, descriptions, ref, onConflict);
       // Without a key to keep an answer for, nothing follows the insert: it may commit.
       const straightIn = body && await straight(table, body, onConflict, !keyed);
       let counts: LoadCounts;
@@ -177,20 +190,69 @@ export async function insert(
   }
 }
 
-/**
- * Takes the locks an insert into `ref` holds and describes the table, in one round trip with
- * the transaction's BEGIN.
- */
-async function lockedTable(session: Session, ref: TableRef, onConflict: OnConflict) {
-  const locks = lockStatement([
+/** The locks an insert into `ref` holds. */
+function insertLocks(ref: TableRef, onConflict: OnConflict): string {
+  return lockStatement([
     schemaLock(ref.schema, "shared"),
     tableLock(ref, "shared"),
     ...(onConflict === "fail" ? [] : [upsertLock(ref)]),
   ])!;
-  const [, described] = await session.batch([locks, describeNamedBatched(ref)]);
+}
+
+/**
+ * Takes the locks an insert into `ref` holds and describes the table, in one round trip with
+ * the transaction's BEGIN; the description is remembered for the next insert.
+ */
+async function lockedTable(
+  session: Session,
+  descriptions: KnownDescriptions,
+  ref: TableRef,
+  onConflict: OnConflict,
+) {
+  const [, rows] = await session.batch([insertLocks(ref, onConflict), describeNamedBatched(ref)]);
+  const described = namedDescription(rows![0]!);
+  if (described) descriptions.remember(ref, described);
   // When missing, existingTable says why (404).
-  const table = namedTable(described![0]!) ??
+  const table = described?.table ??
     (await describeTables(session, [await existingTable(session, ref)]))[0]!;
   checkConflictKey(table, onConflict);
   return table;
+}
+
+/**
+ * A small body of plain values inserted into the table as this process last described it:
+ * the transaction's BEGIN, its locks, the check that the description holds, the INSERT and
+ * the COMMIT in one round trip. Undefined, having changed nothing, when no description is
+ * known, when it no longer holds (then forgotten) or when the body is not to go straight in.
+ *
+ * @throws {DirectRefused} when PostgreSQL refuses the insert, as {@link insert} does.
+ */
+async function knownInsert(
+  { database, descriptions }: StoreContext,
+  ref: TableRef,
+  bytes: Uint8Array,
+  summary: RowsSummary,
+  onConflict: OnConflict,
+): Promise<Inserted | undefined> {
+  const known = descriptions.get(ref);
+  // A refusal by a description that may be stale is left to the long way.
+  if (!known || (onConflict !== "fail" && !conflictKey(known.table))) return undefined;
+  const direct = await directRows(known.table, summary, bytes);
+  if (!direct) return undefined;
+  let stale = false;
+  try {
+    const counts = await database.transaction(async (session) => {
+      try {
+        return await insertDirect(session, known.table, direct, onConflict, true);
+      } catch (error) {
+        stale = isStale(error);
+        throw error;
+      }
+    }, [insertLocks(ref, onConflict), stillDescribedBatched(ref, known.stamp)]);
+    return { table: known.table, ...counts };
+  } catch (error) {
+    if (!stale) throw new DirectRefused("PostgreSQL refused the direct insert", { cause: error });
+    descriptions.forget(ref);
+    return undefined;
+  }
 }
