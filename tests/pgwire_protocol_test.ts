@@ -152,6 +152,59 @@ Deno.test("the PostgreSQL protocol answers drivers and raw messages as PostgreSQ
       }
     });
 
+    await t.step("a query run again after its table changed reads the table as it is", async () => {
+      const columns = [{ name: "id", type: "integer" }, { name: "v", type: "integer" }];
+      ok(await server.request("POST", "table/changing", { body: { table: { columns } } }));
+      ok(
+        await server.request("POST", "table/changing/records", {
+          body: [{ id: 1, v: 10 }, { id: 2, v: 20 }],
+        }),
+      );
+      const client = await pgClient(server);
+      const read = async () => {
+        const simple = await client.query("SELECT * FROM changing ORDER BY id");
+        const bound = await client.query("SELECT * FROM changing WHERE id >= $1 ORDER BY id", [1]);
+        assert.deepEqual(bound.rows, simple.rows);
+        return { rows: simple.rows, types: simple.fields.map((f) => f.dataTypeID) };
+      };
+      try {
+        // Read twice, so that whatever the service keeps of the query is kept.
+        await read();
+        assert.deepEqual(await read(), {
+          rows: [{ id: 1, v: 10 }, { id: 2, v: 20 }],
+          types: [23, 23],
+        });
+        const { table } = ok(await server.request("GET", "table/changing"));
+        ok(
+          await server.request("PUT", "table/changing", {
+            body: {
+              table: {
+                columns: [
+                  table.columns[0],
+                  { ...table.columns[1], type: "varchar" },
+                  { name: "w", type: "boolean" },
+                ],
+              },
+            },
+          }),
+        );
+        assert.deepEqual(await read(), {
+          rows: [{ id: 1, v: "10", w: null }, { id: 2, v: "20", w: null }],
+          types: [23, ENGINE === "postgres" ? 1043 : 25, 16],
+        });
+        ok(await server.request("DELETE", "table/changing"));
+        ok(
+          await server.request("POST", "table/changing", {
+            body: { table: { columns: [{ name: "id", type: "double" }] } },
+          }),
+        );
+        ok(await server.request("POST", "table/changing/records", { body: [{ id: 1.5 }] }));
+        assert.deepEqual(await read(), { rows: [{ id: 1.5 }], types: [701] });
+      } finally {
+        await client.end();
+      }
+    });
+
     await t.step("several statements in one message each answer, an empty one too", async () => {
       const client = await pgClient(server);
       try {

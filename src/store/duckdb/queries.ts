@@ -154,6 +154,49 @@ function describedKey(request: QueryRequest): string | undefined {
   return params.length > CHECK_KEPT_LENGTH ? undefined : JSON.stringify([key, params]);
 }
 
+/** A query whose check and columns are kept. */
+export interface KnownQuery {
+  readonly sql: string;
+  readonly columns: readonly ResultColumn[];
+}
+
+/**
+ * `request`'s check and columns, when both are kept for `catalog` and no change of a
+ * definition began or ended since `stamp`, taken before the catalogue was looked up: a
+ * statement of it bound (or read) while `descriptions.unchangedSince(stamp)` still holds has
+ * those columns. Undefined otherwise.
+ */
+export function knownQuery(
+  { descriptions }: StoreContext,
+  request: QueryRequest,
+  catalog: QueryCatalog,
+  stamp: number,
+): KnownQuery | undefined {
+  const key = describedKey(request);
+  const columns = key === undefined ? undefined : recall(described, catalog, key);
+  const kept = columns && keptCheck(request, catalog);
+  // While a change is under way (stamp -1) nothing could count.
+  if (!columns || !kept || !descriptions.unchangedSince(stamp)) return undefined;
+  return { sql: kept.sql, columns };
+}
+
+/**
+ * Keeps `columns` as `request`'s under `catalog` when they were read while no change began
+ * or ended since `stamp` (taken before the catalogue was looked up).
+ */
+export function keepColumns(
+  { descriptions }: StoreContext,
+  request: QueryRequest,
+  catalog: QueryCatalog,
+  columns: readonly ResultColumn[],
+  stamp: number,
+): void {
+  const key = describedKey(request);
+  if (key !== undefined && descriptions.unchangedSince(stamp)) {
+    remember(described, catalog, key, columns);
+  }
+}
+
 /** 2^127: HUGEINT holds the integers below it in magnitude. */
 const HUGEINT_LIMIT = 2n ** 127n;
 
@@ -247,13 +290,10 @@ export async function readQuery(
     const { descriptions } = context;
     const stamp = descriptions.stamp();
     const catalog = await queryCatalog(context);
-    const key = describedKey(request);
-    const columns = key === undefined ? undefined : recall(described, catalog, key);
-    const kept = columns && keptCheck(request, catalog);
-    // While a change is under way (stamp -1) no answer could count: none is tried.
-    if (columns && kept && descriptions.unchangedSince(stamp)) {
-      const query = { sql: kept.sql, ...boundParams(request.params) };
-      const read = await readKnownResult(context, query, columns, limit, {
+    const known = knownQuery(context, request, catalog, stamp);
+    if (known) {
+      const query = { sql: known.sql, ...boundParams(request.params) };
+      const read = await readKnownResult(context, query, known.columns, limit, {
         timeoutMs: request.timeoutMs,
       }).then((page) => ({ page }), (error) => ({ error }));
       if (descriptions.unchangedSince(stamp)) {
@@ -272,9 +312,7 @@ export async function readQuery(
       }
       throw error;
     });
-    if (key !== undefined && seen && descriptions.unchangedSince(stamp)) {
-      remember(described, seen.catalog, key, seen.columns);
-    }
+    if (seen) keepColumns(context, request, seen.catalog, seen.columns, stamp);
     return page;
   } catch (error) {
     throw queryFailure(error, request);

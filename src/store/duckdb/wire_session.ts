@@ -7,14 +7,27 @@
  * @module
  */
 
-import type { DuckDBBlobVector, DuckDBResult } from "@duckdb/node-api";
-import type { QueryRequest, WireRows, WireSession } from "../store.ts";
+import type {
+  DuckDBBlobVector,
+  DuckDBConnection,
+  DuckDBPreparedStatement,
+  DuckDBResult,
+  DuckDBType,
+  DuckDBValue,
+} from "@duckdb/node-api";
+import type { QueryRequest, WireColumn, WireRows, WireSession } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { interruptAfter } from "./interrupts.ts";
-import { boundParams, check, queryCatalog, queryFailure } from "./queries.ts";
+import {
+  boundParams,
+  check,
+  keepColumns,
+  knownQuery,
+  queryCatalog,
+  queryFailure,
+} from "./queries.ts";
 import { describeResult } from "./result_formats.ts";
-import { bound } from "./session.ts";
 import { dataRowValues, preparedColumns, wireColumns, wireMessages } from "./wire_values.ts";
 import { catalogDatabase } from "./wire_catalog.ts";
 import { type CatalogSnapshot, isCatalogQuery } from "../shared/wire_catalog.ts";
@@ -92,20 +105,33 @@ export async function openWireSession(
       isCatalogQuery(request.sql)
         ? await (await catalog(request)).open(request)
         : await underDeadline(request, async (): Promise<WireRows> => {
-          const sql = await checkedSql(request);
-          const query = { sql, ...boundParams(request.params) };
-          const columns = wireColumns(await describeResult(session, query));
-          const result: DuckDBResult = await connection.stream(
-            wireMessages(sql, columns),
-            bound(query.values),
-            query.types,
-          );
+          const { values, types } = boundParams(request.params);
+          const stream = (sql: string, columns: readonly WireColumn[]) =>
+            streamPrepared(connection, wireMessages(sql, columns), values, types);
+          const stamp = context.descriptions.stamp();
+          const catalog = await queryCatalog(context);
+          // A statement alone reads the current catalogue, so the columns kept for its query
+          // (queries.ts) are its own while no change of a definition begins or ends: then
+          // its rows need no description first.
+          const known = single ? knownQuery(context, request, catalog, stamp) : undefined;
+          let columns = known && wireColumns(known.columns);
+          let result = columns && await stream(known!.sql, columns);
+          if (!context.descriptions.unchangedSince(stamp)) columns = undefined;
+          if (!columns) {
+            const { sql } = await check(session, request, catalog);
+            const described = await describeResult(session, { sql, values, types });
+            if (single) keepColumns(context, request, catalog, described, stamp);
+            columns = wireColumns(described);
+            result = await stream(sql, columns);
+          }
+          const rows: WireColumn[] = columns;
+          const read: DuckDBResult = result!;
           let pending: Uint8Array[] = [];
           let finished = false;
           const messages = (count: number) =>
             underDeadline(request, async () => {
               while (pending.length < count && !finished) {
-                const chunk = await result.fetchChunk();
+                const chunk = await read.fetchChunk();
                 if (!chunk || chunk.rowCount === 0) finished = true;
                 else {
                   const vector = chunk.getColumnVector(0) as DuckDBBlobVector;
@@ -117,7 +143,7 @@ export async function openWireSession(
               return batch;
             });
           return {
-            columns,
+            columns: rows,
             nextDataRows: messages,
             next: async (count) => (await messages(count)).map(dataRowValues),
             close() {
@@ -179,4 +205,40 @@ export function blobBytes(vector: DuckDBBlobVector, count: number): Uint8Array[]
 export function stringsOf(vector: DuckDBBlobVector): DataView | undefined {
   const view = (vector as unknown as { dataView?: unknown }).dataView;
   return view instanceof DataView ? view : undefined;
+}
+
+/** Most statements of rows {@link streamPrepared} keeps prepared on one connection. */
+const MOST_PREPARED = 32;
+
+/** The statements of rows prepared on each connection, by text, the least used first. */
+const preparedOn = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
+
+/**
+ * The rows of `sql` with `values` bound, streamed from a statement prepared on `connection`
+ * once: planning the statement that builds the protocol's messages takes longer than running
+ * it for a small result. DuckDB binds a prepared statement again when the catalogue changed
+ * since (a column retyped, a table made anew); the text holds the columns' types it expects,
+ * and different columns are a different text.
+ */
+async function streamPrepared(
+  connection: DuckDBConnection,
+  sql: string,
+  values: DuckDBValue[],
+  types: DuckDBType[],
+): Promise<DuckDBResult> {
+  let kept = preparedOn.get(connection);
+  if (!kept) preparedOn.set(connection, kept = new Map());
+  let prepared = kept.get(sql);
+  if (prepared) kept.delete(sql);
+  else {
+    prepared = await connection.prepare(sql);
+    if (kept.size >= MOST_PREPARED) {
+      const [oldest, statement] = kept.entries().next().value!;
+      kept.delete(oldest);
+      statement.destroySync();
+    }
+  }
+  kept.set(sql, prepared);
+  prepared.bind(values, types);
+  return await prepared.stream();
 }
