@@ -394,8 +394,8 @@ Deno.test("the PostgreSQL protocol answers drivers and raw messages as PostgreSQ
           for (
             const [bad, code] of <[string, string][]> [
               ["SELEC 1", "42601"],
-              // PostgreSQL's own analysis, which finds tables, comes when the query runs there.
-              ...(ENGINE === "postgres" ? [] : [["SELECT * FROM no_such_table", "42P01"]]),
+              ["SELECT * FROM no_such_table", "42P01"],
+              ["SELECT no_such_column FROM items", "42703"],
             ]
           ) {
             await raw.send("P", [

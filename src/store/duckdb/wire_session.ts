@@ -72,7 +72,7 @@ export async function openWireSession(
       deadline.clear();
     }
   };
-  return {
+  const wire: WireSession = {
     describe: async (request) =>
       isCatalogQuery(request.sql)
         ? await (await catalog(request)).describe(request)
@@ -98,8 +98,10 @@ export async function openWireSession(
           }
         }),
     check: async (request) => {
-      // The emulated catalog's own database says what it cannot answer when it runs.
-      if (!isCatalogQuery(request.sql)) await underDeadline(request, () => checkedSql(request));
+      // DuckDB's binder (tables, columns, types) comes with the description, as PostgreSQL's
+      // analysis comes with Parse. The emulated catalog's own database says what it cannot
+      // answer when it runs.
+      if (!isCatalogQuery(request.sql)) await wire.describe(request);
     },
     open: async (request) =>
       isCatalogQuery(request.sql)
@@ -163,6 +165,7 @@ export async function openWireSession(
       await whole.catch(() => {});
     },
   };
+  return wire;
 }
 
 /**

@@ -60,7 +60,7 @@ export async function openWireSession(
   };
   const timed = (session: Session, ms: number) =>
     session.run("SELECT pg_catalog.set_config('statement_timeout', $1, true)", [String(ms)]);
-  return {
+  const wire: WireSession = {
     async describe(request) {
       if (isCatalogQuery(request.sql)) return await (await catalog(request)).describe(request);
       cancelled = false;
@@ -78,8 +78,10 @@ export async function openWireSession(
       }
     },
     async check(request) {
-      // The emulated catalog's own database says what it cannot answer when it runs.
-      if (!isCatalogQuery(request.sql)) await checked(request, { anyParams: true });
+      // PostgreSQL's analysis (tables that do not exist, columns, types) comes with the
+      // description, as it comes with Parse on PostgreSQL. The emulated catalog's own database
+      // says what it cannot answer when it runs.
+      if (!isCatalogQuery(request.sql)) await wire.describe(request);
     },
     async open(request) {
       if (isCatalogQuery(request.sql)) return await (await catalog(request)).open(request);
@@ -129,4 +131,5 @@ export async function openWireSession(
       await release(end);
     },
   };
+  return wire;
 }
