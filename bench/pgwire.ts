@@ -49,9 +49,13 @@ async function psqlToNull(args: string[], env: Record<string, string>): Promise<
   if (!output.success) throw new Error(new TextDecoder().decode(output.stderr));
 }
 
-/** p50 of `count` one-row queries over one kept connection, after a warm-up. */
+/**
+ * p50 of `count` one-row queries over one kept connection, after a warm-up of 1,000: the
+ * steady state of a kept connection. With 50, the first few hundred samples still ran code
+ * V8 had not yet optimised, and the p50 was twice the steady one.
+ */
 async function oneRowP50(client: pg.Client, count = 500): Promise<number> {
-  for (let i = 0; i < 50; i++) await client.query("SELECT 1 AS one");
+  for (let i = 0; i < 1_000; i++) await client.query("SELECT 1 AS one");
   const samples: number[] = [];
   for (let i = 0; i < count; i++) {
     samples.push(await timed(() => client.query("SELECT 1 AS one")));
@@ -159,7 +163,7 @@ export async function pgwire(rows: number): Promise<void> {
     line("service, POST /query?format=csv", http, http / wire);
     line("PostgreSQL 15 to psql", direct, direct / wire);
     console.log(
-      `One-row query over a kept connection (npm:pg, p50 of 500): service ${
+      `One-row query over a kept connection (npm:pg, p50 of 500 after 1,000): service ${
         wireP50.toFixed(2)
       } ms, PostgreSQL 15 ${pgP50.toFixed(2)} ms (over its Unix socket), difference ${
         (wireP50 - pgP50).toFixed(2)

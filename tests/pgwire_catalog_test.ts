@@ -123,6 +123,37 @@ Deno.test("the emulated catalog shows each token its own schemas, to psql, SQLAl
       }
     });
 
+    await t.step("a catalog query reads the session's settings as SET left them", async () => {
+      const client = await pgClient(server);
+      const read = async (name: string) => {
+        const { rows } = await client.query(
+          `SELECT current_setting('${name}') AS value, ` +
+            `(SELECT setting FROM pg_catalog.pg_settings WHERE name = '${name}') AS setting`,
+        );
+        return rows[0];
+      };
+      try {
+        assert.deepEqual(await read("search_path"), { value: "public", setting: "public" });
+        await client.query("SET search_path = hr");
+        await client.query("SET application_name = 'dashboards'");
+        await client.query("SET statement_timeout = '5s'");
+        assert.deepEqual(await read("search_path"), { value: "hr", setting: "hr" });
+        assert.deepEqual(await read("application_name"), {
+          value: "dashboards",
+          setting: "dashboards",
+        });
+        const { rows: [shown] } = await client.query("SHOW statement_timeout");
+        assert.deepEqual(await read("statement_timeout"), {
+          value: shown.statement_timeout,
+          setting: shown.statement_timeout,
+        });
+        await client.query("RESET ALL");
+        assert.deepEqual(await read("search_path"), { value: "public", setting: "public" });
+      } finally {
+        await client.end();
+      }
+    });
+
     await t.step("information_schema and pg_catalog hold each token's tables alone", async () => {
       const seen: Record<string, Set<string>> = {};
       for (const [schema, token] of Object.entries(tokens)) {

@@ -431,7 +431,11 @@ export class Connection extends Link {
       defaultSchema: settings.defaultSchema,
       visibleSchemas: this.principal!.schemas,
       timeoutMs: settings.timeout,
-      client: { user: this.user, database: this.database },
+      client: {
+        user: this.user,
+        database: this.database,
+        settings: Object.fromEntries(settings.all()),
+      },
     };
   }
 

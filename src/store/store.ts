@@ -69,8 +69,15 @@ export interface QueryRequest {
   readonly visibleSchemas?: readonly string[];
   /** Interrupted this long after it began (408). */
   readonly timeoutMs: number;
-  /** Who asks over the PostgreSQL protocol, for the catalog it is shown. */
-  readonly client?: { readonly user: string; readonly database: string };
+  /**
+   * Who asks over the PostgreSQL protocol, for the catalog it is shown, and the session's
+   * settings by lower-case name, as `SHOW` answers them (`current_setting`, `pg_settings`).
+   */
+  readonly client?: {
+    readonly user: string;
+    readonly database: string;
+    readonly settings?: Readonly<Record<string, string>>;
+  };
 }
 
 /** At most a limit of a query's rows, as JSON array text. */

@@ -20,6 +20,7 @@ const SNAPSHOT: CatalogSnapshot = {
   defaultSchema: "public",
   user: "catalog_test",
   database: "tables",
+  settings: {},
 };
 
 function request(sql: string): QueryRequest {

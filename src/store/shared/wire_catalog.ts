@@ -37,14 +37,24 @@ export interface CatalogSnapshot {
   readonly defaultSchema: string;
   readonly user: string;
   readonly database: string;
+  /** The session's values of the {@link catalogSettings} it changed, by lower-case name. */
+  readonly settings: Readonly<Record<string, string>>;
 }
 
 /**
- * The settings a catalog query reads (`pg_settings`, `current_setting(name)`): the values a
- * session starts with, as the listener announces them, and `search_path` the token's schema.
+ * The settings a catalog query reads (`pg_settings`, `current_setting(name)`): the session's
+ * values of those it changed, else those it started with, as the listener announces them, and
+ * `search_path` the token's schema.
  */
 export function catalogSettings(snapshot: CatalogSnapshot): [string, string, string][] {
   // Name, value, and where it came from (PostgreSQL's `source`).
+  return startSettings(snapshot).map(([name, value, source]) => {
+    const set = snapshot.settings[name.toLowerCase()];
+    return set === undefined || set === value ? [name, value, source] : [name, set, "session"];
+  });
+}
+
+function startSettings(snapshot: { readonly defaultSchema: string }): [string, string, string][] {
   return [
     ["server_version", "15.8", "default"],
     ["server_version_num", "150008", "default"],
@@ -61,17 +71,19 @@ export function catalogSettings(snapshot: CatalogSnapshot): [string, string, str
     ["lc_collate", "C", "default"],
     ["lc_ctype", "C", "default"],
     ["search_path", snapshot.defaultSchema, "session"],
+    // What a session may set besides (pgwire/settings.ts), as the listener starts it.
+    ["application_name", "", "default"],
+    ["extra_float_digits", "1", "default"],
+    ["statement_timeout", "0", "default"],
+    ["bytea_output", "hex", "default"],
+    ["is_superuser", "off", "default"],
+    ["default_transaction_isolation", "repeatable read", "default"],
+    ["transaction_isolation", "repeatable read", "default"],
   ];
 }
 
 /** The names of {@link catalogSettings}, lower case. */
-const SETTING_NAMES = catalogSettings({
-  schemas: [],
-  tables: [],
-  defaultSchema: "",
-  user: "",
-  database: "",
-}).map(([name]) => name.toLowerCase());
+const SETTING_NAMES = startSettings({ defaultSchema: "" }).map(([name]) => name.toLowerCase());
 
 /** Relations of PostgreSQL's catalog that the emulation answers. */
 const CATALOG_NAMES =
@@ -187,5 +199,11 @@ export async function readCatalogSnapshot(
     defaultSchema: request.defaultSchema,
     user: request.client?.user ?? "",
     database: request.client?.database ?? "",
+    // Only those the catalog shows: emulated catalogs are kept by what they hold.
+    settings: Object.fromEntries(
+      Object.entries(request.client?.settings ?? {}).filter(([name]) =>
+        SETTING_NAMES.includes(name)
+      ),
+    ),
   };
 }
