@@ -142,6 +142,21 @@ Deno.test("the emulated catalog shows each token its own schemas, to psql, SQLAl
           value: "dashboards",
           setting: "dashboards",
         });
+        // Sessions share the emulated catalog, not their settings.
+        const other = await pgClient(server);
+        try {
+          await other.query("SET application_name = 'notebooks'");
+          const { rows } = await other.query(
+            "SELECT setting FROM pg_catalog.pg_settings WHERE name = 'application_name'",
+          );
+          assert.deepEqual(rows, [{ setting: "notebooks" }]);
+          assert.deepEqual(await read("application_name"), {
+            value: "dashboards",
+            setting: "dashboards",
+          });
+        } finally {
+          await other.end();
+        }
         const { rows: [shown] } = await client.query("SHOW statement_timeout");
         assert.deepEqual(await read("statement_timeout"), {
           value: shown.statement_timeout,

@@ -20,14 +20,14 @@ import {
   type DuckDBValue,
   StatementType,
 } from "@duckdb/node-api";
-import type { CatalogSnapshot } from "../shared/wire_catalog.ts";
+import { type CatalogSnapshot, sessionSettings } from "../shared/wire_catalog.ts";
 import type { QueryRequest, WireColumn, WireRows } from "../store.ts";
 import { interruptAfter } from "./interrupts.ts";
 import { catalogStatements } from "./wire_catalog_tables.ts";
 import { catalogRewrite } from "./wire_catalog_rewrite.ts";
 import { preparedColumns, wireColumns, wireSelect } from "./wire_values.ts";
 import { ApiError } from "../../errors.ts";
-import { engineMessage } from "./sql.ts";
+import { engineMessage, quoteLiteral } from "./sql.ts";
 
 /** An emulated catalog, ready for queries. */
 export interface CatalogDatabase {
@@ -113,6 +113,25 @@ async function connect(db: DuckDBInstance): Promise<DuckDBConnection> {
   return made;
 }
 
+/**
+ * Sets `request`'s session settings on `connection` for the catalog's `current_setting` and
+ * `pg_settings` to read (wire_catalog_macros.ts): a connection variable, as each query of
+ * the shared emulated catalog may come from another session.
+ */
+async function withSessionSettings(
+  connection: DuckDBConnection,
+  request: QueryRequest,
+): Promise<void> {
+  const settings = sessionSettings(request);
+  await connection.run(
+    settings.length === 0
+      ? "RESET VARIABLE wire_settings"
+      : `SET VARIABLE wire_settings = MAP {${
+        settings.map(([name, value]) => `${quoteLiteral(name)}: ${quoteLiteral(value)}`).join(", ")
+      }}`,
+  );
+}
+
 /** Gives `connection` back to `db`'s idle ones. */
 function release(db: DuckDBInstance, connection: DuckDBConnection): void {
   let list = idle.get(db);
@@ -159,6 +178,7 @@ export async function catalogDatabase(snapshot: CatalogSnapshot): Promise<Catalo
     async describe(request) {
       const connection = await connect(db);
       try {
+        await withSessionSettings(connection, request);
         const prepared = await preparedRead(connection, catalogRewrite(request.sql));
         const columns = preparedColumns(prepared);
         const params = new Array(prepared.parameterCount).fill(0);
@@ -174,6 +194,7 @@ export async function catalogDatabase(snapshot: CatalogSnapshot): Promise<Catalo
       const connection = await connect(db);
       const deadline = interruptAfter(connection, request.timeoutMs);
       try {
+        await withSessionSettings(connection, request);
         const sql = catalogRewrite(request.sql);
         // The query alone first: wrapped, a query that closes its own parenthesis could be
         // taken for one statement with the wrapping's remains.

@@ -24,11 +24,13 @@ function usable(schema: string, privilege: string): string {
 /** The macros of `snapshot`'s emulated catalog: its schema, database and user are the token's. */
 export function catalogMacros(snapshot: CatalogSnapshot): string[] {
   const visibleSchemas = [snapshot.defaultSchema];
-  const settingCase = `CASE lower(n) ${
+  // The session's own value (wire_catalog.ts sets it on the query's connection), else the
+  // value a session starts with.
+  const settingCase = `coalesce(getvariable('wire_settings')[lower(n)], CASE lower(n) ${
     catalogSettings(snapshot).map(([name, value]) =>
       `WHEN ${quoteLiteral(name.toLowerCase())} THEN ${quoteLiteral(value)}`
     ).join(" ")
-  } END`;
+  } END)`;
   const identParts = `list_transform(regexp_extract_all(x, '"(?:[^"]|"")*"|[^."]+'), ` +
     `lambda p: CASE WHEN p[1] = '"' THEN replace(p[2:-2], '""', '"') ELSE lower(trim(p)) END)`;
   return [

@@ -345,7 +345,7 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
     "CREATE VIEW wire_pg.pg_authid AS SELECT * FROM wire_pg.pg_roles",
     ...fixedCatalogTables(),
     ...table(
-      "wire_pg.pg_settings",
+      "wire_pg.wire_start_settings",
       "name VARCHAR, setting VARCHAR, source VARCHAR, boot_val VARCHAR, reset_val VARCHAR",
       catalogSettings(snapshot).map(([name, value, source]) => [
         name,
@@ -355,6 +355,12 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
         value,
       ]),
     ),
+    // A session's own values (wire_catalog.ts sets them on the query's connection) over
+    // those it starts with.
+    "CREATE VIEW wire_pg.pg_settings AS SELECT name, " +
+    "coalesce(getvariable('wire_settings')[lower(name)], setting) AS setting, " +
+    "CASE WHEN getvariable('wire_settings')[lower(name)] IS NULL THEN source " +
+    "ELSE 'session' END AS source, boot_val, reset_val FROM wire_pg.wire_start_settings",
     "CREATE VIEW wire_pg.pg_tables AS SELECT n.nspname AS schemaname, c.relname AS tablename, " +
     `${
       quoteLiteral(snapshot.user)

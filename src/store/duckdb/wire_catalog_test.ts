@@ -20,7 +20,6 @@ const SNAPSHOT: CatalogSnapshot = {
   defaultSchema: "public",
   user: "catalog_test",
   database: "tables",
-  settings: {},
 };
 
 function request(sql: string): QueryRequest {

@@ -37,24 +37,17 @@ export interface CatalogSnapshot {
   readonly defaultSchema: string;
   readonly user: string;
   readonly database: string;
-  /** The session's values of the {@link catalogSettings} it changed, by lower-case name. */
-  readonly settings: Readonly<Record<string, string>>;
 }
 
 /**
- * The settings a catalog query reads (`pg_settings`, `current_setting(name)`): the session's
- * values of those it changed, else those it started with, as the listener announces them, and
- * `search_path` the token's schema.
+ * The settings a catalog query reads (`pg_settings`, `current_setting(name)`) as a session
+ * starts with them, as the listener announces them, and `search_path` the token's schema;
+ * {@link sessionSettings} are the session's own values over them.
  */
-export function catalogSettings(snapshot: CatalogSnapshot): [string, string, string][] {
+export function catalogSettings(
+  snapshot: { readonly defaultSchema: string },
+): [string, string, string][] {
   // Name, value, and where it came from (PostgreSQL's `source`).
-  return startSettings(snapshot).map(([name, value, source]) => {
-    const set = snapshot.settings[name.toLowerCase()];
-    return set === undefined || set === value ? [name, value, source] : [name, set, "session"];
-  });
-}
-
-function startSettings(snapshot: { readonly defaultSchema: string }): [string, string, string][] {
   return [
     ["server_version", "15.8", "default"],
     ["server_version_num", "150008", "default"],
@@ -83,7 +76,21 @@ function startSettings(snapshot: { readonly defaultSchema: string }): [string, s
 }
 
 /** The names of {@link catalogSettings}, lower case. */
-const SETTING_NAMES = startSettings({ defaultSchema: "" }).map(([name]) => name.toLowerCase());
+const SETTING_NAMES = catalogSettings({ defaultSchema: "" }).map(([name]) => name.toLowerCase());
+
+/**
+ * The settings of `request`'s session (by lower-case name) that differ from what
+ * {@link catalogSettings} start with: a catalog query reads these over those. Not part of the
+ * catalog's snapshot, which emulated catalogs are kept by: a session's values vary freely.
+ */
+export function sessionSettings(request: QueryRequest): [string, string][] {
+  const start = new Map(
+    catalogSettings(request).map(([name, value]) => [name.toLowerCase(), value]),
+  );
+  return Object.entries(request.client?.settings ?? {}).filter(([name, value]) =>
+    start.has(name) && start.get(name) !== value
+  );
+}
 
 /** Relations of PostgreSQL's catalog that the emulation answers. */
 const CATALOG_NAMES =
@@ -199,11 +206,5 @@ export async function readCatalogSnapshot(
     defaultSchema: request.defaultSchema,
     user: request.client?.user ?? "",
     database: request.client?.database ?? "",
-    // Only those the catalog shows: emulated catalogs are kept by what they hold.
-    settings: Object.fromEntries(
-      Object.entries(request.client?.settings ?? {}).filter(([name]) =>
-        SETTING_NAMES.includes(name)
-      ),
-    ),
   };
 }
