@@ -13,6 +13,7 @@ import type { WireColumn } from "../store.ts";
 import { numericTypmod, WIRE_TYPES, wireOid } from "../shared/wire_types.ts";
 import { parseType } from "./types.ts";
 import { decimalText, jsonValue } from "./values.ts";
+import { quoteLiteral } from "./sql.ts";
 
 /** PostgreSQL's type for a DuckDB scalar type, and how its value becomes PostgreSQL's text. */
 interface ScalarWire {
@@ -48,10 +49,10 @@ const SIMPLE: Readonly<Record<string, readonly [string, (v: string) => string, b
   TIME: ["time", plain, false],
   TIME_NS: ["time", (v) => plain(`CAST(${v} AS TIME)`), false],
   "TIME WITH TIME ZONE": ["timetz", plain, false],
-  TIMESTAMP: ["timestamp", bc, false],
-  TIMESTAMP_S: ["timestamp", (v) => bc(`CAST(${v} AS TIMESTAMP)`), false],
-  TIMESTAMP_MS: ["timestamp", (v) => bc(`CAST(${v} AS TIMESTAMP)`), false],
-  TIMESTAMP_NS: ["timestamp", (v) => bc(`CAST(${v} AS TIMESTAMP)`), false],
+  TIMESTAMP: ["timestamp", (v) => timestamp(v), false],
+  TIMESTAMP_S: ["timestamp", (v) => timestamp(`CAST(${v} AS TIMESTAMP)`), false],
+  TIMESTAMP_MS: ["timestamp", (v) => timestamp(`CAST(${v} AS TIMESTAMP)`), false],
+  TIMESTAMP_NS: ["timestamp", (v) => timestamp(`CAST(${v} AS TIMESTAMP)`), false],
   "TIMESTAMP WITH TIME ZONE": ["timestamptz", utc, false],
   INTERVAL: [
     "interval",
@@ -85,9 +86,20 @@ function float(exponentFrom: number): (v: string) => string {
   };
 }
 
-/** A date or timestamp's text as PostgreSQL writes it: `0002-01-01 BC`, not `(BC)`. */
+/** A date's text as PostgreSQL writes it: `0002-01-01 BC`, not `(BC)`. */
 function bc(v: string): string {
   return `replace(${plain(v)}, ' (BC)', ' BC')`;
+}
+
+/**
+ * A timestamp's text as PostgreSQL writes it, `zone` after the time: ` BC` last
+ * (`0044-03-15 10:33:41+00 BC`), where DuckDB writes `(BC)` after the date.
+ */
+function timestamp(v: string, zone = ""): string {
+  const suffix = quoteLiteral(zone);
+  return `CASE WHEN isinf(${v}) THEN ${plain(v)} ` +
+    `WHEN ${v} < TIMESTAMP '0001-01-01' THEN replace(${plain(v)}, ' (BC)', '') || ` +
+    `${quoteLiteral(`${zone} BC`)} ELSE ${plain(v)} || ${suffix} END`;
 }
 
 /**
@@ -97,7 +109,7 @@ function bc(v: string): string {
  */
 function utc(v: string): string {
   return `CASE WHEN isinf(${v}) THEN ${plain(v)} ` +
-    `ELSE ${bc(`make_timestamp(epoch_us(${v}))`)} || '+00' END`;
+    `ELSE ${timestamp(`make_timestamp(epoch_us(${v}))`, "+00")} END`;
 }
 
 /** The wire form of a DuckDB scalar type; text for one PostgreSQL has no like of. */

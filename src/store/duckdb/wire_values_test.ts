@@ -29,7 +29,22 @@ const POSTGRES_TEXT: readonly [string, string, string][] = [
   ["TIMESTAMP WITH TIME ZONE", "1970-01-01 00:00:00.000001+00", "1970-01-01 00:00:00.000001+00"],
   ["TIMESTAMP WITH TIME ZONE", "294000-01-01 00:00:00+00", "294000-01-01 00:00:00+00"],
   ["TIMESTAMP WITH TIME ZONE", "-infinity", "-infinity"],
+  ["TIMESTAMP WITH TIME ZONE", "0044-08-11 02:53:20.5+00 BC", "0044-08-11 02:53:20.5+00 BC"],
+  ["TIMESTAMP", "0044-08-11 02:53:20 BC", "0044-08-11 02:53:20 BC"],
+  ["TIMESTAMP", "2024-03-01 00:15:30.25", "2024-03-01 00:15:30.25"],
+  ["TIMESTAMP", "infinity", "infinity"],
+  ["DATE", "0044-08-11 BC", "0044-08-11 BC"],
 ];
+
+/** `literal` as a value of `type`: DuckDB reads a BC date or time written `(BC)`. */
+function duckdbValue(type: string, literal: string): string {
+  const bc = /^(\S+) (.*?) ?BC$/.exec(literal);
+  if (!bc) return `CAST('${literal}' AS ${type})`;
+  const [, date, time] = bc;
+  return type === "DATE"
+    ? `CAST('${date} (BC)' AS DATE)`
+    : `CAST(CAST('${date} (BC)' AS DATE) + CAST('${time!.replace("+00", "")}' AS TIME) AS ${type})`;
+}
 
 Deno.test("wireSelect() writes floats and times with time zone as PostgreSQL does", async () => {
   const instance = await DuckDBInstance.create(":memory:");
@@ -39,7 +54,7 @@ Deno.test("wireSelect() writes floats and times with time zone as PostgreSQL doe
     await connection.run("SET TimeZone = 'UTC'");
     for (const [type, literal, expected] of POSTGRES_TEXT) {
       const reader = await connection.runAndReadAll(
-        wireSelect(`SELECT CAST('${literal}' AS ${type}) AS v`, [{ type }]),
+        wireSelect(`SELECT ${duckdbValue(type, literal)} AS v`, [{ type }]),
       );
       assert.equal(reader.getRows()[0]![0], expected, `${type} ${literal}`);
     }
