@@ -117,7 +117,14 @@ export async function openWireSession(
           // its rows need no description first.
           const known = single ? knownQuery(context, request, catalog, stamp) : undefined;
           let columns = known && wireColumns(known.columns);
-          let result = columns && await stream(known!.sql, columns);
+          let result: DuckDBResult | undefined;
+          try {
+            result = columns && await stream(known!.sql, columns);
+          } catch (error) {
+            // Bound against a catalogue changed since, the kept columns' statement may not
+            // bind at all: then it runs again as any other.
+            if (context.descriptions.unchangedSince(stamp)) throw error;
+          }
           if (!context.descriptions.unchangedSince(stamp)) columns = undefined;
           if (!columns) {
             const { sql } = await check(session, request, catalog);
@@ -242,6 +249,8 @@ async function streamPrepared(
     }
   }
   kept.set(sql, prepared);
+  // A statement kept from another session's query holds its values until bound anew.
+  prepared.clearBindings();
   prepared.bind(values, types);
   return await prepared.stream();
 }

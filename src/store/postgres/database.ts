@@ -237,6 +237,13 @@ function leftInTransaction(client: pg.PoolClient): Error | undefined {
     : undefined;
 }
 
+/**
+ * Every transaction's start: read committed whatever the database's default, so that each
+ * statement after its locks sees what committed before it got them (a description's check
+ * above all; docs/decisions.md). A transaction that wants one snapshot says so first.
+ */
+const BEGIN = "BEGIN ISOLATION LEVEL READ COMMITTED";
+
 /** A transaction a session is to begin before its first statement, with statements of its own. */
 interface Opening {
   open: boolean;
@@ -281,7 +288,7 @@ function sessionOf(client: pg.PoolClient, opening?: Opening): Session {
   // `statements` as one simple query, after the BEGIN and the opening's statements while the
   // transaction is still to begin; answers the results of `statements`.
   const simple = async (statements: readonly Batched[]) => {
-    const head = opening && !opening.open ? ["BEGIN", ...await texts(opening.with)] : [];
+    const head = opening && !opening.open ? [BEGIN, ...await texts(opening.with)] : [];
     const sent = [...head, ...await texts(statements)];
     if (opening) opening.open = true;
     if (sent.length === 0) return [];

@@ -240,18 +240,22 @@ async function knownInsert(
   const direct = await directRows(known.table, summary, bytes);
   if (!direct) return undefined;
   let stale = false;
+  let refused = false;
   try {
     const counts = await database.transaction(async (session) => {
       try {
         return await insertDirect(session, known.table, direct, onConflict, true);
       } catch (error) {
         stale = isStale(error);
+        refused = !stale;
         throw error;
       }
     }, [insertLocks(ref, onConflict), stillDescribedBatched(ref, known.stamp)]);
     return { table: known.table, ...counts };
   } catch (error) {
-    if (!stale) throw new DirectRefused("PostgreSQL refused the direct insert", { cause: error });
+    // No connection to be had (503) is the request's answer, not a refusal of its rows.
+    if (refused) throw new DirectRefused("PostgreSQL refused the direct insert", { cause: error });
+    if (!stale) throw error;
     descriptions.forget(ref);
     return undefined;
   }

@@ -60,19 +60,24 @@ export async function openWireSession(
   };
   const timed = (session: Session, ms: number) =>
     session.run("SELECT pg_catalog.set_config('statement_timeout', $1, true)", [String(ms)]);
+  // A query's columns as PostgreSQL analyses it, every parameter NULL; PostgreSQL's own
+  // error when it cannot.
+  const described = async (request: QueryRequest) => {
+    const source = await checked(request, { anyParams: true });
+    await timed(session, request.timeoutMs);
+    const query = await source(session);
+    const name = quoteIdent(`wire_describe_${++cursors}`);
+    await session.run(`DECLARE ${name} NO SCROLL CURSOR FOR ${query.sql}`, query.params);
+    const { fields } = await session.texts(`FETCH FORWARD 0 FROM ${name}`);
+    await session.run(`CLOSE ${name}`);
+    return { columns: columnsOf(fields), params: query.params?.map(() => 0) ?? [] };
+  };
   const wire: WireSession = {
     async describe(request) {
       if (isCatalogQuery(request.sql)) return await (await catalog(request)).describe(request);
       cancelled = false;
-      const source = await checked(request, { anyParams: true });
       try {
-        await timed(session, request.timeoutMs);
-        const query = await source(session);
-        const name = quoteIdent(`wire_describe_${++cursors}`);
-        await session.run(`DECLARE ${name} NO SCROLL CURSOR FOR ${query.sql}`, query.params);
-        const { fields } = await session.texts(`FETCH FORWARD 0 FROM ${name}`);
-        await session.run(`CLOSE ${name}`);
-        return { columns: columnsOf(fields), params: query.params?.map(() => 0) ?? [] };
+        return await described(request);
       } catch (error) {
         throw failure(error, request);
       }
@@ -81,7 +86,16 @@ export async function openWireSession(
       // PostgreSQL's analysis (tables that do not exist, columns, types) comes with the
       // description, as it comes with Parse on PostgreSQL. The emulated catalog's own database
       // says what it cannot answer when it runs.
-      if (!isCatalogQuery(request.sql)) await wire.describe(request);
+      if (isCatalogQuery(request.sql)) return;
+      cancelled = false;
+      try {
+        await described(request);
+      } catch (error) {
+        // Described without the types its client may have declared, a parameter's type can be
+        // beyond PostgreSQL's inference ($1 + $2): such a statement, which the guard passed,
+        // is analysed when it runs, with its values.
+        if (!untypedParameter(error)) throw failure(error, request);
+      }
     },
     async open(request) {
       if (isCatalogQuery(request.sql)) return await (await catalog(request)).open(request);
@@ -132,4 +146,11 @@ export async function openWireSession(
     },
   };
   return wire;
+}
+
+/** Whether `error` is PostgreSQL's for a parameter whose type it could not tell. */
+function untypedParameter(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  // 42P18: could not determine the data type; 42725: an operator or function not unique.
+  return code === "42P18" || code === "42725";
 }
