@@ -734,6 +734,87 @@ Deno.test("reads: quotes and backslashes reach the engine as they are, in values
   }
 });
 
+Deno.test("reads: a cursor walk carries control characters and JSON documents as they are", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [
+      { name: "id", type: "integer" },
+      { name: "c", type: "varchar" },
+      { name: "j", type: "json" },
+    ];
+    ok(
+      await server.request("POST", "table/walked", {
+        body: { table: { columns, constraints: { primary_key: { columns: ["id"] } } } },
+      }),
+    );
+    const rows = [
+      { id: 1, c: "record\u001eseparator", j: { a: [1, 2] } },
+      { id: 2, c: "unit\u001fseparator", j: { b: "x\u001ey" } },
+      { id: 3, c: "tab\tand\nnewline", j: [1, { c: null }] },
+      { id: 4, c: "\u001f\u001e", j: "text" },
+      { id: 5, c: "plain", j: null },
+    ];
+    ok(await server.request("POST", "table/walked/records", { body: rows }));
+    ok(
+      await server.request("PATCH", "table/walked/records?id=eq.5", {
+        body: { j: '{\n\t"d": [1,\n 2]\n}' },
+      }),
+    );
+    for (const order of ["id", "c.desc"]) {
+      const walked: { id: number; c: string; j: unknown }[] = [];
+      for (let after: string | undefined = ""; after !== undefined;) {
+        const page = ok(
+          await server.request(
+            "GET",
+            `table/walked/records?order=${order}&limit=2&after=${encodeURIComponent(after)}`,
+          ),
+        );
+        walked.push(...page.records);
+        after = page.next ?? undefined;
+      }
+      const byId = walked.toSorted((a, b) => a.id - b.id);
+      assert.deepEqual(byId.map((r) => r.c), rows.map((r) => r.c), order);
+      assert.deepEqual(byId.slice(0, 4).map((r) => r.j), rows.slice(0, 4).map((r) => r.j), order);
+      assert.equal(byId[4]!.j, '{\n\t"d": [1,\n 2]\n}', order);
+    }
+  } finally {
+    await server.dispose();
+  }
+});
+
+Deno.test("reads: a cursor walk of a table of 120 columns, rendered a slice at a time", async () => {
+  const server = await TestServer.start();
+  try {
+    const columns = [
+      { name: "id", type: "integer" },
+      ...Array.from({ length: 119 }, (_, i) => ({ name: `c${i}`, type: "integer" })),
+    ];
+    ok(
+      await server.request("POST", "table/wide", {
+        body: { table: { columns, constraints: { primary_key: { columns: ["id"] } } } },
+      }),
+    );
+    const rows = Array.from({ length: 7 }, (_, id) => ({
+      id,
+      ...Object.fromEntries(columns.slice(1).map((c, i) => [c.name, id * 1000 + i])),
+    }));
+    ok(await server.request("POST", "table/wide/records", { body: rows }));
+    const walked: Record<string, number>[] = [];
+    let pages = 0;
+    for (let after: string | undefined = ""; after !== undefined; pages++) {
+      const page = ok(
+        await server.request("GET", `table/wide/records?order=id.desc&limit=3&after=${after}`),
+      );
+      walked.push(...page.records);
+      after = page.next ?? undefined;
+    }
+    assert.deepEqual(walked, rows.toReversed());
+    assert.equal(pages, 3);
+  } finally {
+    await server.dispose();
+  }
+});
+
 onDuckDB.test(
   "reads: like and ilike match NUL and backslash literally, on every route that filters",
   async (t) => {

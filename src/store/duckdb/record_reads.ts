@@ -114,7 +114,7 @@ async function renderPage(
       pageStatement(PAGES, plan, limit, after !== undefined),
       bound.values,
     );
-    return pageOf(PAGES, plan, row, after);
+    return pageOf(plan, row, limit, after);
   }
   // Each row's members, a slice of columns at a time, in the caller's snapshot.
   const { columns, keys, page, pageOrder } = plan;
@@ -134,7 +134,7 @@ async function renderPage(
       keys,
       after,
       rows.length > limit,
-      rows[limit - 1]?.k as (string | null)[],
+      limit > 0 && rows.length >= limit ? JSON.parse(rows[limit - 1]!.k as string) : undefined,
     );
   }
   const members: string[] = [];
@@ -155,16 +155,15 @@ async function renderPage(
   );
 }
 
-/** The cursor texts of a page row's keys, as one list. */
+/** The cursor texts of a page row's keys, as a JSON array text. */
 function keyTexts(keys: readonly SortKey[]): string {
-  return `[${keys.map((k, i) => keyText(k, keyAlias(i))).join(", ")}]`;
+  return `CAST(to_json([${keys.map((k, i) => keyText(k, keyAlias(i))).join(", ")}]) AS VARCHAR)`;
 }
 
-/** How DuckDB renders a page: its rows by jsonObject, a row's key texts as a list. */
+/** How DuckDB renders a page: its rows by jsonObject, a row's key texts as JSON. */
 const PAGES: PageDialect = {
   jsonRow: jsonObject,
   keyTexts,
-  lastTexts: (value) => value as (string | null)[],
 };
 
 /**

@@ -194,7 +194,7 @@ async function readPlanned(
   const [row] = last
     ? (await session.runAndCommit(statement)).rows
     : await session.rows(statement, bound.values);
-  const page = pageOf(PAGES, plan, row, query.after);
+  const page = pageOf(plan, row, limit, query.after);
   return counted ? withEstimate(page, counted) : page;
 }
 
@@ -208,5 +208,4 @@ const PAGES: PageDialect = {
     `to_json(ARRAY[${
       keys.map((k, i) => keyText(k, `page.${keyAlias(i)}`)).join(", ")
     }]::text[])::text`,
-  lastTexts: (value) => typeof value === "string" ? JSON.parse(value) : undefined,
 };

@@ -29,10 +29,8 @@ import { qualified, quoteIdent } from "./sql.ts";
 export interface PageDialect {
   /** The JSON object text of a row of `columns`, read from the subquery `page`. */
   jsonRow(columns: readonly Column[]): string;
-  /** The cursor texts of a page row's keys (`page.` and their aliases), as one value. */
+  /** The cursor texts of a page row's keys (`page.` and their aliases), as a JSON array text. */
   keyTexts(keys: readonly SortKey[]): string;
-  /** The value {@link PageDialect.keyTexts} gave, as the engine returned it, as texts. */
-  lastTexts(value: unknown): (string | null)[] | undefined;
 }
 
 /** A page read made SQL, its values bound. */
@@ -123,27 +121,40 @@ export function pageStatement(
       plan.page(limit)
     }) AS page) AS json`;
   }
-  // The rows and their keys gathered in order and cut after `limit`: numbering the rows
-  // instead (row_number) costs DuckDB a window over them, about as much as reading the page.
-  return `SELECT ${plan.counting} AS total, array_to_string((page.rows)[1:${limit}], ',') AS json,
-       page.n > ${limit} AS more, (page.keys)[${limit}] AS last
-     FROM (SELECT array_agg(${row} ORDER BY ${plan.pageOrder}) AS rows,
-                  array_agg(${dialect.keyTexts(plan.keys)} ORDER BY ${plan.pageOrder}) AS keys,
-                  count(*) AS n
-           FROM (${plan.page(limit + 1)}) AS page) AS page`;
+  // The rows and their keys in order as one text, each row's JSON and then its keys after a
+  // unit separator, rows apart by record separators: control characters no JSON text holds
+  // raw. Cut after `limit` by pageOf: gathering rows and keys as two lists, or numbering the
+  // rows (row_number), cost DuckDB about a millisecond more a page.
+  return `SELECT ${plan.counting} AS total, string_agg(${row} || ${UNIT} || ${
+    dialect.keyTexts(plan.keys)
+  }, ${RECORD} ORDER BY ${plan.pageOrder}) AS walk FROM (${plan.page(limit + 1)}) AS page`;
 }
 
-/** The page {@link pageStatement}'s row gives, with the next cursor of a walk from `after`. */
+const UNIT = "chr(31)";
+const RECORD = "chr(30)";
+
+/**
+ * The page {@link pageStatement}'s row gives (of at most `limit` rows), with the next cursor of
+ * a walk from `after`.
+ */
 export function pageOf(
-  dialect: PageDialect,
   plan: PagePlan,
   row: Record<string, unknown> | undefined,
+  limit: number,
   after: string | undefined,
 ): RecordsPage {
-  const json = `[${(row?.json as string | null | undefined) ?? ""}]`;
-  if (after === undefined) return pageAnswer(json, row?.total);
-  const last = dialect.lastTexts(row?.last);
-  return pageAnswer(json, row?.total, nextCursor(plan.keys, after, Boolean(row?.more), last));
+  if (after === undefined) {
+    return pageAnswer(`[${(row?.json as string | null | undefined) ?? ""}]`, row?.total);
+  }
+  const walk = row?.walk as string | null | undefined;
+  const rows = walk ? walk.split("\x1e") : [];
+  const kept = rows.slice(0, limit).map((r) => {
+    const at = r.lastIndexOf("\x1f");
+    return { json: r.slice(0, at), keys: r.slice(at + 1) };
+  });
+  const json = `[${kept.map((r) => r.json).join(",")}]`;
+  const last = limit > 0 && kept.length === limit ? JSON.parse(kept[limit - 1]!.keys) : undefined;
+  return pageAnswer(json, row?.total, nextCursor(plan.keys, after, rows.length > limit, last));
 }
 
 /**
