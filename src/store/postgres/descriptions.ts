@@ -8,9 +8,24 @@
  * @module
  */
 
-import type { TableRef } from "../../catalog/model.ts";
+import type { Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
-import type { Described } from "./metadata_describe.ts";
+import type { Batched, Session } from "./database.ts";
+import {
+  type Described,
+  describeNamedBatched,
+  describeTables,
+  isStale,
+  namedDescription,
+  stillDescribedBatched,
+} from "./metadata_describe.ts";
+import { existingTable } from "./tables.ts";
+
+/** A transaction of the store's: `work` in it, the `opening` statements sent with its BEGIN. */
+export type Transaction<T> = (
+  work: (session: Session) => Promise<T>,
+  opening: readonly Batched[],
+) => Promise<T>;
 
 /** Most descriptions kept; the one used least recently goes first. */
 const MOST = 1_000;
@@ -37,6 +52,49 @@ export class KnownDescriptions {
     this.#known.delete(key);
     this.#known.set(key, described);
     if (this.#known.size > MOST) this.#known.delete(this.#known.keys().next().value!);
+  }
+
+  /**
+   * Takes `locks` (one statement) in `session`'s transaction and describes the table `ref`
+   * names, in one round trip, remembering the description; 404 when there is no such table
+   * (existingTable says why).
+   */
+  async locked(session: Session, ref: TableRef, locks: string): Promise<Table> {
+    const [, rows] = await session.batch([locks, describeNamedBatched(ref)]);
+    const described = namedDescription(rows![0]!);
+    if (!described) return (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+    this.remember(ref, described);
+    return described.table;
+  }
+
+  /**
+   * `work` in `transaction` opened with `locks` and the check that `described`, what
+   * {@link get} gave for `ref`, still holds: both go with the work's first statement.
+   * Undefined, the transaction rolled back, when it no longer holds (then forgotten): the
+   * caller goes the long way, with {@link locked}.
+   */
+  async holding<T>(
+    ref: TableRef,
+    described: Described,
+    transaction: Transaction<T>,
+    locks: string,
+    work: (session: Session) => Promise<T>,
+  ): Promise<T | undefined> {
+    let stale = false;
+    try {
+      return await transaction(async (session) => {
+        try {
+          return await work(session);
+        } catch (error) {
+          stale = isStale(error);
+          throw error;
+        }
+      }, [locks, stillDescribedBatched(ref, described.stamp)]);
+    } catch (error) {
+      if (!stale) throw error;
+      this.forget(ref);
+      return undefined;
+    }
   }
 
   /** Forgets what `ref` names: its description was found stale. */

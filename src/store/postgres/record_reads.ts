@@ -23,17 +23,9 @@ import type { Param, Session } from "./database.ts";
 import { lockStatement, schemaLock, tableLock } from "./locks.ts";
 import { boundedTransaction } from "./read_bounds.ts";
 import type { KnownDescriptions } from "./descriptions.ts";
-import {
-  describeNamedBatched,
-  describeTables,
-  isStale,
-  namedDescription,
-  stillDescribedBatched,
-} from "./metadata_describe.ts";
 import { checkValues, keyText, LiteralValues, POSTGRES } from "./record_filters.ts";
 import { jsonObject } from "./record_values.ts";
 import { quoteIdent } from "./sql.ts";
-import { existingTable } from "./tables.ts";
 
 /**
  * Runs `work` on table `ref` as described in `session`'s open transaction, under the table's
@@ -48,14 +40,7 @@ export async function onDescribedTable<T>(
   ref: TableRef,
   work: (table: Table) => Promise<T>,
 ): Promise<T> {
-  // The locks and the description in one round trip (with the transaction's opening).
-  const [, rows] = await session.batch([readLocks(ref), describeNamedBatched(ref)]);
-  const described = namedDescription(rows![0]!);
-  if (described) descriptions.remember(ref, described);
-  // When missing, existingTable says why.
-  const table = described?.table ??
-    (await describeTables(session, [await existingTable(session, ref)]))[0]!;
-  return await work(table);
+  return await work(await descriptions.locked(session, ref, readLocks(ref)));
 }
 
 /** The locks a read of `ref` holds: its table's and its schema's, shared. */
@@ -119,21 +104,13 @@ async function knownPage(
     return undefined;
   }
   if (planned.plan.checks.length > 0 || planned.query.read.count === "estimated") return undefined;
-  let stale = false;
-  try {
-    return await boundedTransaction(context, async (session) => {
-      try {
-        return await readPlanned(session, planned, limit);
-      } catch (error) {
-        stale = isStale(error);
-        throw error;
-      }
-    }, [readLocks(ref), stillDescribedBatched(ref, known.stamp)]);
-  } catch (error) {
-    if (!stale) throw error;
-    context.descriptions.forget(ref);
-    return undefined;
-  }
+  return await context.descriptions.holding(
+    ref,
+    known,
+    (work, opening) => boundedTransaction(context, work, opening),
+    readLocks(ref),
+    (session) => readPlanned(session, planned, limit),
+  );
 }
 
 /**

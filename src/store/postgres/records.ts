@@ -26,14 +26,6 @@ import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { lockStatement, schemaLock, tableLock, upsertLock } from "./locks.ts";
 import type { KnownDescriptions } from "./descriptions.ts";
-import {
-  describeNamedBatched,
-  describeTables,
-  isStale,
-  namedDescription,
-  stillDescribedBatched,
-} from "./metadata_describe.ts";
-import { existingTable } from "./tables.ts";
 
 /** What an insert answers: the table and the counts. */
 export type Inserted = { table: Table } & LoadCounts;
@@ -209,12 +201,7 @@ async function lockedTable(
   ref: TableRef,
   onConflict: OnConflict,
 ) {
-  const [, rows] = await session.batch([insertLocks(ref, onConflict), describeNamedBatched(ref)]);
-  const described = namedDescription(rows![0]!);
-  if (described) descriptions.remember(ref, described);
-  // When missing, existingTable says why (404).
-  const table = described?.table ??
-    (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+  const table = await descriptions.locked(session, ref, insertLocks(ref, onConflict));
   checkConflictKey(table, onConflict);
   return table;
 }
@@ -239,24 +226,27 @@ async function knownInsert(
   if (!known || (onConflict !== "fail" && !conflictKey(known.table))) return undefined;
   const direct = await directRows(known.table, summary, bytes);
   if (!direct) return undefined;
-  let stale = false;
   let refused = false;
   try {
-    const counts = await database.transaction(async (session) => {
-      try {
-        return await insertDirect(session, known.table, direct, onConflict, true);
-      } catch (error) {
-        stale = isStale(error);
-        refused = !stale;
-        throw error;
-      }
-    }, [insertLocks(ref, onConflict), stillDescribedBatched(ref, known.stamp)]);
-    return { table: known.table, ...counts };
+    const counts = await descriptions.holding<LoadCounts>(
+      ref,
+      known,
+      (work, opening) => database.transaction(work, opening),
+      insertLocks(ref, onConflict),
+      async (session) => {
+        try {
+          return await insertDirect(session, known.table, direct, onConflict, true);
+        } catch (error) {
+          refused = true;
+          throw error;
+        }
+      },
+    );
+    return counts && { table: known.table, ...counts };
   } catch (error) {
-    // No connection to be had (503) is the request's answer, not a refusal of its rows.
+    // A stale description is no error here (holding answers undefined); no connection to be
+    // had (503) is the request's answer, not a refusal of its rows.
     if (refused) throw new DirectRefused("PostgreSQL refused the direct insert", { cause: error });
-    if (!stale) throw error;
-    descriptions.forget(ref);
-    return undefined;
+    throw error;
   }
 }
