@@ -434,7 +434,7 @@ export class Connection extends Link {
       client: {
         user: this.user,
         database: this.database,
-        settings: Object.fromEntries(settings.all()),
+        settings: settings.record,
       },
     };
   }

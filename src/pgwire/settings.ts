@@ -35,6 +35,7 @@ const UTC = new Set(["utc", "etc/utc", "gmt", "z", "zulu", "+00", "+00:00", "0",
 /** A session's settings. */
 export class Settings {
   readonly #values = new Map<string, string>();
+  #record: Readonly<Record<string, string>> | undefined;
   /** Names as clients spell them in `ParameterStatus`, by lower-case name. */
   static readonly #spelled = new Map(REPORTED.map((name) => [name.toLowerCase(), name]));
 
@@ -77,6 +78,7 @@ export class Settings {
       bytea_output: "hex",
     };
     for (const [name, value] of Object.entries(defaults)) this.#values.set(name, value);
+    this.#record = undefined;
   }
 
   /** `public`, or the token's first schema when it may not read `public`. */
@@ -93,6 +95,11 @@ export class Settings {
       throw new WireError("42704", `unrecognized configuration parameter "${name}"`);
     }
     return value;
+  }
+
+  /** Every setting by lower-case name, for a request; kept until a setting changes. */
+  get record(): Readonly<Record<string, string>> {
+    return this.#record ??= Object.freeze(Object.fromEntries(this.#values));
   }
 
   /** Every setting, for `SHOW ALL`. */
@@ -197,6 +204,7 @@ export class Settings {
       for (const [k, v] of kept) if (k !== key) this.#values.set(k, v);
       if (restored !== undefined) this.#values.set(key, restored);
     } else this.#values.set(key, value);
+    this.#record = undefined;
     const spelled = Settings.#spelled.get(key);
     return spelled === undefined ? undefined : [spelled, this.#values.get(key)!];
   }
