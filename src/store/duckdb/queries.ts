@@ -17,6 +17,7 @@ import {
 } from "@duckdb/node-api";
 import type { QueryPage, QueryParam, QueryRequest, ResultColumn, ResultFormat } from "../store.ts";
 import { ApiError } from "../../errors.ts";
+import { Lru } from "../../lru.ts";
 import type { StoreContext } from "./context.ts";
 import { madeByQuery, outOfMemory } from "./engine_errors.ts";
 import { engineMessage } from "./sql.ts";
@@ -69,7 +70,7 @@ const CHECK_KEPT_LENGTH = 8_000;
  * table or view makes {@link queryCatalog} read a new one, and no answer of the old is used.
  * Only passes are kept; a refusal is checked again each time.
  */
-const checks = new WeakMap<QueryCatalog, Map<string, CheckedQuery>>();
+const checks = new WeakMap<QueryCatalog, Lru<string, CheckedQuery>>();
 
 /** The kept check of `request` under `catalog`, if any. */
 function keptCheck(request: QueryRequest, catalog: QueryCatalog): CheckedQuery | undefined {
@@ -79,31 +80,23 @@ function keptCheck(request: QueryRequest, catalog: QueryCatalog): CheckedQuery |
 
 /** What `maps` keeps under `key` for `catalog`, now the most recently used. */
 function recall<V>(
-  maps: WeakMap<QueryCatalog, Map<string, V>>,
+  maps: WeakMap<QueryCatalog, Lru<string, V>>,
   catalog: QueryCatalog,
   key: string,
 ): V | undefined {
-  const kept = maps.get(catalog);
-  const hit = kept?.get(key);
-  if (kept && hit !== undefined) {
-    kept.delete(key);
-    kept.set(key, hit);
-  }
-  return hit;
+  return maps.get(catalog)?.get(key);
 }
 
 /** Keeps `value` under `key` for `catalog`, the least recently used beyond CHECKS_KEPT dropped. */
 function remember<V>(
-  maps: WeakMap<QueryCatalog, Map<string, V>>,
+  maps: WeakMap<QueryCatalog, Lru<string, V>>,
   catalog: QueryCatalog,
   key: string,
   value: V,
 ): void {
   let kept = maps.get(catalog);
-  if (!kept) maps.set(catalog, kept = new Map());
-  kept.delete(key);
+  if (!kept) maps.set(catalog, kept = new Lru(CHECKS_KEPT));
   kept.set(key, value);
-  if (kept.size > CHECKS_KEPT) kept.delete(kept.keys().next().value!);
 }
 
 /** The key of `request`'s check among the kept, or undefined when its text is too long. */
@@ -139,7 +132,7 @@ export async function check(
  * ended, so they are the columns of any snapshot of that catalogue; with them a page of the
  * query's rows is one statement (see {@link readQuery}).
  */
-const described = new WeakMap<QueryCatalog, Map<string, readonly ResultColumn[]>>();
+const described = new WeakMap<QueryCatalog, Lru<string, readonly ResultColumn[]>>();
 
 /**
  * The key of `request`'s columns among the {@link described}, or undefined when its text or

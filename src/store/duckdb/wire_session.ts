@@ -16,6 +16,7 @@ import type {
   DuckDBValue,
 } from "@duckdb/node-api";
 import type { QueryRequest, WireColumn, WireRows, WireSession } from "../store.ts";
+import { Lru } from "../../lru.ts";
 import type { StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
 import { interruptAfter } from "./interrupts.ts";
@@ -221,7 +222,7 @@ export function stringsOf(vector: DuckDBBlobVector): DataView | undefined {
 const MOST_PREPARED = 32;
 
 /** The statements of rows prepared on each connection, by text, the least used first. */
-const preparedOn = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
+const preparedOn = new WeakMap<DuckDBConnection, Lru<string, DuckDBPreparedStatement>>();
 
 /**
  * The rows of `sql` with `values` bound, streamed from a statement prepared on `connection`
@@ -237,18 +238,12 @@ async function streamPrepared(
   types: DuckDBType[],
 ): Promise<DuckDBResult> {
   let kept = preparedOn.get(connection);
-  if (!kept) preparedOn.set(connection, kept = new Map());
+  if (!kept) preparedOn.set(connection, kept = new Lru(MOST_PREPARED));
   let prepared = kept.get(sql);
-  if (prepared) kept.delete(sql);
-  else {
+  if (!prepared) {
     prepared = await connection.prepare(sql);
-    if (kept.size >= MOST_PREPARED) {
-      const [oldest, statement] = kept.entries().next().value!;
-      kept.delete(oldest);
-      statement.destroySync();
-    }
+    kept.set(sql, prepared)?.[1].destroySync();
   }
-  kept.set(sql, prepared);
   // A statement kept from another session's query holds its values until bound anew.
   prepared.clearBindings();
   prepared.bind(values, types);

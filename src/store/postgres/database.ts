@@ -13,6 +13,7 @@ import pg from "pg";
 // @ts-types="@types/pg-copy-streams"
 import { from as copyFrom } from "pg-copy-streams";
 import { ApiError } from "../../errors.ts";
+import { Lru } from "../../lru.ts";
 import type { Logger } from "../../log.ts";
 import { explained } from "./engine_errors.ts";
 import { escapedLiteral } from "./sql.ts";
@@ -79,7 +80,7 @@ export interface Session {
 export type Batched = string | { readonly prepared: Prepared; readonly args: readonly string[] };
 
 /** The statements each connection has prepared by SQL (`PREPARE`), by name. */
-const PREPARED_BY_SQL = new WeakMap<pg.PoolClient, Set<string>>();
+const PREPARED_BY_SQL = new WeakMap<pg.PoolClient, Lru<string, true>>();
 /**
  * Most statements a connection keeps prepared by SQL: the few every request runs, and inserts
  * of the tables written to most (a name per statement text).
@@ -260,7 +261,7 @@ function sessionOf(client: pg.PoolClient, opening?: Opening): Session {
   // The texts of `statements`; a prepared statement is prepared by SQL on the connection the
   // first time, outside any transaction it may be in: a prepared statement is the session's.
   const texts = async (statements: readonly Batched[]) => {
-    const prepared = PREPARED_BY_SQL.get(client) ?? new Set<string>();
+    const prepared = PREPARED_BY_SQL.get(client) ?? new Lru<string, true>(MOST_PREPARED_BY_SQL);
     PREPARED_BY_SQL.set(client, prepared);
     const sent: string[] = [];
     for (const statement of statements) {
@@ -270,16 +271,10 @@ function sessionOf(client: pg.PoolClient, opening?: Opening): Session {
       }
       // Its own name: node-postgres prepares `prepared.name` by the protocol and keeps count.
       const name = `sql_${statement.prepared.name}`;
-      // A Set keeps insertion order: the first is the least recently used.
-      if (prepared.delete(name)) prepared.add(name);
-      else {
-        if (prepared.size >= MOST_PREPARED_BY_SQL) {
-          const oldest = prepared.values().next().value!;
-          await client.query(`DEALLOCATE ${oldest}`);
-          prepared.delete(oldest);
-        }
+      if (!prepared.get(name)) {
         await client.query(`PREPARE ${name} AS ${statement.prepared.text}`);
-        prepared.add(name);
+        const [forgotten] = prepared.set(name, true) ?? [];
+        if (forgotten) await client.query(`DEALLOCATE ${forgotten}`);
       }
       sent.push(`EXECUTE ${name}(${statement.args.map(escapedLiteral).join(", ")})`);
     }

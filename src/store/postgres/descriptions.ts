@@ -10,6 +10,7 @@
 
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
+import { Lru } from "../../lru.ts";
 import type { Batched, Session } from "./database.ts";
 import {
   type Described,
@@ -32,26 +33,16 @@ const MOST = 1_000;
 
 /** Descriptions by the table's name, as this process last took them. */
 export class KnownDescriptions {
-  readonly #known = new Map<string, Described>();
+  readonly #known = new Lru<string, Described>(MOST);
 
   /** The description of the table `ref` names, when one is known. */
   get(ref: TableRef): Described | undefined {
-    const key = keyOf(ref);
-    const known = this.#known.get(key);
-    if (known) {
-      // Map keeps insertion order: a use moves it last.
-      this.#known.delete(key);
-      this.#known.set(key, known);
-    }
-    return known;
+    return this.#known.get(keyOf(ref));
   }
 
   /** Keeps `described` as what `ref` names. */
   remember(ref: TableRef, described: Described): void {
-    const key = keyOf(ref);
-    this.#known.delete(key);
-    this.#known.set(key, described);
-    if (this.#known.size > MOST) this.#known.delete(this.#known.keys().next().value!);
+    this.#known.set(keyOf(ref), described);
   }
 
   /**
