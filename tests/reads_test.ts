@@ -717,18 +717,8 @@ Deno.test("reads: quotes and backslashes reach the engine as they are, in values
     assert.deepEqual(await ids('c=in.(%5C,"abc%5C",a%27b)'), [2, 3]);
     assert.deepEqual(await ids('c=in.("{""b""}",x)'), [6]);
     assert.deepEqual(await ids("c=like.*%5C"), [2, 3]);
-    const walked: number[] = [];
-    for (let after: string | undefined = ""; after !== undefined;) {
-      const page = ok(
-        await server.request(
-          "GET",
-          `table/t/records?c=neq.a&order=c.desc&select=id&limit=1&after=${after}`,
-        ),
-      );
-      walked.push(...page.records.map((r: { id: number }) => r.id));
-      after = page.next ?? undefined;
-    }
-    assert.deepEqual(walked, [6, 4, 2, 3, 5]);
+    const { rows } = await walk(server, "t", "c=neq.a&order=c.desc&select=id", 1);
+    assert.deepEqual((rows as { id: number }[]).map((r) => r.id), [6, 4, 2, 3, 5]);
   } finally {
     await server.dispose();
   }
@@ -761,18 +751,9 @@ Deno.test("reads: a cursor walk carries control characters and JSON documents as
       }),
     );
     for (const order of ["id", "c.desc"]) {
-      const walked: { id: number; c: string; j: unknown }[] = [];
-      for (let after: string | undefined = ""; after !== undefined;) {
-        const page = ok(
-          await server.request(
-            "GET",
-            `table/walked/records?order=${order}&limit=2&after=${encodeURIComponent(after)}`,
-          ),
-        );
-        walked.push(...page.records);
-        after = page.next ?? undefined;
-      }
-      const byId = walked.toSorted((a, b) => a.id - b.id);
+      const { rows: walked } = await walk(server, "walked", `order=${order}`, 2);
+      const byId = (walked as { id: number; c: string; j: unknown }[])
+        .toSorted((a, b) => a.id - b.id);
       assert.deepEqual(byId.map((r) => r.c), rows.map((r) => r.c), order);
       assert.deepEqual(byId.slice(0, 4).map((r) => r.j), rows.slice(0, 4).map((r) => r.j), order);
       assert.equal(byId[4]!.j, '{\n\t"d": [1,\n 2]\n}', order);
@@ -799,15 +780,7 @@ Deno.test("reads: a cursor walk of a table of 120 columns, rendered a slice at a
       ...Object.fromEntries(columns.slice(1).map((c, i) => [c.name, id * 1000 + i])),
     }));
     ok(await server.request("POST", "table/wide/records", { body: rows }));
-    const walked: Record<string, number>[] = [];
-    let pages = 0;
-    for (let after: string | undefined = ""; after !== undefined; pages++) {
-      const page = ok(
-        await server.request("GET", `table/wide/records?order=id.desc&limit=3&after=${after}`),
-      );
-      walked.push(...page.records);
-      after = page.next ?? undefined;
-    }
+    const { rows: walked, pages } = await walk(server, "wide", "order=id.desc", 3);
     assert.deepEqual(walked, rows.toReversed());
     assert.equal(pages, 3);
   } finally {
