@@ -7,7 +7,7 @@
 
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { ALL_RECORDS, checkRowCounts, chosen, keyAlias } from "../shared/record_pages.ts";
-import { BoundValues } from "../shared/record_filters.ts";
+import { BoundValues, uncertainChecks } from "../shared/record_filters.ts";
 import {
   type PageDialect,
   pageOf,
@@ -96,14 +96,8 @@ async function knownPage(
   query: RecordsQuery | RecordsChoice,
 ): Promise<RecordsPage | undefined> {
   const known = context.descriptions.get(ref);
-  if (!known) return undefined;
-  let planned: PlannedPage;
-  try {
-    planned = plannedPage(known.table, offset, chosen(query, known.table), true);
-  } catch {
-    return undefined;
-  }
-  if (planned.plan.checks.length > 0 || planned.query.read.count === "estimated") return undefined;
+  const planned = known && plannedInOne(known.table, offset, chosen(query, known.table));
+  if (!planned) return undefined;
   return await context.descriptions.holding(
     ref,
     known,
@@ -111,6 +105,27 @@ async function knownPage(
     readLocks(ref),
     (session) => readPlanned(session, planned, limit),
   );
+}
+
+/**
+ * The plan of a page of `table` that needs no statement before its own, so that it can go
+ * with the transaction's opening: undefined when a filter or cursor value needs the engine's
+ * word that it converts (an integer's or a text's does not), when the count is estimated, or
+ * when the read fails to plan (the long way then says why).
+ */
+export function plannedInOne(
+  table: Table,
+  offset: number,
+  query: RecordsQuery,
+): PlannedPage | undefined {
+  let planned: PlannedPage;
+  try {
+    planned = plannedPage(table, offset, query, true);
+  } catch {
+    return undefined;
+  }
+  const checked = uncertainChecks(POSTGRES, planned.plan.checks).length > 0;
+  return checked || query.read.count === "estimated" ? undefined : planned;
 }
 
 /**
@@ -129,7 +144,7 @@ export async function readPage(
 }
 
 /** A page's plan, and what reading it needs besides. */
-interface PlannedPage {
+export interface PlannedPage {
   readonly table: Table;
   readonly query: RecordsQuery;
   readonly plan: PagePlan;

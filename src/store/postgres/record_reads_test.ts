@@ -5,6 +5,7 @@ import type { TableDefinition } from "../../catalog/model.ts";
 import { rejectsWith } from "../../../tests/helpers/api_error.ts";
 import { postgresTest } from "../../../tests/helpers/postgres.ts";
 import { withPostgresStore } from "../../../tests/helpers/postgres_store.ts";
+import { plannedInOne } from "./record_reads.ts";
 
 const TYPES: TableDefinition = {
   columns: [
@@ -70,6 +71,47 @@ await postgresTest(`readRecords() on PostgreSQL`, async (t, server) => {
       );
       const parsed = JSON.parse(page.json);
       assert.equal(parsed.length, 2);
+    });
+  });
+
+  await t.step("a page whose values need no check goes in one round trip", async () => {
+    await withPostgresStore(server, async (store, database) => {
+      const ref = { schema: "public", name: "one_trip" };
+      const { table } = await store.tables.create(
+        planTable(ref, {
+          columns: [
+            { name: "id", type: "bigint" },
+            { name: "name", type: "varchar" },
+            { name: "born", type: "date" },
+          ],
+          constraints: { primary_key: { columns: ["id"] } },
+        }),
+        { ifNotExists: false },
+      );
+      const inOne = (query: string, after?: string) =>
+        plannedInOne(table, 0, {
+          read: parseReadQuery(new URLSearchParams(query), table.columns),
+          ...(after === undefined ? {} : { after }),
+        }) !== undefined;
+      assert.equal(inOne(""), true);
+      assert.equal(inOne("id=gte.77&count=none"), true);
+      assert.equal(inOne("name=eq.Ada&id=in.(1,-2)"), true);
+      await database.withSession((s) =>
+        s.run(`INSERT INTO one_trip VALUES (1, 'a', NULL), (2, 'b', NULL)`)
+      );
+      const { next } = await store.records.read(ref, 0, 1, {
+        read: parseReadQuery([["count", "none"]], table.columns),
+        after: "",
+      });
+      assert.ok(next);
+      assert.equal(inOne("count=none", next), true);
+      // The engine says whether these convert, in a statement before the page.
+      assert.equal(inOne("born=lt.1910-01-01"), false);
+      assert.equal(inOne("id=gte.1e3"), false);
+      assert.equal(inOne("id=gte.99999999999999999999"), false);
+      assert.equal(inOne("count=estimated"), false);
+      // Fails to plan: the long way says why.
+      assert.equal(inOne("count=none", "not a cursor"), false);
     });
   });
 

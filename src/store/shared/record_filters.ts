@@ -238,6 +238,11 @@ export function surelyConverts(dialect: AnyDialect, check: ValueCheck): boolean 
   return dialect.isText(check.type) || plainInteger(dialect, check.type, check.text);
 }
 
+/** The checks of `checks` only the engine can settle: those that do not {@link surelyConverts}. */
+export function uncertainChecks(dialect: AnyDialect, checks: readonly ValueCheck[]): ValueCheck[] {
+  return checks.filter((c) => !surelyConverts(dialect, c));
+}
+
 /**
  * Checks that every text of `checks` converts to its type, asking the engine only about
  * those that are not {@link surelyConverts} (nothing when none).
@@ -250,7 +255,7 @@ export async function checkValues<S>(
   session: S,
   checks: readonly ValueCheck[],
 ): Promise<void> {
-  const needed = checks.filter((c) => !surelyConverts(dialect, c));
+  const needed = uncertainChecks(dialect, checks);
   if (needed.length === 0) return;
   const failed = await dialect.firstFailure(session, needed);
   if (!failed) return;
