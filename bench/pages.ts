@@ -6,6 +6,10 @@
  * process on a copy of the service's file, PostgreSQL 15 through `npm:pg` over its Unix
  * socket. Target: p50 ≤ 2× the prepared statement's on each engine.
  *
+ * Then, for where the time goes, the CPU a read takes each way ({@link CPU_READS} in a row):
+ * in the service's process, in the engine's server (PostgreSQL's processes; DuckDB's baseline
+ * runs in the bench) and in the bench's own process.
+ *
  * The service runs at its defaults, in a process of its own. The pages ask `count=none`, as a
  * grid does for every page after the first (the count is the first page's business,
  * `count=estimated`). The service and its baseline alternate request by request, so other
@@ -21,7 +25,7 @@ import { encodeCursor } from "../src/catalog/filters.ts";
 import { ALL_SCOPES, mint, TestServer, uploadForm } from "../tests/helpers/server.ts";
 import { startPostgres } from "../tests/helpers/postgres.ts";
 import { createKeyedTable, CSV_HEADER, csvLine } from "./generate.ts";
-import { percentile } from "./measure.ts";
+import { cpuMs, percentile, postgresCpuMs } from "./measure.ts";
 
 const TABLE = "pages";
 const LIMIT = 50;
@@ -67,12 +71,23 @@ function kinds(cursorAt: (id: number) => string): Kind[] {
 /** Runs the engine's own prepared statement of a kind for `n`; answers the first id. */
 type Baseline = (kind: Kind, n: number) => Promise<number>;
 
-/** One kind's p50s, in milliseconds. */
+/** One kind's p50s, in milliseconds, and the CPU a read of each way takes. */
 interface Figure {
   readonly what: string;
   readonly service: number;
   readonly baseline: number;
+  readonly cpu: { readonly service: Cpu; readonly baseline: Cpu };
 }
+
+/** CPU milliseconds a read takes: in the service, in the engine's server, in the bench. */
+interface Cpu {
+  readonly service: number;
+  readonly engine: number;
+  readonly bench: number;
+}
+
+/** Reads of a kind in a row for its CPU figures, after the alternating ones. */
+const CPU_READS = 300;
 
 /**
  * Each kind at `reads` random values, the service and the baseline alternating request by
@@ -84,33 +99,55 @@ async function measure(
   rows: number,
   reads: number,
   baseline: Baseline,
+  engineCpuMs: () => number,
 ): Promise<Figure[]> {
   const walk = await server.request("GET", `table/${TABLE}/records?limit=1&after=`, { token });
   const signature = JSON.parse(atob(walk.body.next.replaceAll("-", "+").replaceAll("_", "/")))
     .o as string;
   const base = `${server.base}/api/v1/table/${TABLE}/records?limit=${LIMIT}&count=none`;
   const figures: Figure[] = [];
+  // From 1, so a cursor at n - 1 exists.
+  const random = () => 1 + Math.floor(Math.random() * (rows - 1));
   for (const kind of kinds((id) => encodeCursor([String(id)], signature))) {
-    const service: number[] = [];
-    const own: number[] = [];
-    for (let k = 0; k < reads + WARMUP; k++) {
-      // From 1, so a cursor at n - 1 exists.
-      const n = 1 + Math.floor(Math.random() * (rows - 1));
-      let started = performance.now();
+    const read = async (n: number) => {
       const answer = await fetch(`${base}&${kind.query(n)}`, {
         headers: { authorization: `Bearer ${token}` },
       });
       const text = await answer.text();
-      if (k >= WARMUP) service.push(performance.now() - started);
       if (answer.status !== 200 || !text.startsWith(`{"records":[{"id":${kind.first(n)},`)) {
         throw new Error(`${kind.what} at ${n} answered ${answer.status}: ${text.slice(0, 200)}`);
       }
+    };
+    const own = async (n: number) => {
+      if (await baseline(kind, n) !== kind.first(n)) {
+        throw new Error(`The baseline of ${kind.what} at ${n} differs`);
+      }
+    };
+    const service: number[] = [];
+    const prepared: number[] = [];
+    for (let k = 0; k < reads + WARMUP; k++) {
+      const n = random();
+      let started = performance.now();
+      await read(n);
+      if (k >= WARMUP) service.push(performance.now() - started);
       started = performance.now();
-      const first = await baseline(kind, n);
-      if (k >= WARMUP) own.push(performance.now() - started);
-      if (first !== kind.first(n)) throw new Error(`The baseline of ${kind.what} at ${n} differs`);
+      await own(n);
+      if (k >= WARMUP) prepared.push(performance.now() - started);
     }
-    figures.push({ what: kind.what, service: p50(service), baseline: p50(own) });
+    // CPU time is counted in ticks of 10 ms: many reads in a row each way.
+    const cpu = async (work: (n: number) => Promise<void>): Promise<Cpu> => {
+      const before = [cpuMs(server.pid), engineCpuMs(), cpuMs("self")];
+      for (let k = 0; k < CPU_READS; k++) await work(random());
+      const [service, engine, bench] = [cpuMs(server.pid), engineCpuMs(), cpuMs("self")]
+        .map((after, i) => (after - before[i]!) / CPU_READS) as [number, number, number];
+      return { service, engine, bench };
+    };
+    figures.push({
+      what: kind.what,
+      service: p50(service),
+      baseline: p50(prepared),
+      cpu: { service: await cpu(read), baseline: await cpu(own) },
+    });
   }
   return figures;
 }
@@ -154,7 +191,7 @@ async function duckdbFigures(rows: number, reads: number, token: string): Promis
         if (!statement) statements.set(kind.sql, statement = await connection.prepare(kind.sql));
         statement.bindBigInt(1, BigInt(n));
         return Number((await statement.runAndReadAll()).getRowObjectsJS()[0]?.id);
-      });
+      }, () => 0);
     } finally {
       connection.closeSync();
       instance.closeSync();
@@ -192,7 +229,7 @@ async function postgresFigures(
         names.set(kind.sql, name);
         const { rows } = await own.query({ name, text: kind.sql, values: [n] });
         return Number(rows[0]?.id);
-      });
+      }, postgresCpuMs);
     } finally {
       await own.end();
     }
@@ -231,6 +268,13 @@ export async function pages(
           `${f.baseline.toFixed(2)} ms: ${ratio.toFixed(2)}× (target ≤ 2×) ${
             ratio <= 2 ? "PASS" : "FAIL"
           }`,
+      );
+      const cpu = ({ service, engine, bench }: Cpu) =>
+        `${(service + engine + bench).toFixed(2)} ms (service ${service.toFixed(2)}, ` +
+        `engine's server ${engine.toFixed(2)}, bench ${bench.toFixed(2)})`;
+      console.log(
+        `  ${"".padEnd(24)} CPU a read, ${CPU_READS} in a row each way: service ` +
+          `${cpu(f.cpu.service)}; prepared statement ${cpu(f.cpu.baseline)}`,
       );
     }
   }

@@ -2,8 +2,9 @@
  * `deno task bench pgwire [rows]`: the PostgreSQL protocol against its baselines in one run.
  * Streaming `rows` rows × 8 columns to psql (text) from the service's listener, against the same
  * SELECT through `POST /query?format=csv` and against PostgreSQL 15 serving the same rows to
- * psql; and a one-row query over a kept connection (npm:pg), against PostgreSQL 15's. The
- * service runs in a child process on DuckDB; the rows are the same on both sides.
+ * psql, and for one more run of each the CPU time the server and psql spent on it; and a one-row
+ * query over a kept connection (npm:pg), against PostgreSQL 15's. The service runs in a child
+ * process on DuckDB; the rows are the same on both sides.
  *
  * @module
  */
@@ -13,7 +14,7 @@ import pg from "pg";
 import { TestServer } from "../tests/helpers/server.ts";
 import { startPostgres } from "../tests/helpers/postgres.ts";
 import { pgwirePort } from "../tests/helpers/pgwire.ts";
-import { percentile } from "./measure.ts";
+import { cpuMs, percentile, postgresCpuMs } from "./measure.ts";
 
 const COLUMNS = [
   ["id", "bigint"],
@@ -123,6 +124,16 @@ export async function pgwire(rows: number): Promise<void> {
       Math.min(await timed(work), await timed(work), await timed(work));
     const wire = await best(() => psqlToNull(wireArgs, wireEnv));
     const direct = await best(() => psqlToNull(pgArgs, {}));
+    // One more run of each with the CPU every process spent on it: on two cores, psql's share
+    // is what the server can not have.
+    const spent = async (server: () => number, work: () => Promise<unknown>) => {
+      const [own, served] = [cpuMs("self", true), server()];
+      const ms = await timed(work);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the backend reaped
+      return { ms, server: server() - served, psql: cpuMs("self", true) - own };
+    };
+    const wireCpu = await spent(() => cpuMs(server.pid), () => psqlToNull(wireArgs, wireEnv));
+    const directCpu = await spent(postgresCpuMs, () => psqlToNull(pgArgs, {}));
     const http = await best(async () => {
       const answer = await fetch(`${server.base}/api/v1/query?format=csv`, {
         method: "POST",
@@ -162,6 +173,17 @@ export async function pgwire(rows: number): Promise<void> {
     line("service, PostgreSQL protocol (psql)", wire);
     line("service, POST /query?format=csv", http, http / wire);
     line("PostgreSQL 15 to psql", direct, direct / wire);
+    const cpuLine = (label: string, run: { ms: number; server: number; psql: number }) =>
+      console.log(
+        `${label.padEnd(34)} ${run.ms.toFixed(0).padStart(6)} ms wall, server ${
+          run.server.toFixed(0)
+        } ms CPU, psql ${run.psql.toFixed(0)} ms CPU: ${
+          ((run.server + run.psql) / run.ms).toFixed(2)
+        } cores busy`,
+      );
+    console.log("One more run of each, with the CPU of its processes:");
+    cpuLine("service, PostgreSQL protocol (psql)", wireCpu);
+    cpuLine("PostgreSQL 15 to psql", directCpu);
     console.log(
       `One-row query over a kept connection (npm:pg, p50 of 500 after 1,000): service ${
         wireP50.toFixed(2)

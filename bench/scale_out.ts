@@ -22,6 +22,7 @@ import {
   writeJsonRows,
 } from "./generate.ts";
 import { type Measured, serviceLoad } from "./loading.ts";
+import { cpuMs } from "./measure.ts";
 
 const TABLE = columnList("pg");
 
@@ -141,14 +142,6 @@ async function instances(postgres: Postgres, seconds: number): Promise<void> {
   } finally {
     for (const server of servers) await server.dispose();
   }
-}
-
-/** CPU time `pid` has used so far, user and system, in ms (from /proc/<pid>/stat). */
-function cpuMs(pid: number): number {
-  const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-  // The fields after the command's name, which is in parentheses and may hold spaces.
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
 }
 
 /** The baseline server of bench/baseline_server.ts, inserting into the database at `url`. */
