@@ -281,12 +281,17 @@ Deno.test("the PostgreSQL protocol answers drivers and raw messages as PostgreSQ
         assert.equal(await show("transaction_read_only"), "on");
         await client.query("SET application_name = 'wire test'");
         assert.equal(await show("application_name"), "wire test");
+        // PostgreSQL 15 keeps printable ASCII only: each other byte becomes "?".
+        await client.query("SET application_name = 'Zoë'");
+        assert.equal(await show("application_name"), "Zo??");
         await client.query("SET search_path TO sales");
         assert.deepEqual((await client.query("SELECT count(*) AS n FROM orders")).rows.length, 1);
         await client.query("RESET search_path");
         assert.equal(await show("search_path"), "public");
         await client.query("SET statement_timeout = '2s'");
-        assert.equal(await show("statement_timeout"), "2000ms");
+        assert.equal(await show("statement_timeout"), "2s");
+        await client.query("SET statement_timeout = 1500");
+        assert.equal(await show("statement_timeout"), "1500ms");
         assert.equal(await sqlstate(client.query("SET statement_timeout = '1h'")), "42501");
         const version = (await client.query("SELECT version()")).rows[0].version;
         assert.match(version, /^PostgreSQL 15\./);

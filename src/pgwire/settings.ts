@@ -71,7 +71,7 @@ export class Settings {
       session_authorization: this.user,
       extra_float_digits: "1",
       search_path: this.#defaultSchema(),
-      statement_timeout: `${this.timeoutMs}ms`,
+      statement_timeout: shownTimeout(this.timeoutMs),
       max_identifier_length: "63",
       lc_collate: "C",
       lc_ctype: "C",
@@ -135,7 +135,7 @@ export class Settings {
     };
     switch (key) {
       case "application_name":
-        break;
+        return this.#put(key, given === undefined ? undefined : printableAscii(given));
       case "client_encoding":
         if (given !== undefined) {
           check(/^(utf-?8|unicode)$/i.test(given), `"${given}": only UTF8 is spoken`);
@@ -170,7 +170,7 @@ export class Settings {
               `statement_timeout may be at most the service's ${this.timeoutMs}ms`,
             );
           }
-          return this.#put(key, `${ms}ms`);
+          return this.#put(key, shownTimeout(ms!));
         }
         break;
       case "intervalstyle":
@@ -240,6 +240,47 @@ export class Settings {
   }
 }
 
+/** Units of a duration, largest first, in milliseconds. */
+const UNITS = { d: 86_400_000, h: 3_600_000, min: 60_000, s: 1000, ms: 1 } as const;
+
+/**
+ * A duration in milliseconds as PostgreSQL shows it: in the largest unit that holds it whole.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { shownTimeout } from "./settings.ts";
+ *
+ * assert.equal(shownTimeout(30_000), "30s");
+ * assert.equal(shownTimeout(1500), "1500ms");
+ * assert.equal(shownTimeout(120_000), "2min");
+ * ```
+ */
+export function shownTimeout(ms: number): string {
+  if (ms === 0) return "0";
+  const [unit, size] = Object.entries(UNITS).find(([, size]) => ms % size === 0)!;
+  return `${ms / size}${unit}`;
+}
+
+/**
+ * `text` as PostgreSQL 15 keeps an application name: each byte of its UTF-8 that is not
+ * printable ASCII becomes `?`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { printableAscii } from "./settings.ts";
+ *
+ * assert.equal(printableAscii("Zoë\tok"), "Zo???ok");
+ * ```
+ */
+export function printableAscii(text: string): string {
+  return Array.from(
+    new TextEncoder().encode(text),
+    (byte) => byte >= 0x20 && byte <= 0x7e ? String.fromCharCode(byte) : "?",
+  ).join("");
+}
+
 /**
  * Milliseconds of a `statement_timeout` value: a number of milliseconds, or one with a unit.
  *
@@ -257,8 +298,6 @@ export class Settings {
 export function parseTimeout(text: string): number | undefined {
   const match = /^'?\s*(\d+)\s*(ms|s|min|h|d)?\s*'?$/i.exec(text.trim());
   if (!match) return undefined;
-  const unit = { ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 }[
-    (match[2] ?? "ms").toLowerCase() as "ms"
-  ];
+  const unit = UNITS[(match[2] ?? "ms").toLowerCase() as keyof typeof UNITS];
   return Number(match[1]) * unit;
 }
