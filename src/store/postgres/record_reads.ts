@@ -96,7 +96,7 @@ async function knownPage(
   query: RecordsQuery | RecordsChoice,
 ): Promise<RecordsPage | undefined> {
   const known = context.descriptions.get(ref);
-  const planned = known && plannedInOne(known.table, offset, chosen(query, known.table));
+  const planned = known && plannedInOne(known.table, offset, query);
   if (!planned) return undefined;
   return await context.descriptions.holding(
     ref,
@@ -111,21 +111,22 @@ async function knownPage(
  * The plan of a page of `table` that needs no statement before its own, so that it can go
  * with the transaction's opening: undefined when a filter or cursor value needs the engine's
  * word that it converts (an integer's or a text's does not), when the count is estimated, or
- * when the read fails to plan (the long way then says why).
+ * when the read fails to choose or to plan by `table` (which may be stale: the long way then
+ * says why, by the table as it is).
  */
 export function plannedInOne(
   table: Table,
   offset: number,
-  query: RecordsQuery,
+  query: RecordsQuery | RecordsChoice,
 ): PlannedPage | undefined {
   let planned: PlannedPage;
   try {
-    planned = plannedPage(table, offset, query, true);
+    planned = plannedPage(table, offset, chosen(query, table), true);
   } catch {
     return undefined;
   }
   const checked = uncertainChecks(POSTGRES, planned.plan.checks).length > 0;
-  return checked || query.read.count === "estimated" ? undefined : planned;
+  return checked || planned.query.read.count === "estimated" ? undefined : planned;
 }
 
 /**
