@@ -180,8 +180,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
 
   // Answered, not thrown: where no route matches but the `*` middleware, Hono calls this
   // from that middleware's `next()`, and a throw would skip the request's log line.
+  // Built at the first request no route takes, when every route is in place.
+  let routes: RoutePattern[] | undefined;
   app.notFound((c) => {
-    const allowed = allowedMethods(app.routes, c.req.path);
+    const allowed = allowedMethods(routes ??= routePatterns(app.routes), c.req.path);
     return (allowed.length > 0
       ? ApiError.methodNotAllowed(c.req.method, c.req.path, allowed)
       : ApiError.notFound(`No route for ${c.req.method} "${c.req.path}"`)).toResponse();
@@ -214,19 +216,27 @@ function errorResponse(error: unknown, c: Context<Env>, logger: Logger): Respons
   return ApiError.internal(requestId).toResponse();
 }
 
+/** A route's method and the paths it takes. */
+interface RoutePattern {
+  readonly method: string;
+  readonly path: RegExp;
+}
+
+/** The patterns of `routes` with a method and a path of their own (no `ALL`, no wildcard). */
+function routePatterns(routes: readonly { method: string; path: string }[]): RoutePattern[] {
+  return routes.filter((route) => route.method !== "ALL" && !route.path.includes("*")).map(
+    (route) => {
+      const pattern = route.path.replace(/\/+$/, "").split("/").map((part) =>
+        part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      ).join("/");
+      return { method: route.method, path: new RegExp(`^${pattern}/?$`) };
+    },
+  );
+}
+
 /** The methods some route accepts on `path`, for a 405's `Allow` header. */
-function allowedMethods(
-  routes: readonly { method: string; path: string }[],
-  path: string,
-): string[] {
-  const methods = new Set<string>();
-  for (const route of routes) {
-    if (route.method === "ALL" || route.path.includes("*")) continue;
-    const pattern = route.path.replace(/\/+$/, "").split("/").map((part) =>
-      part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-    ).join("/");
-    if (new RegExp(`^${pattern}/?$`).test(path)) methods.add(route.method);
-  }
+function allowedMethods(routes: readonly RoutePattern[], path: string): string[] {
+  const methods = new Set(routes.filter((r) => r.path.test(path)).map((r) => r.method));
   if (methods.has("GET")) methods.add("HEAD");
   return [...methods].sort();
 }
