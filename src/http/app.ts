@@ -7,12 +7,10 @@
 import { createHash } from "node:crypto";
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { compress } from "hono/compress";
-import { COMPRESSIBLE_CONTENT_TYPE_REGEX } from "hono/utils/compress";
 import { etag, RETAINED_304_HEADERS } from "hono/etag";
 import { HTTPException } from "hono/http-exception";
 import type { TokenVerifier } from "../auth/jwt.ts";
-import { declareLength } from "./body_length.ts";
+import { compression, wholeAnswers } from "./body_length.ts";
 import { CORS_ANSWER_HEADERS, corsFor } from "./cors.ts";
 import type { MetricsAccess } from "../config.ts";
 import { bearerAuth } from "./auth.ts";
@@ -90,11 +88,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<Env> {
   const notModified = etag({ retainedHeaders: [...RETAINED_304_HEADERS, ...CORS_ANSWER_HEADERS] });
   app.use(`${API_PREFIX}/table/:table_name`, notModified);
   app.use(OPENAPI_PATH, notModified);
-  // It compresses text, JSON and NDJSON of 1 KiB or more (by the length declareLength()
-  // sets; a streamed export always) and makes a compressed answer's ETag weak, which conditional
-  // requests accept.
-  app.use("*", compress({ contentTypeFilter: compressible }));
-  app.use("*", declareLength());
+  // Text, JSON and NDJSON of 1 KiB or more compressed: a streamed export as it is read, an
+  // answer given whole in one step; a compressed answer's ETag weak.
+  app.use("*", compression());
+  app.use("*", wholeAnswers());
   // Before every token check: a preflight carries no token.
   if (deps.corsOrigins.length > 0) app.use("*", corsFor(deps.corsOrigins));
 
@@ -239,10 +236,4 @@ function allowedMethods(routes: readonly RoutePattern[], path: string): string[]
   const methods = new Set(routes.filter((r) => r.path.test(path)).map((r) => r.method));
   if (methods.has("GET")) methods.add("HEAD");
   return [...methods].sort();
-}
-
-/** The content types compressed: Hono's list, and NDJSON, which it lacks. */
-function compressible(type: string): boolean {
-  return COMPRESSIBLE_CONTENT_TYPE_REGEX.test(type) ||
-    /^\s*application\/x-ndjson\s*(;|$)/i.test(type);
 }
