@@ -2,9 +2,10 @@
  * `deno task bench pgwire [rows]`: the PostgreSQL protocol against its baselines in one run.
  * Streaming `rows` rows × 8 columns to psql (text) from the service's listener, against the same
  * SELECT through `POST /query?format=csv` and against PostgreSQL 15 serving the same rows to
- * psql, and for one more run of each the CPU time the server and psql spent on it; and a one-row
- * query over a kept connection (npm:pg), against PostgreSQL 15's. The service runs in a child
- * process on DuckDB; the rows are the same on both sides.
+ * psql (over its Unix socket, and over TCP as the listener serves them), and for one more run
+ * of each the CPU time the server and psql spent on it; and a one-row query over a kept
+ * connection (npm:pg), against PostgreSQL 15's. The service runs in a child process on
+ * DuckDB; the rows are the same on both sides.
  *
  * @module
  */
@@ -66,7 +67,7 @@ async function oneRowP50(client: pg.Client, count = 500): Promise<number> {
 
 export async function pgwire(rows: number): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "bench-pgwire-" });
-  const postgres = await startPostgres(dir);
+  const postgres = await startPostgres(dir, undefined, { tcp: true });
   if (typeof postgres === "string") throw new Error(postgres);
   const server = await TestServer.spawn({ LOG_LEVEL: "error", QUERY_TIMEOUT_SECONDS: "600" });
   try {
@@ -116,6 +117,8 @@ export async function pgwire(rows: number): Promise<void> {
       postgres.user,
       "postgres",
     ];
+    // PostgreSQL over TCP too, as the service's listener is: psql's own work differs by transport.
+    const pgTcpArgs = pgArgs.with(1, "127.0.0.1");
     const wireEnv = { PGPASSWORD: server.token };
     // Warm both, then take the better of three runs of each.
     await psqlToNull(wireArgs, wireEnv);
@@ -124,6 +127,7 @@ export async function pgwire(rows: number): Promise<void> {
       Math.min(await timed(work), await timed(work), await timed(work));
     const wire = await best(() => psqlToNull(wireArgs, wireEnv));
     const direct = await best(() => psqlToNull(pgArgs, {}));
+    const directTcp = await best(() => psqlToNull(pgTcpArgs, {}));
     // One more run of each with the CPU every process spent on it: on two cores, psql's share
     // is what the server can not have.
     const spent = async (server: () => number, work: () => Promise<unknown>) => {
@@ -134,6 +138,7 @@ export async function pgwire(rows: number): Promise<void> {
     };
     const wireCpu = await spent(() => cpuMs(server.pid), () => psqlToNull(wireArgs, wireEnv));
     const directCpu = await spent(postgresCpuMs, () => psqlToNull(pgArgs, {}));
+    const directTcpCpu = await spent(postgresCpuMs, () => psqlToNull(pgTcpArgs, {}));
     const http = await best(async () => {
       const answer = await fetch(`${server.base}/api/v1/query?format=csv`, {
         method: "POST",
@@ -173,6 +178,7 @@ export async function pgwire(rows: number): Promise<void> {
     line("service, PostgreSQL protocol (psql)", wire);
     line("service, POST /query?format=csv", http, http / wire);
     line("PostgreSQL 15 to psql", direct, direct / wire);
+    line("PostgreSQL 15 to psql over TCP", directTcp, directTcp / wire);
     const cpuLine = (label: string, run: { ms: number; server: number; psql: number }) =>
       console.log(
         `${label.padEnd(34)} ${run.ms.toFixed(0).padStart(6)} ms wall, server ${
@@ -184,6 +190,7 @@ export async function pgwire(rows: number): Promise<void> {
     console.log("One more run of each, with the CPU of its processes:");
     cpuLine("service, PostgreSQL protocol (psql)", wireCpu);
     cpuLine("PostgreSQL 15 to psql", directCpu);
+    cpuLine("PostgreSQL 15 to psql over TCP", directTcpCpu);
     console.log(
       `One-row query over a kept connection (npm:pg, p50 of 500 after 1,000): service ${
         wireP50.toFixed(2)
