@@ -157,11 +157,15 @@ Deno.test("the emulated catalog shows each token its own schemas, to psql, SQLAl
         } finally {
           await other.end();
         }
+        // As PostgreSQL shows a duration: SHOW in the largest whole unit, pg_settings in its
+        // unit, milliseconds.
         const { rows: [shown] } = await client.query("SHOW statement_timeout");
-        assert.deepEqual(await read("statement_timeout"), {
-          value: shown.statement_timeout,
-          setting: shown.statement_timeout,
-        });
+        assert.equal(shown.statement_timeout, "5s");
+        assert.deepEqual(await read("statement_timeout"), { value: "5s", setting: "5000" });
+        const { rows: [unit] } = await client.query(
+          "SELECT unit FROM pg_catalog.pg_settings WHERE name = 'statement_timeout'",
+        );
+        assert.deepEqual(unit, { unit: "ms" });
         await client.query("RESET ALL");
         assert.deepEqual(await read("search_path"), { value: "public", setting: "public" });
       } finally {

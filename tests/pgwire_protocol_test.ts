@@ -279,11 +279,19 @@ Deno.test("the PostgreSQL protocol answers drivers and raw messages as PostgreSQ
           Object.values((await client.query(`SHOW ${name}`)).rows[0])[0];
         assert.equal(await show("server_version"), "15.8");
         assert.equal(await show("transaction_read_only"), "on");
+        const started = await show("application_name");
         await client.query("SET application_name = 'wire test'");
         assert.equal(await show("application_name"), "wire test");
-        // PostgreSQL 15 keeps printable ASCII only: each other byte becomes "?".
-        await client.query("SET application_name = 'Zoë'");
-        assert.equal(await show("application_name"), "Zo??");
+        // As PostgreSQL 15 keeps it: 63 bytes at most, each byte that is not printable ASCII
+        // a "?", the spaces at its ends kept, a word unquoted folded to lower case.
+        await client.query("SET application_name = ' Zoë\t '");
+        assert.equal(await show("application_name"), " Zo??? ");
+        await client.query(`SET application_name = '${"é".repeat(40)}'`);
+        assert.equal(await show("application_name"), "?".repeat(62));
+        await client.query("SET application_name TO WireTest");
+        assert.equal(await show("application_name"), "wiretest");
+        await client.query("RESET application_name");
+        assert.equal(await show("application_name"), started);
         await client.query("SET search_path TO sales");
         assert.deepEqual((await client.query("SELECT count(*) AS n FROM orders")).rows.length, 1);
         await client.query("RESET search_path");

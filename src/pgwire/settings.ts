@@ -35,6 +35,8 @@ const UTC = new Set(["utc", "etc/utc", "gmt", "z", "zulu", "+00", "+00:00", "0",
 /** A session's settings. */
 export class Settings {
   readonly #values = new Map<string, string>();
+  /** The application name the client started with, which `RESET` gives back. */
+  #startName = "";
   #record: Readonly<Record<string, string>> | undefined;
   /** Names as clients spell them in `ParameterStatus`, by lower-case name. */
   static readonly #spelled = new Map(REPORTED.map((name) => [name.toLowerCase(), name]));
@@ -61,7 +63,7 @@ export class Settings {
       timezone: "UTC",
       integer_datetimes: "on",
       standard_conforming_strings: "on",
-      application_name: this.#values.get("application_name") ?? "",
+      application_name: this.#startName,
       default_transaction_read_only: "on",
       transaction_read_only: "on",
       default_transaction_isolation: "repeatable read",
@@ -97,9 +99,15 @@ export class Settings {
     return value;
   }
 
-  /** Every setting by lower-case name, for a request; kept until a setting changes. */
+  /**
+   * Every setting by lower-case name, for a request, and `statement_timeout:setting`, its
+   * milliseconds as `pg_settings` shows them; kept until a setting changes.
+   */
   get record(): Readonly<Record<string, string>> {
-    return this.#record ??= Object.freeze(Object.fromEntries(this.#values));
+    return this.#record ??= Object.freeze({
+      ...Object.fromEntries(this.#values),
+      "statement_timeout:setting": String(this.timeout),
+    });
   }
 
   /** Every setting, for `SHOW ALL`. */
@@ -134,8 +142,12 @@ export class Settings {
       if (!ok) throw new WireError("22023", `invalid value for parameter "${name}": ${why}`);
     };
     switch (key) {
-      case "application_name":
-        return this.#put(key, given === undefined ? undefined : printableAscii(given));
+      case "application_name": {
+        // As written: PostgreSQL keeps the spaces at its ends, and makes a tab a "?".
+        const name = value === undefined ? undefined : applicationName(value);
+        if (startup && name !== undefined) this.#startName = name;
+        return this.#put(key, name);
+      }
       case "client_encoding":
         if (given !== undefined) {
           check(/^(utf-?8|unicode)$/i.test(given), `"${given}": only UTF8 is spoken`);
@@ -209,7 +221,7 @@ export class Settings {
     return spelled === undefined ? undefined : [spelled, this.#values.get(key)!];
   }
 
-  /** Resets every setting (`RESET ALL`, `DISCARD ALL`), keeping the application name. */
+  /** Resets every setting (`RESET ALL`, `DISCARD ALL`); the application name to its start. */
   resetAll(): [string, string][] {
     const before = new Map(this.#values);
     this.#defaults();
@@ -240,8 +252,8 @@ export class Settings {
   }
 }
 
-/** Units of a duration, largest first, in milliseconds. */
-const UNITS = { d: 86_400_000, h: 3_600_000, min: 60_000, s: 1000, ms: 1 } as const;
+/** Units of a duration, largest first, in milliseconds, spelled as PostgreSQL spells them. */
+const UNITS = { d: 86_400_000, h: 3_600_000, min: 60_000, s: 1000, ms: 1, us: 0.001 } as const;
 
 /**
  * A duration in milliseconds as PostgreSQL shows it: in the largest unit that holds it whole.
@@ -258,31 +270,46 @@ const UNITS = { d: 86_400_000, h: 3_600_000, min: 60_000, s: 1000, ms: 1 } as co
  */
 export function shownTimeout(ms: number): string {
   if (ms === 0) return "0";
-  const [unit, size] = Object.entries(UNITS).find(([, size]) => ms % size === 0)!;
+  const [unit, size] = Object.entries(UNITS).find(([, size]) => size >= 1 && ms % size === 0)!;
   return `${ms / size}${unit}`;
 }
 
+/** Most bytes of a name PostgreSQL keeps (`NAMEDATALEN` - 1). */
+const NAME_BYTES = 63;
+
 /**
- * `text` as PostgreSQL 15 keeps an application name: each byte of its UTF-8 that is not
- * printable ASCII becomes `?`.
+ * `text` as PostgreSQL 15 keeps an application name: cut to {@link NAME_BYTES} bytes of
+ * UTF-8 at a character's end, then each byte that is not printable ASCII made `?`.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { printableAscii } from "./settings.ts";
+ * import { applicationName } from "./settings.ts";
  *
- * assert.equal(printableAscii("Zoë\tok"), "Zo???ok");
+ * assert.equal(applicationName(" Zoë\tok "), " Zo???ok ");
+ * assert.equal(applicationName("é".repeat(40)), "?".repeat(62));
+ * assert.equal(applicationName("a".repeat(70)), "a".repeat(63));
  * ```
  */
-export function printableAscii(text: string): string {
+export function applicationName(text: string): string {
+  const encoder = new TextEncoder();
+  let kept = "";
+  let bytes = 0;
+  for (const character of text) {
+    bytes += encoder.encode(character).length;
+    if (bytes > NAME_BYTES) break;
+    kept += character;
+  }
   return Array.from(
-    new TextEncoder().encode(text),
+    encoder.encode(kept),
     (byte) => byte >= 0x20 && byte <= 0x7e ? String.fromCharCode(byte) : "?",
   ).join("");
 }
 
 /**
- * Milliseconds of a `statement_timeout` value: a number of milliseconds, or one with a unit.
+ * Milliseconds of a `statement_timeout` value as PostgreSQL reads one: a number, a fraction
+ * too, of milliseconds or of a unit spelled as PostgreSQL spells it (`us`, `ms`, `s`, `min`,
+ * `h`, `d`: case matters), rounded to the millisecond.
  *
  * @example
  * ```ts
@@ -292,12 +319,15 @@ export function printableAscii(text: string): string {
  * assert.equal(parseTimeout("1500"), 1500);
  * assert.equal(parseTimeout("'2s'"), 2000);
  * assert.equal(parseTimeout("1 min"), 60000);
+ * assert.equal(parseTimeout("1.5s"), 1500);
+ * assert.equal(parseTimeout("+30s"), 30000);
+ * assert.equal(parseTimeout("1500000us"), 1500);
+ * assert.equal(parseTimeout("1S"), undefined);
  * assert.equal(parseTimeout("soon"), undefined);
  * ```
  */
 export function parseTimeout(text: string): number | undefined {
-  const match = /^'?\s*(\d+)\s*(ms|s|min|h|d)?\s*'?$/i.exec(text.trim());
+  const match = /^'?\s*\+?(\d+(?:\.\d*)?|\.\d+)\s*(us|ms|s|min|h|d)?\s*'?$/.exec(text.trim());
   if (!match) return undefined;
-  const unit = UNITS[(match[2] ?? "ms").toLowerCase() as keyof typeof UNITS];
-  return Number(match[1]) * unit;
+  return Math.round(Number(match[1]) * UNITS[(match[2] ?? "ms") as keyof typeof UNITS]);
 }

@@ -234,6 +234,7 @@ export function selectTag(rows: number): string {
  *
  * assert.deepEqual(setTo("application_name = 'it''s'"), { name: "application_name", value: "it's" });
  * assert.deepEqual(setTo("TIME ZONE 'UTC'"), { name: "timezone", value: "UTC" });
+ * assert.deepEqual(setTo("application_name TO FooBar"), { name: "application_name", value: "foobar" });
  * assert.equal(setTo("SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"), undefined);
  * ```
  *
@@ -254,10 +255,15 @@ export function setTo(words: string): { name: string; value: string | undefined 
   if (!match) throw new WireError("42601", `syntax error in SET ${words}`);
   const name = match[1]!.replace(/^"(.*)"$/, "$1");
   const raw = match[2]!.trim();
+  // A word unquoted is an identifier: PostgreSQL folds it to lower case.
   const value = /^DEFAULT$/i.test(raw)
     ? undefined
     : name.toLowerCase() === "search_path"
     ? raw
-    : raw.replace(/^'(.*)'$/s, "$1").replace(/''/g, "'");
+    : /^'.*'$/s.test(raw)
+    ? raw.slice(1, -1).replace(/''/g, "'")
+    : /^".*"$/s.test(raw)
+    ? raw.slice(1, -1).replace(/""/g, '"')
+    : raw.toLowerCase();
   return { name, value };
 }

@@ -358,7 +358,9 @@ export function catalogStatements(snapshot: CatalogSnapshot): string[] {
     // A session's own values (wire_catalog.ts sets them on the query's connection) over
     // those it starts with.
     "CREATE VIEW wire_pg.pg_settings AS SELECT name, " +
-    "coalesce(getvariable('wire_settings')[lower(name)], setting) AS setting, " +
+    "coalesce(getvariable('wire_settings')[lower(name) || ':setting'], " +
+    "getvariable('wire_settings')[lower(name)], setting) AS setting, " +
+    "CASE lower(name) WHEN 'statement_timeout' THEN 'ms' END AS unit, " +
     "CASE WHEN getvariable('wire_settings')[lower(name)] IS NULL THEN source " +
     "ELSE 'session' END AS source, boot_val, reset_val FROM wire_pg.wire_start_settings",
     "CREATE VIEW wire_pg.pg_tables AS SELECT n.nspname AS schemaname, c.relname AS tablename, " +

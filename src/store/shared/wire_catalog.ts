@@ -87,9 +87,12 @@ export function sessionSettings(request: QueryRequest): [string, string][] {
   const start = new Map(
     catalogSettings(request).map(([name, value]) => [name.toLowerCase(), value]),
   );
-  return Object.entries(request.client?.settings ?? {}).filter(([name, value]) =>
-    start.has(name) && start.get(name) !== value
-  );
+  // `name:setting`: the value `pg_settings` shows where SHOW's differs (a duration's
+  // milliseconds), kept beside the value as SHOW gives it.
+  return Object.entries(request.client?.settings ?? {}).filter(([name, value]) => {
+    const base = name.replace(/:setting$/, "");
+    return start.has(base) && start.get(base) !== value;
+  });
 }
 
 /** Relations of PostgreSQL's catalog that the emulation answers. */
