@@ -110,7 +110,8 @@ function encodingFor(header: string | undefined): "gzip" | "deflate" | undefined
 function transformable(c: Context<Env>): boolean {
   const type = c.res.headers.get("content-type");
   return c.req.method !== "HEAD" && c.res.status !== 206 &&
-    !c.res.headers.has("content-encoding") && type !== null && compressible(type) &&
+    !c.res.headers.has("content-encoding") && !c.res.headers.has("transfer-encoding") &&
+    type !== null && compressible(type) &&
     !/(^|,)\s*no-transform\s*(,|$)/i.test(c.res.headers.get("cache-control") ?? "");
 }
 
