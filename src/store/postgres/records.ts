@@ -19,6 +19,7 @@ import {
   DIRECT_BYTES,
   DIRECT_ROWS,
   directRows,
+  fileSlices,
   insertDirect,
   plainMapping,
 } from "./direct_inserts.ts";
@@ -95,10 +96,6 @@ async function smallBytes(body: ArrivedBody): Promise<Uint8Array | undefined> {
   return joined;
 }
 
-async function* partBytes(paths: readonly string[]): AsyncGenerator<Uint8Array> {
-  for (const path of paths) yield await Deno.readFile(path);
-}
-
 /**
  * How `body` goes straight into `table`, when it may: in one statement when small (with
  * `commit`, committing the transaction in the same round trip), else by `COPY` (under `fail`
@@ -118,7 +115,7 @@ async function straight(
   if (onConflict !== "fail") return undefined;
   const mapping = await plainMapping(table, body.summary);
   return mapping &&
-    ((session) => copyRows(session, table, mapping, partBytes(body.parts), body.summary.rows));
+    ((session) => copyRows(session, table, mapping, fileSlices(body.parts), body.summary.rows));
 }
 
 /** The direct insert failed: the transaction is rolled back, and the rows go the staging's way. */
