@@ -130,12 +130,7 @@ async function renderPage(
       `SELECT ${keyTexts(keys)} AS k FROM (${page(limit + 1)}) AS page ORDER BY ${pageOrder}`,
       bound.values,
     );
-    next = nextCursor(
-      keys,
-      after,
-      rows.length > limit,
-      limit > 0 && rows.length >= limit ? JSON.parse(rows[limit - 1]!.k as string) : undefined,
-    );
+    next = nextCursor(keys, after, rows.length > limit, rows[limit - 1]?.k as string | undefined);
   }
   const members: string[] = [];
   for (let from = 0; from < columns.length; from += RENDER_SLICE) {

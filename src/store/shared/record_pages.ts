@@ -47,17 +47,17 @@ export function keyAlias(index: number): string {
 }
 
 /**
- * The cursor after a page whose last row's key texts are `last`, when `more` rows follow;
- * after an empty page (`limit=0`, no `last`) the one it started from.
+ * The cursor after a page whose last row's key texts are the JSON array `last`, when `more`
+ * rows follow; after an empty page (`limit=0`, no `last`) the one it started from.
  */
 export function nextCursor(
   keys: readonly OrderKey[],
   after: string,
   more: boolean,
-  last: readonly (string | null)[] | null | undefined,
+  last: string | undefined,
 ): string | null {
   if (!more) return null;
-  return last ? cursorAfter(keys, last) : after;
+  return last === undefined ? after : cursorAfter(keys, JSON.parse(last));
 }
 
 /**

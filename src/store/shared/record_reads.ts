@@ -125,13 +125,19 @@ export function pageStatement(
   // unit separator, rows apart by record separators: control characters no JSON text holds
   // raw. Cut after `limit` by pageOf: gathering rows and keys as two lists, or numbering the
   // rows (row_number), cost DuckDB about a millisecond more a page.
-  return `SELECT ${plan.counting} AS total, string_agg(${row} || ${UNIT} || ${
+  return `SELECT ${plan.counting} AS total, string_agg(${row} || ${sqlChar(UNIT)} || ${
     dialect.keyTexts(plan.keys)
-  }, ${RECORD} ORDER BY ${plan.pageOrder}) AS walk FROM (${plan.page(limit + 1)}) AS page`;
+  }, ${sqlChar(RECORD)} ORDER BY ${plan.pageOrder}) AS walk FROM (${plan.page(limit + 1)}) AS page`;
 }
 
-const UNIT = "chr(31)";
-const RECORD = "chr(30)";
+/** Between a walked row's JSON and its keys' texts, and between rows: ASCII's separators. */
+const UNIT = "\x1f";
+const RECORD = "\x1e";
+
+/** `separator` in SQL, by its character code. */
+function sqlChar(separator: string): string {
+  return `chr(${separator.charCodeAt(0)})`;
+}
 
 /**
  * The page {@link pageStatement}'s row gives (of at most `limit` rows), with the next cursor of
@@ -147,14 +153,14 @@ export function pageOf(
     return pageAnswer(`[${(row?.json as string | null | undefined) ?? ""}]`, row?.total);
   }
   const walk = row?.walk as string | null | undefined;
-  const rows = walk ? walk.split("\x1e") : [];
+  const rows = walk ? walk.split(RECORD) : [];
   const kept = rows.slice(0, limit).map((r) => {
-    const at = r.lastIndexOf("\x1f");
+    const at = r.lastIndexOf(UNIT);
     return { json: r.slice(0, at), keys: r.slice(at + 1) };
   });
   const json = `[${kept.map((r) => r.json).join(",")}]`;
-  const last = limit > 0 && kept.length === limit ? JSON.parse(kept[limit - 1]!.keys) : undefined;
-  return pageAnswer(json, row?.total, nextCursor(plan.keys, after, rows.length > limit, last));
+  const more = rows.length > limit;
+  return pageAnswer(json, row?.total, nextCursor(plan.keys, after, more, kept[limit - 1]?.keys));
 }
 
 /**
