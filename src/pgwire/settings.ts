@@ -99,15 +99,9 @@ export class Settings {
     return value;
   }
 
-  /**
-   * Every setting by lower-case name, for a request, and `statement_timeout:setting`, its
-   * milliseconds as `pg_settings` shows them; kept until a setting changes.
-   */
+  /** Every setting by lower-case name, for a request; kept until a setting changes. */
   get record(): Readonly<Record<string, string>> {
-    return this.#record ??= Object.freeze({
-      ...Object.fromEntries(this.#values),
-      "statement_timeout:setting": String(this.timeout),
-    });
+    return this.#record ??= Object.freeze(Object.fromEntries(this.#values));
   }
 
   /** Every setting, for `SHOW ALL`. */

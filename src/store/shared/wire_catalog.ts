@@ -87,12 +87,14 @@ export function sessionSettings(request: QueryRequest): [string, string][] {
   const start = new Map(
     catalogSettings(request).map(([name, value]) => [name.toLowerCase(), value]),
   );
-  // `name:setting`: the value `pg_settings` shows where SHOW's differs (a duration's
-  // milliseconds), kept beside the value as SHOW gives it.
-  return Object.entries(request.client?.settings ?? {}).filter(([name, value]) => {
-    const base = name.replace(/:setting$/, "");
-    return start.has(base) && start.get(base) !== value;
-  });
+  const own = Object.entries(request.client?.settings ?? {}).filter(([name, value]) =>
+    start.has(name) && start.get(name) !== value
+  );
+  // `pg_settings` shows a duration in its unit, where SHOW shows `30s`: the session's
+  // statement_timeout is the request's own timeout, in milliseconds.
+  return own.some(([name]) => name === "statement_timeout")
+    ? [...own, ["statement_timeout:setting", String(request.timeoutMs)]]
+    : own;
 }
 
 /** Relations of PostgreSQL's catalog that the emulation answers. */
