@@ -96,10 +96,9 @@ function bc(v: string): string {
  * (`0044-03-15 10:33:41+00 BC`), where DuckDB writes `(BC)` after the date.
  */
 function timestamp(v: string, zone = ""): string {
-  const suffix = quoteLiteral(zone);
   return `CASE WHEN isinf(${v}) THEN ${plain(v)} ` +
     `WHEN ${v} < TIMESTAMP '0001-01-01' THEN replace(${plain(v)}, ' (BC)', '') || ` +
-    `${quoteLiteral(`${zone} BC`)} ELSE ${plain(v)} || ${suffix} END`;
+    `${quoteLiteral(`${zone} BC`)} ELSE ${plain(v)}${zone && ` || ${quoteLiteral(zone)}`} END`;
 }
 
 /**
