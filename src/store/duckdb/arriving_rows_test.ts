@@ -3,9 +3,8 @@ import { planTable } from "../../catalog/definition.ts";
 import { ApiError } from "../../errors.ts";
 import type { DuckDBStore } from "./duckdb_store.ts";
 import { withTempStore } from "../../../tests/helpers/store.ts";
-import type { ArrivingRows } from "../store.ts";
 import { Session } from "./database.ts";
-import { rowsInParts } from "../../../tests/helpers/rows.ts";
+import { rowsInParts, watched } from "../../../tests/helpers/rows.ts";
 
 const REF = { schema: "public", name: "arriving" };
 
@@ -24,28 +23,15 @@ function body(rows: readonly unknown[], tail = ""): ReadableStream<Uint8Array> {
 
 /** Inserts a body spooled in 4 KiB parts, noting how many parts and whether the whole body was asked for. */
 async function insert(store: DuckDBStore, dir: string, stream: ReadableStream<Uint8Array>) {
-  const rows = rowsInParts(stream, dir);
-  const seen = { parts: 0, whole: false };
-  const counted: ArrivingRows = {
-    async *parts() {
-      for await (const part of rows.parts()) {
-        seen.parts++;
-        yield part;
-      }
-    },
-    whole() {
-      seen.whole = true;
-      return rows.whole();
-    },
-    inMemory: () => rows.inMemory(),
-  };
+  const spooled = rowsInParts(stream, dir);
+  const { rows, asked: seen } = watched(spooled);
   try {
-    return { result: await store.records.insert(REF, counted, "fail"), seen };
+    return { result: await store.records.insert(REF, rows, "fail"), seen };
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     return { error, seen };
   } finally {
-    await rows.discard();
+    await spooled.discard();
   }
 }
 

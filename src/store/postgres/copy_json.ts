@@ -64,6 +64,45 @@ function space(c: number): boolean {
 }
 
 /**
+ * Values of a table's hidden insertion order (ddl.ts) reserved for rows being copied, a block
+ * at a time (direct_inserts.ts's `reserveInsertions`), given to the rows in order.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { InsertionBlocks } from "./copy_json.ts";
+ *
+ * const blocks = new InsertionBlocks();
+ * blocks.add(7, 2);
+ * blocks.add(20, 1);
+ * assert.deepEqual([blocks.next(), blocks.next(), blocks.next()], [7, 8, 20]);
+ * assert.throws(() => blocks.next(), /reserved/);
+ * ```
+ */
+export class InsertionBlocks {
+  /** The blocks not yet begun, as first value and count, in order. */
+  readonly #waiting: number[] = [];
+  #next = 0;
+  #left = 0;
+
+  /** Adds `count` values from `first`, for the rows after those of the blocks before. */
+  add(first: number, count: number): void {
+    if (!Number.isSafeInteger(first + count)) throw new Error("The values are out of range");
+    this.#waiting.push(first, count);
+  }
+
+  /** The next row's value. */
+  next(): number {
+    while (this.#left === 0) {
+      if (this.#waiting.length === 0) throw new Error("No insertion value is reserved for a row");
+      [this.#next, this.#left] = this.#waiting.splice(0, 2) as [number, number];
+    }
+    this.#left--;
+    return this.#next++;
+  }
+}
+
+/**
  * Turns parts of a body of rows into COPY text for the columns of `mapping`, in its order:
  * a key the mapping has not is not plain; a column a row leaves out is null.
  *
@@ -95,8 +134,11 @@ export class CopyText {
   #scratch = new Uint8Array(1 << 12);
   #scratchAt = 0;
   #rows = 0;
+  /** With them, each row ends with its value of the insertion order, after its columns'. */
+  readonly #insertions: InsertionBlocks | undefined;
 
-  constructor(mapping: readonly KeyColumn[]) {
+  constructor(mapping: readonly KeyColumn[], insertions?: InsertionBlocks) {
+    this.#insertions = insertions;
     this.#rules = mapping.map((m) => {
       const rule = copyRule(m.column.type);
       if (!rule) throw new NotPlain(`Column "${m.column.name}" is of type ${m.column.type}`);
@@ -285,6 +327,7 @@ export class CopyText {
     for (let c = 0; c < columns; c++) {
       size += this.#starts[c] === -1 ? 2 : this.#ends[c]! - this.#starts[c]!;
     }
+    if (this.#insertions) size += 17; // a tab and a safe integer's digits
     if (this.#at + size > this.#out.length) {
       const grown = new Uint8Array(Math.max(this.#out.length * 2, this.#at + size));
       grown.set(this.#out.subarray(0, this.#at));
@@ -304,9 +347,24 @@ export class CopyText {
         this.#at = at;
       }
     }
+    if (this.#insertions) {
+      out[this.#at++] = TAB;
+      this.#at = writeDigits(out, this.#at, this.#insertions.next());
+    }
     out[this.#at++] = LF;
     this.#rows++;
   }
+}
+
+/** The decimal digits of `n`, a non-negative safe integer, at `at`; the index after them. */
+function writeDigits(out: Uint8Array, at: number, n: number): number {
+  let digits = 1;
+  for (let power = 10; power <= n; power *= 10) digits++;
+  for (let k = at + digits - 1; k >= at; k--) {
+    out[k] = 0x30 + n % 10;
+    n = Math.floor(n / 10);
+  }
+  return at + digits;
 }
 
 const NULL = new TextEncoder().encode("\\N");

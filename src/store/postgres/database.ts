@@ -6,7 +6,6 @@
  * @module
  */
 
-import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 // @ts-types="@types/pg"
 import pg from "pg";
@@ -61,7 +60,7 @@ export interface Session {
    */
   texts(sql: string, params?: readonly Param[]): Promise<TextResult>;
   /** Runs one `COPY … FROM STDIN` fed with `bytes`; answers the number of rows it copied. */
-  copyIn(sql: string, bytes: ReadableStream<Uint8Array>): Promise<number>;
+  copyIn(sql: string, bytes: AsyncIterable<Uint8Array>): Promise<number>;
   /**
    * Runs `sql` (as in {@link batch}) and commits the session's transaction in the same
    * round trip; answers the rows it gave and the number it touched. When it fails the
@@ -99,10 +98,16 @@ const AS_TEXT = { getTypeParser: () => (value: string) => value };
 /** The pool and the count of open transactions. */
 export class Database {
   readonly #pool: pg.Pool;
+  readonly #options: DatabaseOptions;
   #transactions = 0;
+  /** The connection of {@link aside}, once it has been asked for. */
+  #aside: Promise<pg.Client> | undefined;
+  /** The last {@link aside} call, which the next one waits for. */
+  #asideDone: Promise<unknown> = Promise.resolve();
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, options: DatabaseOptions) {
     this.#pool = pool;
+    this.#options = options;
   }
 
   /** Opens the pool and checks that one connection can be had. */
@@ -117,7 +122,7 @@ export class Database {
     pool.on("error", (error) => {
       options.logger?.log("warn", "an idle database connection failed", { error: error.message });
     });
-    const database = new Database(pool);
+    const database = new Database(pool, options);
     try {
       await database.withSession((session) => session.run("SELECT 1"));
     } catch (error) {
@@ -207,6 +212,58 @@ export class Database {
     });
   }
 
+  /**
+   * Runs `statements` as one simple query (so in one transaction of their own) on a
+   * connection outside the pool, one call at a time: for what a transaction that holds locks
+   * needs committed apart from it. Taking a second connection from the pool instead could
+   * wait forever for one held by its own locks' waiters. A lock they wait more than a second
+   * for fails them.
+   */
+  aside(statements: readonly string[]): Promise<Record<string, unknown>[][]> {
+    const run = this.#asideDone.then(async () => {
+      const connecting = this.#aside ??= this.#asideClient();
+      const drop = () => {
+        if (this.#aside === connecting) this.#aside = undefined;
+      };
+      let client: pg.Client;
+      try {
+        client = await connecting;
+      } catch (error) {
+        drop();
+        throw explained(error);
+      }
+      try {
+        const results = await client.query(statements.join(";\n")) as unknown as
+          | pg.QueryResult
+          | pg.QueryResult[];
+        return (Array.isArray(results) ? results : [results]).map((r) => r.rows);
+      } catch (error) {
+        // Not the server's answer: the connection may be in any state.
+        if (!(error instanceof Error && "code" in error)) {
+          drop();
+          client.end().catch(() => {});
+        }
+        throw explained(error);
+      }
+    });
+    this.#asideDone = run.catch(() => {});
+    return run;
+  }
+
+  #asideClient(): Promise<pg.Client> {
+    const client = new pg.Client({
+      connectionString: this.#options.url,
+      application_name: "table-service",
+      options: "-c lock_timeout=1000",
+    });
+    const connecting = client.connect().then(() => client);
+    // A connection the server closes is opened anew by the next call.
+    client.on("error", () => {
+      if (this.#aside === connecting) this.#aside = undefined;
+    });
+    return connecting;
+  }
+
   /** Whether a connection can be had and answers. */
   async usable(): Promise<boolean> {
     try {
@@ -219,6 +276,9 @@ export class Database {
 
   /** Closes every connection; waits for those in use to be returned. */
   async close(): Promise<void> {
+    const aside = await this.#aside?.catch(() => undefined);
+    this.#aside = undefined;
+    await aside?.end().catch(() => {});
     await this.#pool.end();
   }
 }
@@ -341,7 +401,7 @@ function sessionOf(client: pg.PoolClient, opening?: Opening): Session {
     async copyIn(sql, bytes) {
       await begin();
       const copy = client.query(copyFrom(sql));
-      await pipeline(Readable.fromWeb(bytes as never), copy);
+      await pipeline(bytes, copy);
       return Number(copy.rowCount);
     },
   };

@@ -8,6 +8,8 @@ import { openStaging } from "../duckdb/mod.ts";
 import type { OnConflict } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { Database } from "./database.ts";
+import { INSERTION_COLUMN } from "./ddl.ts";
+import { quoteIdent } from "./sql.ts";
 import { COPY_TYPES } from "./copy_json.ts";
 import { copyRows, directRows, insertDirect, PLAIN_TYPES, plainMapping } from "./direct_inserts.ts";
 import { describeTables } from "./metadata_describe.ts";
@@ -175,7 +177,7 @@ async function straightWays(bench: Bench, ref: TableRef, body: string, onConflic
       copy: async () => {
         const mapping = await plainMapping(table, small);
         if (!mapping) throw new Error("Not plain");
-        await copyRows(session, table, mapping, [small.bytes], small.rows);
+        await copyRows(session, table, mapping, [small.bytes], () => small.rows);
       },
     };
     for (const [way, run] of Object.entries(ways)) {
@@ -218,11 +220,10 @@ await postgresTest("Direct inserts", async (t, server) => {
         const rows = (from: number, count: number, last = "") =>
           Array.from({ length: count }, (_, i) => `{"id": ${from + i}, "name": "n\\t${i}"}`)
             .join(",") + last;
-        const plain = `[${rows(0, 12_000)}]`;
-        assert.deepEqual(
-          (await insertRecords(bench.context, ref, arriving(bench.dir, plain), "fail")).inserted,
-          12_000,
-        );
+        // In one part: the whole body is copied once it has arrived.
+        const plain = rowsInParts(new Blob([`[${rows(0, 12_000)}]`]).stream(), bench.dir, 1 << 30);
+        assert.deepEqual((await insertRecords(bench.context, ref, plain, "fail")).inserted, 12_000);
+        await plain.discard();
         // The last row's 40000.4 is no plain integer: the staging takes it, rounded.
         const mixed = `[${rows(20_000, 12_000, ', {"id": 40000.4, "name": null}')}]`;
         assert.deepEqual(
@@ -236,6 +237,96 @@ await postgresTest("Direct inserts", async (t, server) => {
           )
         );
         assert.deepEqual(row, { n: 24_001, name: "n\t11999", rounded: 1 });
+        // Each load's rows in the order sent, by the values reserved for them or the staging's.
+        const [unordered] = await bench.context.database.withSession((s) =>
+          s.rows(
+            `SELECT count(*)::int AS n FROM (SELECT id, lag(id) OVER (ORDER BY ${
+              quoteIdent(INSERTION_COLUMN)
+            }) AS before FROM public.big) AS o WHERE before >= id`,
+          )
+        );
+        assert.deepEqual(unordered, { n: 0 });
+      },
+    );
+
+    await t.step(
+      "a body of many parts is copied while it arrives, in the order sent, between other inserts",
+      async () => {
+        const ref = { schema: "public", name: "streamed" };
+        await bench.store.tables.create(
+          planTable(ref, { columns: [{ name: "n", type: "integer" }] }),
+          { ifNotExists: false },
+        );
+        const { database } = bench.context;
+        const rowsOf = (from: number, count: number) =>
+          Array.from({ length: count }, (_, i) => `{"n": ${from + i}}`).join(",");
+        // The body's last rows wait until the COPY is seen running: it began before the end.
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => release = resolve);
+        const head = new TextEncoder().encode(`[${rowsOf(0, 4000)},`);
+        const tail = new TextEncoder().encode(`${rowsOf(4000, 1000)}]`);
+        const body = new ReadableStream<Uint8Array>({
+          async start(controller) {
+            for (let at = 0; at < head.length; at += 1000) {
+              controller.enqueue(head.slice(at, at + 1000));
+            }
+            await released;
+            controller.enqueue(tail);
+            controller.close();
+          },
+        });
+        const insertSmall = (text: string) =>
+          insertRecords(bench.context, ref, arriving(bench.dir, text), "fail");
+        await insertSmall(`[{"n": -1}]`);
+        const spooled = rowsInParts(body, bench.dir);
+        const loading = insertRecords(bench.context, ref, spooled, "fail");
+        let copying: string | undefined;
+        for (let tries = 0; !copying && tries < 200; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          const [row] = await database.withSession((s) =>
+            s.rows(`SELECT query FROM pg_stat_activity
+              WHERE query LIKE 'COPY "public"."streamed"%' AND state = 'active'`)
+          );
+          copying = row?.query as string | undefined;
+        }
+        // Another insert meanwhile takes its insertion value past the reserved ones.
+        await insertSmall(`[{"n": -2}]`);
+        release();
+        assert.equal((await loading).inserted, 5000);
+        await spooled.discard();
+        assert.ok(copying, "the COPY ran while the body was still arriving");
+        // The rows bring their insertion values, reserved a part at a time.
+        assert.ok(copying.includes(quoteIdent(INSERTION_COLUMN)), copying);
+        await insertSmall(`[{"n": -3}]`);
+        const order = await database.withSession((s) =>
+          s.rows(`SELECT n FROM public.streamed ORDER BY U&"\\0001order"`)
+        );
+        const ns = order.map((r) => r.n as number);
+        assert.deepEqual(ns.filter((n) => n >= 0), Array.from({ length: 5000 }, (_, i) => i));
+        assert.deepEqual([ns[0], ns.at(-1)], [-1, -3]);
+        // The parts read before it took their values first, the parts after it later.
+        const between = ns.indexOf(-2);
+        assert.ok(between > 1 && between < 5001, `the insert meanwhile is at ${between}`);
+        const [sequence] = await database.withSession((s) =>
+          s.rows(
+            `SELECT increment_by::int AS step FROM pg_sequences WHERE sequencename LIKE 'streamed%'`,
+          )
+        );
+        assert.deepEqual(sequence, { step: 1 });
+
+        // A value PostgreSQL refuses in a later part: the copy is let go, and the answer
+        // names the row of the whole body.
+        const refused = `[${rowsOf(0, 4500)}, {"n": 2147483648}, ${rowsOf(0, 10)}]`;
+        const error = await insertRecords(bench.context, ref, arriving(bench.dir, refused), "fail")
+          .then(() => undefined, (e) => e);
+        assert.ok(error instanceof ApiError, String(error));
+        assert.equal(error.status, 422);
+        assert.deepEqual(error.details?.map((d) => d.row), [4500]);
+        const [count] = await database.withSession((s) =>
+          s.rows(`SELECT count(*)::int AS n FROM public.streamed`)
+        );
+        assert.deepEqual(count, { n: 5003 });
+        assert.equal(database.openTransactions, 0);
       },
     );
 

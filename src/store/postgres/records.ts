@@ -9,11 +9,19 @@
 
 import type { Table, TableRef } from "../../catalog/model.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
+import { ArrivingParts } from "../shared/arriving_parts.ts";
 import { checkConflictKey, conflictKey } from "../shared/conflict_key.ts";
-import type { ArrivingRows, KeyedWrite, LoadCounts, OnConflict, RowsSource } from "../store.ts";
+import type {
+  ArrivingRows,
+  KeyedWrite,
+  LoadCounts,
+  OnConflict,
+  RowsPart,
+  RowsSource,
+} from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { copyStaged } from "./copy_rows.ts";
-import type { Session } from "./database.ts";
+import type { Database, Session } from "./database.ts";
 import {
   copyRows,
   DIRECT_BYTES,
@@ -22,6 +30,7 @@ import {
   fileSlices,
   insertDirect,
   plainMapping,
+  reservingInsertions,
 } from "./direct_inserts.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
@@ -32,13 +41,14 @@ import type { KnownDescriptions } from "./descriptions.ts";
 export type Inserted = { table: Table } & LoadCounts;
 
 /**
- * Inserts arriving rows (once they have all arrived) into an existing table, in one
- * transaction: every row, or none. 404 for a missing table; 422 for `skip` or `update` on
- * a table without a key to match rows by, and for rows that do not fit (with row-level
- * details); 409 for a key that exists already or repeats within the rows under `fail`.
+ * Inserts arriving rows into an existing table, in one transaction: every row, or none. 404
+ * for a missing table; 422 for `skip` or `update` on a table without a key to match rows by,
+ * and for rows that do not fit (with row-level details); 409 for a key that exists already or
+ * repeats within the rows under `fail`.
  *
- * A body of plain values goes straight in (direct_inserts.ts): a small one in one statement,
- * a larger one under `fail` by COPY; any other, or one those ways fail on, is staged.
+ * A body of plain values goes straight in (direct_inserts.ts): under `fail` a body of many
+ * parts by COPY while it arrives; once whole, a small one in one statement, a larger one under
+ * `fail` by COPY; any other, or one those ways fail on, is staged.
  */
 export async function insertRecords(
   context: StoreContext,
@@ -47,12 +57,66 @@ export async function insertRecords(
   onConflict: OnConflict,
   keyed?: KeyedWrite<Inserted>,
 ): Promise<Inserted> {
+  if (onConflict === "fail") {
+    const early = await copyWhileArriving(context, ref, rows, keyed);
+    if (early) return early;
+  }
   const body = await arrived(rows);
   try {
     return await insert(context, ref, () => rows.whole(), onConflict, keyed, body);
   } catch (error) {
     if (!(error instanceof DirectRefused)) throw error;
     return await insert(context, ref, () => rows.whole(), onConflict, keyed);
+  }
+}
+
+/**
+ * Copies each part of a large body of plain values into the table while the next one
+ * arrives, in one transaction and one `COPY`, so the load overlaps the upload. Any failure
+ * (a value not plain, a row PostgreSQL refuses, a part late: see shared/arriving_parts.ts)
+ * answers undefined, having changed nothing, and the whole body then takes the ordinary path,
+ * which also explains failures with whole-body row numbers.
+ */
+async function copyWhileArriving(
+  { database, descriptions }: StoreContext,
+  ref: TableRef,
+  rows: ArrivingRows,
+  keyed: KeyedWrite<Inserted> | undefined,
+): Promise<Inserted | undefined> {
+  const arriving = await ArrivingParts.of(rows);
+  if (!arriving) return undefined;
+  try {
+    return await keyedTransaction(database, keyed, async (session) => {
+      const table = await lockedTable(session, descriptions, ref, "fail");
+      const mapping = await plainMapping(table, arriving.sample);
+      if (!mapping?.length) throw new Error("The rows are not plain");
+      const insertions = await reservingInsertions(database, session, table);
+      // Each part's rows take their insertion values before its lines are read. A part's
+      // count of rows at its close takes in the row begun across its end, so the blocks
+      // never fall short of the rows read; the last part's count is the body's.
+      async function* paths(parts: AsyncIterable<RowsPart>) {
+        let before = 0;
+        for await (const part of parts) {
+          if (part.localFile === undefined) throw new Error("A part of the body is not in a file");
+          await insertions.reserve(part.progress.rows - before);
+          before = part.progress.rows;
+          yield part.localFile;
+        }
+      }
+      const counts = await copyRows(
+        session,
+        table,
+        mapping,
+        fileSlices(paths(arriving.parts())),
+        () => arriving.summary().rows,
+        insertions.blocks,
+      );
+      const result = { table, ...counts };
+      if (keyed) await keepAnswer(session, keyed, result);
+      return result;
+    });
+  } catch {
+    return undefined;
   }
 }
 
@@ -65,7 +129,7 @@ export interface ArrivedBody {
   readonly parts: readonly string[];
 }
 
-/** Waits for the whole body (an insert takes its lock only then; docs/api.md). */
+/** Waits for the whole body: the ordinary path takes its lock only then (docs/api.md). */
 export async function arrived(rows: ArrivingRows): Promise<ArrivedBody> {
   const small = await rows.inMemory();
   if (small) return { summary: small, bytes: small.bytes, parts: [] };
@@ -102,6 +166,7 @@ async function smallBytes(body: ArrivedBody): Promise<Uint8Array | undefined> {
  * only); undefined when it is to be staged.
  */
 async function straight(
+  database: Database,
   table: Table,
   body: ArrivedBody,
   onConflict: OnConflict,
@@ -114,8 +179,20 @@ async function straight(
   }
   if (onConflict !== "fail") return undefined;
   const mapping = await plainMapping(table, body.summary);
-  return mapping &&
-    ((session) => copyRows(session, table, mapping, fileSlices(body.parts), body.summary.rows));
+  if (!mapping) return undefined;
+  return async (session) => {
+    const insertions = await reservingInsertions(database, session, table);
+    await insertions.reserve(body.summary.rows);
+    const lines = fileSlices(body.parts);
+    return await copyRows(
+      session,
+      table,
+      mapping,
+      lines,
+      () => body.summary.rows,
+      insertions.blocks,
+    );
+  };
 }
 
 /** The direct insert failed: the transaction is rolled back, and the rows go the staging's way. */
@@ -145,7 +222,7 @@ export async function insert(
     return await keyedTransaction(database, keyed, async (session) => {
       const table = await lockedTable(session, descriptions, ref, onConflict);
       // Without a key to keep an answer for, nothing follows the insert: it may commit.
-      const straightIn = body && await straight(table, body, onConflict, !keyed);
+      const straightIn = body && await straight(database, table, body, onConflict, !keyed);
       let counts: LoadCounts;
       if (straightIn) {
         try {
