@@ -22,7 +22,7 @@ import {
   writeJsonRows,
 } from "./generate.ts";
 import { type Measured, serviceLoad } from "./loading.ts";
-import { cpuMs } from "./measure.ts";
+import { cpuMs, postgresCpuMs } from "./measure.ts";
 
 const TABLE = columnList("pg");
 
@@ -186,14 +186,20 @@ async function againstPeer(postgres: Postgres, seconds: number): Promise<void> {
     const ours: number[] = [];
     const theirs: number[] = [];
     const cpu: number[] = [];
+    // PostgreSQL's CPU per insert, for the service's inserts and the peer's.
+    const engine: [number[], number[]] = [[], []];
     let id = 10_000_000;
     for (let round = 0; round < 2; round++) {
       const before = cpuMs(service.pid);
+      let engineBefore = postgresCpuMs();
       const a = await smallInserts([service], "small", 16, seconds, 10, id);
       cpu.push((cpuMs(service.pid) - before) / a.requests);
+      engine[0].push((postgresCpuMs() - engineBefore) / a.requests);
       id += a.rows + 1;
       ours.push(a.perSecond);
+      engineBefore = postgresCpuMs();
       const b = await smallInserts([peer], "peer", 16, seconds, 10, id);
+      engine[1].push((postgresCpuMs() - engineBefore) / b.requests);
       id += b.rows + 1;
       theirs.push(b.perSecond);
     }
@@ -206,7 +212,9 @@ async function againstPeer(postgres: Postgres, seconds: number): Promise<void> {
           theirs.map((v) => v.toFixed(0)).join(", ")
         }); the service's CPU ${Math.min(...cpu).toFixed(2)} ms a request (aim ≤ 2; rounds ${
           cpu.map((v) => v.toFixed(2)).join(", ")
-        })`,
+        }); PostgreSQL's CPU a request: ${
+          engine[0].map((v) => v.toFixed(2)).join(", ")
+        } ms for the service's, ${engine[1].map((v) => v.toFixed(2)).join(", ")} for the peer's`,
     );
   } finally {
     await peer.dispose();

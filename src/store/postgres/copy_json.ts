@@ -1,8 +1,8 @@
 /**
  * JSON rows as the text `COPY … FROM STDIN` reads: one pass over the bytes of
  * newline-delimited JSON objects (as the spool keeps them) that writes each row's values in
- * column order, tab-separated, `\N` for null, for a body too large to go straight in
- * (direct_inserts.ts) whose values are all plain by the same rules: JSON booleans into
+ * column order, tab-separated, `\N` for null. It is also what says which values are plain,
+ * for the insert in one statement (direct_inserts.ts) as for COPY: JSON booleans into
  * boolean, integers into integer types, numbers (not a negative zero) into double precision,
  * strings into text, ISO 8601 dates and times and canonical UUIDs as strings. A value of any
  * other kind throws {@link NotPlain}, and the rows go the staging's way.

@@ -18,7 +18,7 @@ import { type KeyColumn, matchRowKeys } from "../../catalog/rows.ts";
 import type { Table } from "../../catalog/model.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
-import { CopyText, InsertionBlocks } from "./copy_json.ts";
+import { CopyText, InsertionBlocks, NotPlain } from "./copy_json.ts";
 import { insertEmptyRows, insertResolving } from "./copy_rows.ts";
 import type { Database, Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
@@ -31,78 +31,53 @@ export const DIRECT_BYTES = 8 * 1024 * 1024;
 /** Longest key, in bytes, PostgreSQL keeps whole as a name: a longer one it would cut. */
 const MAX_KEY_BYTES = 63;
 
-/** A rule for one column type: which JSON values it takes as they are, and how. */
-interface PlainRule {
-  /** A SQL condition on `v` (a `json` value, never JSON null) for a value taken as is. */
-  readonly takes: (v: string) => string;
-  /** A SQL expression of the value `v` holds, as a column of `type`. */
-  readonly value: (v: string, type: string) => string;
-}
+/** A SQL expression of the value the `json` value `v` holds (never JSON null), as `type`. */
+type PlainValue = (v: string, type: string) => string;
 
-const NUMBER = (v: string) => `json_typeof(${v}) = 'number'`;
-const STRING = (v: string) => `json_typeof(${v}) = 'string'`;
-/** The text a JSON string holds, unescaped. */
-const TEXT = (v: string) => `(${v} #>> '{}')`;
-/** A JSON string whose text matches `pattern`. */
-const MATCHING = (pattern: string) => (v: string) =>
-  `${STRING(v)} AND ${TEXT(v)} ~ ${quoteLiteral(pattern)}`;
 /** A JSON value's text read as `type`. */
-const READ = (v: string, type: string) => `(${v}::text)::${type}`;
-/** A JSON string's text read as `type`. */
-const READ_TEXT = (v: string, type: string) => `${TEXT(v)}::${type}`;
-const INTEGER: PlainRule = {
-  takes: (v) => `${NUMBER(v)} AND ${v}::text ~ '^-?[0-9]+$'`,
-  value: READ,
-};
+const READ: PlainValue = (v, type) => `(${v}::text)::${type}`;
 /**
- * Text as it is: the insert's assignment to a `character varying(n)` refuses a longer text,
- * where a cast would cut it.
+ * The text a JSON string holds, unescaped, as it is: the insert's assignment to a
+ * `character varying(n)` refuses a longer text, where a cast would cut it.
  */
-const STRINGS: PlainRule = { takes: STRING, value: TEXT };
-const DATE = String.raw`^\d{4}-\d{2}-\d{2}`;
-const CLOCK = String.raw`[T ]([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?`;
+const TEXT: PlainValue = (v) => `(${v} #>> '{}')`;
+/** A JSON string's text read as `type`. */
+const READ_TEXT: PlainValue = (v, type) => `${TEXT(v, type)}::${type}`;
 
 /**
- * The column types values go straight into, by PostgreSQL's canonical name, and the values
- * each takes: JSON booleans into boolean; integers (no fraction, no exponent) into integer
- * types, which refuse those out of range; strings into text; ISO 8601 dates, and times of
- * day with at most microseconds, into date and timestamp (with an explicit `Z` or an offset
- * within ±15:59 for timestamp with time zone); canonical UUIDs. Any other value or type, and
- * the staging's way decides. A number into double precision is the nearest double to it both
- * ways; into real not always (the staging rounds it to a double first), so real is left out.
+ * The column types values go straight into, by PostgreSQL's canonical name, and how each
+ * reads a value. Which values are plain is copy_json.ts's to say, in the service, before
+ * the statement is sent: JSON booleans into boolean; integers (no fraction, no exponent) into
+ * integer types, which refuse those out of range; numbers but a negative zero into double
+ * precision; strings into text; ISO 8601 dates, and times of day with at most microseconds,
+ * into date and timestamp (with an explicit `Z` or an offset within ±15:59 for timestamp
+ * with time zone); canonical UUIDs. Any other value or type, and the staging's way decides.
+ * A number into double precision is the nearest double to it both ways; into real not always
+ * (the staging rounds it to a double first), so real is left out.
  */
-const PLAIN: ReadonlyMap<string, PlainRule> = new Map([
-  ["boolean", { takes: (v) => `json_typeof(${v}) = 'boolean'`, value: READ }],
-  ["smallint", INTEGER],
-  ["integer", INTEGER],
-  ["bigint", INTEGER],
-  ["double precision", {
-    takes: (v) => `${NUMBER(v)} AND ${v}::text !~ '^-0(\.0*)?([eE][-+]?[0-9]+)?$'`,
-    value: READ,
-  }],
-  ["text", STRINGS],
-  ["character varying", STRINGS],
-  ["date", { takes: MATCHING(`${DATE}$`), value: READ_TEXT }],
-  ["timestamp without time zone", { takes: MATCHING(`${DATE}${CLOCK}$`), value: READ_TEXT }],
-  [
-    "timestamp with time zone",
-    { takes: MATCHING(`${DATE}${CLOCK}(Z|[+-](0\\d|1[0-5]):[0-5]\\d)$`), value: READ_TEXT },
-  ],
-  [
-    "uuid",
-    { takes: MATCHING("^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$"), value: READ_TEXT },
-  ],
+const PLAIN: ReadonlyMap<string, PlainValue> = new Map([
+  ["boolean", READ],
+  ["smallint", READ],
+  ["integer", READ],
+  ["bigint", READ],
+  ["double precision", READ],
+  ["text", TEXT],
+  ["character varying", TEXT],
+  ["date", READ_TEXT],
+  ["timestamp without time zone", READ_TEXT],
+  ["timestamp with time zone", READ_TEXT],
+  ["uuid", READ_TEXT],
 ]);
 
 /** The type names {@link PLAIN} knows, for the test that keeps copy_json.ts's beside them. */
 export const PLAIN_TYPES: readonly string[] = [...PLAIN.keys()];
 
-/** The rule for `type`; `character varying(n)` as `character varying`, its length checked on insert. */
-function ruleOf(type: string): PlainRule | undefined {
+/** How a value of `type` is read; `character varying(n)` as `character varying`, its length checked on insert. */
+function valueOf(type: string): PlainValue | undefined {
   return PLAIN.get(type.replace(/^character varying\(\d+\)$/, "character varying"));
 }
 
-/** A body that may go straight in: its rows as one JSON array, and the columns its keys fill. */
+/** A body's rows as one JSON array's text, with the keys they fill, to go in one statement. */
 export interface DirectRows {
   /** The rows as JSON array text. */
   readonly json: string;
@@ -127,14 +102,14 @@ export async function plainMapping(
     summary,
     () => Promise.resolve(undefined),
   );
-  if (problems.length > 0 || mapping.some((m) => !ruleOf(m.column.type))) return undefined;
+  if (problems.length > 0 || mapping.some((m) => !valueOf(m.column.type))) return undefined;
   return mapping;
 }
 
 /**
  * `bytes` (newline-delimited JSON objects, as the spool keeps them) ready to go straight into
- * `table` in one statement, or undefined when they may not: too many, or not
- * {@link plainMapping}'s.
+ * `table` in one statement, or undefined when they may not: too many, not
+ * {@link plainMapping}'s, or a value copy_json.ts does not find plain.
  */
 export async function directRows(
   table: Table,
@@ -143,9 +118,21 @@ export async function directRows(
 ): Promise<DirectRows | undefined> {
   if (summary.rows > DIRECT_ROWS || bytes.length > DIRECT_BYTES) return undefined;
   const mapping = await plainMapping(table, summary);
-  if (!mapping) return undefined;
+  if (!mapping || !allPlain(mapping, bytes)) return undefined;
   const json = jsonArray(bytes);
   return json === undefined ? undefined : { json, rows: summary.rows, mapping };
+}
+
+/** Whether every value of the rows in `bytes` is plain in its column of `mapping`. */
+function allPlain(mapping: readonly KeyColumn[], bytes: Uint8Array): boolean {
+  if (mapping.length === 0) return true;
+  try {
+    new CopyText(mapping).rows(bytes);
+    return true;
+  } catch (error) {
+    if (error instanceof NotPlain) return false;
+    throw error;
+  }
 }
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
@@ -186,17 +173,10 @@ export async function insertDirect(
   if (rows === 0) inserted = 0;
   else if (mapping.length === 0) inserted = await insertEmptyRows(session, table, rows, onConflict);
   else {
-    const values = mapping.map((m, i) => ruleOf(m.column.type)!.value(`r_.k${i}`, m.column.type));
-    const plain = mapping.map((m, i) => {
-      const v = `r_.k${i}`;
-      return `(${v} IS NULL OR (${ruleOf(m.column.type)!.takes(v)}))`;
-    });
-    // A row that breaks a rule makes the statement fail: a text no boolean reads.
+    const values = mapping.map((m, i) => valueOf(m.column.type)!(`r_.k${i}`, m.column.type));
     const from = `ROWS FROM (json_to_recordset($1::json) AS (${
       mapping.map((m) => `${quoteIdent(m.key)} json`).join(", ")
-    })) WITH ORDINALITY AS r_(${mapping.map((_, i) => `k${i}`).join(", ")}, n_)
-      WHERE CASE WHEN ${plain.join(" AND ")} THEN true
-        ELSE ('row ' || (n_ - 1) || ' is not plain')::boolean END`;
+    })) WITH ORDINALITY AS r_(${mapping.map((_, i) => `k${i}`).join(", ")}, n_)`;
     const columns = mapping.map((m) => m.column.name);
     const insert = `INSERT INTO ${qualified(table.schema, table.name)} (${
       columns.map(quoteIdent).join(", ")
