@@ -78,6 +78,9 @@ export interface Session {
 /** A statement of a {@link Session.batch}. */
 export type Batched = string | { readonly prepared: Prepared; readonly args: readonly string[] };
 
+/** Longest a call of {@link Database.aside} runs. */
+const ASIDE_MS = 10_000;
+
 /** The statements each connection has prepared by SQL (`PREPARE`), by name. */
 const PREPARED_BY_SQL = new WeakMap<pg.PoolClient, Lru<string, true>>();
 /**
@@ -104,6 +107,7 @@ export class Database {
   #aside: Promise<pg.Client> | undefined;
   /** The last {@link aside} call, which the next one waits for. */
   #asideDone: Promise<unknown> = Promise.resolve();
+  #closed = false;
 
   private constructor(pool: pg.Pool, options: DatabaseOptions) {
     this.#pool = pool;
@@ -216,32 +220,32 @@ export class Database {
    * Runs `statements` as one simple query (so in one transaction of their own) on a
    * connection outside the pool, one call at a time: for what a transaction that holds locks
    * needs committed apart from it. Taking a second connection from the pool instead could
-   * wait forever for one held by its own locks' waiters. A lock they wait more than a second
-   * for fails them.
+   * wait forever for one held by its own locks' waiters. A lock the statements wait
+   * `lockWaitMs` for fails them (55P03), and so does a call that takes 10 s.
    */
-  aside(statements: readonly string[]): Promise<Record<string, unknown>[][]> {
+  aside(
+    statements: readonly string[],
+    lockWaitMs: number,
+  ): Promise<Record<string, unknown>[][]> {
     const run = this.#asideDone.then(async () => {
+      if (this.#closed) throw new Error("The database is closed");
       const connecting = this.#aside ??= this.#asideClient();
-      const drop = () => {
-        if (this.#aside === connecting) this.#aside = undefined;
-      };
-      let client: pg.Client;
       try {
-        client = await connecting;
+        const client = await connecting;
+        const limits = [
+          `SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockWaitMs))}`,
+          `SET LOCAL statement_timeout = ${ASIDE_MS}`,
+        ];
+        const results = await client.query(
+          [...limits, ...statements].join(";\n"),
+        ) as unknown as pg.QueryResult[];
+        return results.slice(limits.length).map((r) => r.rows);
       } catch (error) {
-        drop();
-        throw explained(error);
-      }
-      try {
-        const results = await client.query(statements.join(";\n")) as unknown as
-          | pg.QueryResult
-          | pg.QueryResult[];
-        return (Array.isArray(results) ? results : [results]).map((r) => r.rows);
-      } catch (error) {
-        // Not the server's answer: the connection may be in any state.
-        if (!(error instanceof Error && "code" in error)) {
-          drop();
-          client.end().catch(() => {});
+        // But for a lock not had in time, the connection is let go: a server that ended it
+        // (57P01) or a lost socket says so only later, and a new one costs a few ms.
+        if (!(error instanceof Error && "code" in error && error.code === "55P03")) {
+          if (this.#aside === connecting) this.#aside = undefined;
+          connecting.then((client) => client.end()).catch(() => {});
         }
         throw explained(error);
       }
@@ -254,7 +258,9 @@ export class Database {
     const client = new pg.Client({
       connectionString: this.#options.url,
       application_name: "table-service",
-      options: "-c lock_timeout=1000",
+      connectionTimeoutMillis: this.#options.connectionWaitMs ?? 10_000,
+      query_timeout: ASIDE_MS + 1_000,
+      keepAlive: true,
     });
     const connecting = client.connect().then(() => client);
     // A connection the server closes is opened anew by the next call.
@@ -276,10 +282,12 @@ export class Database {
 
   /** Closes every connection; waits for those in use to be returned. */
   async close(): Promise<void> {
+    // The work still running may need the connection aside until it gives its own back.
+    await this.#pool.end();
+    this.#closed = true;
     const aside = await this.#aside?.catch(() => undefined);
     this.#aside = undefined;
     await aside?.end().catch(() => {});
-    await this.#pool.end();
   }
 }
 

@@ -150,6 +150,42 @@ await postgresTest(`Database on PostgreSQL 15`, async (t, server) => {
         }
       },
     );
+
+    await t.step(
+      "aside() runs apart from the pool, gives up a lock not had in time, and closes with it",
+      async () => {
+        const url = await freshDatabase(server);
+        const one = await Database.open({ url, maxConnections: 1 });
+        let closed = false;
+        try {
+          await one.withSession((s) => s.run("CREATE TABLE t (n integer)"));
+          await one.transaction(async (session) => {
+            await session.run("LOCK TABLE t IN ACCESS EXCLUSIVE MODE");
+            // The pool's one connection is this transaction's: the call goes on another,
+            // and waits 50 ms for the lock it holds.
+            await rejectsWith(one.aside(["SELECT count(*) FROM t"], 50), 409, "conflict");
+            assert.deepEqual(await one.aside(["SELECT 1 AS one", "SELECT 2 AS two"], 50), [
+              [{ one: 1 }],
+              [{ two: 2 }],
+            ]);
+          });
+          // Its own transaction: the SET LOCALs before the statements end with it.
+          assert.deepEqual(await one.aside(["SHOW lock_timeout"], 50), [[{
+            lock_timeout: "50ms",
+          }]]);
+          await one.close();
+          closed = true;
+          await assert.rejects(one.aside(["SELECT 1"], 50), /closed/);
+          const name = new URL(url).pathname.slice(1);
+          const [left] = await database.withSession((s) =>
+            s.rows(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1`, [name])
+          );
+          assert.deepEqual(left, { n: 0 }, "no connection outlives close()");
+        } finally {
+          if (!closed) await one.close();
+        }
+      },
+    );
   } finally {
     await database.close();
   }

@@ -245,24 +245,27 @@ export async function copyRows(
 
 /**
  * The sequence of `table`'s insertion order (ddl.ts), as SQL, asked in `session`'s
- * transaction, which holds the table's lock: the name changes when a rebuild renames it.
+ * transaction, which holds the table's lock (a rebuild renames it); null when it has none.
  */
-async function insertionSequence(session: Session, table: Table): Promise<string> {
+async function insertionSequence(session: Session, table: Table): Promise<string | null> {
   const [row] = await session.rows("SELECT pg_get_serial_sequence($1, $2) AS sequence", [
     qualified(table.schema, table.name),
     INSERTION_COLUMN,
   ]);
-  return row!.sequence as string;
+  return row!.sequence as string | null;
 }
 
+/** Longest a reservation waits for the sequence's lock before the copy does without it. */
+const RESERVATION_WAIT_MS = 50;
+
 /**
- * Reserves `count` consecutive values of the insertion order's `sequence` for rows a COPY
- * gives them to ({@link copyRows}), sparing PostgreSQL a `nextval` per row (about a third of
- * a plain load's time); answers the first. It runs apart from the load's transaction
- * ({@link Database.aside}), in one of its own: a no-op `ALTER SEQUENCE` takes the lock that
- * keeps every other `nextval` waiting until the block is taken, and the lock is let go at
- * once rather than at the load's end. Values a load that fails leaves unused are skipped,
- * as a rolled back insert's are.
+ * Reserves `count` consecutive values of the insertion order's `sequence`; answers the first.
+ * It runs apart from the load's transaction ({@link Database.aside}), in one of its own: an
+ * `ALTER SEQUENCE` that changes nothing takes the lock that holds every other `nextval` off
+ * until `setval` has moved the sequence past the block, and lets it go at once rather than
+ * at the load's end. That lock waits for every open transaction that has drawn from the
+ * sequence, so it is given up after {@link RESERVATION_WAIT_MS}. Values a load that fails
+ * leaves unused are skipped, as a rolled back insert's are.
  */
 async function reserveInsertions(
   database: Database,
@@ -273,24 +276,39 @@ async function reserveInsertions(
     `ALTER SEQUENCE ${sequence} INCREMENT BY 1`,
     `SELECT n::text AS first, setval(${quoteLiteral(sequence)}, n + ${count - 1})
        FROM nextval(${quoteLiteral(sequence)}) AS n`,
-  ]) as [unknown, Record<string, string>[]];
+  ], RESERVATION_WAIT_MS) as [unknown, Record<string, string>[]];
   return Number(row!.first);
 }
 
+/** Insertion values for the rows of a COPY, and how to reserve the next ones. */
+export interface Insertions {
+  readonly blocks: InsertionBlocks;
+  /** Reserves the next `count` values, after those before; throws when it cannot. */
+  reserve(count: number): Promise<void>;
+}
+
 /**
- * Insertion values for rows `session` copies into `table` ({@link copyRows}), and how to
- * reserve the next `count` of them, in order.
+ * The insertion values of the first `count` rows `session` is to copy into `table`
+ * ({@link copyRows}), which spare PostgreSQL a `nextval` per row (about a third of a plain
+ * load's time); undefined when they cannot be had, and the copy draws them itself.
  */
 export async function reservingInsertions(
   database: Database,
   session: Session,
   table: Table,
-): Promise<{ blocks: InsertionBlocks; reserve: (count: number) => Promise<void> }> {
+  count: number,
+): Promise<Insertions | undefined> {
   const sequence = await insertionSequence(session, table);
+  if (sequence === null || count <= 0) return undefined;
   const blocks = new InsertionBlocks();
-  const reserve = async (count: number) => {
-    if (count > 0) blocks.add(await reserveInsertions(database, sequence, count), count);
+  const reserve = async (next: number) => {
+    if (next > 0) blocks.add(await reserveInsertions(database, sequence, next), next);
   };
+  try {
+    await reserve(count);
+  } catch {
+    return undefined;
+  }
   return { blocks, reserve };
 }
 

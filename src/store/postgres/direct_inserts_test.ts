@@ -11,7 +11,14 @@ import { Database } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
 import { quoteIdent } from "./sql.ts";
 import { COPY_TYPES } from "./copy_json.ts";
-import { copyRows, directRows, insertDirect, PLAIN_TYPES, plainMapping } from "./direct_inserts.ts";
+import {
+  copyRows,
+  directRows,
+  insertDirect,
+  PLAIN_TYPES,
+  plainMapping,
+  reservingInsertions,
+} from "./direct_inserts.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { openPostgresStore, type PostgresStore } from "./postgres_store.ts";
 import { insert, insertRecords } from "./records.ts";
@@ -327,6 +334,54 @@ await postgresTest("Direct inserts", async (t, server) => {
         );
         assert.deepEqual(count, { n: 5003 });
         assert.equal(database.openTransactions, 0);
+      },
+    );
+
+    await t.step(
+      "insertion values are reserved apart, and not at all while an open transaction drew one",
+      async () => {
+        const ref = { schema: "public", name: "reserved" };
+        await bench.store.tables.create(
+          planTable(ref, { columns: [{ name: "n", type: "integer" }] }),
+          { ifNotExists: false },
+        );
+        const { database } = bench.context;
+        const reserve = (count: number) =>
+          database.transaction(async (session) => {
+            const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+            const insertions = await reservingInsertions(database, session, table, count);
+            return insertions && Array.from({ length: count }, () => insertions.blocks.next());
+          });
+        let drawn!: () => void;
+        const hasDrawn = new Promise<void>((resolve) => drawn = resolve);
+        let release!: () => void;
+        const held = database.transaction(async (session) => {
+          await session.run(`INSERT INTO public.reserved (n) VALUES (1)`);
+          drawn();
+          await new Promise<void>((resolve) => release = resolve);
+        });
+        await hasDrawn;
+        try {
+          assert.equal(await reserve(3), undefined, "the copy draws its own values meanwhile");
+        } finally {
+          release();
+          await held;
+        }
+        const values = await reserve(3);
+        assert.ok(values);
+        assert.deepEqual(values, [values[0]!, values[0]! + 1, values[0]! + 2]);
+        // The sequence goes on past the block, by one at a time.
+        await insertRecords(
+          bench.context,
+          ref,
+          arriving(bench.dir, `[{"n": 2}, {"n": 3}]`),
+          "fail",
+        );
+        const after = await database.withSession((s) =>
+          s.rows(`SELECT ${quoteIdent(INSERTION_COLUMN)}::int AS at FROM public.reserved
+            WHERE n > 1 ORDER BY n`)
+        );
+        assert.deepEqual(after.map((r) => r.at), [values[2]! + 1, values[2]! + 2]);
       },
     );
 

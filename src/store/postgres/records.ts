@@ -85,21 +85,22 @@ async function copyWhileArriving(
 ): Promise<Inserted | undefined> {
   const arriving = await ArrivingParts.of(rows);
   if (!arriving) return undefined;
+  let worked = false;
   try {
     return await keyedTransaction(database, keyed, async (session) => {
       const table = await lockedTable(session, descriptions, ref, "fail");
       const mapping = await plainMapping(table, arriving.sample);
       if (!mapping?.length) throw new Error("The rows are not plain");
-      const insertions = await reservingInsertions(database, session, table);
-      // Each part's rows take their insertion values before its lines are read. A part's
-      // count of rows at its close takes in the row begun across its end, so the blocks
-      // never fall short of the rows read; the last part's count is the body's.
-      async function* paths(parts: AsyncIterable<RowsPart>) {
-        let before = 0;
+      const insertions = await reservingInsertions(database, session, table, arriving.sample.rows);
+      // Each later part's rows take their insertion values before its lines are read. A
+      // part's count of rows at its close takes in the row begun across its end, so the
+      // blocks never fall short of the rows read; the last part's count is the body's.
+      async function* paths(parts: AsyncIterable<RowsPart>, first: number) {
+        let before = first;
         for await (const part of parts) {
           if (part.localFile === undefined) throw new Error("A part of the body is not in a file");
-          await insertions.reserve(part.progress.rows - before);
-          before = part.progress.rows;
+          await insertions?.reserve(part.progress.rows - before);
+          before = Math.max(before, part.progress.rows);
           yield part.localFile;
         }
       }
@@ -107,15 +108,19 @@ async function copyWhileArriving(
         session,
         table,
         mapping,
-        fileSlices(paths(arriving.parts())),
+        fileSlices(paths(arriving.parts(), arriving.sample.rows)),
         () => arriving.summary().rows,
-        insertions.blocks,
+        insertions?.blocks,
       );
       const result = { table, ...counts };
       if (keyed) await keepAnswer(session, keyed, result);
+      worked = true;
       return result;
     });
-  } catch {
+  } catch (error) {
+    // A COMMIT that failed may have committed (a connection lost on the way): the rows must
+    // not go in again.
+    if (worked) throw error;
     return undefined;
   }
 }
@@ -181,17 +186,12 @@ async function straight(
   const mapping = await plainMapping(table, body.summary);
   if (!mapping) return undefined;
   return async (session) => {
-    const insertions = await reservingInsertions(database, session, table);
-    await insertions.reserve(body.summary.rows);
+    const rows = body.summary.rows;
+    const insertions = mapping.length > 0
+      ? await reservingInsertions(database, session, table, rows)
+      : undefined;
     const lines = fileSlices(body.parts);
-    return await copyRows(
-      session,
-      table,
-      mapping,
-      lines,
-      () => body.summary.rows,
-      insertions.blocks,
-    );
+    return await copyRows(session, table, mapping, lines, () => rows, insertions?.blocks);
   };
 }
 
