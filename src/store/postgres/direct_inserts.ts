@@ -31,50 +31,46 @@ export const DIRECT_BYTES = 8 * 1024 * 1024;
 /** Longest key, in bytes, PostgreSQL keeps whole as a name: a longer one it would cut. */
 const MAX_KEY_BYTES = 63;
 
-/** A SQL expression of the value the `json` value `v` holds (never JSON null), as `type`. */
-type PlainValue = (v: string, type: string) => string;
-
-/** A JSON value's text read as `type`. */
-const READ: PlainValue = (v, type) => `(${v}::text)::${type}`;
 /**
- * The text a JSON string holds, unescaped, as it is: the insert's assignment to a
- * `character varying(n)` refuses a longer text, where a cast would cut it.
+ * The column types values go straight into, by PostgreSQL's canonical name. Which values are
+ * plain is copy_json.ts's to say, in the service, before the statement is sent: JSON booleans
+ * into boolean; integers (no fraction, no exponent) into integer types, which refuse those
+ * out of range; numbers but a negative zero into double precision; strings into text; ISO
+ * 8601 dates, and times of day with at most microseconds, into date and timestamp (with an
+ * explicit `Z` or an offset within ±15:59 for timestamp with time zone); canonical UUIDs. Any
+ * other value or type, and the staging's way decides. A number into double precision is the
+ * nearest double to it both ways; into real not always (the staging rounds it to a double
+ * first), so real is left out.
+ *
+ * `json_to_recordset` reads each value with its type's input function, from a number's or a
+ * boolean's text or a string's unescaped text, as a cast of that text does; into text
+ * columns as text, which the insert's assignment to a `character varying(n)` then refuses
+ * when longer, where a cast would cut it.
  */
-const TEXT: PlainValue = (v) => `(${v} #>> '{}')`;
-/** A JSON string's text read as `type`. */
-const READ_TEXT: PlainValue = (v, type) => `${TEXT(v, type)}::${type}`;
-
-/**
- * The column types values go straight into, by PostgreSQL's canonical name, and how each
- * reads a value. Which values are plain is copy_json.ts's to say, in the service, before
- * the statement is sent: JSON booleans into boolean; integers (no fraction, no exponent) into
- * integer types, which refuse those out of range; numbers but a negative zero into double
- * precision; strings into text; ISO 8601 dates, and times of day with at most microseconds,
- * into date and timestamp (with an explicit `Z` or an offset within ±15:59 for timestamp
- * with time zone); canonical UUIDs. Any other value or type, and the staging's way decides.
- * A number into double precision is the nearest double to it both ways; into real not always
- * (the staging rounds it to a double first), so real is left out.
- */
-const PLAIN: ReadonlyMap<string, PlainValue> = new Map([
-  ["boolean", READ],
-  ["smallint", READ],
-  ["integer", READ],
-  ["bigint", READ],
-  ["double precision", READ],
-  ["text", TEXT],
-  ["character varying", TEXT],
-  ["date", READ_TEXT],
-  ["timestamp without time zone", READ_TEXT],
-  ["timestamp with time zone", READ_TEXT],
-  ["uuid", READ_TEXT],
+const PLAIN: ReadonlySet<string> = new Set([
+  "boolean",
+  "smallint",
+  "integer",
+  "bigint",
+  "double precision",
+  "text",
+  "character varying",
+  "date",
+  "timestamp without time zone",
+  "timestamp with time zone",
+  "uuid",
 ]);
 
-/** The type names {@link PLAIN} knows, for the test that keeps copy_json.ts's beside them. */
-export const PLAIN_TYPES: readonly string[] = [...PLAIN.keys()];
+/** The type names {@link PLAIN} holds, for the test that keeps copy_json.ts's beside them. */
+export const PLAIN_TYPES: readonly string[] = [...PLAIN];
 
-/** How a value of `type` is read; `character varying(n)` as `character varying`, its length checked on insert. */
-function valueOf(type: string): PlainValue | undefined {
-  return PLAIN.get(type.replace(/^character varying\(\d+\)$/, "character varying"));
+/**
+ * The type a plain value of a column of `type` is read as from the body (text for either
+ * text type), or undefined when the column takes no plain values.
+ */
+function readAs(type: string): string | undefined {
+  if (type === "text" || /^character varying(\(\d+\))?$/.test(type)) return "text";
+  return PLAIN.has(type) ? type : undefined;
 }
 
 /** A body's rows as one JSON array's text, with the keys they fill, to go in one statement. */
@@ -102,7 +98,7 @@ export async function plainMapping(
     summary,
     () => Promise.resolve(undefined),
   );
-  if (problems.length > 0 || mapping.some((m) => !valueOf(m.column.type))) return undefined;
+  if (problems.length > 0 || mapping.some((m) => !readAs(m.column.type))) return undefined;
   return mapping;
 }
 
@@ -173,10 +169,11 @@ export async function insertDirect(
   if (rows === 0) inserted = 0;
   else if (mapping.length === 0) inserted = await insertEmptyRows(session, table, rows, onConflict);
   else {
-    const values = mapping.map((m, i) => valueOf(m.column.type)!(`r_.k${i}`, m.column.type));
+    const names = mapping.map((_, i) => `k${i}`);
+    const values = names.map((name) => `r_.${name}`);
     const from = `ROWS FROM (json_to_recordset($1::json) AS (${
-      mapping.map((m) => `${quoteIdent(m.key)} json`).join(", ")
-    })) WITH ORDINALITY AS r_(${mapping.map((_, i) => `k${i}`).join(", ")}, n_)`;
+      mapping.map((m) => `${quoteIdent(m.key)} ${readAs(m.column.type)}`).join(", ")
+    })) WITH ORDINALITY AS r_(${names.join(", ")}, n_)`;
     const columns = mapping.map((m) => m.column.name);
     const insert = `INSERT INTO ${qualified(table.schema, table.name)} (${
       columns.map(quoteIdent).join(", ")
