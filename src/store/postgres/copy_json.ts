@@ -207,8 +207,8 @@ export class CopyText {
     if (recent && sameBytes(recent.key, bytes, start, end)) return recent.column;
     const raw = bytes.subarray(start, end);
     const key = raw.includes(BACKSLASH)
-      ? JSON.parse(new TextDecoder().decode(bytes.subarray(start - 1, end + 1))) as string
-      : new TextDecoder().decode(raw);
+      ? JSON.parse(DECODER.decode(bytes.subarray(start - 1, end + 1))) as string
+      : DECODER.decode(raw);
     const column = this.#columns.get(key);
     if (column === undefined) throw new NotPlain(`Key "${key}" is not a column's`);
     this.#recent[position] = { key: raw.slice(), column };
@@ -366,6 +366,9 @@ function writeDigits(out: Uint8Array, at: number, n: number): number {
   }
   return at + digits;
 }
+
+/** One decoder for every key: making one costs more than a key's decoding. */
+const DECODER = new TextDecoder();
 
 const NULL = new TextEncoder().encode("\\N");
 const TRUE = new TextEncoder().encode("t");
