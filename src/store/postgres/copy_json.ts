@@ -64,31 +64,44 @@ function space(c: number): boolean {
 }
 
 /**
- * Values of a table's hidden insertion order (ddl.ts) reserved for rows being copied, a block
- * at a time (direct_inserts.ts's `reserveInsertions`), given to the rows in order.
+ * Values of a table's hidden insertion order (ddl.ts) for rows being copied, reserved a block
+ * at a time by `reserve` (which answers a block's first value), given to the rows in order.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { InsertionBlocks } from "./copy_json.ts";
  *
- * const blocks = new InsertionBlocks();
- * blocks.add(7, 2);
- * blocks.add(20, 1);
+ * const firsts = [7, 20];
+ * const blocks = new InsertionBlocks(() => Promise.resolve(firsts.shift()!));
+ * await blocks.reserveThrough(2);
+ * await blocks.reserveThrough(2); // the first two rows have theirs already
+ * await blocks.reserveThrough(3);
  * assert.deepEqual([blocks.next(), blocks.next(), blocks.next()], [7, 8, 20]);
  * assert.throws(() => blocks.next(), /reserved/);
  * ```
  */
 export class InsertionBlocks {
+  readonly #reserve: (count: number) => Promise<number>;
   /** The blocks not yet begun, as first value and count, in order. */
   readonly #waiting: number[] = [];
   #next = 0;
   #left = 0;
+  /** Rows that have their values. */
+  #reserved = 0;
 
-  /** Adds `count` values from `first`, for the rows after those of the blocks before. */
-  add(first: number, count: number): void {
+  constructor(reserve: (count: number) => Promise<number>) {
+    this.#reserve = reserve;
+  }
+
+  /** Reserves a block for the rows up to the `rows`th that have no value yet; throws when it cannot. */
+  async reserveThrough(rows: number): Promise<void> {
+    const count = rows - this.#reserved;
+    if (count <= 0) return;
+    const first = await this.#reserve(count);
     if (!Number.isSafeInteger(first + count)) throw new Error("The values are out of range");
     this.#waiting.push(first, count);
+    this.#reserved = rows;
   }
 
   /** The next row's value. */

@@ -277,36 +277,26 @@ async function reserveInsertions(
   return Number(row!.first);
 }
 
-/** Insertion values for the rows of a COPY, and how to reserve the next ones. */
-export interface Insertions {
-  readonly blocks: InsertionBlocks;
-  /** Reserves the next `count` values, after those before; throws when it cannot. */
-  reserve(count: number): Promise<void>;
-}
-
 /**
- * The insertion values of the first `count` rows `session` is to copy into `table`
- * ({@link copyRows}), which spare PostgreSQL a `nextval` per row (about a third of a plain
- * load's time); undefined when they cannot be had, and the copy draws them itself.
+ * The insertion values of `session`'s copy into `table` ({@link copyRows}), its first `rows`
+ * rows' reserved, which spare PostgreSQL a `nextval` per row (about a third of a plain load's
+ * time); undefined when they cannot be had, and the copy draws them itself.
  */
 export async function reservingInsertions(
   database: Database,
   session: Session,
   table: Table,
-  count: number,
-): Promise<Insertions | undefined> {
+  rows: number,
+): Promise<InsertionBlocks | undefined> {
   const sequence = await insertionSequence(session, table);
-  if (sequence === null || count <= 0) return undefined;
-  const blocks = new InsertionBlocks();
-  const reserve = async (next: number) => {
-    if (next > 0) blocks.add(await reserveInsertions(database, sequence, next), next);
-  };
+  if (sequence === null || rows <= 0) return undefined;
+  const blocks = new InsertionBlocks((count) => reserveInsertions(database, sequence, count));
   try {
-    await reserve(count);
+    await blocks.reserveThrough(rows);
   } catch {
     return undefined;
   }
-  return { blocks, reserve };
+  return blocks;
 }
 
 /** Input bytes turned into COPY text at a time: small enough for the copy to run alongside. */

@@ -350,7 +350,7 @@ await postgresTest("Direct inserts", async (t, server) => {
           database.transaction(async (session) => {
             const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
             const insertions = await reservingInsertions(database, session, table, count);
-            return insertions && Array.from({ length: count }, () => insertions.blocks.next());
+            return insertions && Array.from({ length: count }, () => insertions.next());
           });
         let drawn!: () => void;
         const hasDrawn = new Promise<void>((resolve) => drawn = resolve);

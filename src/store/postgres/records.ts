@@ -92,25 +92,22 @@ async function copyWhileArriving(
       const mapping = await plainMapping(table, arriving.sample);
       if (!mapping?.length) throw new Error("The rows are not plain");
       const insertions = await reservingInsertions(database, session, table, arriving.sample.rows);
-      // Each later part's rows take their insertion values before its lines are read. A
-      // part's count of rows at its close takes in the row begun across its end, so the
-      // blocks never fall short of the rows read; the last part's count is the body's.
-      async function* paths(parts: AsyncIterable<RowsPart>, first: number) {
-        let before = first;
+      // Each part's rows have their insertion values before its lines are read. A part's count
+      // of rows at its close takes in the row begun across its end, so the blocks never fall
+      // short of the rows read; the last part's count is the body's.
+      async function* paths(parts: AsyncIterable<RowsPart>) {
         for await (const part of parts) {
-          if (part.localFile === undefined) throw new Error("A part of the body is not in a file");
-          await insertions?.reserve(part.progress.rows - before);
-          before = Math.max(before, part.progress.rows);
-          yield part.localFile;
+          await insertions?.reserveThrough(part.progress.rows);
+          yield partFile(part);
         }
       }
       const counts = await copyRows(
         session,
         table,
         mapping,
-        fileSlices(paths(arriving.parts(), arriving.sample.rows)),
+        fileSlices(paths(arriving.parts())),
         () => arriving.summary().rows,
-        insertions?.blocks,
+        insertions,
       );
       const result = { table, ...counts };
       if (keyed) await keepAnswer(session, keyed, result);
@@ -141,11 +138,16 @@ export async function arrived(rows: ArrivingRows): Promise<ArrivedBody> {
   const parts: string[] = [];
   let summary: RowsSummary | undefined;
   for await (const part of rows.parts()) {
-    if (part.localFile === undefined) throw new Error("A part of the body is not in a file");
-    parts.push(part.localFile);
+    parts.push(partFile(part));
     summary = part.progress;
   }
   return { summary: summary!, parts };
+}
+
+/** The file of a part of the body: the spool keeps each in one. */
+function partFile(part: RowsPart): string {
+  if (part.localFile === undefined) throw new Error("A part of the body is not in a file");
+  return part.localFile;
 }
 
 /** The body's bytes whole when it may go in one statement, else undefined. */
@@ -191,7 +193,7 @@ async function straight(
       ? await reservingInsertions(database, session, table, rows)
       : undefined;
     const lines = fileSlices(body.parts);
-    return await copyRows(session, table, mapping, lines, () => rows, insertions?.blocks);
+    return await copyRows(session, table, mapping, lines, () => rows, insertions);
   };
 }
 
