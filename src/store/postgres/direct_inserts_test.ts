@@ -7,7 +7,7 @@ import { rowsInParts } from "../../../tests/helpers/rows.ts";
 import { openStaging } from "../duckdb/mod.ts";
 import type { OnConflict } from "../store.ts";
 import type { StoreContext } from "./context.ts";
-import { Database } from "./database.ts";
+import { Database, type Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
 import { quoteIdent } from "./sql.ts";
 import { COPY_TYPES } from "./copy_json.ts";
@@ -133,6 +133,22 @@ function arriving(dir: string, body: string) {
   return rowsInParts(new Blob([body]).stream(), dir);
 }
 
+/** Creates `ref` in the bench's store with `columns` (name and type), keyed by `key` when given. */
+function createTable(bench: Bench, ref: TableRef, columns: [string, string][], key?: string) {
+  return bench.store.tables.create(
+    planTable(ref, {
+      columns: columns.map(([name, type]) => ({ name, type })),
+      ...(key ? { constraints: { primary_key: { columns: [key] } } } : {}),
+    }),
+    { ifNotExists: false },
+  );
+}
+
+/** `ref`'s description, as `session` reads it. */
+async function described(session: Session, ref: TableRef) {
+  return (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+}
+
 /** Inserts `rows` the staging's way only. */
 function insertStaged(
   context: StoreContext,
@@ -174,7 +190,7 @@ async function straightWays(bench: Bench, ref: TableRef, body: string, onConflic
     copy: undefined,
   };
   await bench.context.database.transaction(async (session) => {
-    const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+    const table = await described(session, ref);
     const ways = {
       statement: async () => {
         const direct = await directRows(table, small, small.bytes);
@@ -217,13 +233,7 @@ await postgresTest("Direct inserts", async (t, server) => {
       "a body past 10,000 rows is copied in as it is, or staged when a value is not plain",
       async () => {
         const ref = { schema: "public", name: "big" };
-        await bench.store.tables.create(
-          planTable(ref, {
-            columns: [{ name: "id", type: "integer" }, { name: "name", type: "text" }],
-            constraints: { primary_key: { columns: ["id"] } },
-          }),
-          { ifNotExists: false },
-        );
+        await createTable(bench, ref, [["id", "integer"], ["name", "text"]], "id");
         const rows = (from: number, count: number, last = "") =>
           Array.from({ length: count }, (_, i) => `{"id": ${from + i}, "name": "n\\t${i}"}`)
             .join(",") + last;
@@ -260,10 +270,7 @@ await postgresTest("Direct inserts", async (t, server) => {
       "a body of many parts is copied while it arrives, in the order sent, between other inserts",
       async () => {
         const ref = { schema: "public", name: "streamed" };
-        await bench.store.tables.create(
-          planTable(ref, { columns: [{ name: "n", type: "integer" }] }),
-          { ifNotExists: false },
-        );
+        await createTable(bench, ref, [["n", "integer"]]);
         const { database } = bench.context;
         const rowsOf = (from: number, count: number) =>
           Array.from({ length: count }, (_, i) => `{"n": ${from + i}}`).join(",");
@@ -341,14 +348,11 @@ await postgresTest("Direct inserts", async (t, server) => {
       "insertion values are reserved apart, and not at all while an open transaction drew one",
       async () => {
         const ref = { schema: "public", name: "reserved" };
-        await bench.store.tables.create(
-          planTable(ref, { columns: [{ name: "n", type: "integer" }] }),
-          { ifNotExists: false },
-        );
+        await createTable(bench, ref, [["n", "integer"]]);
         const { database } = bench.context;
         const reserve = (count: number) =>
           database.transaction(async (session) => {
-            const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+            const table = await described(session, ref);
             const insertions = await reservingInsertions(database, session, table, count);
             return insertions && Array.from({ length: count }, () => insertions.next());
           });
@@ -389,16 +393,11 @@ await postgresTest("Direct inserts", async (t, server) => {
       "with commit, a direct insert commits in its own round trip, or leaves nothing",
       async () => {
         const ref = { schema: "public", name: "fused" };
-        await bench.store.tables.create(
-          planTable(ref, {
-            columns: [{ name: "n", type: "integer" }, { name: "s", type: "text" }],
-          }),
-          { ifNotExists: false },
-        );
+        await createTable(bench, ref, [["n", "integer"], ["s", "text"]]);
         const { database } = bench.context;
         const attempt = (body: string) =>
           database.transaction(async (session) => {
-            const table = (await describeTables(session, [await existingTable(session, ref)]))[0]!;
+            const table = await described(session, ref);
             const small = (await arriving(bench.dir, body).inMemory())!;
             const direct = (await directRows(table, small, small.bytes))!;
             return await insertDirect(session, table, direct, "fail", true);
@@ -424,13 +423,7 @@ await postgresTest("Direct inserts", async (t, server) => {
           for (const schema of [`direct_${onConflict}`, `staged_${onConflict}`]) {
             await bench.store.schemas.create(schema);
             const ref = { schema, name: "t" };
-            await bench.store.tables.create(
-              planTable(ref, {
-                columns: [{ name: "id", type: "integer" }, { name: "v", type: "text" }],
-                constraints: { primary_key: { columns: ["id"] } },
-              }),
-              { ifNotExists: false },
-            );
+            await createTable(bench, ref, [["id", "integer"], ["v", "text"]], "id");
             await insertStaged(
               bench.context,
               ref,
@@ -477,13 +470,7 @@ await postgresTest("Direct inserts", async (t, server) => {
             }));
             for (const ref of refs) {
               await bench.store.tables.drop(ref).catch(() => {});
-              await bench.store.tables.create(
-                planTable(ref, {
-                  columns: [{ name: "id", type: "serial" }, { name: "v", type }],
-                  constraints: { primary_key: { columns: ["id"] } },
-                }),
-                { ifNotExists: false },
-              );
+              await createTable(bench, ref, [["id", "serial"], ["v", type]], "id");
             }
             // Two rows, so that row numbers in errors are the second row's.
             const body = `[{"v": null}, {"v": ${value}}]`;
