@@ -4,11 +4,12 @@
  * bound as one parameter, when every value it holds has one exact meaning in its column.
  *
  * Exact means the value the staging (an in-memory DuckDB, docs/decisions.md "One ingest
- * path") would store, by the rules of {@link PLAIN}. The statement checks each row against
- * them and fails on the first row that breaks one, as it fails on a value PostgreSQL refuses,
- * a null in a NOT NULL column or a key that exists: the caller then loads the rows the
- * staging's way, which stores what it stores and explains what it refuses, row by row.
- * So this path only ever adds speed: it stores the same values or nothing.
+ * path") would store, by the rules of {@link PLAIN}, which copy_json.ts's pass applies to the
+ * body before the statement is sent; a body with another value is not sent. The statement
+ * fails on a value PostgreSQL refuses, a null in a NOT NULL column or a key that exists: the
+ * caller then loads the rows the staging's way, which stores what it stores and explains what
+ * it refuses, row by row. So this path only ever adds speed: it stores the same values or
+ * nothing. Larger bodies under `fail` go by COPY ({@link copyRows}).
  *
  * @module
  */
