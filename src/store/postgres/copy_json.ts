@@ -115,6 +115,9 @@ export class InsertionBlocks {
   }
 }
 
+/** The room a row's values start with in {@link CopyText}'s scratch buffer. */
+const SCRATCH_BYTES = 1 << 12;
+
 /**
  * Turns parts of a body of rows into COPY text for the columns of `mapping`, in its order:
  * a key the mapping has not is not plain; a column a row leaves out is null.
@@ -132,6 +135,8 @@ export class InsertionBlocks {
  * ]);
  * const text = copy.rows(new TextEncoder().encode('{"a": 1, "b": "x\\ty"}\n{"b": null}\n'));
  * assert.equal(new TextDecoder().decode(text), "1\tx\\ty\n\\N\t\\N\n");
+ * assert.equal(copy.plain(new TextEncoder().encode('{"a": 2}\n')), true);
+ * assert.equal(copy.plain(new TextEncoder().encode('{"a": 2.5}\n')), false);
  * ```
  */
 export class CopyText {
@@ -144,7 +149,7 @@ export class CopyText {
   /** Where each column's text is in the scratch buffer of the row, -1 when absent. */
   readonly #starts: Int32Array;
   readonly #ends: Int32Array;
-  #scratch = new Uint8Array(1 << 12);
+  #scratch = new Uint8Array(SCRATCH_BYTES);
   #scratchAt = 0;
   #rows = 0;
   /** With them, each row ends with its value of the insertion order, after its columns'. */
@@ -171,19 +176,41 @@ export class CopyText {
   rows(bytes: Uint8Array): Uint8Array {
     this.#out = new Uint8Array(bytes.length + (bytes.length >> 2) + 1024);
     this.#at = 0;
+    this.#scan(bytes, true);
+    return this.#out.subarray(0, this.#at);
+  }
+
+  /**
+   * Whether every value of the rows in `bytes` is plain in its column: {@link rows} without
+   * writing their COPY text, which a check before a statement of another form has no use for.
+   */
+  plain(bytes: Uint8Array): boolean {
+    try {
+      this.#scan(bytes, false);
+      return true;
+    } catch (error) {
+      if (error instanceof NotPlain) return false;
+      throw error;
+    } finally {
+      // A checker may be kept between bodies: it keeps no large value's room.
+      if (this.#scratch.length > SCRATCH_BYTES) this.#scratch = new Uint8Array(SCRATCH_BYTES);
+    }
+  }
+
+  /** Reads each row of `bytes`, with `emit` writing it to the output. */
+  #scan(bytes: Uint8Array, emit: boolean): void {
     let i = 0;
     const n = bytes.length;
     while (i < n) {
       while (i < n && space(bytes[i]!)) i++;
       if (i >= n) break;
       if (bytes[i] !== LBRACE) throw new NotPlain("A row is not an object");
-      i = this.#row(bytes, i + 1);
+      i = this.#row(bytes, i + 1, emit);
     }
-    return this.#out.subarray(0, this.#at);
   }
 
   /** One object from after its `{`; returns the index after its `}`. */
-  #row(bytes: Uint8Array, from: number): number {
+  #row(bytes: Uint8Array, from: number, emit: boolean): number {
     this.#starts.fill(-1);
     this.#scratchAt = 0;
     let i = from;
@@ -210,7 +237,7 @@ export class CopyText {
       if (c === RBRACE) break;
       if (c !== COMMA) throw new NotPlain("A row is not one JSON object");
     }
-    this.#emitRow();
+    if (emit) this.#emitRow();
     return i;
   }
 

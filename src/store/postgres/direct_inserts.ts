@@ -19,7 +19,8 @@ import { type KeyColumn, matchRowKeys } from "../../catalog/rows.ts";
 import type { Table } from "../../catalog/model.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
-import { CopyText, InsertionBlocks, NotPlain } from "./copy_json.ts";
+import { Lru } from "../../lru.ts";
+import { CopyText, InsertionBlocks } from "./copy_json.ts";
 import { insertEmptyRows, insertResolving } from "./copy_rows.ts";
 import type { Database, Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
@@ -82,6 +83,22 @@ export interface DirectRows {
   readonly mapping: readonly KeyColumn[];
 }
 
+/** The columns a list of keys fills plainly, with the check of a body's values for them. */
+interface PlainColumns {
+  readonly mapping: readonly KeyColumn[];
+  readonly values: CopyText;
+}
+
+/** Most lists of keys remembered for one description of a table. */
+const MOST_KEY_LISTS = 8;
+
+/**
+ * What {@link plainColumns} found for each list of keys, by the description of the table it
+ * matched them to (null for none): descriptions.ts keeps a table's description between its
+ * inserts, and each insert of the same keys would find the same columns.
+ */
+const PLAIN_COLUMNS = new WeakMap<Table, Lru<string, PlainColumns | null>>();
+
 /**
  * The columns the keys of `summary`'s rows fill when every one is of a plain type; undefined
  * when the rows may not go straight in: positional, keys not all known or not each one
@@ -91,7 +108,29 @@ export async function plainMapping(
   table: Table,
   summary: RowsSummary,
 ): Promise<readonly KeyColumn[] | undefined> {
+  return (await plainColumns(table, summary))?.mapping;
+}
+
+/** {@link plainMapping}'s columns, with their check, remembered for `table`. */
+async function plainColumns(
+  table: Table,
+  summary: RowsSummary,
+): Promise<PlainColumns | undefined> {
   if (summary.form !== "objects" || !summary.keysComplete) return undefined;
+  let known = PLAIN_COLUMNS.get(table);
+  if (!known) PLAIN_COLUMNS.set(table, known = new Lru(MOST_KEY_LISTS));
+  const keys = JSON.stringify(summary.keys);
+  const found = known.get(keys);
+  if (found !== undefined) return found ?? undefined;
+  const columns = await matchedPlainly(table, summary);
+  known.set(keys, columns ?? null);
+  return columns;
+}
+
+async function matchedPlainly(
+  table: Table,
+  summary: RowsSummary,
+): Promise<PlainColumns | undefined> {
   const encoder = new TextEncoder();
   if (summary.keys.some((key) => encoder.encode(key).length > MAX_KEY_BYTES)) return undefined;
   const { mapping, problems } = await matchRowKeys(
@@ -100,7 +139,7 @@ export async function plainMapping(
     () => Promise.resolve(undefined),
   );
   if (problems.length > 0 || mapping.some((m) => !readAs(m.column.type))) return undefined;
-  return mapping;
+  return { mapping, values: new CopyText(mapping) };
 }
 
 /**
@@ -114,22 +153,12 @@ export async function directRows(
   bytes: Uint8Array,
 ): Promise<DirectRows | undefined> {
   if (summary.rows > DIRECT_ROWS || bytes.length > DIRECT_BYTES) return undefined;
-  const mapping = await plainMapping(table, summary);
-  if (!mapping || !allPlain(mapping, bytes)) return undefined;
+  const plain = await plainColumns(table, summary);
+  if (!plain) return undefined;
+  const { mapping, values } = plain;
+  if (mapping.length > 0 && !values.plain(bytes)) return undefined;
   const json = jsonArray(bytes);
   return json === undefined ? undefined : { json, rows: summary.rows, mapping };
-}
-
-/** Whether every value of the rows in `bytes` is plain in its column of `mapping`. */
-function allPlain(mapping: readonly KeyColumn[], bytes: Uint8Array): boolean {
-  if (mapping.length === 0) return true;
-  try {
-    new CopyText(mapping).rows(bytes);
-    return true;
-  } catch (error) {
-    if (error instanceof NotPlain) return false;
-    throw error;
-  }
 }
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
