@@ -50,7 +50,7 @@ export class KnownDescriptions {
    * names, in one round trip, remembering the description; 404 when there is no such table
    * (existingTable says why).
    */
-  async locked(session: Session, ref: TableRef, locks: string): Promise<Table> {
+  async locked(session: Session, ref: TableRef, locks: Batched): Promise<Table> {
     const [, rows] = await session.batch([locks, describeNamedBatched(ref)]);
     const described = namedDescription(rows![0]!);
     if (!described) return (await describeTables(session, [await existingTable(session, ref)]))[0]!;
@@ -68,7 +68,7 @@ export class KnownDescriptions {
     ref: TableRef,
     described: Described,
     transaction: Transaction<T>,
-    locks: string,
+    locks: Batched,
     work: (session: Session) => Promise<T>,
   ): Promise<T | undefined> {
     let stale = false;

@@ -9,8 +9,7 @@
 import type { TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { LockMode, LockRequest } from "../shared/locks.ts";
-import type { Session } from "./database.ts";
-import { escapedLiteral } from "./sql.ts";
+import type { Batched, Session } from "./database.ts";
 
 export {
   type LockMode,
@@ -58,27 +57,53 @@ export async function takeLocks(
   requests: readonly LockRequest[],
 ): Promise<void> {
   const statement = lockStatement(requests);
-  if (statement) await session.run(statement);
+  if (statement) await session.batch([statement]);
 }
 
 /**
  * The one statement that takes `requests`' locks (each key once, exclusive over shared), or
  * undefined when there are none. PostgreSQL evaluates a select list in the order written, so
- * the keys are taken in sorted order. Its keys are literals, not parameters: as text without
- * parameters it goes in the same round trip as its transaction's BEGIN (database.ts).
+ * the keys are taken in sorted order. It is prepared, one statement for each sequence of
+ * modes, and its keys are its arguments: it goes in the same round trip as its transaction's
+ * BEGIN (database.ts), and is planned once per connection.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lockStatement } from "./locks.ts";
+ *
+ * const statement = lockStatement([
+ *   { key: "table:public.t", mode: "shared" },
+ *   { key: "schema:public", mode: "shared" },
+ *   { key: "table:public.t", mode: "exclusive" },
+ * ]);
+ * assert.deepEqual(statement, {
+ *   prepared: {
+ *     name: "locks_sx",
+ *     text: "SELECT pg_advisory_xact_lock_shared(hashtextextended($1, 0)), " +
+ *       "pg_advisory_xact_lock(hashtextextended($2, 0))",
+ *   },
+ *   args: ["table-service:schema:public", "table-service:table:public.t"],
+ * });
+ * ```
  */
-export function lockStatement(requests: readonly LockRequest[]): string | undefined {
+export function lockStatement(requests: readonly LockRequest[]): Batched | undefined {
   const wanted = new Map<string, LockMode>();
   for (const { key, mode } of requests) {
     if (wanted.get(key) !== "exclusive") wanted.set(key, mode);
   }
   const keys = [...wanted.keys()].sort();
   if (keys.length === 0) return undefined;
-  const calls = keys.map((key) =>
-    `${
-      wanted.get(key) === "exclusive" ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"
-    }` +
-    `(hashtextextended(${escapedLiteral(NAMESPACE + key)}, 0))`
+  const modes = keys.map((key) => wanted.get(key)!);
+  const calls = modes.map((mode, i) =>
+    `${mode === "exclusive" ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"}` +
+    `(hashtextextended($${i + 1}, 0))`
   );
-  return `SELECT ${calls.join(", ")}`;
+  return {
+    prepared: {
+      name: `locks_${modes.map((mode) => mode === "exclusive" ? "x" : "s").join("")}`,
+      text: `SELECT ${calls.join(", ")}`,
+    },
+    args: keys.map((key) => NAMESPACE + key),
+  };
 }

@@ -19,7 +19,7 @@ import type { RecordsChoice, RecordsPage, RecordsQuery } from "../store.ts";
 import { estimatedTotal, withEstimate } from "../shared/estimates.ts";
 import { POSTGRES_ESTIMATES } from "./estimates.ts";
 import type { StoreContext } from "./context.ts";
-import type { Param, Session } from "./database.ts";
+import type { Batched, Param, Session } from "./database.ts";
 import { lockStatement, schemaLock, tableLock } from "./locks.ts";
 import { boundedTransaction } from "./read_bounds.ts";
 import type { KnownDescriptions } from "./descriptions.ts";
@@ -44,7 +44,7 @@ export async function onDescribedTable<T>(
 }
 
 /** The locks a read of `ref` holds: its table's and its schema's, shared. */
-function readLocks(ref: TableRef): string {
+function readLocks(ref: TableRef): Batched {
   return lockStatement([schemaLock(ref.schema, "shared"), tableLock(ref, "shared")])!;
 }
 

@@ -21,7 +21,7 @@ import type {
 } from "../store.ts";
 import type { StoreContext } from "./context.ts";
 import { copyStaged } from "./copy_rows.ts";
-import type { Database, Session } from "./database.ts";
+import type { Batched, Database, Session } from "./database.ts";
 import {
   copyRows,
   DIRECT_BYTES,
@@ -259,7 +259,7 @@ export async function insert(
 }
 
 /** The locks an insert into `ref` holds. */
-function insertLocks(ref: TableRef, onConflict: OnConflict): string {
+function insertLocks(ref: TableRef, onConflict: OnConflict): Batched {
   return lockStatement([
     schemaLock(ref.schema, "shared"),
     tableLock(ref, "shared"),
