@@ -169,6 +169,17 @@ await postgresTest(
             await first.request("POST", "table/parts/records", { body: [{ id: 9, maker: 1 }] }),
           );
           assert.equal(parts.constraints.foreign_keys[0].reference_table, "firms");
+          // The renamed table's old name names no table now, then the one made with it.
+          errorOf(await first.request("POST", "table/makers/records", { body: [{ id: 20 }] }), 404);
+          ok(
+            await second.request("POST", "table/makers", {
+              body: { table: { columns: [{ name: "label", type: "text" }] } },
+            }),
+          );
+          const made = ok(
+            await first.request("POST", "table/makers/records", { body: [{ label: "m" }] }),
+          );
+          assert.deepEqual(made.table.columns.map((c: { name: string }) => c.name), ["label"]);
 
           // Dropped and made anew with other columns: the new table is the one written.
           ok(await second.request("DELETE", "table/parts"));

@@ -80,7 +80,7 @@ export class KnownDescriptions {
           stale = isStale(error);
           throw error;
         }
-      }, [locks, stillDescribedBatched(ref, described.stamp)]);
+      }, [locks, ...stillDescribedBatched(described.stamp)]);
     } catch (error) {
       if (!stale) throw error;
       this.forget(ref);
