@@ -173,7 +173,12 @@ function startPeer(url: string): Promise<TestServer> {
  */
 async function againstPeer(postgres: Postgres, seconds: number): Promise<void> {
   const url = await database(postgres);
-  const service = await TestServer.spawn({ LOG_LEVEL: "error", DATABASE_URL: url });
+  // As many connections as the peer's pool holds.
+  const service = await TestServer.spawn({
+    LOG_LEVEL: "error",
+    DATABASE_URL: url,
+    DATABASE_POOL_SIZE: "16",
+  });
   const peer = await startPeer(url);
   try {
     await createKeyedTable(service, service.token, "small");
