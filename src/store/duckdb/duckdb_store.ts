@@ -27,7 +27,8 @@ import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { PageCache } from "./page_cache.ts";
 import { bootstrap } from "./metadata.ts";
-import { deleteRecords, updateRecords } from "./record_changes.ts";
+import { duckdbRecordChanges } from "./record_changes.ts";
+import { recordChangesOn } from "../shared/record_changes.ts";
 import { exportRecords, readRecords } from "./record_reads.ts";
 import { readQuery, streamQuery } from "./queries.ts";
 import { openWireSession } from "./wire_session.ts";
@@ -135,8 +136,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
         insertRecords(context, grouped, ref, rows, onConflict, keyed),
       upload: (ref, rows, options) => uploadTable(context, ref, rows, options),
       uploadCsv: (ref, csv, options) => uploadCsv(context, ref, csv, options),
-      update: (ref, changes, where, keyed) => updateRecords(context, ref, changes, where, keyed),
-      delete: (ref, where, keyed) => deleteRecords(context, ref, where, keyed),
+      ...recordChangesOn(duckdbRecordChanges(context)),
       read: (ref, offset, limit, query) => readRecords(context, ref, offset, limit, query),
       summarize: (ref, filters, select, options) =>
         summarizeRecords(context, ref, filters, select, options),

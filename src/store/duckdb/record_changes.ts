@@ -29,7 +29,6 @@ import {
   type ChangeRefusal,
   explainChangeFailure,
   type RecordChanges,
-  recordChangesFor,
 } from "../shared/record_changes.ts";
 import { noted, type StoreContext } from "./context.ts";
 import type { Session } from "./database.ts";
@@ -44,8 +43,11 @@ import { readAs } from "./values.ts";
 
 export type { Deleted, Updated };
 
-/** The changes of records on DuckDB (see shared/record_changes.ts). */
-function changes(context: StoreContext): RecordChanges<Session, BoundValues> {
+/**
+ * The changes of records by filter (PATCH and DELETE, shared/record_changes.ts) on DuckDB;
+ * 409 also for a concurrent change of the same rows.
+ */
+export function duckdbRecordChanges(context: StoreContext): RecordChanges<Session, BoundValues> {
   return {
     onTable: (ref, change, touches, keyed, work) => {
       noted(context, keyed);
@@ -73,9 +75,6 @@ function changes(context: StoreContext): RecordChanges<Session, BoundValues> {
     run: (session, _table, _change, sql, values) => session.changes(sql, values.values),
   };
 }
-
-/** PATCH and DELETE by filter (shared/record_changes.ts) on DuckDB; 409 also for a concurrent change of the same rows. */
-export const { updateRecords, deleteRecords } = recordChangesFor(changes);
 
 /**
  * Runs `work` on the table as found under its append locks and, exclusively, the locks of the

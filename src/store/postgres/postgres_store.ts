@@ -33,7 +33,8 @@ import * as queries from "./queries.ts";
 import { openWireSession } from "./wire_session.ts";
 import { postgresTypeOid, readCatalogSnapshot } from "../shared/wire_catalog.ts";
 import { DEFAULT_READ_TIMEOUT_MS } from "./read_bounds.ts";
-import * as recordChanges from "./record_changes.ts";
+import { postgresRecordChanges } from "./record_changes.ts";
+import { recordChangesOn } from "../shared/record_changes.ts";
 import * as reads from "./record_reads.ts";
 import * as summary from "./record_summary.ts";
 import * as records from "./records.ts";
@@ -127,9 +128,7 @@ export class PostgresStore extends CoreStore<Session> implements Store {
         records.insertRecords(context, ref, rows, onConflict, keyed),
       upload: (ref, rows, options) => uploads.uploadTable(context, ref, rows, options),
       uploadCsv: (ref, csv, options) => uploads.uploadCsv(context, ref, csv, options),
-      update: (ref, changes, where, keyed) =>
-        recordChanges.updateRecords(context, ref, changes, where, keyed),
-      delete: (ref, where, keyed) => recordChanges.deleteRecords(context, ref, where, keyed),
+      ...recordChangesOn(postgresRecordChanges(context)),
       read: (ref, offset, limit, query) => reads.readRecords(context, ref, offset, limit, query),
       summarize: (ref, filters, select, options) =>
         summary.summarizeRecords(context, ref, filters, select, options),

@@ -24,7 +24,6 @@ import {
   type ChangeRefusal,
   explainChangeFailure,
   type RecordChanges,
-  recordChangesFor,
 } from "../shared/record_changes.ts";
 import type { StoreContext } from "./context.ts";
 import type { Param, Session } from "./database.ts";
@@ -43,8 +42,11 @@ import { boundRead, pastDeadline } from "./read_bounds.ts";
 
 export type { Deleted, Updated };
 
-/** The changes of records on PostgreSQL (see shared/record_changes.ts). */
-function changes(context: StoreContext): RecordChanges<Session, unknown[]> {
+/**
+ * The changes of records by filter (PATCH and DELETE, shared/record_changes.ts) on
+ * PostgreSQL; 404 for no table, 408 past the deadline.
+ */
+export function postgresRecordChanges(context: StoreContext): RecordChanges<Session, unknown[]> {
   return {
     // The keyed write's key claimed first, the deadline set next, its answer kept last.
     async onTable(ref, _change, _touches, keyed, work) {
@@ -79,9 +81,6 @@ function changes(context: StoreContext): RecordChanges<Session, unknown[]> {
     },
   };
 }
-
-/** PATCH and DELETE by filter (shared/record_changes.ts) on PostgreSQL; 404 for no table, 408 past the deadline. */
-export const { updateRecords, deleteRecords } = recordChangesFor(changes);
 
 /**
  * A SQL expression giving the JSON text bound at `placeholder` as a value of `type`, as an

@@ -12,7 +12,7 @@ import type { Filter } from "../../catalog/filters.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import { ApiError } from "../../errors.ts";
-import type { ColumnChange, KeyedWrite, RowChoice } from "../store.ts";
+import type { ColumnChange, KeyedWrite, RecordStore, RowChoice } from "../store.ts";
 import { assign, type Assignment, type Deleted, doesNotFit, type Updated } from "./assignments.ts";
 import { qualified, quoteIdent } from "./sql.ts";
 
@@ -84,28 +84,13 @@ export async function updateRecords<S, B>(
   });
 }
 
-/**
- * {@link updateRecords} and {@link deleteRecords} on the engine `engine` gives for a store's
- * context, taking that context first, as the stores call them.
- */
-export function recordChangesFor<C, S, B>(engine: (context: C) => RecordChanges<S, B>): {
-  updateRecords(
-    context: C,
-    ref: TableRef,
-    changes: readonly ColumnChange[],
-    where: RowChoice,
-    keyed?: KeyedWrite<Updated>,
-  ): Promise<Updated>;
-  deleteRecords(
-    context: C,
-    ref: TableRef,
-    where: RowChoice,
-    keyed?: KeyedWrite<Deleted>,
-  ): Promise<Deleted>;
-} {
+/** {@link updateRecords} and {@link deleteRecords} on `engine`: a store's `update`, `delete`. */
+export function recordChangesOn<S, B>(
+  engine: RecordChanges<S, B>,
+): Pick<RecordStore, "update" | "delete"> {
   return {
-    updateRecords: (context, ...args) => updateRecords(engine(context), ...args),
-    deleteRecords: (context, ...args) => deleteRecords(engine(context), ...args),
+    update: (ref, changes, where, keyed) => updateRecords(engine, ref, changes, where, keyed),
+    delete: (ref, where, keyed) => deleteRecords(engine, ref, where, keyed),
   };
 }
 
