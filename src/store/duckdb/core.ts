@@ -24,9 +24,7 @@ export function duckdbCore(context: StoreContext): Core<Session> {
       const keyed = noted(context, keyedWrite);
       const transaction = () =>
         context.database.transaction(async (session) => {
-          const result = await work(session);
-          if (keyed) await keepAnswer(session, keyed, result);
-          return result;
+          return await keepAnswer(session, keyed, await work(session));
         });
       return context.locks.run(
         locks,

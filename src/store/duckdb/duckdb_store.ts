@@ -22,7 +22,7 @@ import { noted } from "./context.ts";
 import { Database, type DatabaseOptions, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import * as health from "./health.ts";
-import { findAnswer, forgetAnswers, keepAnswer, KeptKeys, takeAnswer } from "./idempotency.ts";
+import { findAnswer, forgetAnswers, keepAnswers, KeptKeys, takeAnswer } from "./idempotency.ts";
 import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { PageCache } from "./page_cache.ts";
@@ -160,7 +160,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
       },
       keep(keyed, result) {
         noted(context, keyed);
-        return database.transaction((session) => keepAnswer(session, keyed, result));
+        return database.transaction((session) => keepAnswers(session, [{ keyed, result }]));
       },
       async forget(before) {
         await database.withSession((session) => forgetAnswers(session, before));

@@ -33,13 +33,14 @@ export async function findAnswer(
   return keptAnswer(await session.rows(findAnswerSql(META), [scope, key, since]));
 }
 
-/** Keeps a keyed write's answer for `result`, in the session's transaction. */
+/** `result`, its answer kept first, in the session's transaction, when the write is keyed. */
 export async function keepAnswer<R>(
   session: Session,
-  keyed: KeyedWrite<R>,
+  keyed: KeyedWrite<R> | undefined,
   result: R,
-): Promise<void> {
-  await keepAnswers(session, [{ keyed, result }]);
+): Promise<R> {
+  if (keyed) await keepAnswers(session, [{ keyed, result }]);
+  return result;
 }
 
 /**

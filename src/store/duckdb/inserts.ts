@@ -111,9 +111,7 @@ function insertWholeOnce(
         try {
           return await database.transaction(async (session) => {
             const counts = await loadChecked(context, session, table, file, mapping, onConflict);
-            const result = { table, ...counts };
-            if (keyed) await keepAnswer(session, keyed, result);
-            return result;
+            return await keepAnswer(session, keyed, { table, ...counts });
           });
         } catch (error) {
           // An ApiError needs no explaining (and a database reopening could not give it).

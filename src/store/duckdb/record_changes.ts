@@ -56,9 +56,7 @@ export function duckdbRecordChanges(context: StoreContext): RecordChanges<Sessio
           // The filter is a client's: a change it makes slow is interrupted and rolled back.
           return await context.database.transaction((session) =>
             underDeadline(session.connection, context.readTimeoutMs, async () => {
-              const result = await work(session, table);
-              if (keyed) await keepAnswer(session, keyed, result);
-              return result;
+              return await keepAnswer(session, keyed, await work(session, table));
             })
           );
         } catch (error) {

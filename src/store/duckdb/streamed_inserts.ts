@@ -45,8 +45,7 @@ export async function insertWhileArriving(
     return context.database.transaction(async (session) => {
       const inserted = await appendParts(session, table, paths(arriving.parts()), mapping);
       arriving.summary();
-      if (keyed) await keepAnswer(session, keyed, { table, inserted });
-      return { table, inserted };
+      return await keepAnswer(session, keyed, { table, inserted });
     });
   });
 }

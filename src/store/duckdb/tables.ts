@@ -58,8 +58,7 @@ export async function createTable(
             const at = { schema, name: plan.ref.name };
             result = { table: await buildTable(session, at, plan, defaults), created: true };
           }
-          if (options.keyed) await keepAnswer(session, options.keyed, result);
-          return result;
+          return await keepAnswer(session, options.keyed, result);
         }), { affects: heldBy(locks), leaves: (result) => [described(result.table)] }),
   );
 }
@@ -125,9 +124,7 @@ export function dropTable(
         const referenced = await referencedTableIds(session, row.id);
         if (row.id !== seen.id || !sameIds(referenced, seen.referenced)) return undefined;
         await dropTableIn(session, row);
-        const dropped = { schema: row.schema, name: row.name };
-        if (keyed) await keepAnswer(session, keyed, dropped);
-        return dropped;
+        return await keepAnswer(session, keyed, { schema: row.schema, name: row.name });
       }),
   );
 }

@@ -121,8 +121,7 @@ export async function applyUpdate(
     const described = { id: analysis.row.id, ...analysis.plan.ref };
     const result = { table: (await describeTables(session, [described]))[0]!, how };
     if (dryRun) throw new DryRun(result);
-    if (keyed) await keepAnswer(session, keyed, result);
-    return result;
+    return await keepAnswer(session, keyed, result);
   };
   if (canAlter(analysis)) {
     try {

@@ -166,9 +166,7 @@ function upload(
                 const { json } = await readPage(session, table, 0, PREVIEW_ROWS);
                 throw new DryRun({ table, inserted, preview: json });
               }
-              const result = { table, inserted };
-              if (options.keyed) await keepAnswer(session, options.keyed, result);
-              return result;
+              return await keepAnswer(session, options.keyed, { table, inserted });
             })
           );
         } catch (error) {

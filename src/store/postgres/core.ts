@@ -27,9 +27,7 @@ export function postgresCore({ database }: StoreContext): Core<Session> {
     change: (locks, keyed, work) =>
       keyedTransaction(database, keyed, async (session) => {
         await takeLocks(session, locks);
-        const result = await work(session);
-        if (keyed) await keepAnswer(session, keyed, result);
-        return result;
+        return await keepAnswer(session, keyed, await work(session));
       }),
     estimates: POSTGRES_ESTIMATES,
     metadata: {

@@ -94,13 +94,14 @@ export async function claimKey(session: Session, keyed: KeyedWrite<never>): Prom
   if (kept.length > 0) throw ApiError.idempotencyKeyInUse(keyed.key);
 }
 
-/** Keeps a keyed write's answer for `result`, in the session's transaction. */
+/** `result`, its answer kept first, in the session's transaction, when the write is keyed. */
 export async function keepAnswer<R>(
   session: Session,
-  keyed: KeyedWrite<R>,
+  keyed: KeyedWrite<R> | undefined,
   result: R,
-): Promise<void> {
-  await keepAnswers(session, [{ keyed, result }]);
+): Promise<R> {
+  if (keyed) await keepAnswers(session, [{ keyed, result }]);
+  return result;
 }
 
 /** Keeps the answers of several keyed writes in one statement, in the session's transaction. */

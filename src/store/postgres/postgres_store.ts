@@ -143,7 +143,8 @@ export class PostgresStore extends CoreStore<Session> implements Store {
     this.answers = {
       find: (scope, key, since) =>
         database.withSession((s) => answers.findAnswer(s, scope, key, since)),
-      keep: (keyed, result) => database.transaction((s) => answers.keepAnswer(s, keyed, result)),
+      keep: (keyed, result) =>
+        database.transaction((s) => answers.keepAnswers(s, [{ keyed, result }])),
       forget: (before) => database.withSession((s) => answers.forgetAnswers(s, before)),
       take: (scope, key, since) =>
         database.withSession((s) => answers.takeAnswer(s, scope, key, since)),

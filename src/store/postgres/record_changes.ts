@@ -55,9 +55,7 @@ export function postgresRecordChanges(context: StoreContext): RecordChanges<Sess
         return await keyedTransaction(database, keyed, async (session) => {
           await boundRead(session, readTimeoutMs);
           return await onDescribedTable(session, context.descriptions, ref, async (table) => {
-            const result = await work(session, table);
-            if (keyed) await keepAnswer(session, keyed, result);
-            return result;
+            return await keepAnswer(session, keyed, await work(session, table));
           });
         });
       } catch (error) {

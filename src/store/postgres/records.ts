@@ -243,9 +243,7 @@ export async function insert(
           }
         });
       }
-      const result = { table, ...counts };
-      if (keyed) await keepAnswer(session, keyed, result);
-      return result;
+      return await keepAnswer(session, keyed, { table, ...counts });
     });
   } catch (error) {
     if (refused) throw new DirectRefused("PostgreSQL refused the direct insert", { cause: error });

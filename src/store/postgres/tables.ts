@@ -62,8 +62,7 @@ export async function createTable(
       const at = { schema, name: plan.ref.name };
       result = { table: await buildTable(session, at, plan, checked), created: true };
     }
-    if (options.keyed) await keepAnswer(session, options.keyed, result);
-    return result;
+    return await keepAnswer(session, options.keyed, result);
   });
 }
 
@@ -91,9 +90,7 @@ export function dropTable(
     await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
     const row = await existingTable(session, ref);
     await dropTableIn(session, row);
-    const dropped = { schema: row.schema, name: row.name };
-    if (keyed) await keepAnswer(session, keyed, dropped);
-    return dropped;
+    return await keepAnswer(session, keyed, { schema: row.schema, name: row.name });
   });
 }
 

@@ -83,8 +83,7 @@ export function updateTable(
       }
       // Thrown out of the transaction, a dry run's answer rolls it back.
       if (dryRun) throw new DryRun(result);
-      if (keyed) await keepAnswer(session, keyed, result);
-      return result;
+      return await keepAnswer(session, keyed, result);
     })
   );
 }

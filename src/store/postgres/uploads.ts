@@ -118,9 +118,7 @@ function upload(
           const { json } = await readPage(session, table, 0, PREVIEW_ROWS, { read: ALL_RECORDS });
           throw new DryRun({ table, inserted, preview: json });
         }
-        const result = { table, inserted };
-        if (options.keyed) await keepAnswer(session, options.keyed, result);
-        return result;
+        return await keepAnswer(session, options.keyed, { table, inserted });
       } finally {
         await Deno.remove(staged.path).catch(() => {});
       }
