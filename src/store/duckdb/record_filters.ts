@@ -9,7 +9,7 @@
 
 import { likeRegex } from "./patterns.ts";
 import type { DuckDBValue } from "@duckdb/node-api";
-import type { Filter, OrderTerm } from "../../catalog/filters.ts";
+import type { Filter } from "../../catalog/filters.ts";
 import type { Table } from "../../catalog/model.ts";
 import { orderBy, selectedColumns, type ValueCheck } from "../shared/record_terms.ts";
 import * as grammar from "../shared/record_filters.ts";
@@ -141,31 +141,16 @@ export async function checkFilterValues(
   table: Table,
   filters: readonly Filter[],
 ): Promise<void> {
-  await checkValues(session, filterValueChecks(table, filters));
-}
-
-/** The checks {@link checkFilterValues} makes. */
-function filterValueChecks(table: Table, filters: readonly Filter[]): ValueCheck[] {
-  return grammar.filterValueChecks(DUCKDB, table, filters);
+  await checkValues(session, grammar.filterValueChecks(DUCKDB, table, filters));
 }
 
 /**
- * Runs `checks` in one statement (none when every text {@link surelyConverts}).
+ * Runs `checks` in one statement (none when every text {@link grammar.surelyConverts}).
  *
  * @throws {ApiError} 400 for the first text that does not convert, quoting it.
  */
 export function checkValues(session: Session, checks: readonly ValueCheck[]): Promise<void> {
   return grammar.checkValues(DUCKDB, session, checks);
-}
-
-/** Whether `check`'s text is certain to convert without asking DuckDB. */
-export function surelyConverts(check: ValueCheck): boolean {
-  return grammar.surelyConverts(DUCKDB, check);
-}
-
-/** The keys of `order`, made total by the primary key, else `rowid` (the insertion order). */
-export function sortKeys(table: Table, order: readonly OrderTerm[]): SortKey[] {
-  return grammar.sortKeys(DUCKDB, table, order);
 }
 
 /**

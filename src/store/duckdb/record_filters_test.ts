@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { type Filter, parseReadQuery } from "../../catalog/filters.ts";
 import type { Table } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
-import { afterCondition } from "../shared/record_filters.ts";
+import { afterCondition, sortKeys, surelyConverts } from "../shared/record_filters.ts";
 import { Database, type Session } from "./database.ts";
 import {
   BoundValues,
@@ -11,8 +11,6 @@ import {
   filterCondition,
   orderBy,
   selectedColumns,
-  sortKeys,
-  surelyConverts,
 } from "./record_filters.ts";
 
 const COLUMNS: [string, string][] = [
@@ -193,7 +191,7 @@ Deno.test("surelyConverts() passes only texts DuckDB converts, at every integer 
         "٣",
       ];
       for (const text of texts) {
-        const sure = surelyConverts({ type, text, what: "x" });
+        const sure = surelyConverts(DUCKDB, { type, text, what: "x" });
         const [row] = await s.rows(`SELECT TRY_CAST($1::VARCHAR AS ${type}) IS NOT NULL AS ok`, [
           text,
         ]);
@@ -202,10 +200,14 @@ Deno.test("surelyConverts() passes only texts DuckDB converts, at every integer 
           passed++;
         }
       }
-      assert.equal(surelyConverts({ type, text: `${top + 1n}`, what: "x" }), false, type);
-      assert.equal(surelyConverts({ type, text: `${bottom - 1n}`, what: "x" }), false, type);
+      assert.equal(surelyConverts(DUCKDB, { type, text: `${top + 1n}`, what: "x" }), false, type);
+      assert.equal(
+        surelyConverts(DUCKDB, { type, text: `${bottom - 1n}`, what: "x" }),
+        false,
+        type,
+      );
     }
-    assert.equal(surelyConverts({ type: "DATE", text: "1", what: "x" }), false);
+    assert.equal(surelyConverts(DUCKDB, { type: "DATE", text: "1", what: "x" }), false);
     assert.ok(passed >= 50, `only ${passed} texts were sure`);
   });
 });
@@ -227,18 +229,22 @@ Deno.test("selectedColumns() keeps the asked order, else all columns", () => {
 });
 
 Deno.test("sortKeys() ends in the primary key's remaining columns, else the insertion position", () => {
-  assert.equal(orderBy(sortKeys(table(null), [])), "rowid ASC NULLS LAST");
-  assert.equal(orderBy(sortKeys(table(["id"]), [])), '"id" ASC NULLS LAST');
+  assert.equal(orderBy(sortKeys(DUCKDB, table(null), [])), "rowid ASC NULLS LAST");
+  assert.equal(orderBy(sortKeys(DUCKDB, table(["id"]), [])), '"id" ASC NULLS LAST');
   assert.equal(
-    orderBy(sortKeys(table(["name", "id"]), [{ column: "id", direction: "desc", nulls: "last" }])),
+    orderBy(
+      sortKeys(DUCKDB, table(["name", "id"]), [{ column: "id", direction: "desc", nulls: "last" }]),
+    ),
     '"id" DESC NULLS LAST, "name" ASC NULLS LAST',
   );
   assert.equal(
-    orderBy(sortKeys(table(null), [{ column: "Unit Price", direction: "asc", nulls: "first" }])),
+    orderBy(
+      sortKeys(DUCKDB, table(null), [{ column: "Unit Price", direction: "asc", nulls: "first" }]),
+    ),
     '"Unit Price" ASC NULLS FIRST, rowid ASC NULLS LAST',
   );
   assert.equal(
-    orderBy(sortKeys(table(["id"]), []), (_key, i) => `k${i}`),
+    orderBy(sortKeys(DUCKDB, table(["id"]), []), (_key, i) => `k${i}`),
     "k0 ASC NULLS LAST",
   );
 });
