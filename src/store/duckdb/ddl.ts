@@ -101,8 +101,6 @@ export async function freeSequenceName(
   }
 }
 
-export type { TableShapeSql };
-
 /**
  * The CREATE TABLE statement for a shape; a table without columns gets the hidden
  * placeholder column, because DuckDB needs at least one.

@@ -69,11 +69,6 @@ const ALLOWED_FUNCTIONS = new Set([
   "json",
 ]);
 
-/** A default that failed, with the reason in words. */
-export interface DefaultProblem {
-  readonly problem: string;
-}
-
 /**
  * Checks a default expression for a column of the given type. Returns the expression as
  * DuckDB renders it, or the problem.
@@ -82,7 +77,7 @@ export async function checkDefault(
   session: Session,
   text: string,
   typeSql: string,
-): Promise<string | DefaultProblem> {
+): Promise<string | { readonly problem: string }> {
   // Tabs and line breaks are fine in an expression; other control characters are not.
   if (/[\p{Cc}]/u.test(text.replaceAll(/[\t\n\r]/g, ""))) {
     return { problem: "contains a control character" };

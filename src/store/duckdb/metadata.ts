@@ -11,21 +11,15 @@
  * @module
  */
 
-import {
-  nextColumnId,
-  pageOfTables,
-  rewriteTable,
-  tablesById,
-  toTableRow,
-} from "../shared/metadata_tables.ts";
+import { pageOfTables, tablesById, toTableRow } from "../shared/metadata_tables.ts";
 import type { TableRow } from "../shared/core.ts";
 import type { TableRef } from "../../catalog/model.ts";
 import { RESERVED_SCHEMAS } from "../../catalog/names.ts";
 import { META } from "../shared/metadata_rows.ts";
 import type { Session } from "./database.ts";
 
-export { META, recordOrigin } from "../shared/metadata_rows.ts";
-export { nextColumnId, pageOfTables, rewriteTable, tablesById };
+export { META } from "../shared/metadata_rows.ts";
+export { pageOfTables, tablesById };
 
 /** Bumped when the metadata layout changes, so an old file can be migrated or refused. */
 export const FORMAT_VERSION = "1";

@@ -24,7 +24,7 @@
 import { underDeadline } from "./interrupts.ts";
 import type { Table, TableRef } from "../../catalog/model.ts";
 import { ApiError } from "../../errors.ts";
-import type { Assignment, Deleted, Updated } from "../shared/assignments.ts";
+import type { Assignment } from "../shared/assignments.ts";
 import {
   type ChangeRefusal,
   explainChangeFailure,
@@ -40,8 +40,6 @@ import { getTable } from "./tables.ts";
 import { DUPLICATE_KEY, WRITE_CONFLICT } from "./engine_errors.ts";
 import { engineMessage } from "./sql.ts";
 import { readAs } from "./values.ts";
-
-export type { Deleted, Updated };
 
 /**
  * The changes of records by filter (PATCH and DELETE, shared/record_changes.ts) on DuckDB;

@@ -22,8 +22,6 @@ import {
   type TableDialect,
 } from "../shared/table_creation.ts";
 
-export type { CheckedColumns };
-
 /**
  * The hidden column every table carries for its insertion order: PostgreSQL has no stable
  * row position (`ctid` moves on UPDATE and VACUUM FULL), and records of a table without a
@@ -143,8 +141,6 @@ export async function freeSequenceName(
     if (!taken.has(candidate.toLowerCase())) return candidate;
   }
 }
-
-export type { TableShapeSql };
 
 /** The CREATE TABLE statement for a shape, with the hidden {@link INSERTION_COLUMN} last. */
 export function createTableSql(ref: TableRef, shape: TableShapeSql): string {

@@ -20,11 +20,6 @@ import { ALLOWED_VALUE_FUNCTIONS, REFUSED_TYPES, SYNTAX_FUNCTIONS } from "./quer
 import { isNode, type Node } from "./query_guard.ts";
 import { withPostgresParser } from "./query_parser.ts";
 
-/** A default that failed, with the reason in words. */
-export interface DefaultProblem {
-  readonly problem: string;
-}
-
 /** Longest default text, as in the contract. */
 const MAX_DEFAULT_LENGTH = 4096;
 
@@ -242,7 +237,7 @@ export async function checkDefault(
   session: Session,
   text: string,
   typeSql: string,
-): Promise<string | DefaultProblem> {
+): Promise<string | { readonly problem: string }> {
   const problem = await defaultProblem(text);
   if (problem !== undefined) return { problem };
   // A line break ends a trailing `--` comment before the closing parenthesis; without one,

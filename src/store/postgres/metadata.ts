@@ -11,13 +11,7 @@
  * @module
  */
 
-import {
-  nextColumnId,
-  pageOfTables,
-  rewriteTable,
-  tablesById,
-  toTableRow,
-} from "../shared/metadata_tables.ts";
+import { pageOfTables, rewriteTable, toTableRow } from "../shared/metadata_tables.ts";
 import type { TableRow } from "../shared/core.ts";
 import { existingSchema as existingSchemaIn } from "../shared/schemas.ts";
 import type { TableRef } from "../../catalog/model.ts";
@@ -26,8 +20,8 @@ import { META } from "../shared/metadata_rows.ts";
 import type { Prepared, Session } from "./database.ts";
 import { BOOTSTRAP_LOCK, takeLocks } from "./locks.ts";
 
-export { META, recordOrigin } from "../shared/metadata_rows.ts";
-export { nextColumnId, pageOfTables, rewriteTable, tablesById };
+export { META } from "../shared/metadata_rows.ts";
+export { pageOfTables, rewriteTable };
 
 /** Bumped when the metadata layout changes, so an old database can be migrated or refused. */
 const FORMAT_VERSION = "1";

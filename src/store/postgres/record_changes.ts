@@ -19,7 +19,7 @@
  * @module
  */
 
-import type { Assignment, Deleted, Updated } from "../shared/assignments.ts";
+import type { Assignment } from "../shared/assignments.ts";
 import {
   type ChangeRefusal,
   explainChangeFailure,
@@ -39,8 +39,6 @@ import {
 } from "./record_filters.ts";
 import { onDescribedTable } from "./record_reads.ts";
 import { boundRead, pastDeadline } from "./read_bounds.ts";
-
-export type { Deleted, Updated };
 
 /**
  * The changes of records by filter (PATCH and DELETE, shared/record_changes.ts) on
