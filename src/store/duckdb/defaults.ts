@@ -179,11 +179,11 @@ function singleExpressionProblem(tree: Node): string | undefined {
     node.select_list[0].alias === "" &&
     (statements[0].named_param_map ?? []).length === 0;
   if (!plain) return "must be exactly one scalar expression, without clauses or aliases";
-  const forbidden = findClass(node.select_list[0]);
+  const forbidden = firstInTree(node.select_list[0], forbiddenClass);
   if (forbidden) {
     return `must be a scalar expression; it contains ${forbidden.toLowerCase().replace("_", " ")}`;
   }
-  const called = disallowedFunction(node.select_list[0]);
+  const called = firstInTree(node.select_list[0], disallowedCall);
   if (called !== undefined) {
     return called.startsWith("nextval") || called === "currval" || called === "setval"
       ? `may not call ${called}(); use the type serial or bigserial for a column drawing from a sequence`
@@ -192,42 +192,31 @@ function singleExpressionProblem(tree: Node): string | undefined {
   return undefined;
 }
 
-/** The first forbidden expression class anywhere in the tree, if any. */
-function findClass(node: Node): string | undefined {
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const found = findClass(item);
-      if (found) return found;
-    }
-    return undefined;
-  }
+/**
+ * The first answer of `test` in the tree, depth first: a node before what it holds, in the
+ * order of its fields or items (an array is tested too; neither test here answers for one).
+ */
+function firstInTree(node: Node, test: (node: Node) => string | undefined): string | undefined {
   if (node === null || typeof node !== "object") return undefined;
-  if (typeof node.class === "string" && FORBIDDEN_CLASSES.has(node.class)) return node.class;
-  if (node.type === "SELECT_NODE" || node.type === "SET_OPERATION_NODE") return "SUBQUERY";
+  const here = test(node);
+  if (here !== undefined) return here;
   for (const value of Object.values(node)) {
-    const found = findClass(value);
-    if (found) return found;
+    const found = firstInTree(value, test);
+    if (found !== undefined) return found;
   }
   return undefined;
 }
 
-/** The first function call that is neither an operator nor on the allowed list. */
-function disallowedFunction(node: Node): string | undefined {
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const found = disallowedFunction(item);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
-  if (node === null || typeof node !== "object") return undefined;
-  if (node.class === "FUNCTION" && !node.is_operator) {
-    const name = String(node.function_name).toLowerCase();
-    if (node.schema || node.catalog || !ALLOWED_FUNCTIONS.has(name)) return name;
-  }
-  for (const value of Object.values(node)) {
-    const found = disallowedFunction(value);
-    if (found !== undefined) return found;
-  }
+/** The forbidden expression class `node` is, if any. */
+function forbiddenClass(node: Node): string | undefined {
+  if (typeof node.class === "string" && FORBIDDEN_CLASSES.has(node.class)) return node.class;
+  if (node.type === "SELECT_NODE" || node.type === "SET_OPERATION_NODE") return "SUBQUERY";
   return undefined;
+}
+
+/** The function `node` calls, if it is neither an operator nor on the allowed list. */
+function disallowedCall(node: Node): string | undefined {
+  if (node.class !== "FUNCTION" || node.is_operator) return undefined;
+  const name = String(node.function_name).toLowerCase();
+  return node.schema || node.catalog || !ALLOWED_FUNCTIONS.has(name) ? name : undefined;
 }
