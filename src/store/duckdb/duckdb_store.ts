@@ -22,11 +22,12 @@ import { noted } from "./context.ts";
 import { Database, type DatabaseOptions, type Session } from "./database.ts";
 import { Descriptions } from "./descriptions.ts";
 import * as health from "./health.ts";
-import { findAnswer, forgetAnswers, keepAnswers, KeptKeys, takeAnswer } from "./idempotency.ts";
+import { findAnswer, keepAnswers, KeptKeys, takeAnswer } from "./idempotency.ts";
+import { forgetAnswers } from "../shared/kept_answers.ts";
 import { insertRecords, insertWhole } from "./inserts.ts";
 import { LockSet } from "./locks.ts";
 import { PageCache } from "./page_cache.ts";
-import { bootstrap } from "./metadata.ts";
+import { bootstrap, META } from "./metadata.ts";
 import { duckdbRecordChanges } from "./record_changes.ts";
 import { recordChangesOn } from "../shared/record_changes.ts";
 import { exportRecords, readRecords } from "./record_reads.ts";
@@ -163,7 +164,7 @@ export class DuckDBStore extends CoreStore<Session> implements Store {
         return database.transaction((session) => keepAnswers(session, [{ keyed, result }]));
       },
       async forget(before) {
-        await database.withSession((session) => forgetAnswers(session, before));
+        await database.withSession((session) => forgetAnswers(session, META, before));
         context.kept.forget(before);
       },
       take: (scope, key, since) => takeAnswer(database, scope, key, since),

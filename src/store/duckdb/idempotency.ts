@@ -72,11 +72,6 @@ export async function takeAnswer(
   }
 }
 
-/** Deletes the answers kept before `before`. */
-export async function forgetAnswers(session: Session, before: number): Promise<void> {
-  await session.run(`DELETE FROM ${META}.idempotency_keys WHERE created_at < $1`, [before]);
-}
-
 /**
  * Which keys may have an answer kept, in memory, so that a request with a new key (the usual
  * case) costs no query: a lookup was the largest part of a keyed insert's time, and queries

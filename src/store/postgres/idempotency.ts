@@ -121,8 +121,3 @@ export async function takeAnswer(
     since,
   );
 }
-
-/** Deletes the answers kept before `before`. */
-export async function forgetAnswers(session: Session, before: number): Promise<void> {
-  await session.run(`DELETE FROM ${META}.idempotency_keys WHERE created_at < $1`, [before]);
-}

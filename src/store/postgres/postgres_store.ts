@@ -26,7 +26,8 @@ import { KnownDescriptions } from "./descriptions.ts";
 import { Database, type Session } from "./database.ts";
 import * as health from "./health.ts";
 import * as answers from "./idempotency.ts";
-import { bootstrap } from "./metadata.ts";
+import { forgetAnswers } from "../shared/kept_answers.ts";
+import { bootstrap, META } from "./metadata.ts";
 import { openStaging } from "../duckdb/mod.ts";
 import * as exports from "./exports.ts";
 import * as queries from "./queries.ts";
@@ -145,7 +146,7 @@ export class PostgresStore extends CoreStore<Session> implements Store {
         database.withSession((s) => answers.findAnswer(s, scope, key, since)),
       keep: (keyed, result) =>
         database.transaction((s) => answers.keepAnswers(s, [{ keyed, result }])),
-      forget: (before) => database.withSession((s) => answers.forgetAnswers(s, before)),
+      forget: (before) => database.withSession((s) => forgetAnswers(s, META, before)),
       take: (scope, key, since) =>
         database.withSession((s) => answers.takeAnswer(s, scope, key, since)),
     };

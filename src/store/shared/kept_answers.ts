@@ -106,3 +106,8 @@ export async function keepAnswers(
     ],
   );
 }
+
+/** Deletes the answers kept in the metadata schema `meta` before `at`. */
+export async function forgetAnswers(session: ListSession, meta: string, at: number): Promise<void> {
+  await session.run(`DELETE FROM ${meta}.idempotency_keys WHERE created_at < $1`, [at]);
+}
