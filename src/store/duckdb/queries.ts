@@ -75,16 +75,7 @@ const checks = new WeakMap<QueryCatalog, Lru<string, CheckedQuery>>();
 /** The kept check of `request` under `catalog`, if any. */
 function keptCheck(request: QueryRequest, catalog: QueryCatalog): CheckedQuery | undefined {
   const key = checkKey(request);
-  return key === undefined ? undefined : recall(checks, catalog, key);
-}
-
-/** What `maps` keeps under `key` for `catalog`, now the most recently used. */
-function recall<V>(
-  maps: WeakMap<QueryCatalog, Lru<string, V>>,
-  catalog: QueryCatalog,
-  key: string,
-): V | undefined {
-  return maps.get(catalog)?.get(key);
+  return key === undefined ? undefined : checks.get(catalog)?.get(key);
 }
 
 /** Keeps `value` under `key` for `catalog`, the least recently used beyond CHECKS_KEPT dropped. */
@@ -166,7 +157,7 @@ export function knownQuery(
   stamp: number,
 ): KnownQuery | undefined {
   const key = describedKey(request);
-  const columns = key === undefined ? undefined : recall(described, catalog, key);
+  const columns = key === undefined ? undefined : described.get(catalog)?.get(key);
   const kept = columns && keptCheck(request, catalog);
   // While a change is under way (stamp -1) nothing could count.
   if (!columns || !kept || !descriptions.unchangedSince(stamp)) return undefined;

@@ -132,8 +132,6 @@ export async function allSchemas(session: Session): Promise<string[]> {
   return rows.map((r) => r.nspname as string).filter((s) => !RESERVED_SCHEMAS.has(s.toLowerCase()));
 }
 
-const TABLE_COLUMNS = "table_id, schema_name, table_name";
-
 /** A table's metadata row, looked up case-insensitively. */
 export async function findTable(session: Session, ref: TableRef): Promise<TableRow | undefined> {
   const rows = await session.rows(FIND_TABLE, [ref.schema, ref.name]);
@@ -143,6 +141,6 @@ export async function findTable(session: Session, ref: TableRef): Promise<TableR
 // Looked up by every request that names a table: prepared, planned once per connection.
 const FIND_TABLE: Prepared = {
   name: "find_table",
-  text: `SELECT ${TABLE_COLUMNS} FROM ${META}.tables
+  text: `SELECT table_id, schema_name, table_name FROM ${META}.tables
      WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2)`,
 };

@@ -63,19 +63,12 @@ export function updateTable(
           if (analysis.orderChanged) await rebuildInOrder(session, analysis);
         } catch (error) {
           const code = (error as { code?: string }).code;
+          const message = `Cannot update table "${current.name}": ${(error as Error).message}`;
           // A name PostgreSQL's other relations (a sequence, an index) already hold.
-          if (code === "42P07") {
-            throw ApiError.conflict(
-              `Cannot update table "${current.name}": ${(error as Error).message}`,
-            );
-          }
+          if (code === "42P07") throw ApiError.conflict(message);
           // A key over a type without equality (json): 42883 from the check for duplicates,
           // 42704 from the index, as POST /table answers it.
-          if (code === "42883" || code === "42704") {
-            throw ApiError.unprocessable(
-              `Cannot update table "${current.name}": ${(error as Error).message}`,
-            );
-          }
+          if (code === "42883" || code === "42704") throw ApiError.unprocessable(message);
           throw error;
         }
         const table = (await describeTables(session, [{ id: row.id, ...update.plan.ref }]))[0]!;

@@ -34,16 +34,13 @@ import { existingSchema } from "./metadata.ts";
 import { dropTableIn } from "./tables.ts";
 import { postgresType } from "./types.ts";
 
-/** What an upload answers. */
-type Uploaded = UploadResult;
-
 /** Creates (or replaces, or appends to) a table from JSON rows, in one transaction. */
 export function uploadTable(
   context: StoreContext,
   ref: TableRef,
   rows: RowsSource,
   options: UploadOptions,
-): Promise<Uploaded> {
+): Promise<UploadResult> {
   return context.staging.withRows(rows, (held) => uploadInferring(context, ref, held, options));
 }
 
@@ -53,7 +50,7 @@ export function uploadCsv(
   ref: TableRef,
   csv: CsvSource,
   options: UploadOptions,
-): Promise<Uploaded> {
+): Promise<UploadResult> {
   return context.staging.withCsv(csv, (held) => uploadInferring(context, ref, held, options));
 }
 
@@ -63,7 +60,7 @@ async function uploadInferring(
   ref: TableRef,
   held: StagingRows,
   options: UploadOptions,
-): Promise<Uploaded> {
+): Promise<UploadResult> {
   try {
     return await upload(context, ref, held, options, false);
   } catch (error) {
@@ -86,7 +83,7 @@ function upload(
   held: StagingRows,
   options: UploadOptions,
   inferFromAll: boolean,
-): Promise<Uploaded> {
+): Promise<UploadResult> {
   return outcomeOf(() =>
     keyedTransaction(database, options.keyed, async (session) => {
       await takeLocks(session, [schemaLock(ref.schema, "shared"), tableLock(ref, "exclusive")]);
