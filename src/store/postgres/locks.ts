@@ -6,6 +6,7 @@
  * @module
  */
 
+import { createHash } from "node:crypto";
 import type { TableRef } from "../../catalog/model.ts";
 import { nameKey } from "../../catalog/names.ts";
 import type { LockMode, LockRequest } from "../shared/locks.ts";
@@ -99,11 +100,18 @@ export function lockStatement(requests: readonly LockRequest[]): Batched | undef
     `${mode === "exclusive" ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"}` +
     `(hashtextextended($${i + 1}, 0))`
   );
+  const letters = modes.map((mode) => mode === "exclusive" ? "x" : "s").join("");
   return {
     prepared: {
-      name: `locks_${modes.map((mode) => mode === "exclusive" ? "x" : "s").join("")}`,
+      // PostgreSQL cuts a name past 63 bytes: a long sequence is named by its hash.
+      name: `locks_${
+        letters.length <= MOST_LETTERS ? letters : createHash("sha1").update(letters).digest("hex")
+      }`,
       text: `SELECT ${calls.join(", ")}`,
     },
     args: keys.map((key) => NAMESPACE + key),
   };
 }
+
+/** Most modes a lock statement's name spells out, one letter each. */
+const MOST_LETTERS = 40;

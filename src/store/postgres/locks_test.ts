@@ -28,7 +28,7 @@ await postgresTest("takeLocks() on PostgreSQL 15", async (t, server) => {
       }
     });
     await t.step(
-      "more keys than are prepared, a key asked for in both modes taken once, exclusively",
+      "several keys, a key asked for in both modes taken once, exclusively",
       async () => {
         const tables = Array.from(
           { length: 6 },
@@ -41,6 +41,17 @@ await postgresTest("takeLocks() on PostgreSQL 15", async (t, server) => {
           templateLock("x"),
         ];
         assert.deepEqual(await held(requests), { ExclusiveLock: 2, ShareLock: 6 });
+      },
+    );
+    await t.step(
+      "sequences longer than a statement's name can spell, alike at their start, each its own",
+      async () => {
+        const tables = (n: number) =>
+          Array.from({ length: n }, (_, i) => tableLock({ schema: "s", name: `u${i}` }, "shared"));
+        for (const n of [60, 61, 60]) {
+          const requests = [tableLock({ schema: "r", name: "a" }, "exclusive"), ...tables(n)];
+          assert.deepEqual(await held(requests), { ExclusiveLock: 1, ShareLock: n });
+        }
       },
     );
   } finally {
