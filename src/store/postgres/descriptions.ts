@@ -80,7 +80,7 @@ export class KnownDescriptions {
           stale = isStale(error);
           throw error;
         }
-      }, [locks, ...stillDescribedBatched(described.stamp)]);
+      }, [locks, ...stillDescribedBatched(ref, described)]);
     } catch (error) {
       if (!stale) throw error;
       this.forget(ref);

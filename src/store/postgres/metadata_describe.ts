@@ -46,6 +46,8 @@ export function namedTable(row: Record<string, unknown>): Table | undefined {
 /** A table as described, with the stamp that tells whether the description still holds. */
 export interface Described {
   readonly table: Table;
+  /** The id of the table's metadata row. */
+  readonly id: number;
   readonly stamp: string;
 }
 
@@ -54,23 +56,23 @@ export function namedDescription(row: Record<string, unknown>): Described | unde
   const found = (row.tables as Record<string, unknown>[]).map(toTableRow);
   return found.length === 0
     ? undefined
-    : { table: assembled(found, row)[0]!, stamp: row.stamp as string };
+    : { table: assembled(found, row)[0]!, id: found[0]!.id, stamp: row.stamp as string };
 }
 
 /**
  * The statements, for a batch after the table's locks, that fail (22P02, their message
- * {@link isStale}) unless the description stamped `stamp` still holds: one for each table the
- * stamp names, each reading that table's metadata row by its id. While the row of the table
- * described is the one stamped, the name it was described by names it still: a rename
- * rewrites the row and a drop deletes it, and no other table can take the name while the row
- * holds it. A reading by id costs PostgreSQL a fifth of one by name that gathers the stamp
- * again.
+ * {@link isStale}) unless `described`, what `ref` named, still holds: one for each table its
+ * stamp names. The table described is found by `ref` again, as PostgreSQL folds the name,
+ * and must be the row stamped; each table its foreign keys name is read by its id. The
+ * tables a foreign key names change only with the table's own row, so they need not be
+ * gathered again: that cost PostgreSQL five times as much.
  */
-export function stillDescribedBatched(stamp: string): Batched[] {
-  return stamp.split(" ").map((table) => {
-    const [id, xmin] = table.split(":");
-    return { prepared: STILL_DESCRIBED, args: [id!, xmin!] };
-  });
+export function stillDescribedBatched(ref: TableRef, described: Described): Batched[] {
+  return described.stamp.split(" ").map((stamped) =>
+    stamped.startsWith(`${described.id}:`)
+      ? { prepared: STILL_NAMED, args: [ref.schema, ref.name, stamped] }
+      : { prepared: STILL_HELD, args: [stamped] }
+  );
 }
 
 /** Whether `error` is {@link stillDescribedBatched}'s: the description changed. */
@@ -160,13 +162,30 @@ const DESCRIBE_NAMED: Prepared = {
 
 const STALE = "stale description";
 
-// The failing branch names the row's transaction, so that it is no constant the planner would
-// evaluate.
-const STILL_DESCRIBED: Prepared = {
-  name: "still_described",
-  text: `SELECT CASE WHEN s.xmin = $2 THEN true
-       ELSE ('${STALE}: ' || coalesce(s.xmin, 'no table'))::boolean END AS fresh
-     FROM (SELECT (SELECT xmin::text FROM ${META}.tables WHERE table_id = $1::integer) AS xmin) AS s`,
+/**
+ * A statement that fails unless `row`, a query of one metadata row's `table_id:xmin`, gives
+ * `stamped`. The failing branch names what it found, so that it is no constant the planner
+ * would evaluate.
+ */
+function stampCheck(row: string, stamped: string): string {
+  return `SELECT CASE WHEN s.stamp = ${stamped} THEN true
+       ELSE ('${STALE}: ' || coalesce(s.stamp, 'no table'))::boolean END AS fresh
+     FROM (SELECT (${row}) AS stamp) AS s`;
+}
+
+const ROW_STAMP = `SELECT table_id || ':' || xmin::text FROM ${META}.tables`;
+
+const STILL_NAMED: Prepared = {
+  name: "still_named",
+  text: stampCheck(
+    `${ROW_STAMP} WHERE lower(schema_name) = lower($1) AND lower(table_name) = lower($2)`,
+    "$3",
+  ),
+};
+
+const STILL_HELD: Prepared = {
+  name: "still_held",
+  text: stampCheck(`${ROW_STAMP} WHERE table_id = split_part($1, ':', 1)::integer`, "$1"),
 };
 
 const CAST_LITERAL = /^('(?:[^']|'')*')::(.+)$/s;
