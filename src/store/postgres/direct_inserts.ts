@@ -241,7 +241,7 @@ export async function insertDirect(
  * Copies rows into `table` with `COPY … FROM STDIN`, each slice of `lines` (whole lines of
  * newline-delimited JSON objects, each used up before the next is asked for) turned into COPY
  * text as the copy reads on (copy_json.ts), for `fail` (no conflict resolved). Throws
- * {@link NotPlain} or PostgreSQL's error, unexplained, for any row it does not take: the
+ * copy_json.ts's `NotPlain` or PostgreSQL's error, unexplained, for any row it does not take: the
  * caller rolls back and loads the rows the staging's way. Answers how many rows were copied,
  * which must be `rows()`, asked once every line is read. With `insertions`, the rows take
  * their values of the insertion order from there ({@link reserveInsertions}).
