@@ -15,6 +15,7 @@
  */
 
 import type { KeyColumn } from "../../catalog/rows.ts";
+import type { InsertionBlocks } from "./insertion_values.ts";
 import { DATE, type Matcher, TIMESTAMP, TIMESTAMPTZ, UUID } from "./text_forms.ts";
 import {
   BACKSLASH,
@@ -61,58 +62,6 @@ export const COPY_TYPES: readonly string[] = [...RULES.keys()];
 /** Whether `c` is JSON whitespace. */
 function space(c: number): boolean {
   return c === 0x20 || c === LF || c === 0x0d || c === TAB;
-}
-
-/**
- * Values of a table's hidden insertion order (ddl.ts) for rows being copied, reserved a block
- * at a time by `reserve` (which answers a block's first value), given to the rows in order.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { InsertionBlocks } from "./copy_json.ts";
- *
- * const firsts = [7, 20];
- * const blocks = new InsertionBlocks(() => Promise.resolve(firsts.shift()!));
- * await blocks.reserveThrough(2);
- * await blocks.reserveThrough(2); // the first two rows have theirs already
- * await blocks.reserveThrough(3);
- * assert.deepEqual([blocks.next(), blocks.next(), blocks.next()], [7, 8, 20]);
- * assert.throws(() => blocks.next(), /reserved/);
- * ```
- */
-export class InsertionBlocks {
-  readonly #reserve: (count: number) => Promise<number>;
-  /** The blocks not yet begun, as first value and count, in order. */
-  readonly #waiting: number[] = [];
-  #next = 0;
-  #left = 0;
-  /** Rows that have their values. */
-  #reserved = 0;
-
-  constructor(reserve: (count: number) => Promise<number>) {
-    this.#reserve = reserve;
-  }
-
-  /** Reserves a block for the rows up to the `rows`th that have no value yet; throws when it cannot. */
-  async reserveThrough(rows: number): Promise<void> {
-    const count = rows - this.#reserved;
-    if (count <= 0) return;
-    const first = await this.#reserve(count);
-    if (!Number.isSafeInteger(first + count)) throw new Error("The values are out of range");
-    this.#waiting.push(first, count);
-    this.#reserved = rows;
-  }
-
-  /** The next row's value. */
-  next(): number {
-    while (this.#left === 0) {
-      if (this.#waiting.length === 0) throw new Error("No insertion value is reserved for a row");
-      [this.#next, this.#left] = this.#waiting.splice(0, 2) as [number, number];
-    }
-    this.#left--;
-    return this.#next++;
-  }
 }
 
 /** The room a row's values start with in {@link CopyText}'s scratch buffer. */

@@ -20,11 +20,12 @@ import type { Table } from "../../catalog/model.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
 import { Lru } from "../../lru.ts";
-import { CopyText, InsertionBlocks } from "./copy_json.ts";
+import { CopyText } from "./copy_json.ts";
+import type { InsertionBlocks } from "./insertion_values.ts";
 import { insertEmptyRows, insertResolving } from "./copy_rows.ts";
-import type { Database, Session } from "./database.ts";
+import type { Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
-import { qualified, quoteIdent, quoteLiteral } from "./sql.ts";
+import { qualified, quoteIdent } from "./sql.ts";
 
 /** Most rows a body may have to go straight in. */
 export const DIRECT_ROWS = 10_000;
@@ -244,7 +245,7 @@ export async function insertDirect(
  * copy_json.ts's `NotPlain` or PostgreSQL's error, unexplained, for any row it does not take: the
  * caller rolls back and loads the rows the staging's way. Answers how many rows were copied,
  * which must be `rows()`, asked once every line is read. With `insertions`, the rows take
- * their values of the insertion order from there ({@link reserveInsertions}).
+ * their values of the insertion order from there (insertion_values.ts).
  */
 export async function copyRows(
   session: Session,
@@ -268,65 +269,6 @@ export async function copyRows(
   );
   if (copied !== rows()) throw new Error(`COPY took ${copied} rows of ${rows()}`);
   return { inserted: copied };
-}
-
-/**
- * The sequence of `table`'s insertion order (ddl.ts), as SQL, asked in `session`'s
- * transaction, which holds the table's lock (a rebuild renames it); null when it has none.
- */
-async function insertionSequence(session: Session, table: Table): Promise<string | null> {
-  const [row] = await session.rows("SELECT pg_get_serial_sequence($1, $2) AS sequence", [
-    qualified(table.schema, table.name),
-    INSERTION_COLUMN,
-  ]);
-  return row!.sequence as string | null;
-}
-
-/** Longest a reservation waits for the sequence's lock before the copy does without it. */
-const RESERVATION_WAIT_MS = 50;
-
-/**
- * Reserves `count` consecutive values of the insertion order's `sequence`; answers the first.
- * It runs apart from the load's transaction ({@link Database.aside}), in one of its own: an
- * `ALTER SEQUENCE` that changes nothing takes the lock that holds every other `nextval` off
- * until `setval` has moved the sequence past the block, and lets it go at once rather than
- * at the load's end. That lock waits for every open transaction that has drawn from the
- * sequence, so it is given up after {@link RESERVATION_WAIT_MS}. Values a load that fails
- * leaves unused are skipped, as a rolled back insert's are.
- */
-async function reserveInsertions(
-  database: Database,
-  sequence: string,
-  count: number,
-): Promise<number> {
-  const [, [row]] = await database.aside([
-    `ALTER SEQUENCE ${sequence} INCREMENT BY 1`,
-    `SELECT n::text AS first, setval(${quoteLiteral(sequence)}, n + ${count - 1})
-       FROM nextval(${quoteLiteral(sequence)}) AS n`,
-  ], RESERVATION_WAIT_MS) as [unknown, Record<string, string>[]];
-  return Number(row!.first);
-}
-
-/**
- * The insertion values of `session`'s copy into `table` ({@link copyRows}), its first `rows`
- * rows' reserved, which spare PostgreSQL a `nextval` per row (about a third of a plain load's
- * time); undefined when they cannot be had, and the copy draws them itself.
- */
-export async function reservingInsertions(
-  database: Database,
-  session: Session,
-  table: Table,
-  rows: number,
-): Promise<InsertionBlocks | undefined> {
-  const sequence = await insertionSequence(session, table);
-  if (sequence === null || rows <= 0) return undefined;
-  const blocks = new InsertionBlocks((count) => reserveInsertions(database, sequence, count));
-  try {
-    await blocks.reserveThrough(rows);
-  } catch {
-    return undefined;
-  }
-  return blocks;
 }
 
 /** Input bytes turned into COPY text at a time: small enough for the copy to run alongside. */

@@ -11,15 +11,9 @@ import { Database, type Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
 import { quoteIdent } from "./sql.ts";
 import { COPY_TYPES } from "./copy_json.ts";
-import {
-  copyRows,
-  directRows,
-  insertDirect,
-  PLAIN_TYPES,
-  plainMapping,
-  reservingInsertions,
-} from "./direct_inserts.ts";
+import { copyRows, directRows, insertDirect, PLAIN_TYPES, plainMapping } from "./direct_inserts.ts";
 import { describeTables } from "./metadata_describe.ts";
+import { reservingInsertions } from "./insertion_values.ts";
 import { openPostgresStore, type PostgresStore } from "./postgres_store.ts";
 import { insert, insertRecords } from "./records.ts";
 import { existingTable } from "./tables.ts";

@@ -30,9 +30,9 @@ import {
   fileSlices,
   insertDirect,
   plainMapping,
-  reservingInsertions,
 } from "./direct_inserts.ts";
 import { keepAnswer, keyedTransaction } from "./idempotency.ts";
+import { reservingInsertions } from "./insertion_values.ts";
 import { explainKeyConflict, isKeyConflict } from "./key_conflicts.ts";
 import { lockStatement, schemaLock, tableLock, upsertLock } from "./locks.ts";
 import type { KnownDescriptions } from "./descriptions.ts";
