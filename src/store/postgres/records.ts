@@ -109,8 +109,7 @@ async function copyWhileArriving(
         () => arriving.summary().rows,
         insertions,
       );
-      const result = { table, ...counts };
-      if (keyed) await keepAnswer(session, keyed, result);
+      const result = await keepAnswer(session, keyed, { table, ...counts });
       worked = true;
       return result;
     });
