@@ -36,7 +36,7 @@ type Rule =
   | { readonly kind: "boolean" | "integer" | "float" | "text" }
   | { readonly kind: "pattern"; readonly matches: Matcher };
 
-/** The rules by PostgreSQL's canonical type names, as direct_inserts.ts's PLAIN. */
+/** The rules by PostgreSQL's canonical type names: the types values go straight into. */
 const RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
   ["boolean", { kind: "boolean" }],
   ["smallint", { kind: "integer" }],
@@ -55,9 +55,6 @@ const RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([
 export function copyRule(type: string): Rule | undefined {
   return RULES.get(type.replace(/^character varying\(\d+\)$/, "character varying"));
 }
-
-/** The type names {@link copyRule} knows, for the test that keeps it beside the SQL rules. */
-export const COPY_TYPES: readonly string[] = [...RULES.keys()];
 
 /** Whether `c` is JSON whitespace. */
 function space(c: number): boolean {

@@ -4,7 +4,7 @@
  * bound as one parameter, when every value it holds has one exact meaning in its column.
  *
  * Exact means the value the staging (an in-memory DuckDB, docs/decisions.md "One ingest
- * path") would store, by the rules of {@link PLAIN}, which copy_json.ts's pass applies to the
+ * path") would store, by the rules of {@link readAs}, which copy_json.ts's pass applies to the
  * body before the statement is sent; a body with another value is not sent. The statement
  * fails on a value PostgreSQL refuses, a null in a NOT NULL column or a key that exists: the
  * caller then loads the rows the staging's way, which stores what it stores and explains what
@@ -20,7 +20,7 @@ import type { Table } from "../../catalog/model.ts";
 import type { RowsSummary } from "../../ingest/json_rows_summary.ts";
 import type { LoadCounts, OnConflict } from "../store.ts";
 import { Lru } from "../../lru.ts";
-import { CopyText } from "./copy_json.ts";
+import { copyRule, CopyText } from "./copy_json.ts";
 import type { InsertionBlocks } from "./insertion_values.ts";
 import { insertEmptyRows, insertResolving } from "./copy_rows.ts";
 import type { Session } from "./database.ts";
@@ -35,13 +35,15 @@ export const DIRECT_BYTES = 8 * 1024 * 1024;
 const MAX_KEY_BYTES = 63;
 
 /**
- * The column types values go straight into, by PostgreSQL's canonical name. Which values are
- * plain is copy_json.ts's to say, in the service, before the statement is sent: JSON booleans
- * into boolean; integers (no fraction, no exponent) into integer types, which refuse those
- * out of range; numbers but a negative zero into double precision; strings into text; ISO
- * 8601 dates, and times of day with at most microseconds, into date and timestamp (with an
- * explicit `Z` or an offset within ±15:59 for timestamp with time zone); canonical UUIDs. Any
- * other value or type, and the staging's way decides. A number into double precision is the
+ * The type a plain value of a column of `type` is read as from the body (text for either
+ * text type), or undefined when the column takes no plain values: the types copy_json.ts has
+ * a rule for, by PostgreSQL's canonical name. Which values are plain is copy_json.ts's to
+ * say, in the service, before the statement is sent: JSON booleans into boolean; integers (no
+ * fraction, no exponent) into integer types, which refuse those out of range; numbers but a
+ * negative zero into double precision; strings into text; ISO 8601 dates, and times of day
+ * with at most microseconds, into date and timestamp (with an explicit `Z` or an offset
+ * within ±15:59 for timestamp with time zone); canonical UUIDs. Any other value or type, and
+ * the staging's way decides. A number into double precision is the
  * nearest double to it both ways; into real not always (the staging rounds it to a double
  * first), so real is left out.
  *
@@ -50,30 +52,10 @@ const MAX_KEY_BYTES = 63;
  * columns as text, which the insert's assignment to a `character varying(n)` then refuses
  * when longer, where a cast would cut it.
  */
-const PLAIN: ReadonlySet<string> = new Set([
-  "boolean",
-  "smallint",
-  "integer",
-  "bigint",
-  "double precision",
-  "text",
-  "character varying",
-  "date",
-  "timestamp without time zone",
-  "timestamp with time zone",
-  "uuid",
-]);
-
-/** The type names {@link PLAIN} holds, for the test that keeps copy_json.ts's beside them. */
-export const PLAIN_TYPES: readonly string[] = [...PLAIN];
-
-/**
- * The type a plain value of a column of `type` is read as from the body (text for either
- * text type), or undefined when the column takes no plain values.
- */
 function readAs(type: string): string | undefined {
-  if (type === "text" || /^character varying(\(\d+\))?$/.test(type)) return "text";
-  return PLAIN.has(type) ? type : undefined;
+  const rule = copyRule(type);
+  if (!rule) return undefined;
+  return rule.kind === "text" ? "text" : type;
 }
 
 /** A body's rows as one JSON array's text, with the keys they fill, to go in one statement. */
@@ -103,7 +85,7 @@ const PLAIN_COLUMNS = new WeakMap<Table, Lru<string, PlainColumns | null>>();
 /**
  * The columns the keys of `summary`'s rows fill when every one is of a plain type; undefined
  * when the rows may not go straight in: positional, keys not all known or not each one
- * column's, or a column of a type {@link PLAIN} does not name.
+ * column's, or a column of a type {@link readAs} does not take.
  */
 export async function plainMapping(
   table: Table,

@@ -10,8 +10,7 @@ import type { StoreContext } from "./context.ts";
 import { Database, type Session } from "./database.ts";
 import { INSERTION_COLUMN } from "./ddl.ts";
 import { quoteIdent } from "./sql.ts";
-import { COPY_TYPES } from "./copy_json.ts";
-import { copyRows, directRows, insertDirect, PLAIN_TYPES, plainMapping } from "./direct_inserts.ts";
+import { copyRows, directRows, insertDirect, plainMapping } from "./direct_inserts.ts";
 import { describeTables } from "./metadata_describe.ts";
 import { reservingInsertions } from "./insertion_values.ts";
 import { openPostgresStore, type PostgresStore } from "./postgres_store.ts";
@@ -215,10 +214,6 @@ async function straightWays(bench: Bench, ref: TableRef, body: string, onConflic
 async function takenDirectly(bench: Bench, ref: TableRef, body: string, onConflict: OnConflict) {
   return (await straightWays(bench, ref, body, onConflict)).statement !== undefined;
 }
-
-Deno.test("copy_json.ts knows the types direct_inserts.ts knows", () => {
-  assert.deepEqual([...COPY_TYPES].sort(), [...PLAIN_TYPES].sort());
-});
 
 await postgresTest("Direct inserts", async (t, server) => {
   const url = await freshDatabase(server);
